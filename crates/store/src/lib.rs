@@ -1,0 +1,160 @@
+//! Copytrace storage: the three libraries of the fingerprint-tracking design behind one trait.
+//!
+//! * the **fingerprint library**: rights holders, works and their window fingerprints;
+//! * the **page library**: sites and crawled pages;
+//! * the **match library**: page × work matches with scores and evidence passages;
+//!
+//! plus the operational records every deployment needs (durable jobs, crawl schedules, users).
+//!
+//! [`Store`] is the only way the rest of Copytrace touches the database. It is object safe
+//! (`Arc<dyn Store>`) so the binary chooses the backend exactly once, from the database URL, and
+//! nothing else knows which one runs. The SQLite implementation ([`sqlite::SqliteStore`]) is the
+//! embedded default; a PostgreSQL implementation with the same semantics comes later and must
+//! pass the same contract tests.
+//!
+//! Every write is idempotent: adding the same work or page twice leaves one row, and recording
+//! the matches of a page replaces that page's previous verdict instead of appending to it.
+
+pub mod model;
+pub mod sqlite;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+pub use model::*;
+
+/// Errors of the storage layer.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database URL could not be understood.
+    #[error("invalid database URL {url:?}: {reason}")]
+    InvalidUrl {
+        /// The URL with any password redacted.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The requested row does not exist.
+    #[error("{0} not found")]
+    NotFound(String),
+    /// A value broke a rule of the data model (bad role, bad status, empty name, ...).
+    #[error("invalid data: {0}")]
+    Invalid(String),
+    /// Applying migrations failed.
+    #[error("database migration failed: {0}")]
+    Migration(#[from] sqlx::migrate::MigrateError),
+    /// Any other database error.
+    #[error("database error: {0}")]
+    Database(#[source] sqlx::Error),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(error: sqlx::Error) -> Self {
+        match error {
+            sqlx::Error::RowNotFound => StoreError::NotFound("row".to_owned()),
+            other => StoreError::Database(other),
+        }
+    }
+}
+
+/// Result alias of this crate.
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// The storage contract shared by every backend.
+#[async_trait]
+pub trait Store: Send + Sync {
+    /// Applies pending migrations. Safe to call on every start.
+    async fn migrate(&self) -> Result<()>;
+
+    // ----- fingerprint library -----
+
+    /// Returns the id of the holder with this name, creating it if needed.
+    async fn ensure_rights_holder(&self, name: &str) -> Result<Id>;
+    /// Lists all rights holders by name.
+    async fn list_rights_holders(&self) -> Result<Vec<RightsHolder>>;
+    /// Adds a work or replaces it (keyed by holder + external id). Unchanged content, title and
+    /// fingerprint version write nothing and return [`WriteOutcome::Unchanged`]; otherwise the
+    /// work's segments are replaced in the same transaction and every page's match against
+    /// this work becomes stale (the caller re-matches).
+    async fn upsert_work(&self, work: &NewWork) -> Result<(Id, WriteOutcome)>;
+    /// Lists works (without text), optionally of one holder.
+    async fn list_works(&self, rights_holder_id: Option<Id>) -> Result<Vec<WorkSummary>>;
+    /// One work with its text. `NotFound` if absent.
+    async fn get_work(&self, id: Id) -> Result<Work>;
+    /// Every segment fingerprint of every work, for (re)building the index.
+    async fn all_segments(&self) -> Result<Vec<IndexedSegment>>;
+
+    // ----- page library -----
+
+    /// Stores a fetched page keyed by URL, creating its site from the URL host. Same text →
+    /// only `last_seen`/status move ([`WriteOutcome::Unchanged`]); new text → the page is due
+    /// for matching again ([`WriteOutcome::Updated`]).
+    async fn upsert_page(&self, page: &NewPage) -> Result<PageWrite>;
+    /// One page. `NotFound` if absent.
+    async fn get_page(&self, id: Id) -> Result<Page>;
+    /// Pages whose current text has not been matched yet, oldest first, at most `limit`.
+    async fn pages_to_match(&self, limit: u32) -> Result<Vec<Page>>;
+    /// Marks every page as due for matching (after the library changed).
+    async fn mark_all_pages_unmatched(&self) -> Result<u64>;
+    /// Lists sites by host.
+    async fn list_sites(&self) -> Result<Vec<Site>>;
+    /// Number of stored pages.
+    async fn count_pages(&self) -> Result<u64>;
+
+    // ----- match library -----
+
+    /// Records the verdict of one match run on a page, atomically: matches for works in
+    /// `matches` are inserted or updated (keeping `first_seen`), their evidence replaced;
+    /// matches of this page for works not in `matches` are deleted; the page's `matched_hash`
+    /// is set to `content_hash`. Running it twice with the same input changes nothing.
+    async fn record_page_matches(
+        &self,
+        page_id: Id,
+        content_hash: &str,
+        matches: &[NewMatch],
+        at: DateTime<Utc>,
+    ) -> Result<()>;
+    /// Lists matches with evidence, ordered by page URL then work external id.
+    async fn list_matches(&self, filter: &MatchFilter) -> Result<Vec<MatchRecord>>;
+    /// Changes the review state of a match.
+    async fn set_match_status(&self, match_id: Id, status: MatchStatus) -> Result<()>;
+
+    // ----- jobs -----
+
+    /// Enqueues a job; with a `dedup_key` equal to a queued or running job's, returns that
+    /// job's id instead of creating another.
+    async fn enqueue_job(&self, job: &NewJob) -> Result<Id>;
+    /// Claims the oldest due job of one of `kinds` (queued with `run_at <= now`, or running
+    /// with an expired lease), marks it running with `lease_until = now + lease`, and counts
+    /// the attempt.
+    async fn claim_job(
+        &self,
+        kinds: &[&str],
+        now: DateTime<Utc>,
+        lease: chrono::Duration,
+    ) -> Result<Option<Job>>;
+    /// Marks a running job done.
+    async fn complete_job(&self, job_id: Id) -> Result<()>;
+    /// Records a failure: back to queued at `retry_at`, or dead once attempts are used up.
+    async fn fail_job(&self, job_id: Id, error: &str, retry_at: DateTime<Utc>) -> Result<()>;
+    /// One job. `NotFound` if absent.
+    async fn get_job(&self, job_id: Id) -> Result<Job>;
+
+    // ----- schedules -----
+
+    /// Creates a schedule (enabled). Fails with `Invalid` if the name exists.
+    async fn create_schedule(&self, schedule: &NewSchedule) -> Result<Id>;
+    /// Lists schedules by name.
+    async fn list_schedules(&self) -> Result<Vec<Schedule>>;
+    /// Enables or disables a schedule.
+    async fn set_schedule_enabled(&self, id: Id, enabled: bool) -> Result<()>;
+    /// Deletes a schedule.
+    async fn delete_schedule(&self, id: Id) -> Result<()>;
+
+    // ----- users -----
+
+    /// Creates a user. Fails with `Invalid` if the email exists.
+    async fn create_user(&self, user: &NewUser) -> Result<Id>;
+    /// Finds a user by (case-insensitive) email.
+    async fn find_user_by_email(&self, email: &str) -> Result<Option<User>>;
+}

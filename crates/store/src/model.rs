@@ -1,0 +1,447 @@
+//! Domain records: what the store keeps and hands back.
+//!
+//! Offsets stored here are always **byte offsets into the original text** (the work file as
+//! ingested, the page text as extracted), so evidence can be sliced out of the original without
+//! re-running normalization.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// Database identifier of any stored row.
+pub type Id = i64;
+
+/// A rights holder: the tenant that owns works and sees only their matches.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RightsHolder {
+    /// Row id.
+    pub id: Id,
+    /// Unique display name.
+    pub name: String,
+    /// When the holder was first registered.
+    pub created_at: DateTime<Utc>,
+}
+
+/// One window of a work with its fingerprint, as produced by `copytrace-fingerprint`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SegmentFingerprint {
+    /// Position of the window in the work, starting at 0.
+    pub ordinal: u32,
+    /// Byte offset of the window's first character in the original work text.
+    pub start: u32,
+    /// Byte offset just past the window's last character in the original work text.
+    pub end: u32,
+    /// 64-bit SimHash of the window.
+    pub simhash: u64,
+}
+
+/// A work to add or replace in the library.
+#[derive(Debug, Clone)]
+pub struct NewWork {
+    /// Owner of the work.
+    pub rights_holder_id: Id,
+    /// The holder's own identifier for the work (the file stem for `library add`).
+    pub external_id: String,
+    /// Human title.
+    pub title: String,
+    /// Full original text (UTF-8).
+    pub content: String,
+    /// Hash of `content`, used to decide whether re-adding changed anything.
+    pub content_hash: String,
+    /// Version of the fingerprint algorithm set that produced `segments`; a different version
+    /// forces re-fingerprinting even when the content is unchanged.
+    pub fingerprint_version: u32,
+    /// Window fingerprints, replacing any previous ones.
+    pub segments: Vec<SegmentFingerprint>,
+}
+
+/// What [`crate::Store::upsert_work`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteOutcome {
+    /// A new row was created.
+    Created,
+    /// An existing row changed (content, title or fingerprints replaced).
+    Updated,
+    /// The same data was already stored; nothing was written.
+    Unchanged,
+}
+
+/// A stored work, without its text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkSummary {
+    /// Row id.
+    pub id: Id,
+    /// Owner.
+    pub rights_holder_id: Id,
+    /// The holder's identifier.
+    pub external_id: String,
+    /// Title.
+    pub title: String,
+    /// Hash of the content.
+    pub content_hash: String,
+    /// Fingerprint algorithm version of the stored segments.
+    pub fingerprint_version: u32,
+    /// Length of the content in bytes.
+    pub content_len: u64,
+    /// Number of stored segments.
+    pub segment_count: u32,
+    /// First time the work was added.
+    pub created_at: DateTime<Utc>,
+    /// Last time the content or fingerprints changed.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A stored work with its full text, for verification and evidence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Work {
+    /// Everything but the text.
+    pub summary: WorkSummary,
+    /// The original text.
+    pub content: String,
+}
+
+/// One segment fingerprint with the work it belongs to, for loading the index.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexedSegment {
+    /// The work.
+    pub work_id: Id,
+    /// The segment.
+    pub segment: SegmentFingerprint,
+}
+
+/// A crawled site (one host).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Site {
+    /// Row id.
+    pub id: Id,
+    /// Lower-case host name (with port when not the default).
+    pub host: String,
+    /// First time a page of this host was stored.
+    pub created_at: DateTime<Utc>,
+}
+
+/// A fetched page to store.
+#[derive(Debug, Clone)]
+pub struct NewPage {
+    /// Final URL of the page (after redirects); unique key of the page.
+    pub url: String,
+    /// Page title, if any.
+    pub title: Option<String>,
+    /// Extracted main text.
+    pub text: String,
+    /// Hash of `text`.
+    pub content_hash: String,
+    /// HTTP status of the fetch.
+    pub http_status: u16,
+    /// When it was fetched.
+    pub fetched_at: DateTime<Utc>,
+}
+
+/// A stored page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Page {
+    /// Row id.
+    pub id: Id,
+    /// Site the page belongs to.
+    pub site_id: Id,
+    /// Unique URL.
+    pub url: String,
+    /// Title, if any.
+    pub title: Option<String>,
+    /// Extracted main text.
+    pub text: String,
+    /// Hash of the text.
+    pub content_hash: String,
+    /// Status of the last fetch.
+    pub http_status: u16,
+    /// First time this URL was stored.
+    pub first_seen: DateTime<Utc>,
+    /// Last successful fetch.
+    pub last_seen: DateTime<Utc>,
+    /// Content hash the last completed match ran on; `None` if never matched. A page whose
+    /// `matched_hash` differs from `content_hash` is due for matching.
+    pub matched_hash: Option<String>,
+}
+
+/// What [`crate::Store::upsert_page`] did, and the page id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageWrite {
+    /// Row id of the page.
+    pub id: Id,
+    /// Whether the row was created, its text changed, or only `last_seen` moved.
+    pub outcome: WriteOutcome,
+}
+
+/// One aligned passage: a byte range of the page text copied from a byte range of the work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EvidencePassage {
+    /// Start byte in the page text.
+    pub page_start: u32,
+    /// End byte (exclusive) in the page text.
+    pub page_end: u32,
+    /// Start byte in the work text.
+    pub work_start: u32,
+    /// End byte (exclusive) in the work text.
+    pub work_end: u32,
+}
+
+/// A verified page × work match to record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewMatch {
+    /// The matched work.
+    pub work_id: Id,
+    /// Calibrated score in [0, 1].
+    pub score: f64,
+    /// Share of the work's normalized text found on the page, in [0, 1].
+    pub coverage: f64,
+    /// Share of the page's normalized text copied from the work, in [0, 1].
+    pub containment: f64,
+    /// Method(s) that found and verified it, e.g. `simhash+align`.
+    pub method: String,
+    /// Evidence passages, in page order.
+    pub evidence: Vec<EvidencePassage>,
+}
+
+/// Review state of a match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchStatus {
+    /// Found, not yet acted upon.
+    Open,
+    /// A takedown notice was sent.
+    NoticeSent,
+    /// The page no longer carries the text.
+    Removed,
+    /// A person judged it not infringing.
+    Dismissed,
+}
+
+impl MatchStatus {
+    /// The value stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MatchStatus::Open => "open",
+            MatchStatus::NoticeSent => "notice_sent",
+            MatchStatus::Removed => "removed",
+            MatchStatus::Dismissed => "dismissed",
+        }
+    }
+
+    /// Parses the stored value.
+    pub fn parse(value: &str) -> Option<Self> {
+        Some(match value {
+            "open" => MatchStatus::Open,
+            "notice_sent" => MatchStatus::NoticeSent,
+            "removed" => MatchStatus::Removed,
+            "dismissed" => MatchStatus::Dismissed,
+            _ => return None,
+        })
+    }
+}
+
+/// A stored match joined with what a report needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MatchRecord {
+    /// Row id.
+    pub id: Id,
+    /// Page row id.
+    pub page_id: Id,
+    /// Page URL.
+    pub page_url: String,
+    /// Page title.
+    pub page_title: Option<String>,
+    /// Work row id.
+    pub work_id: Id,
+    /// The holder's identifier of the work.
+    pub work_external_id: String,
+    /// Work title.
+    pub work_title: String,
+    /// Owner of the work.
+    pub rights_holder_id: Id,
+    /// Calibrated score.
+    pub score: f64,
+    /// Share of the work found on the page.
+    pub coverage: f64,
+    /// Share of the page copied from the work.
+    pub containment: f64,
+    /// Method(s).
+    pub method: String,
+    /// Review state.
+    pub status: MatchStatus,
+    /// First time this page × work match was recorded.
+    pub first_seen: DateTime<Utc>,
+    /// Last time a match run confirmed it.
+    pub last_seen: DateTime<Utc>,
+    /// Evidence passages in page order.
+    pub evidence: Vec<EvidencePassage>,
+}
+
+/// Filter for [`crate::Store::list_matches`].
+#[derive(Debug, Clone, Default)]
+pub struct MatchFilter {
+    /// Only matches of works owned by this holder (tenant isolation).
+    pub rights_holder_id: Option<Id>,
+    /// Only matches of this work.
+    pub work_id: Option<Id>,
+}
+
+/// State of a durable job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobState {
+    /// Waiting for a worker (or for its `run_at`).
+    Queued,
+    /// Claimed by a worker holding a lease.
+    Running,
+    /// Finished successfully.
+    Done,
+    /// Failed too often; kept for inspection.
+    Dead,
+}
+
+/// A job to enqueue.
+#[derive(Debug, Clone)]
+pub struct NewJob {
+    /// Kind, e.g. `crawl` or `match`.
+    pub kind: String,
+    /// Kind-specific JSON payload.
+    pub payload: serde_json::Value,
+    /// Optional key making the enqueue idempotent: a second job with the same key while the
+    /// first is queued or running is not created.
+    pub dedup_key: Option<String>,
+    /// Earliest time to run.
+    pub run_at: DateTime<Utc>,
+    /// Attempts allowed before the job goes dead.
+    pub max_attempts: u32,
+}
+
+/// A stored job.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    /// Row id.
+    pub id: Id,
+    /// Kind.
+    pub kind: String,
+    /// Payload.
+    pub payload: serde_json::Value,
+    /// State.
+    pub state: JobState,
+    /// Attempts started so far.
+    pub attempts: u32,
+    /// Attempts allowed.
+    pub max_attempts: u32,
+    /// Earliest next run.
+    pub run_at: DateTime<Utc>,
+    /// Lease expiry while running.
+    pub lease_until: Option<DateTime<Utc>>,
+    /// Last error message.
+    pub last_error: Option<String>,
+}
+
+/// A crawl schedule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Schedule {
+    /// Row id.
+    pub id: Id,
+    /// Unique name.
+    pub name: String,
+    /// Cron expression as the operator wrote it.
+    pub cron: String,
+    /// IANA time zone the expression is evaluated in.
+    pub timezone: String,
+    /// Seed URLs.
+    pub seeds: Vec<String>,
+    /// Scope and limits (crawl configuration) as JSON.
+    pub config: serde_json::Value,
+    /// Whether it fires.
+    pub enabled: bool,
+    /// Owner (user email or operator name).
+    pub owner: Option<String>,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+}
+
+/// A schedule to create.
+#[derive(Debug, Clone)]
+pub struct NewSchedule {
+    /// Unique name.
+    pub name: String,
+    /// Cron expression.
+    pub cron: String,
+    /// IANA time zone.
+    pub timezone: String,
+    /// Seed URLs.
+    pub seeds: Vec<String>,
+    /// Scope and limits.
+    pub config: serde_json::Value,
+    /// Owner.
+    pub owner: Option<String>,
+}
+
+/// Role of a user of the admin web and API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Full access.
+    Admin,
+    /// Schedules and watches crawls.
+    Operator,
+    /// Reads statistics and exports.
+    Analyst,
+    /// Sees only the matches of their own works.
+    RightsHolder,
+}
+
+impl Role {
+    /// The value stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Admin => "admin",
+            Role::Operator => "operator",
+            Role::Analyst => "analyst",
+            Role::RightsHolder => "rights_holder",
+        }
+    }
+
+    /// Parses the stored value.
+    pub fn parse(value: &str) -> Option<Self> {
+        Some(match value {
+            "admin" => Role::Admin,
+            "operator" => Role::Operator,
+            "analyst" => Role::Analyst,
+            "rights_holder" => Role::RightsHolder,
+            _ => return None,
+        })
+    }
+}
+
+/// A user account. The password is stored only as an argon2 PHC string produced by the caller.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct User {
+    /// Row id.
+    pub id: Id,
+    /// Unique, lower-cased login.
+    pub email: String,
+    /// Argon2 PHC hash.
+    #[serde(skip_serializing)]
+    pub password_hash: String,
+    /// Role.
+    pub role: Role,
+    /// The holder a `RightsHolder` user belongs to.
+    pub rights_holder_id: Option<Id>,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+}
+
+/// A user to create.
+#[derive(Debug, Clone)]
+pub struct NewUser {
+    /// Login.
+    pub email: String,
+    /// Argon2 PHC hash.
+    pub password_hash: String,
+    /// Role.
+    pub role: Role,
+    /// Holder for `RightsHolder` users.
+    pub rights_holder_id: Option<Id>,
+}
