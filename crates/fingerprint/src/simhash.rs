@@ -1,0 +1,147 @@
+//! SimHash (Charikar 2002): a locality-sensitive 64-bit signature of a weighted feature set.
+//!
+//! Every feature contributes its weight to each bit column, positively where its hash has a 1
+//! and negatively where it has a 0; the signature keeps the sign of each column. Texts that
+//! share most of their features share most signature bits, so near-duplicate windows are a few
+//! Hamming bits apart while unrelated ones sit near 32.
+//!
+//! [`simhash_weighted`] takes explicit hashes and weights (it reproduces the worked examples of
+//! the SimHash literature with short hashes); [`simhash_ngrams`] is what the pipeline uses.
+
+use xxhash_rust::xxh3::xxh3_64;
+
+/// Column sums of a weighted feature set over the low `bits` bits of each hash, listed from the
+/// most significant column (`bits - 1`) to the least significant (0), the order in which the
+/// literature writes them.
+pub fn column_sums(features: &[(u64, i64)], bits: u32) -> Vec<i64> {
+    assert!(
+        (1..=64).contains(&bits),
+        "SimHash width must be 1..=64 bits, got {bits}"
+    );
+    (0..bits)
+        .rev()
+        .map(|bit| {
+            features
+                .iter()
+                .map(|&(hash, weight)| {
+                    if hash >> bit & 1 == 1 {
+                        weight
+                    } else {
+                        -weight
+                    }
+                })
+                .sum()
+        })
+        .collect()
+}
+
+/// SimHash of a weighted feature set using the low `bits` bits of each hash: bit `i` of the
+/// result is 1 when column `i`'s sum is positive.
+pub fn simhash_weighted(features: &[(u64, i64)], bits: u32) -> u64 {
+    column_sums(features, bits)
+        .iter()
+        .fold(0u64, |signature, &sum| signature << 1 | u64::from(sum > 0))
+}
+
+/// SimHash-64 of the character `n`-grams of `chars`, each weighted 1 (a text shorter than `n`
+/// is one feature). Empty input gives 0.
+pub fn simhash_ngrams(chars: &[char], n: usize) -> u64 {
+    let n = n.max(1);
+    if chars.is_empty() {
+        return 0;
+    }
+    let mut columns = [0i32; 64];
+    let mut add = |gram: &[char]| {
+        let hash = hash_chars(gram);
+        for (bit, column) in columns.iter_mut().enumerate() {
+            *column += if hash >> bit & 1 == 1 { 1 } else { -1 };
+        }
+    };
+    if chars.len() < n {
+        add(chars);
+    } else {
+        chars.windows(n).for_each(&mut add);
+    }
+    columns
+        .iter()
+        .enumerate()
+        .fold(0u64, |signature, (bit, &sum)| {
+            signature | u64::from(sum > 0) << bit
+        })
+}
+
+/// Number of differing bits.
+pub fn hamming(a: u64, b: u64) -> u32 {
+    (a ^ b).count_ones()
+}
+
+/// Stable 64-bit hash of a character sequence.
+pub fn hash_chars(chars: &[char]) -> u64 {
+    let mut bytes = [0u8; 128];
+    if chars.len() <= 32 {
+        for (i, &c) in chars.iter().enumerate() {
+            bytes[i * 4..i * 4 + 4].copy_from_slice(&(c as u32).to_le_bytes());
+        }
+        return xxh3_64(&bytes[..chars.len() * 4]);
+    }
+    let long: Vec<u8> = chars
+        .iter()
+        .flat_map(|&c| (c as u32).to_le_bytes())
+        .collect();
+    xxh3_64(&long)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bits(s: &str) -> u64 {
+        u64::from_str_radix(s, 2).unwrap()
+    }
+
+    #[test]
+    fn reproduces_the_five_keyword_worked_example() {
+        // 美国 5, 51区 2, 飞碟 3, 灰色 1, 外星人 4
+        let features = [
+            (bits("100101"), 5),
+            (bits("101011"), 2),
+            (bits("100111"), 3),
+            (bits("101111"), 1),
+            (bits("111011"), 4),
+        ];
+        assert_eq!(column_sums(&features, 6), [15, -7, -1, 3, 5, 15]);
+        assert_eq!(simhash_weighted(&features, 6), bits("100111"));
+    }
+
+    #[test]
+    fn reproduces_the_random_hyperplane_worked_example() {
+        let d = [1, 2, 0, 3, 0];
+        let hashes = ["101", "011", "100", "001", "110"];
+        let features: Vec<(u64, i64)> = hashes.iter().zip(d).map(|(h, w)| (bits(h), w)).collect();
+        assert_eq!(simhash_weighted(&features, 3), bits("001"));
+    }
+
+    #[test]
+    fn reproduces_the_two_keyword_worked_example() {
+        let features = [(bits("100101"), 4), (bits("101011"), 5)];
+        assert_eq!(column_sums(&features, 6), [9, -9, 1, -1, 1, 9]);
+        assert_eq!(simhash_weighted(&features, 6), bits("101011"));
+    }
+
+    #[test]
+    fn one_changed_character_moves_few_bits_and_unrelated_text_moves_many() {
+        let a: Vec<char> =
+            "夜色渐深雨水顺着屋檐滴落下来少年推开木门看见一个披着蓑衣的陌生人站在院中"
+                .chars()
+                .collect();
+        let mut b = a.clone();
+        b[10] = '树';
+        let c: Vec<char> = "今天的红烧肉要先焯水再用冰糖炒出糖色然后加入生抽老抽和八角慢炖一个小时"
+            .chars()
+            .collect();
+        let near = hamming(simhash_ngrams(&a, 3), simhash_ngrams(&b, 3));
+        let far = hamming(simhash_ngrams(&a, 3), simhash_ngrams(&c, 3));
+        assert!(near <= 12, "one edit moved {near} bits");
+        assert!(far >= 16, "unrelated texts only {far} bits apart");
+    }
+}
