@@ -63,7 +63,7 @@ pub fn windows(chars: &[char], config: &WindowConfig) -> Vec<Window> {
     let mut result: Vec<Window> = Vec::new();
     for start in 0..chars.len() {
         let is_anchor = start + width <= chars.len()
-            && anchor_hash(&chars[start..start + width]) % spacing == 0;
+            && anchor_hash(&chars[start..start + width]).is_multiple_of(spacing);
         let forced = match result.last() {
             None => true,
             Some(previous) => start - previous.start >= forced_gap,

@@ -14,6 +14,16 @@
 //!
 //! Every write is idempotent: adding the same work or page twice leaves one row, and recording
 //! the matches of a page replaces that page's previous verdict instead of appending to it.
+//!
+//! Rules every backend keeps, so callers never see which one runs:
+//!
+//! * timestamps are stored to the **microsecond** (PostgreSQL's `timestamptz` resolution); finer
+//!   parts are truncated, so a value with whole microseconds round-trips exactly;
+//! * text keys (URLs, external ids, names) are ordered **bytewise**, as SQLite's `BINARY`
+//!   collation and PostgreSQL's `COLLATE "C"` do, never by a locale;
+//! * e-mail addresses are lower-cased by the store before they are written or looked up;
+//! * "does not exist" is always [`StoreError::NotFound`] naming the row (`"work 42"`), and a
+//!   refused value is [`StoreError::Invalid`] with a reason a person can act on.
 
 pub mod model;
 pub mod sqlite;
@@ -60,6 +70,32 @@ impl From<sqlx::Error> for StoreError {
 /// Result alias of this crate.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
+/// Hides the password of a `scheme://user:password@host/...` URL, so that a database URL can go
+/// into an error message or a log line without leaking the secret.
+pub(crate) fn redact_url(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_owned();
+    };
+    let authority_start = scheme_end + 3;
+    let authority_end = url[authority_start..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| authority_start + i);
+    let authority = &url[authority_start..authority_end];
+    let Some(at) = authority.rfind('@') else {
+        return url.to_owned();
+    };
+    let Some(colon) = authority[..at].find(':') else {
+        return url.to_owned();
+    };
+    format!(
+        "{}{}:***{}",
+        &url[..authority_start],
+        &authority[..colon],
+        &url[authority_start + at..]
+    )
+}
+
+
 /// The storage contract shared by every backend.
 #[async_trait]
 pub trait Store: Send + Sync {
@@ -77,7 +113,7 @@ pub trait Store: Send + Sync {
     /// work's segments are replaced in the same transaction and every page's match against
     /// this work becomes stale (the caller re-matches).
     async fn upsert_work(&self, work: &NewWork) -> Result<(Id, WriteOutcome)>;
-    /// Lists works (without text), optionally of one holder.
+    /// Lists works (without text), optionally of one holder, ordered by external id then holder.
     async fn list_works(&self, rights_holder_id: Option<Id>) -> Result<Vec<WorkSummary>>;
     /// One work with its text. `NotFound` if absent.
     async fn get_work(&self, id: Id) -> Result<Work>;
@@ -87,14 +123,19 @@ pub trait Store: Send + Sync {
     // ----- page library -----
 
     /// Stores a fetched page keyed by URL, creating its site from the URL host. Same text →
-    /// only `last_seen`/status move ([`WriteOutcome::Unchanged`]); new text → the page is due
-    /// for matching again ([`WriteOutcome::Updated`]).
+    /// only `last_seen`, status and title move ([`WriteOutcome::Unchanged`]); new text → the page
+    /// is due for matching again ([`WriteOutcome::Updated`]).
+    ///
+    /// The URL is stored in its WHATWG-normalized form without fragment (`HTTP://Example.com#x`
+    /// and `http://example.com/` are one page); a URL without a host is `Invalid`. `last_seen`
+    /// never moves backwards when fetches are stored out of order.
     async fn upsert_page(&self, page: &NewPage) -> Result<PageWrite>;
     /// One page. `NotFound` if absent.
     async fn get_page(&self, id: Id) -> Result<Page>;
     /// Pages whose current text has not been matched yet, oldest first, at most `limit`.
     async fn pages_to_match(&self, limit: u32) -> Result<Vec<Page>>;
-    /// Marks every page as due for matching (after the library changed).
+    /// Marks every page as due for matching (after the library changed). Returns how many pages
+    /// were matched before and are now due.
     async fn mark_all_pages_unmatched(&self) -> Result<u64>;
     /// Lists sites by host.
     async fn list_sites(&self) -> Result<Vec<Site>>;
@@ -107,6 +148,10 @@ pub trait Store: Send + Sync {
     /// `matches` are inserted or updated (keeping `first_seen`), their evidence replaced;
     /// matches of this page for works not in `matches` are deleted; the page's `matched_hash`
     /// is set to `content_hash`. Running it twice with the same input changes nothing.
+    ///
+    /// `content_hash` is the hash of the text the match ran on: if the page changed meanwhile,
+    /// the page stays due for matching. The review status of a match that is found again is
+    /// kept. `NotFound` if the page or one of the works does not exist.
     async fn record_page_matches(
         &self,
         page_id: Id,
@@ -116,7 +161,7 @@ pub trait Store: Send + Sync {
     ) -> Result<()>;
     /// Lists matches with evidence, ordered by page URL then work external id.
     async fn list_matches(&self, filter: &MatchFilter) -> Result<Vec<MatchRecord>>;
-    /// Changes the review state of a match.
+    /// Changes the review state of a match. `NotFound` if absent.
     async fn set_match_status(&self, match_id: Id, status: MatchStatus) -> Result<()>;
 
     // ----- jobs -----
@@ -125,17 +170,23 @@ pub trait Store: Send + Sync {
     /// job's id instead of creating another.
     async fn enqueue_job(&self, job: &NewJob) -> Result<Id>;
     /// Claims the oldest due job of one of `kinds` (queued with `run_at <= now`, or running
-    /// with an expired lease), marks it running with `lease_until = now + lease`, and counts
-    /// the attempt.
+    /// with an expired lease, i.e. `lease_until <= now`), marks it running with
+    /// `lease_until = now + lease`, and counts the attempt. Oldest means smallest `run_at`, then
+    /// smallest id. Two concurrent claimers never get the same job.
+    ///
+    /// A running job whose lease expired after its last allowed attempt is not claimed again: it
+    /// goes dead with `last_error` saying so.
     async fn claim_job(
         &self,
         kinds: &[&str],
         now: DateTime<Utc>,
         lease: chrono::Duration,
     ) -> Result<Option<Job>>;
-    /// Marks a running job done.
+    /// Marks a running job done. `NotFound` if absent, `Invalid` if it is not running.
     async fn complete_job(&self, job_id: Id) -> Result<()>;
-    /// Records a failure: back to queued at `retry_at`, or dead once attempts are used up.
+    /// Records a failure of a running job: back to queued at `retry_at`, or dead once attempts
+    /// are used up (`attempts >= max_attempts`). `NotFound` if absent, `Invalid` if it is not
+    /// running.
     async fn fail_job(&self, job_id: Id, error: &str, retry_at: DateTime<Utc>) -> Result<()>;
     /// One job. `NotFound` if absent.
     async fn get_job(&self, job_id: Id) -> Result<Job>;
@@ -146,15 +197,32 @@ pub trait Store: Send + Sync {
     async fn create_schedule(&self, schedule: &NewSchedule) -> Result<Id>;
     /// Lists schedules by name.
     async fn list_schedules(&self) -> Result<Vec<Schedule>>;
-    /// Enables or disables a schedule.
+    /// Enables or disables a schedule. `NotFound` if absent.
     async fn set_schedule_enabled(&self, id: Id, enabled: bool) -> Result<()>;
-    /// Deletes a schedule.
+    /// Deletes a schedule. `NotFound` if absent.
     async fn delete_schedule(&self, id: Id) -> Result<()>;
 
     // ----- users -----
 
-    /// Creates a user. Fails with `Invalid` if the email exists.
+    /// Creates a user. Fails with `Invalid` if the email exists (in any case), or if the role
+    /// and the rights holder disagree: a `RightsHolder` user needs one, other roles have none.
     async fn create_user(&self, user: &NewUser) -> Result<Id>;
     /// Finds a user by (case-insensitive) email.
     async fn find_user_by_email(&self, email: &str) -> Result<Option<User>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact_url;
+
+    #[test]
+    fn passwords_in_urls_are_redacted() {
+        assert_eq!(
+            redact_url("postgres://app:s3cr@t@db:5432/ct?sslmode=require"),
+            "postgres://app:***@db:5432/ct?sslmode=require"
+        );
+        assert_eq!(redact_url("postgres://app@db/ct"), "postgres://app@db/ct");
+        assert_eq!(redact_url("sqlite://data/a:b@c.db"), "sqlite://data/a:b@c.db");
+        assert_eq!(redact_url("sqlite::memory:"), "sqlite::memory:");
+    }
 }

@@ -299,6 +299,29 @@ pub enum JobState {
     Dead,
 }
 
+impl JobState {
+    /// The value stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Queued => "queued",
+            JobState::Running => "running",
+            JobState::Done => "done",
+            JobState::Dead => "dead",
+        }
+    }
+
+    /// Parses the stored value.
+    pub fn parse(value: &str) -> Option<Self> {
+        Some(match value {
+            "queued" => JobState::Queued,
+            "running" => JobState::Running,
+            "done" => JobState::Done,
+            "dead" => JobState::Dead,
+            _ => return None,
+        })
+    }
+}
+
 /// A job to enqueue.
 #[derive(Debug, Clone)]
 pub struct NewJob {

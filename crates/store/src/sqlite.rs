@@ -1,0 +1,1421 @@
+//! The embedded backend: one SQLite file, no server.
+//!
+//! Design decisions, each chosen so the PostgreSQL backend can keep the same semantics:
+//!
+//! * **Write transactions start with `BEGIN IMMEDIATE`.** A deferred SQLite transaction that
+//!   reads and then writes fails with `SQLITE_BUSY` when another writer got there first, and the
+//!   busy timeout cannot help it; taking the write lock up front makes writers queue instead.
+//!   It also makes every read-then-write (upserts, job dedup) race-free, which PostgreSQL gets
+//!   from unique constraints and `FOR UPDATE SKIP LOCKED`.
+//! * **Timestamps are `INTEGER` microseconds since the epoch (UTC).** They sort and compare as
+//!   numbers, cannot be mis-parsed, and have exactly `timestamptz`'s resolution.
+//! * **SimHash values are stored as the `i64` bit pattern** of the `u64` (`as` casts both ways),
+//!   because SQLite integers are signed 64-bit.
+//! * **WAL journal, foreign keys on, 5 s busy timeout**: readers never block the writer, cascades
+//!   work, and short lock waits are absorbed instead of surfacing as errors.
+//! * **Only runtime queries** (`sqlx::query*` with `$n` parameters): a clean checkout builds
+//!   without a database, and the SQL stays close to what PostgreSQL accepts.
+
+use std::collections::{HashMap, HashSet};
+use std::str::FromStr;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+use sqlx::{FromRow, Sqlite, SqliteConnection, Transaction};
+
+use crate::{
+    EvidencePassage, Id, IndexedSegment, Job, JobState, MatchFilter, MatchRecord, MatchStatus,
+    NewJob, NewMatch, NewPage, NewSchedule, NewUser, NewWork, Page, PageWrite, Result,
+    RightsHolder, Role, Schedule, SegmentFingerprint, Site, Store, StoreError, User, Work,
+    WorkSummary, WriteOutcome, redact_url,
+};
+
+/// The SQLite migrations, embedded at compile time so the binary needs no files beside it.
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+
+/// How long a statement waits for another connection's write lock before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Connections for a file database: WAL lets readers run beside the single writer.
+const FILE_POOL_SIZE: u32 = 8;
+
+/// [`Store`] on a SQLite database file (or an in-memory database for throw-away runs).
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    pool: SqlitePool,
+}
+
+impl SqliteStore {
+    /// Opens the database named by `url`, creating the file if it does not exist yet.
+    ///
+    /// Accepted forms: `sqlite://PATH`, `sqlite:PATH` (relative or absolute; `sqlite:///abs`
+    /// works too) and `sqlite::memory:`. Query parameters are refused because the store sets
+    /// the connection options itself. The schema is not touched: call [`Store::migrate`].
+    ///
+    /// An in-memory database lives exactly as long as this store (one connection that is never
+    /// recycled), and every call gets a fresh, private one.
+    pub async fn connect(url: &str) -> Result<SqliteStore> {
+        let target = parse_url(url)?;
+        let pool = match target {
+            Target::Memory => {
+                let options = SqliteConnectOptions::from_str("sqlite::memory:")?
+                    .foreign_keys(true)
+                    .busy_timeout(BUSY_TIMEOUT);
+                // The database vanishes with its last connection, so keep exactly one forever.
+                SqlitePoolOptions::new()
+                    .max_connections(1)
+                    .min_connections(1)
+                    .idle_timeout(None)
+                    .max_lifetime(None)
+                    .connect_with(options)
+                    .await?
+            }
+            Target::File(options) => {
+                let options = options
+                    .create_if_missing(true)
+                    .journal_mode(SqliteJournalMode::Wal)
+                    .foreign_keys(true)
+                    .busy_timeout(BUSY_TIMEOUT);
+                SqlitePoolOptions::new()
+                    .max_connections(FILE_POOL_SIZE)
+                    .connect_with(options)
+                    .await?
+            }
+        };
+        tracing::debug!(url = %redact_url(url), "connected to SQLite");
+        Ok(SqliteStore { pool })
+    }
+
+    /// Closes every connection, checkpointing the WAL into the database file. Call it on
+    /// shutdown so the file is self-contained afterwards; later calls on the store fail.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    /// Starts a transaction holding the write lock from its first statement.
+    async fn write(&self) -> Result<Transaction<'static, Sqlite>> {
+        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
+    }
+}
+
+/// What a database URL points at.
+enum Target {
+    Memory,
+    File(SqliteConnectOptions),
+}
+
+/// Checks the URL shape ourselves: sqlx's parser strips any prefix it knows and treats the rest
+/// as a file name, so `postgres://...` would silently become a strange SQLite file.
+fn parse_url(url: &str) -> Result<Target> {
+    let invalid = |reason: &str| StoreError::InvalidUrl {
+        url: redact_url(url),
+        reason: reason.to_owned(),
+    };
+    let scheme = url.get(..7).filter(|s| s.eq_ignore_ascii_case("sqlite:"));
+    if scheme.is_none() {
+        return Err(invalid(
+            "expected a SQLite URL: sqlite://PATH, sqlite:PATH or sqlite::memory:",
+        ));
+    }
+    let rest = &url[7..];
+    let path = rest.strip_prefix("//").unwrap_or(rest);
+    if path.contains('?') {
+        return Err(invalid(
+            "query parameters are not supported (the store sets journal mode, foreign keys and \
+             timeouts itself); percent-encode a '?' that belongs to the file name",
+        ));
+    }
+    if path.is_empty() {
+        return Err(invalid("the database file path is missing"));
+    }
+    if path == ":memory:" {
+        return Ok(Target::Memory);
+    }
+    // sqlx percent-decodes the path; that is the only way this can still fail.
+    SqliteConnectOptions::from_str(&format!("sqlite://{path}"))
+        .map(Target::File)
+        .map_err(|error| invalid(&format!("the file path cannot be decoded: {error}")))
+}
+
+// ----- conversions -----
+
+/// Database form of a timestamp. Sub-microsecond parts are dropped (see the crate docs).
+fn micros(at: DateTime<Utc>) -> i64 {
+    at.timestamp_micros()
+}
+
+fn from_micros(value: i64) -> Result<DateTime<Utc>> {
+    DateTime::from_timestamp_micros(value)
+        .ok_or_else(|| StoreError::Invalid(format!("stored timestamp {value} is out of range")))
+}
+
+fn from_opt_micros(value: Option<i64>) -> Result<Option<DateTime<Utc>>> {
+    value.map(from_micros).transpose()
+}
+
+/// The clock for rows the caller does not timestamp itself, at stored precision.
+fn now_micros() -> i64 {
+    micros(Utc::now())
+}
+
+fn to_u32(value: i64, what: &str) -> Result<u32> {
+    u32::try_from(value)
+        .map_err(|_| StoreError::Invalid(format!("stored {what} {value} is out of range")))
+}
+
+fn to_u64(value: i64, what: &str) -> Result<u64> {
+    u64::try_from(value)
+        .map_err(|_| StoreError::Invalid(format!("stored {what} {value} is out of range")))
+}
+
+fn to_json(value: &impl serde::Serialize, what: &str) -> Result<String> {
+    serde_json::to_string(value)
+        .map_err(|error| StoreError::Invalid(format!("{what} is not serializable: {error}")))
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T> {
+    serde_json::from_str(text)
+        .map_err(|error| StoreError::Invalid(format!("stored {what} is not valid JSON: {error}")))
+}
+
+fn is_unique_violation(error: &sqlx::Error) -> bool {
+    matches!(error, sqlx::Error::Database(db) if db.is_unique_violation())
+}
+
+// ----- validation -----
+
+fn validate_work(work: &NewWork) -> Result<()> {
+    if work.external_id.trim().is_empty() {
+        return Err(StoreError::Invalid("a work needs an external id".into()));
+    }
+    if work.content_hash.is_empty() {
+        return Err(StoreError::Invalid(format!(
+            "work {:?} has an empty content hash",
+            work.external_id
+        )));
+    }
+    let mut ordinals = HashSet::with_capacity(work.segments.len());
+    for segment in &work.segments {
+        if !ordinals.insert(segment.ordinal) {
+            return Err(StoreError::Invalid(format!(
+                "work {:?} has two segments with ordinal {}",
+                work.external_id, segment.ordinal
+            )));
+        }
+        if segment.start > segment.end || segment.end as usize > work.content.len() {
+            return Err(StoreError::Invalid(format!(
+                "segment {} of work {:?} spans bytes {}..{} outside the {}-byte text",
+                segment.ordinal,
+                work.external_id,
+                segment.start,
+                segment.end,
+                work.content.len()
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn validate_matches(page_id: Id, matches: &[NewMatch]) -> Result<()> {
+    let mut works = HashSet::with_capacity(matches.len());
+    for m in matches {
+        if !works.insert(m.work_id) {
+            return Err(StoreError::Invalid(format!(
+                "page {page_id} lists work {} twice",
+                m.work_id
+            )));
+        }
+        for (name, value) in [
+            ("score", m.score),
+            ("coverage", m.coverage),
+            ("containment", m.containment),
+        ] {
+            if !(0.0..=1.0).contains(&value) {
+                return Err(StoreError::Invalid(format!(
+                    "{name} {value} of page {page_id} × work {} is outside [0, 1]",
+                    m.work_id
+                )));
+            }
+        }
+        if m.method.trim().is_empty() {
+            return Err(StoreError::Invalid(format!(
+                "match of page {page_id} × work {} names no method",
+                m.work_id
+            )));
+        }
+        for passage in &m.evidence {
+            if passage.page_start > passage.page_end || passage.work_start > passage.work_end {
+                return Err(StoreError::Invalid(format!(
+                    "evidence of page {page_id} × work {} has a reversed range",
+                    m.work_id
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The page key and its site: the normalized URL without fragment, and the lower-case host with
+/// the port when it is not the scheme's default (the URL parser drops default ports).
+fn page_key(raw: &str) -> Result<(String, String)> {
+    let mut url = url::Url::parse(raw)
+        .map_err(|error| StoreError::Invalid(format!("page URL {raw:?} is malformed: {error}")))?;
+    let host = url
+        .host_str()
+        .filter(|host| !host.is_empty())
+        .ok_or_else(|| StoreError::Invalid(format!("page URL {raw:?} has no host")))?
+        .to_ascii_lowercase();
+    let host = match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host,
+    };
+    url.set_fragment(None);
+    Ok((url.into(), host))
+}
+
+/// Normalizes an email for storage and lookup; `None` when it cannot be an address.
+fn normalize_email(email: &str) -> Option<String> {
+    let email = email.trim().to_lowercase();
+    let (local, domain) = email.split_once('@')?;
+    (!local.is_empty() && !domain.is_empty()).then_some(email)
+}
+
+// ----- rows -----
+
+#[derive(FromRow)]
+struct RightsHolderRow {
+    id: i64,
+    name: String,
+    created_at: i64,
+}
+
+impl RightsHolderRow {
+    fn into_model(self) -> Result<RightsHolder> {
+        Ok(RightsHolder {
+            id: self.id,
+            name: self.name,
+            created_at: from_micros(self.created_at)?,
+        })
+    }
+}
+
+/// Columns of a work summary over `works w`; keep in sync with [`WorkRow`].
+macro_rules! work_summary_columns {
+    () => {
+        "w.id, w.rights_holder_id, w.external_id, w.title, w.content_hash, \
+         w.fingerprint_version, w.content_len, \
+         (SELECT COUNT(*) FROM work_segments s WHERE s.work_id = w.id) AS segment_count, \
+         w.created_at, w.updated_at"
+    };
+}
+
+#[derive(FromRow)]
+struct WorkRow {
+    id: i64,
+    rights_holder_id: i64,
+    external_id: String,
+    title: String,
+    content_hash: String,
+    fingerprint_version: i64,
+    content_len: i64,
+    segment_count: i64,
+    created_at: i64,
+    updated_at: i64,
+}
+
+impl WorkRow {
+    fn into_model(self) -> Result<WorkSummary> {
+        Ok(WorkSummary {
+            id: self.id,
+            rights_holder_id: self.rights_holder_id,
+            external_id: self.external_id,
+            title: self.title,
+            content_hash: self.content_hash,
+            fingerprint_version: to_u32(self.fingerprint_version, "fingerprint version")?,
+            content_len: to_u64(self.content_len, "content length")?,
+            segment_count: to_u32(self.segment_count, "segment count")?,
+            created_at: from_micros(self.created_at)?,
+            updated_at: from_micros(self.updated_at)?,
+        })
+    }
+}
+
+#[derive(FromRow)]
+struct WorkWithContentRow {
+    #[sqlx(flatten)]
+    summary: WorkRow,
+    content: String,
+}
+
+#[derive(FromRow)]
+struct SegmentRow {
+    work_id: i64,
+    ordinal: i64,
+    start_offset: i64,
+    end_offset: i64,
+    simhash: i64,
+}
+
+impl SegmentRow {
+    fn into_model(self) -> Result<IndexedSegment> {
+        Ok(IndexedSegment {
+            work_id: self.work_id,
+            segment: SegmentFingerprint {
+                ordinal: to_u32(self.ordinal, "segment ordinal")?,
+                start: to_u32(self.start_offset, "segment start")?,
+                end: to_u32(self.end_offset, "segment end")?,
+                simhash: self.simhash as u64,
+            },
+        })
+    }
+}
+
+#[derive(FromRow)]
+struct SiteRow {
+    id: i64,
+    host: String,
+    created_at: i64,
+}
+
+impl SiteRow {
+    fn into_model(self) -> Result<Site> {
+        Ok(Site {
+            id: self.id,
+            host: self.host,
+            created_at: from_micros(self.created_at)?,
+        })
+    }
+}
+
+/// Selects pages; keep in sync with [`PageRow`].
+macro_rules! page_select {
+    () => {
+        "SELECT id, site_id, url, title, text, content_hash, http_status, \
+         first_seen, last_seen, matched_hash FROM pages"
+    };
+}
+
+/// Pages due for matching. The WHERE clause repeats the partial index `pages_due_for_matching`
+/// word for word, which is what lets SQLite use it.
+macro_rules! due_pages_query {
+    () => {
+        concat!(
+            page_select!(),
+            " WHERE matched_hash IS NULL OR matched_hash <> content_hash ORDER BY id LIMIT $1"
+        )
+    };
+}
+
+#[derive(FromRow)]
+struct PageRow {
+    id: i64,
+    site_id: i64,
+    url: String,
+    title: Option<String>,
+    text: String,
+    content_hash: String,
+    http_status: i64,
+    first_seen: i64,
+    last_seen: i64,
+    matched_hash: Option<String>,
+}
+
+impl PageRow {
+    fn into_model(self) -> Result<Page> {
+        Ok(Page {
+            id: self.id,
+            site_id: self.site_id,
+            url: self.url,
+            title: self.title,
+            text: self.text,
+            content_hash: self.content_hash,
+            http_status: u16::try_from(self.http_status).map_err(|_| {
+                StoreError::Invalid(format!("stored HTTP status {} is invalid", self.http_status))
+            })?,
+            first_seen: from_micros(self.first_seen)?,
+            last_seen: from_micros(self.last_seen)?,
+            matched_hash: self.matched_hash,
+        })
+    }
+}
+
+/// One match joined with one of its evidence passages (all `None` when it has none).
+#[derive(FromRow)]
+struct MatchEvidenceRow {
+    id: i64,
+    page_id: i64,
+    page_url: String,
+    page_title: Option<String>,
+    work_id: i64,
+    work_external_id: String,
+    work_title: String,
+    rights_holder_id: i64,
+    score: f64,
+    coverage: f64,
+    containment: f64,
+    method: String,
+    status: String,
+    first_seen: i64,
+    last_seen: i64,
+    page_start: Option<i64>,
+    page_end: Option<i64>,
+    work_start: Option<i64>,
+    work_end: Option<i64>,
+}
+
+impl MatchEvidenceRow {
+    fn passage(&self) -> Result<Option<EvidencePassage>> {
+        let (Some(page_start), Some(page_end), Some(work_start), Some(work_end)) =
+            (self.page_start, self.page_end, self.work_start, self.work_end)
+        else {
+            return Ok(None);
+        };
+        Ok(Some(EvidencePassage {
+            page_start: to_u32(page_start, "evidence offset")?,
+            page_end: to_u32(page_end, "evidence offset")?,
+            work_start: to_u32(work_start, "evidence offset")?,
+            work_end: to_u32(work_end, "evidence offset")?,
+        }))
+    }
+
+    fn into_model(self) -> Result<MatchRecord> {
+        let evidence = self.passage()?.into_iter().collect();
+        Ok(MatchRecord {
+            id: self.id,
+            page_id: self.page_id,
+            page_url: self.page_url,
+            page_title: self.page_title,
+            work_id: self.work_id,
+            work_external_id: self.work_external_id,
+            work_title: self.work_title,
+            rights_holder_id: self.rights_holder_id,
+            score: self.score,
+            coverage: self.coverage,
+            containment: self.containment,
+            method: self.method,
+            status: MatchStatus::parse(&self.status).ok_or_else(|| {
+                StoreError::Invalid(format!("stored match status {:?} is unknown", self.status))
+            })?,
+            first_seen: from_micros(self.first_seen)?,
+            last_seen: from_micros(self.last_seen)?,
+            evidence,
+        })
+    }
+}
+
+#[derive(FromRow)]
+struct JobRow {
+    id: i64,
+    kind: String,
+    payload: String,
+    state: String,
+    attempts: i64,
+    max_attempts: i64,
+    run_at: i64,
+    lease_until: Option<i64>,
+    last_error: Option<String>,
+}
+
+impl JobRow {
+    fn into_model(self) -> Result<Job> {
+        Ok(Job {
+            id: self.id,
+            kind: self.kind,
+            payload: from_json(&self.payload, "job payload")?,
+            state: JobState::parse(&self.state).ok_or_else(|| {
+                StoreError::Invalid(format!("stored job state {:?} is unknown", self.state))
+            })?,
+            attempts: to_u32(self.attempts, "job attempts")?,
+            max_attempts: to_u32(self.max_attempts, "job max attempts")?,
+            run_at: from_micros(self.run_at)?,
+            lease_until: from_opt_micros(self.lease_until)?,
+            last_error: self.last_error,
+        })
+    }
+}
+
+#[derive(FromRow)]
+struct ScheduleRow {
+    id: i64,
+    name: String,
+    cron: String,
+    timezone: String,
+    seeds: String,
+    config: String,
+    enabled: bool,
+    owner: Option<String>,
+    created_at: i64,
+}
+
+impl ScheduleRow {
+    fn into_model(self) -> Result<Schedule> {
+        Ok(Schedule {
+            id: self.id,
+            name: self.name,
+            cron: self.cron,
+            timezone: self.timezone,
+            seeds: from_json(&self.seeds, "schedule seeds")?,
+            config: from_json(&self.config, "schedule config")?,
+            enabled: self.enabled,
+            owner: self.owner,
+            created_at: from_micros(self.created_at)?,
+        })
+    }
+}
+
+#[derive(FromRow)]
+struct UserRow {
+    id: i64,
+    email: String,
+    password_hash: String,
+    role: String,
+    rights_holder_id: Option<i64>,
+    created_at: i64,
+}
+
+impl UserRow {
+    fn into_model(self) -> Result<User> {
+        Ok(User {
+            id: self.id,
+            email: self.email,
+            password_hash: self.password_hash,
+            role: Role::parse(&self.role).ok_or_else(|| {
+                StoreError::Invalid(format!("stored role {:?} is unknown", self.role))
+            })?,
+            rights_holder_id: self.rights_holder_id,
+            created_at: from_micros(self.created_at)?,
+        })
+    }
+}
+
+// ----- transaction helpers -----
+
+async fn rights_holder_exists(conn: &mut SqliteConnection, id: Id) -> Result<()> {
+    let found: Option<i64> = sqlx::query_scalar("SELECT id FROM rights_holders WHERE id = $1")
+        .bind(id)
+        .fetch_optional(conn)
+        .await?;
+    found
+        .map(|_| ())
+        .ok_or_else(|| StoreError::NotFound(format!("rights holder {id}")))
+}
+
+async fn insert_segments(conn: &mut SqliteConnection, work_id: Id, work: &NewWork) -> Result<()> {
+    for segment in &work.segments {
+        sqlx::query(
+            "INSERT INTO work_segments (work_id, ordinal, start_offset, end_offset, simhash) \
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(work_id)
+        .bind(i64::from(segment.ordinal))
+        .bind(i64::from(segment.start))
+        .bind(i64::from(segment.end))
+        .bind(segment.simhash as i64)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
+
+/// Explains why a job update touched no row: the job is missing or not running.
+async fn job_not_running(conn: &mut SqliteConnection, job_id: Id) -> StoreError {
+    let state: std::result::Result<Option<String>, sqlx::Error> =
+        sqlx::query_scalar("SELECT state FROM jobs WHERE id = $1")
+            .bind(job_id)
+            .fetch_optional(conn)
+            .await;
+    match state {
+        Ok(Some(state)) => StoreError::Invalid(format!("job {job_id} is {state}, not running")),
+        Ok(None) => StoreError::NotFound(format!("job {job_id}")),
+        Err(error) => error.into(),
+    }
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn migrate(&self) -> Result<()> {
+        MIGRATOR.run(&self.pool).await?;
+        tracing::debug!("SQLite schema is up to date");
+        Ok(())
+    }
+
+    // ----- fingerprint library -----
+
+    async fn ensure_rights_holder(&self, name: &str) -> Result<Id> {
+        let name = name.trim();
+        if name.is_empty() {
+            return Err(StoreError::Invalid("a rights holder needs a name".into()));
+        }
+        // Insert-or-ignore then read: correct under concurrency without a transaction.
+        sqlx::query(
+            "INSERT INTO rights_holders (name, created_at) VALUES ($1, $2) \
+             ON CONFLICT (name) DO NOTHING",
+        )
+        .bind(name)
+        .bind(now_micros())
+        .execute(&self.pool)
+        .await?;
+        Ok(
+            sqlx::query_scalar("SELECT id FROM rights_holders WHERE name = $1")
+                .bind(name)
+                .fetch_one(&self.pool)
+                .await?,
+        )
+    }
+
+    async fn list_rights_holders(&self) -> Result<Vec<RightsHolder>> {
+        sqlx::query_as::<_, RightsHolderRow>(
+            "SELECT id, name, created_at FROM rights_holders ORDER BY name, id",
+        )
+        .fetch_all(&self.pool)
+        .await?
+        .into_iter()
+        .map(RightsHolderRow::into_model)
+        .collect()
+    }
+
+    async fn upsert_work(&self, work: &NewWork) -> Result<(Id, WriteOutcome)> {
+        validate_work(work)?;
+        let version = i64::from(work.fingerprint_version);
+        let mut tx = self.write().await?;
+        let existing: Option<(i64, String, String, i64)> = sqlx::query_as(
+            "SELECT id, title, content_hash, fingerprint_version FROM works \
+             WHERE rights_holder_id = $1 AND external_id = $2",
+        )
+        .bind(work.rights_holder_id)
+        .bind(&work.external_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let now = now_micros();
+        let content_len = i64::try_from(work.content.len())
+            .map_err(|_| StoreError::Invalid("work text is too long".into()))?;
+
+        let (id, outcome) = match existing {
+            Some((id, title, hash, stored_version))
+                if title == work.title
+                    && hash == work.content_hash
+                    && stored_version == version =>
+            {
+                tx.rollback().await?;
+                return Ok((id, WriteOutcome::Unchanged));
+            }
+            Some((id, ..)) => {
+                sqlx::query(
+                    "UPDATE works SET title = $2, content = $3, content_len = $4, \
+                     content_hash = $5, fingerprint_version = $6, updated_at = $7 WHERE id = $1",
+                )
+                .bind(id)
+                .bind(&work.title)
+                .bind(&work.content)
+                .bind(content_len)
+                .bind(&work.content_hash)
+                .bind(version)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+                sqlx::query("DELETE FROM work_segments WHERE work_id = $1")
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?;
+                // Every page matched against the old version must be matched again.
+                sqlx::query(
+                    "UPDATE pages SET matched_hash = NULL \
+                     WHERE matched_hash IS NOT NULL \
+                       AND id IN (SELECT page_id FROM matches WHERE work_id = $1)",
+                )
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+                (id, WriteOutcome::Updated)
+            }
+            None => {
+                rights_holder_exists(&mut tx, work.rights_holder_id).await?;
+                let id: i64 = sqlx::query_scalar(
+                    "INSERT INTO works (rights_holder_id, external_id, title, content, \
+                     content_len, content_hash, fingerprint_version, created_at, updated_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING id",
+                )
+                .bind(work.rights_holder_id)
+                .bind(&work.external_id)
+                .bind(&work.title)
+                .bind(&work.content)
+                .bind(content_len)
+                .bind(&work.content_hash)
+                .bind(version)
+                .bind(now)
+                .fetch_one(&mut *tx)
+                .await?;
+                (id, WriteOutcome::Created)
+            }
+        };
+        insert_segments(&mut tx, id, work).await?;
+        tx.commit().await?;
+        Ok((id, outcome))
+    }
+
+    async fn list_works(&self, rights_holder_id: Option<Id>) -> Result<Vec<WorkSummary>> {
+        sqlx::query_as::<_, WorkRow>(concat!(
+            "SELECT ",
+            work_summary_columns!(),
+            " FROM works w WHERE ($1 IS NULL OR w.rights_holder_id = $1)",
+            " ORDER BY w.external_id, w.rights_holder_id"
+        ))
+        .bind(rights_holder_id)
+        .fetch_all(&self.pool)
+        .await?
+        .into_iter()
+        .map(WorkRow::into_model)
+        .collect()
+    }
+
+    async fn get_work(&self, id: Id) -> Result<Work> {
+        let row = sqlx::query_as::<_, WorkWithContentRow>(concat!(
+            "SELECT ",
+            work_summary_columns!(),
+            ", w.content FROM works w WHERE w.id = $1"
+        ))
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("work {id}")))?;
+        Ok(Work {
+            summary: row.summary.into_model()?,
+            content: row.content,
+        })
+    }
+
+    async fn all_segments(&self) -> Result<Vec<IndexedSegment>> {
+        sqlx::query_as::<_, SegmentRow>(
+            "SELECT work_id, ordinal, start_offset, end_offset, simhash FROM work_segments \
+             ORDER BY work_id, ordinal",
+        )
+        .fetch_all(&self.pool)
+        .await?
+        .into_iter()
+        .map(SegmentRow::into_model)
+        .collect()
+    }
+
+    // ----- page library -----
+
+    async fn upsert_page(&self, page: &NewPage) -> Result<PageWrite> {
+        let (url, host) = page_key(&page.url)?;
+        let fetched_at = micros(page.fetched_at);
+        let status = i64::from(page.http_status);
+        let mut tx = self.write().await?;
+
+        sqlx::query(
+            "INSERT INTO sites (host, created_at) VALUES ($1, $2) ON CONFLICT (host) DO NOTHING",
+        )
+        .bind(&host)
+        .bind(fetched_at)
+        .execute(&mut *tx)
+        .await?;
+        let site_id: i64 = sqlx::query_scalar("SELECT id FROM sites WHERE host = $1")
+            .bind(&host)
+            .fetch_one(&mut *tx)
+            .await?;
+
+        let existing: Option<(i64, String, i64)> =
+            sqlx::query_as("SELECT id, content_hash, last_seen FROM pages WHERE url = $1")
+                .bind(&url)
+                .fetch_optional(&mut *tx)
+                .await?;
+        let write = match existing {
+            None => {
+                let id: i64 = sqlx::query_scalar(
+                    "INSERT INTO pages (site_id, url, title, text, content_hash, http_status, \
+                     first_seen, last_seen) VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING id",
+                )
+                .bind(site_id)
+                .bind(&url)
+                .bind(&page.title)
+                .bind(&page.text)
+                .bind(&page.content_hash)
+                .bind(status)
+                .bind(fetched_at)
+                .fetch_one(&mut *tx)
+                .await?;
+                PageWrite {
+                    id,
+                    outcome: WriteOutcome::Created,
+                }
+            }
+            Some((id, hash, last_seen)) if hash == page.content_hash => {
+                sqlx::query(
+                    "UPDATE pages SET title = $2, http_status = $3, last_seen = $4 WHERE id = $1",
+                )
+                .bind(id)
+                .bind(&page.title)
+                .bind(status)
+                .bind(last_seen.max(fetched_at))
+                .execute(&mut *tx)
+                .await?;
+                PageWrite {
+                    id,
+                    outcome: WriteOutcome::Unchanged,
+                }
+            }
+            Some((id, _, last_seen)) => {
+                sqlx::query(
+                    "UPDATE pages SET title = $2, text = $3, content_hash = $4, \
+                     http_status = $5, last_seen = $6, matched_hash = NULL WHERE id = $1",
+                )
+                .bind(id)
+                .bind(&page.title)
+                .bind(&page.text)
+                .bind(&page.content_hash)
+                .bind(status)
+                .bind(last_seen.max(fetched_at))
+                .execute(&mut *tx)
+                .await?;
+                PageWrite {
+                    id,
+                    outcome: WriteOutcome::Updated,
+                }
+            }
+        };
+        tx.commit().await?;
+        Ok(write)
+    }
+
+    async fn get_page(&self, id: Id) -> Result<Page> {
+        sqlx::query_as::<_, PageRow>(concat!(page_select!(), " WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("page {id}")))?
+        .into_model()
+    }
+
+    async fn pages_to_match(&self, limit: u32) -> Result<Vec<Page>> {
+        sqlx::query_as::<_, PageRow>(due_pages_query!())
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?
+        .into_iter()
+        .map(PageRow::into_model)
+        .collect()
+    }
+
+    async fn mark_all_pages_unmatched(&self) -> Result<u64> {
+        let done =
+            sqlx::query("UPDATE pages SET matched_hash = NULL WHERE matched_hash IS NOT NULL")
+                .execute(&self.pool)
+                .await?;
+        Ok(done.rows_affected())
+    }
+
+    async fn list_sites(&self) -> Result<Vec<Site>> {
+        sqlx::query_as::<_, SiteRow>("SELECT id, host, created_at FROM sites ORDER BY host")
+            .fetch_all(&self.pool)
+            .await?
+            .into_iter()
+            .map(SiteRow::into_model)
+            .collect()
+    }
+
+    async fn count_pages(&self) -> Result<u64> {
+        let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM pages")
+            .fetch_one(&self.pool)
+            .await?;
+        to_u64(count, "page count")
+    }
+
+    // ----- match library -----
+
+    async fn record_page_matches(
+        &self,
+        page_id: Id,
+        content_hash: &str,
+        matches: &[NewMatch],
+        at: DateTime<Utc>,
+    ) -> Result<()> {
+        validate_matches(page_id, matches)?;
+        let at = micros(at);
+        let mut tx = self.write().await?;
+
+        let page: Option<i64> = sqlx::query_scalar("SELECT id FROM pages WHERE id = $1")
+            .bind(page_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+        if page.is_none() {
+            return Err(StoreError::NotFound(format!("page {page_id}")));
+        }
+
+        for m in matches {
+            let work: Option<i64> = sqlx::query_scalar("SELECT id FROM works WHERE id = $1")
+                .bind(m.work_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+            if work.is_none() {
+                return Err(StoreError::NotFound(format!("work {}", m.work_id)));
+            }
+            // Upsert keeps id, status and first_seen of a match found again.
+            let match_id: i64 = sqlx::query_scalar(
+                "INSERT INTO matches (page_id, work_id, score, coverage, containment, method, \
+                 first_seen, last_seen) VALUES ($1, $2, $3, $4, $5, $6, $7, $7) \
+                 ON CONFLICT (page_id, work_id) DO UPDATE SET score = excluded.score, \
+                 coverage = excluded.coverage, containment = excluded.containment, \
+                 method = excluded.method, last_seen = excluded.last_seen \
+                 RETURNING id",
+            )
+            .bind(page_id)
+            .bind(m.work_id)
+            .bind(m.score)
+            .bind(m.coverage)
+            .bind(m.containment)
+            .bind(&m.method)
+            .bind(at)
+            .fetch_one(&mut *tx)
+            .await?;
+
+            sqlx::query("DELETE FROM evidence WHERE match_id = $1")
+                .bind(match_id)
+                .execute(&mut *tx)
+                .await?;
+            for (ordinal, passage) in m.evidence.iter().enumerate() {
+                sqlx::query(
+                    "INSERT INTO evidence (match_id, ordinal, page_start, page_end, work_start, \
+                     work_end) VALUES ($1, $2, $3, $4, $5, $6)",
+                )
+                .bind(match_id)
+                .bind(ordinal as i64)
+                .bind(i64::from(passage.page_start))
+                .bind(i64::from(passage.page_end))
+                .bind(i64::from(passage.work_start))
+                .bind(i64::from(passage.work_end))
+                .execute(&mut *tx)
+                .await?;
+            }
+        }
+
+        // Works no longer found on this page: the previous verdict is replaced, not extended.
+        let kept: HashSet<Id> = matches.iter().map(|m| m.work_id).collect();
+        let previous: Vec<(i64, i64)> =
+            sqlx::query_as("SELECT id, work_id FROM matches WHERE page_id = $1")
+                .bind(page_id)
+                .fetch_all(&mut *tx)
+                .await?;
+        for (match_id, work_id) in previous {
+            if !kept.contains(&work_id) {
+                sqlx::query("DELETE FROM matches WHERE id = $1")
+                    .bind(match_id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+        }
+
+        sqlx::query("UPDATE pages SET matched_hash = $2 WHERE id = $1")
+            .bind(page_id)
+            .bind(content_hash)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn list_matches(&self, filter: &MatchFilter) -> Result<Vec<MatchRecord>> {
+        // One statement (not one per match) so the listing is a consistent snapshot.
+        let rows = sqlx::query_as::<_, MatchEvidenceRow>(
+            "SELECT m.id, m.page_id, p.url AS page_url, p.title AS page_title, m.work_id, \
+                    w.external_id AS work_external_id, w.title AS work_title, \
+                    w.rights_holder_id, m.score, m.coverage, m.containment, m.method, m.status, \
+                    m.first_seen, m.last_seen, \
+                    e.page_start, e.page_end, e.work_start, e.work_end \
+             FROM matches m \
+             JOIN pages p ON p.id = m.page_id \
+             JOIN works w ON w.id = m.work_id \
+             LEFT JOIN evidence e ON e.match_id = m.id \
+             WHERE ($1 IS NULL OR w.rights_holder_id = $1) AND ($2 IS NULL OR m.work_id = $2) \
+             ORDER BY p.url, w.external_id, m.id, e.ordinal",
+        )
+        .bind(filter.rights_holder_id)
+        .bind(filter.work_id)
+        .fetch_all(&self.pool)
+        .await?;
+
+        let mut records: Vec<MatchRecord> = Vec::new();
+        for row in rows {
+            match records.last_mut() {
+                Some(last) if last.id == row.id => last.evidence.extend(row.passage()?),
+                _ => records.push(row.into_model()?),
+            }
+        }
+        Ok(records)
+    }
+
+    async fn set_match_status(&self, match_id: Id, status: MatchStatus) -> Result<()> {
+        let done = sqlx::query("UPDATE matches SET status = $2 WHERE id = $1")
+            .bind(match_id)
+            .bind(status.as_str())
+            .execute(&self.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("match {match_id}")));
+        }
+        Ok(())
+    }
+
+    // ----- jobs -----
+
+    async fn enqueue_job(&self, job: &NewJob) -> Result<Id> {
+        if job.kind.trim().is_empty() {
+            return Err(StoreError::Invalid("a job needs a kind".into()));
+        }
+        if job.max_attempts == 0 {
+            return Err(StoreError::Invalid(format!(
+                "{} job must allow at least one attempt",
+                job.kind
+            )));
+        }
+        let payload = to_json(&job.payload, "job payload")?;
+        let now = now_micros();
+        let mut tx = self.write().await?;
+        if let Some(key) = &job.dedup_key {
+            let pending: Option<i64> = sqlx::query_scalar(
+                "SELECT id FROM jobs WHERE dedup_key = $1 AND state IN ('queued', 'running')",
+            )
+            .bind(key)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if let Some(id) = pending {
+                tx.rollback().await?;
+                return Ok(id);
+            }
+        }
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO jobs (kind, payload, dedup_key, state, attempts, max_attempts, run_at, \
+             created_at, updated_at) VALUES ($1, $2, $3, 'queued', 0, $4, $5, $6, $6) \
+             RETURNING id",
+        )
+        .bind(&job.kind)
+        .bind(payload)
+        .bind(&job.dedup_key)
+        .bind(i64::from(job.max_attempts))
+        .bind(micros(job.run_at))
+        .bind(now)
+        .fetch_one(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    async fn claim_job(
+        &self,
+        kinds: &[&str],
+        now: DateTime<Utc>,
+        lease: chrono::Duration,
+    ) -> Result<Option<Job>> {
+        if kinds.is_empty() {
+            return Ok(None);
+        }
+        if lease <= chrono::Duration::zero() {
+            return Err(StoreError::Invalid(format!("job lease {lease} is not positive")));
+        }
+        let lease_until = now
+            .checked_add_signed(lease)
+            .ok_or_else(|| StoreError::Invalid(format!("job lease {lease} is too long")))?;
+        // Kinds travel as one JSON array so the statement text stays fixed (PostgreSQL:
+        // `kind = ANY($1)`).
+        let kinds = to_json(&kinds, "job kinds")?;
+        let now = micros(now);
+        let mut tx = self.write().await?;
+
+        // A worker that died during the last allowed attempt must not earn the job another one.
+        sqlx::query(
+            "UPDATE jobs SET state = 'dead', lease_until = NULL, updated_at = $2, \
+             last_error = 'lease expired during the last allowed attempt' \
+             WHERE state = 'running' AND lease_until <= $2 AND attempts >= max_attempts \
+               AND kind IN (SELECT value FROM json_each($1))",
+        )
+        .bind(&kinds)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+
+        // One statement picks and takes the job, so no other claimer can take it in between
+        // (and the write lock of the transaction serializes claimers anyway).
+        let row = sqlx::query_as::<_, JobRow>(
+            "UPDATE jobs SET state = 'running', attempts = attempts + 1, lease_until = $3, \
+             updated_at = $2 \
+             WHERE id = ( \
+               SELECT id FROM jobs \
+               WHERE kind IN (SELECT value FROM json_each($1)) \
+                 AND ((state = 'queued' AND run_at <= $2) \
+                   OR (state = 'running' AND lease_until <= $2)) \
+               ORDER BY run_at, id LIMIT 1) \
+             RETURNING id, kind, payload, state, attempts, max_attempts, run_at, lease_until, \
+                       last_error",
+        )
+        .bind(&kinds)
+        .bind(now)
+        .bind(micros(lease_until))
+        .fetch_optional(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        row.map(JobRow::into_model).transpose()
+    }
+
+    async fn complete_job(&self, job_id: Id) -> Result<()> {
+        let mut tx = self.write().await?;
+        let done = sqlx::query(
+            "UPDATE jobs SET state = 'done', lease_until = NULL, updated_at = $2 \
+             WHERE id = $1 AND state = 'running'",
+        )
+        .bind(job_id)
+        .bind(now_micros())
+        .execute(&mut *tx)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(job_not_running(&mut tx, job_id).await);
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn fail_job(&self, job_id: Id, error: &str, retry_at: DateTime<Utc>) -> Result<()> {
+        let mut tx = self.write().await?;
+        let done = sqlx::query(
+            "UPDATE jobs SET \
+               state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'queued' END, \
+               run_at = CASE WHEN attempts >= max_attempts THEN run_at ELSE $2 END, \
+               lease_until = NULL, last_error = $3, updated_at = $4 \
+             WHERE id = $1 AND state = 'running'",
+        )
+        .bind(job_id)
+        .bind(micros(retry_at))
+        .bind(error)
+        .bind(now_micros())
+        .execute(&mut *tx)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(job_not_running(&mut tx, job_id).await);
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn get_job(&self, job_id: Id) -> Result<Job> {
+        sqlx::query_as::<_, JobRow>(
+            "SELECT id, kind, payload, state, attempts, max_attempts, run_at, lease_until, \
+             last_error FROM jobs WHERE id = $1",
+        )
+        .bind(job_id)
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("job {job_id}")))?
+        .into_model()
+    }
+
+    // ----- schedules -----
+
+    async fn create_schedule(&self, schedule: &NewSchedule) -> Result<Id> {
+        let name = schedule.name.trim();
+        if name.is_empty() {
+            return Err(StoreError::Invalid("a schedule needs a name".into()));
+        }
+        if schedule.cron.trim().is_empty() {
+            return Err(StoreError::Invalid(format!(
+                "schedule {name:?} needs a cron expression"
+            )));
+        }
+        if schedule.timezone.trim().is_empty() {
+            return Err(StoreError::Invalid(format!(
+                "schedule {name:?} needs a time zone"
+            )));
+        }
+        let result = sqlx::query_scalar(
+            "INSERT INTO schedules (name, cron, timezone, seeds, config, enabled, owner, \
+             created_at) VALUES ($1, $2, $3, $4, $5, 1, $6, $7) RETURNING id",
+        )
+        .bind(name)
+        .bind(schedule.cron.trim())
+        .bind(schedule.timezone.trim())
+        .bind(to_json(&schedule.seeds, "schedule seeds")?)
+        .bind(to_json(&schedule.config, "schedule config")?)
+        .bind(&schedule.owner)
+        .bind(now_micros())
+        .fetch_one(&self.pool)
+        .await;
+        match result {
+            Ok(id) => Ok(id),
+            Err(error) if is_unique_violation(&error) => Err(StoreError::Invalid(format!(
+                "schedule {name:?} already exists"
+            ))),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    async fn list_schedules(&self) -> Result<Vec<Schedule>> {
+        sqlx::query_as::<_, ScheduleRow>(
+            "SELECT id, name, cron, timezone, seeds, config, enabled, owner, created_at \
+             FROM schedules ORDER BY name",
+        )
+        .fetch_all(&self.pool)
+        .await?
+        .into_iter()
+        .map(ScheduleRow::into_model)
+        .collect()
+    }
+
+    async fn set_schedule_enabled(&self, id: Id, enabled: bool) -> Result<()> {
+        let done = sqlx::query("UPDATE schedules SET enabled = $2 WHERE id = $1")
+            .bind(id)
+            .bind(enabled)
+            .execute(&self.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("schedule {id}")));
+        }
+        Ok(())
+    }
+
+    async fn delete_schedule(&self, id: Id) -> Result<()> {
+        let done = sqlx::query("DELETE FROM schedules WHERE id = $1")
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("schedule {id}")));
+        }
+        Ok(())
+    }
+
+    // ----- users -----
+
+    async fn create_user(&self, user: &NewUser) -> Result<Id> {
+        let email = normalize_email(&user.email)
+            .ok_or_else(|| StoreError::Invalid(format!("{:?} is not an email address", user.email)))?;
+        if user.password_hash.is_empty() {
+            return Err(StoreError::Invalid(format!("user {email:?} has no password hash")));
+        }
+        match (user.role, user.rights_holder_id) {
+            (Role::RightsHolder, None) => {
+                return Err(StoreError::Invalid(format!(
+                    "rights-holder user {email:?} needs a rights holder"
+                )));
+            }
+            (role, Some(_)) if role != Role::RightsHolder => {
+                return Err(StoreError::Invalid(format!(
+                    "{} user {email:?} cannot belong to a rights holder",
+                    role.as_str()
+                )));
+            }
+            _ => {}
+        }
+        let mut tx = self.write().await?;
+        if let Some(holder) = user.rights_holder_id {
+            rights_holder_exists(&mut tx, holder).await?;
+        }
+        let result = sqlx::query_scalar(
+            "INSERT INTO users (email, password_hash, role, rights_holder_id, created_at) \
+             VALUES ($1, $2, $3, $4, $5) RETURNING id",
+        )
+        .bind(&email)
+        .bind(&user.password_hash)
+        .bind(user.role.as_str())
+        .bind(user.rights_holder_id)
+        .bind(now_micros())
+        .fetch_one(&mut *tx)
+        .await;
+        let id = match result {
+            Ok(id) => id,
+            Err(error) if is_unique_violation(&error) => {
+                return Err(StoreError::Invalid(format!("user {email:?} already exists")));
+            }
+            Err(error) => return Err(error.into()),
+        };
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    async fn find_user_by_email(&self, email: &str) -> Result<Option<User>> {
+        let Some(email) = normalize_email(email) else {
+            return Ok(None);
+        };
+        sqlx::query_as::<_, UserRow>(
+            "SELECT id, email, password_hash, role, rights_holder_id, created_at FROM users \
+             WHERE email = $1",
+        )
+        .bind(email)
+        .fetch_optional(&self.pool)
+        .await?
+        .map(UserRow::into_model)
+        .transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepted_url_forms_are_understood() {
+        assert!(matches!(parse_url("sqlite::memory:"), Ok(Target::Memory)));
+        assert!(matches!(parse_url("sqlite://:memory:"), Ok(Target::Memory)));
+        for (url, file) in [
+            ("sqlite://data/copytrace.db", "data/copytrace.db"),
+            ("sqlite:copytrace.db", "copytrace.db"),
+            ("sqlite:///var/lib/ct.db", "/var/lib/ct.db"),
+            ("SQLite://a%3Fb.db", "a?b.db"),
+        ] {
+            let Ok(Target::File(options)) = parse_url(url) else {
+                panic!("{url} was refused");
+            };
+            assert_eq!(options.get_filename().to_str(), Some(file), "{url}");
+        }
+    }
+
+    #[test]
+    fn hosts_are_lower_cased_and_keep_explicit_ports() {
+        let (url, host) = page_key("HTTPS://Example.COM:8443/a?b=1#frag").unwrap();
+        assert_eq!(url, "https://example.com:8443/a?b=1");
+        assert_eq!(host, "example.com:8443");
+        let (_, host) = page_key("http://Example.com:80/").unwrap();
+        assert_eq!(host, "example.com", "the default port is not part of the site");
+        let (_, host) = page_key("http://[::1]:8080/").unwrap();
+        assert_eq!(host, "[::1]:8080");
+    }
+
+    #[tokio::test]
+    async fn connections_use_wal_foreign_keys_and_a_busy_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("pragmas.db").display());
+        let store = SqliteStore::connect(&url).await.unwrap();
+        let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+            .fetch_one(&store.pool)
+            .await
+            .unwrap();
+        let foreign_keys: i64 = sqlx::query_scalar("PRAGMA foreign_keys")
+            .fetch_one(&store.pool)
+            .await
+            .unwrap();
+        let busy_timeout: i64 = sqlx::query_scalar("PRAGMA busy_timeout")
+            .fetch_one(&store.pool)
+            .await
+            .unwrap();
+        assert_eq!(mode, "wal");
+        assert_eq!(foreign_keys, 1);
+        assert_eq!(busy_timeout, 5000);
+    }
+
+    #[tokio::test]
+    async fn the_due_pages_query_uses_its_partial_index() {
+        let store = SqliteStore::connect("sqlite::memory:").await.unwrap();
+        store.migrate().await.unwrap();
+        let plan: Vec<(i64, i64, i64, String)> =
+            sqlx::query_as(concat!("EXPLAIN QUERY PLAN ", due_pages_query!()))
+                .bind(10_i64)
+                .fetch_all(&store.pool)
+        .await
+        .unwrap();
+        let detail: Vec<&str> = plan.iter().map(|row| row.3.as_str()).collect();
+        assert!(
+            detail.iter().any(|d| d.contains("pages_due_for_matching")),
+            "plan: {detail:?}"
+        );
+    }
+}
