@@ -12,8 +12,9 @@
 //! embedded default; a PostgreSQL implementation with the same semantics comes later and must
 //! pass the same contract tests.
 //!
-//! Every write is idempotent: adding the same work or page twice leaves one row, and recording
-//! the matches of a page replaces that page's previous verdict instead of appending to it.
+//! Library writes are idempotent: adding the same work or page twice leaves one row, and
+//! recording the matches of a page replaces that page's previous verdict instead of appending to
+//! it. Jobs are made idempotent by their `dedup_key`.
 //!
 //! Rules every backend keeps, so callers never see which one runs:
 //!
@@ -24,6 +25,9 @@
 //! * e-mail addresses are lower-cased by the store before they are written or looked up;
 //! * "does not exist" is always [`StoreError::NotFound`] naming the row (`"work 42"`), and a
 //!   refused value is [`StoreError::Invalid`] with a reason a person can act on.
+//!
+//! `tests/contract` holds the executable form of these rules: every test runs once per backend,
+//! each on a fresh database.
 
 pub mod model;
 pub mod sqlite;
@@ -95,7 +99,6 @@ pub(crate) fn redact_url(url: &str) -> String {
     )
 }
 
-
 /// The storage contract shared by every backend.
 #[async_trait]
 pub trait Store: Send + Sync {
@@ -104,7 +107,8 @@ pub trait Store: Send + Sync {
 
     // ----- fingerprint library -----
 
-    /// Returns the id of the holder with this name, creating it if needed.
+    /// Returns the id of the holder with this name, creating it if needed. Surrounding
+    /// whitespace is not part of the name; an empty name is `Invalid`.
     async fn ensure_rights_holder(&self, name: &str) -> Result<Id>;
     /// Lists all rights holders by name.
     async fn list_rights_holders(&self) -> Result<Vec<RightsHolder>>;
@@ -112,6 +116,9 @@ pub trait Store: Send + Sync {
     /// fingerprint version write nothing and return [`WriteOutcome::Unchanged`]; otherwise the
     /// work's segments are replaced in the same transaction and every page's match against
     /// this work becomes stale (the caller re-matches).
+    ///
+    /// Segments must lie inside the text and have distinct ordinals (`Invalid` otherwise); an
+    /// unknown rights holder is `NotFound`.
     async fn upsert_work(&self, work: &NewWork) -> Result<(Id, WriteOutcome)>;
     /// Lists works (without text), optionally of one holder, ordered by external id then holder.
     async fn list_works(&self, rights_holder_id: Option<Id>) -> Result<Vec<WorkSummary>>;
@@ -132,7 +139,8 @@ pub trait Store: Send + Sync {
     async fn upsert_page(&self, page: &NewPage) -> Result<PageWrite>;
     /// One page. `NotFound` if absent.
     async fn get_page(&self, id: Id) -> Result<Page>;
-    /// Pages whose current text has not been matched yet, oldest first, at most `limit`.
+    /// Pages whose current text has not been matched yet (`matched_hash` missing or different
+    /// from `content_hash`), oldest first (by id), at most `limit`.
     async fn pages_to_match(&self, limit: u32) -> Result<Vec<Page>>;
     /// Marks every page as due for matching (after the library changed). Returns how many pages
     /// were matched before and are now due.
@@ -167,7 +175,7 @@ pub trait Store: Send + Sync {
     // ----- jobs -----
 
     /// Enqueues a job; with a `dedup_key` equal to a queued or running job's, returns that
-    /// job's id instead of creating another.
+    /// job's id instead of creating another. A job must allow at least one attempt.
     async fn enqueue_job(&self, job: &NewJob) -> Result<Id>;
     /// Claims the oldest due job of one of `kinds` (queued with `run_at <= now`, or running
     /// with an expired lease, i.e. `lease_until <= now`), marks it running with
@@ -222,7 +230,10 @@ mod tests {
             "postgres://app:***@db:5432/ct?sslmode=require"
         );
         assert_eq!(redact_url("postgres://app@db/ct"), "postgres://app@db/ct");
-        assert_eq!(redact_url("sqlite://data/a:b@c.db"), "sqlite://data/a:b@c.db");
+        assert_eq!(
+            redact_url("sqlite://data/a:b@c.db"),
+            "sqlite://data/a:b@c.db"
+        );
         assert_eq!(redact_url("sqlite::memory:"), "sqlite::memory:");
     }
 }

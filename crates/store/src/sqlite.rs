@@ -16,7 +16,7 @@
 //! * **Only runtime queries** (`sqlx::query*` with `$n` parameters): a clean checkout builds
 //!   without a database, and the SQL stays close to what PostgreSQL accepts.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -73,7 +73,7 @@ impl SqliteStore {
                     .await?
             }
             Target::File(options) => {
-                let options = options
+                let options = (*options)
                     .create_if_missing(true)
                     .journal_mode(SqliteJournalMode::Wal)
                     .foreign_keys(true)
@@ -103,7 +103,7 @@ impl SqliteStore {
 /// What a database URL points at.
 enum Target {
     Memory,
-    File(SqliteConnectOptions),
+    File(Box<SqliteConnectOptions>),
 }
 
 /// Checks the URL shape ourselves: sqlx's parser strips any prefix it knows and treats the rest
@@ -135,7 +135,7 @@ fn parse_url(url: &str) -> Result<Target> {
     }
     // sqlx percent-decodes the path; that is the only way this can still fail.
     SqliteConnectOptions::from_str(&format!("sqlite://{path}"))
-        .map(Target::File)
+        .map(|options| Target::File(Box::new(options)))
         .map_err(|error| invalid(&format!("the file path cannot be decoded: {error}")))
 }
 
@@ -432,7 +432,10 @@ impl PageRow {
             text: self.text,
             content_hash: self.content_hash,
             http_status: u16::try_from(self.http_status).map_err(|_| {
-                StoreError::Invalid(format!("stored HTTP status {} is invalid", self.http_status))
+                StoreError::Invalid(format!(
+                    "stored HTTP status {} is invalid",
+                    self.http_status
+                ))
             })?,
             first_seen: from_micros(self.first_seen)?,
             last_seen: from_micros(self.last_seen)?,
@@ -467,9 +470,12 @@ struct MatchEvidenceRow {
 
 impl MatchEvidenceRow {
     fn passage(&self) -> Result<Option<EvidencePassage>> {
-        let (Some(page_start), Some(page_end), Some(work_start), Some(work_end)) =
-            (self.page_start, self.page_end, self.work_start, self.work_end)
-        else {
+        let (Some(page_start), Some(page_end), Some(work_start), Some(work_end)) = (
+            self.page_start,
+            self.page_end,
+            self.work_start,
+            self.work_end,
+        ) else {
             return Ok(None);
         };
         Ok(Some(EvidencePassage {
@@ -883,21 +889,21 @@ impl Store for SqliteStore {
 
     async fn get_page(&self, id: Id) -> Result<Page> {
         sqlx::query_as::<_, PageRow>(concat!(page_select!(), " WHERE id = $1"))
-        .bind(id)
-        .fetch_optional(&self.pool)
-        .await?
-        .ok_or_else(|| StoreError::NotFound(format!("page {id}")))?
-        .into_model()
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("page {id}")))?
+            .into_model()
     }
 
     async fn pages_to_match(&self, limit: u32) -> Result<Vec<Page>> {
         sqlx::query_as::<_, PageRow>(due_pages_query!())
-        .bind(i64::from(limit))
-        .fetch_all(&self.pool)
-        .await?
-        .into_iter()
-        .map(PageRow::into_model)
-        .collect()
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?
+            .into_iter()
+            .map(PageRow::into_model)
+            .collect()
     }
 
     async fn mark_all_pages_unmatched(&self) -> Result<u64> {
@@ -1113,7 +1119,9 @@ impl Store for SqliteStore {
             return Ok(None);
         }
         if lease <= chrono::Duration::zero() {
-            return Err(StoreError::Invalid(format!("job lease {lease} is not positive")));
+            return Err(StoreError::Invalid(format!(
+                "job lease {lease} is not positive"
+            )));
         }
         let lease_until = now
             .checked_add_signed(lease)
@@ -1287,10 +1295,13 @@ impl Store for SqliteStore {
     // ----- users -----
 
     async fn create_user(&self, user: &NewUser) -> Result<Id> {
-        let email = normalize_email(&user.email)
-            .ok_or_else(|| StoreError::Invalid(format!("{:?} is not an email address", user.email)))?;
+        let email = normalize_email(&user.email).ok_or_else(|| {
+            StoreError::Invalid(format!("{:?} is not an email address", user.email))
+        })?;
         if user.password_hash.is_empty() {
-            return Err(StoreError::Invalid(format!("user {email:?} has no password hash")));
+            return Err(StoreError::Invalid(format!(
+                "user {email:?} has no password hash"
+            )));
         }
         match (user.role, user.rights_holder_id) {
             (Role::RightsHolder, None) => {
@@ -1324,7 +1335,9 @@ impl Store for SqliteStore {
         let id = match result {
             Ok(id) => id,
             Err(error) if is_unique_violation(&error) => {
-                return Err(StoreError::Invalid(format!("user {email:?} already exists")));
+                return Err(StoreError::Invalid(format!(
+                    "user {email:?} already exists"
+                )));
             }
             Err(error) => return Err(error.into()),
         };
@@ -1375,7 +1388,10 @@ mod tests {
         assert_eq!(url, "https://example.com:8443/a?b=1");
         assert_eq!(host, "example.com:8443");
         let (_, host) = page_key("http://Example.com:80/").unwrap();
-        assert_eq!(host, "example.com", "the default port is not part of the site");
+        assert_eq!(
+            host, "example.com",
+            "the default port is not part of the site"
+        );
         let (_, host) = page_key("http://[::1]:8080/").unwrap();
         assert_eq!(host, "[::1]:8080");
     }
@@ -1410,8 +1426,8 @@ mod tests {
             sqlx::query_as(concat!("EXPLAIN QUERY PLAN ", due_pages_query!()))
                 .bind(10_i64)
                 .fetch_all(&store.pool)
-        .await
-        .unwrap();
+                .await
+                .unwrap();
         let detail: Vec<&str> = plan.iter().map(|row| row.3.as_str()).collect();
         assert!(
             detail.iter().any(|d| d.contains("pages_due_for_matching")),

@@ -1,0 +1,323 @@
+//! The durable job queue: claiming, leases, retries, dead jobs and deduplication.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, Utc};
+use copytrace_store::{JobState, NewJob, Store};
+use serde_json::json;
+
+use crate::helpers::{at, contract_tests, invalid, not_found};
+
+contract_tests!(
+    a_job_is_claimed_once_and_reclaimed_after_its_lease_expires,
+    concurrent_claimers_never_get_the_same_job,
+    a_job_goes_dead_after_max_attempts,
+    a_failed_job_waits_until_its_retry_time,
+    jobs_are_claimed_by_kind_when_due_and_oldest_first,
+    enqueuing_with_a_pending_dedup_key_returns_the_pending_job,
+    a_completed_job_is_done_and_is_not_claimed_again,
+    a_job_whose_lease_expires_on_its_last_attempt_goes_dead,
+    unknown_or_idle_jobs_cannot_be_completed_or_failed,
+    a_job_needs_a_kind_and_at_least_one_attempt,
+);
+
+fn job(kind: &str, run_at: DateTime<Utc>, max_attempts: u32) -> NewJob {
+    NewJob {
+        kind: kind.to_owned(),
+        payload: json!({ "kind": kind, "urls": ["https://pirate.example/"], "depth": 2 }),
+        dedup_key: None,
+        run_at,
+        max_attempts,
+    }
+}
+
+fn lease() -> Duration {
+    Duration::seconds(30)
+}
+
+async fn a_job_is_claimed_once_and_reclaimed_after_its_lease_expires(store: Arc<dyn Store>) {
+    let new = job("crawl", at(0), 3);
+    let id = store.enqueue_job(&new).await.unwrap();
+    let queued = store.get_job(id).await.unwrap();
+    assert_eq!(
+        (queued.state, queued.attempts, queued.lease_until),
+        (JobState::Queued, 0, None)
+    );
+
+    let claimed = store
+        .claim_job(&["crawl"], at(1), lease())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(claimed.id, id);
+    assert_eq!(claimed.kind, "crawl");
+    assert_eq!(claimed.payload, new.payload);
+    assert_eq!(claimed.state, JobState::Running);
+    assert_eq!(claimed.attempts, 1);
+    assert_eq!(claimed.max_attempts, 3);
+    assert_eq!(claimed.lease_until, Some(at(1) + lease()));
+    assert_eq!(store.get_job(id).await.unwrap(), claimed);
+
+    assert_eq!(
+        store.claim_job(&["crawl"], at(2), lease()).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        store.claim_job(&["crawl"], at(30), lease()).await.unwrap(),
+        None
+    );
+
+    let reclaimed = store
+        .claim_job(&["crawl"], at(31), lease())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        reclaimed.id, id,
+        "the lease ended at 31 s: another worker takes over"
+    );
+    assert_eq!(reclaimed.attempts, 2);
+    assert_eq!(reclaimed.lease_until, Some(at(31) + lease()));
+}
+
+async fn concurrent_claimers_never_get_the_same_job(store: Arc<dyn Store>) {
+    let mut enqueued = HashSet::new();
+    for _ in 0..24 {
+        enqueued.insert(store.enqueue_job(&job("match", at(0), 1)).await.unwrap());
+    }
+    let workers: Vec<_> = (0..6)
+        .map(|_| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let mut claimed = Vec::new();
+                while let Some(job) = store.claim_job(&["match"], at(1), lease()).await.unwrap() {
+                    claimed.push(job.id);
+                }
+                claimed
+            })
+        })
+        .collect();
+    let mut claimed = Vec::new();
+    for worker in workers {
+        claimed.extend(worker.await.unwrap());
+    }
+    let unique: HashSet<_> = claimed.iter().copied().collect();
+    assert_eq!(
+        claimed.len(),
+        24,
+        "every job claimed exactly once: {claimed:?}"
+    );
+    assert_eq!(unique, enqueued);
+}
+
+async fn a_job_goes_dead_after_max_attempts(store: Arc<dyn Store>) {
+    let id = store.enqueue_job(&job("crawl", at(0), 2)).await.unwrap();
+
+    store
+        .claim_job(&["crawl"], at(1), lease())
+        .await
+        .unwrap()
+        .unwrap();
+    store.fail_job(id, "timeout", at(10)).await.unwrap();
+    let retry = store.get_job(id).await.unwrap();
+    assert_eq!(retry.state, JobState::Queued);
+    assert_eq!(retry.run_at, at(10));
+    assert_eq!(retry.lease_until, None);
+    assert_eq!(retry.last_error.as_deref(), Some("timeout"));
+
+    store
+        .claim_job(&["crawl"], at(10), lease())
+        .await
+        .unwrap()
+        .unwrap();
+    store
+        .fail_job(id, "connection refused", at(20))
+        .await
+        .unwrap();
+    let dead = store.get_job(id).await.unwrap();
+    assert_eq!(dead.state, JobState::Dead);
+    assert_eq!(dead.attempts, 2);
+    assert_eq!(dead.last_error.as_deref(), Some("connection refused"));
+    assert_eq!(
+        store
+            .claim_job(&["crawl"], at(1000), lease())
+            .await
+            .unwrap(),
+        None
+    );
+}
+
+async fn a_failed_job_waits_until_its_retry_time(store: Arc<dyn Store>) {
+    let id = store.enqueue_job(&job("crawl", at(0), 5)).await.unwrap();
+    store
+        .claim_job(&["crawl"], at(0), lease())
+        .await
+        .unwrap()
+        .unwrap();
+    store.fail_job(id, "503", at(60)).await.unwrap();
+
+    assert_eq!(
+        store.claim_job(&["crawl"], at(59), lease()).await.unwrap(),
+        None
+    );
+    let again = store
+        .claim_job(&["crawl"], at(60), lease())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((again.id, again.attempts), (id, 2));
+    assert_eq!(
+        again.last_error.as_deref(),
+        Some("503"),
+        "the last error stays visible"
+    );
+}
+
+async fn jobs_are_claimed_by_kind_when_due_and_oldest_first(store: Arc<dyn Store>) {
+    let later = store.enqueue_job(&job("crawl", at(20), 1)).await.unwrap();
+    let earlier = store.enqueue_job(&job("crawl", at(10), 1)).await.unwrap();
+    let matching = store.enqueue_job(&job("match", at(0), 1)).await.unwrap();
+    let future = store.enqueue_job(&job("crawl", at(1000), 1)).await.unwrap();
+
+    assert_eq!(store.claim_job(&[], at(30), lease()).await.unwrap(), None);
+    assert_eq!(
+        store.claim_job(&["report"], at(30), lease()).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        store.claim_job(&["crawl"], at(5), lease()).await.unwrap(),
+        None,
+        "not due"
+    );
+
+    let mut order = Vec::new();
+    while let Some(job) = store.claim_job(&["crawl"], at(30), lease()).await.unwrap() {
+        order.push(job.id);
+    }
+    assert_eq!(order, [earlier, later]);
+    let both = store
+        .claim_job(&["report", "match"], at(30), lease())
+        .await
+        .unwrap();
+    assert_eq!(both.map(|job| job.id), Some(matching));
+    assert_eq!(store.get_job(future).await.unwrap().state, JobState::Queued);
+}
+
+async fn enqueuing_with_a_pending_dedup_key_returns_the_pending_job(store: Arc<dyn Store>) {
+    let keyed = |key: &str| NewJob {
+        dedup_key: Some(key.to_owned()),
+        ..job("crawl", at(0), 3)
+    };
+    let first = store
+        .enqueue_job(&keyed("site:pirate.example"))
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .enqueue_job(&keyed("site:pirate.example"))
+            .await
+            .unwrap(),
+        first
+    );
+    let other = store
+        .enqueue_job(&keyed("site:mirror.example"))
+        .await
+        .unwrap();
+    assert_ne!(other, first);
+
+    store
+        .claim_job(&["crawl"], at(1), lease())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(store.get_job(first).await.unwrap().state, JobState::Running);
+    assert_eq!(
+        store
+            .enqueue_job(&keyed("site:pirate.example"))
+            .await
+            .unwrap(),
+        first,
+        "a running job is pending too"
+    );
+
+    store.complete_job(first).await.unwrap();
+    let next = store
+        .enqueue_job(&keyed("site:pirate.example"))
+        .await
+        .unwrap();
+    assert_ne!(next, first, "a finished job does not block new work");
+
+    let plain_one = store.enqueue_job(&job("crawl", at(0), 1)).await.unwrap();
+    let plain_two = store.enqueue_job(&job("crawl", at(0), 1)).await.unwrap();
+    assert_ne!(
+        plain_one, plain_two,
+        "without a key every enqueue is a new job"
+    );
+}
+
+async fn a_completed_job_is_done_and_is_not_claimed_again(store: Arc<dyn Store>) {
+    let id = store.enqueue_job(&job("crawl", at(0), 3)).await.unwrap();
+    store
+        .claim_job(&["crawl"], at(1), lease())
+        .await
+        .unwrap()
+        .unwrap();
+    store.complete_job(id).await.unwrap();
+
+    let done = store.get_job(id).await.unwrap();
+    assert_eq!((done.state, done.lease_until), (JobState::Done, None));
+    assert_eq!(
+        store
+            .claim_job(&["crawl"], at(1000), lease())
+            .await
+            .unwrap(),
+        None
+    );
+    assert!(invalid(store.complete_job(id).await).contains("not running"));
+}
+
+async fn a_job_whose_lease_expires_on_its_last_attempt_goes_dead(store: Arc<dyn Store>) {
+    let id = store.enqueue_job(&job("crawl", at(0), 1)).await.unwrap();
+    store
+        .claim_job(&["crawl"], at(0), lease())
+        .await
+        .unwrap()
+        .unwrap();
+
+    assert_eq!(
+        store.claim_job(&["crawl"], at(31), lease()).await.unwrap(),
+        None
+    );
+    let dead = store.get_job(id).await.unwrap();
+    assert_eq!(dead.state, JobState::Dead);
+    assert_eq!(dead.attempts, 1);
+    assert!(dead.last_error.unwrap().contains("lease expired"));
+}
+
+async fn unknown_or_idle_jobs_cannot_be_completed_or_failed(store: Arc<dyn Store>) {
+    assert_eq!(not_found(store.complete_job(404).await), "job 404");
+    assert_eq!(not_found(store.fail_job(404, "x", at(0)).await), "job 404");
+    assert_eq!(not_found(store.get_job(404).await), "job 404");
+
+    let id = store.enqueue_job(&job("crawl", at(0), 3)).await.unwrap();
+    assert!(invalid(store.fail_job(id, "x", at(5)).await).contains("queued"));
+    let unchanged = store.get_job(id).await.unwrap();
+    assert_eq!(
+        (unchanged.state, unchanged.last_error),
+        (JobState::Queued, None)
+    );
+}
+
+async fn a_job_needs_a_kind_and_at_least_one_attempt(store: Arc<dyn Store>) {
+    invalid(store.enqueue_job(&job("", at(0), 1)).await);
+    invalid(store.enqueue_job(&job("crawl", at(0), 0)).await);
+    invalid(store.claim_job(&["crawl"], at(0), Duration::zero()).await);
+    assert_eq!(
+        store
+            .claim_job(&["", "crawl"], at(100), lease())
+            .await
+            .unwrap(),
+        None
+    );
+}

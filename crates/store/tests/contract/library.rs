@@ -1,0 +1,291 @@
+//! The fingerprint library: rights holders, works and their segments.
+
+use std::sync::Arc;
+
+use copytrace_store::{MatchFilter, SegmentFingerprint, Store, WriteOutcome};
+
+use crate::helpers::{
+    at, contract_tests, found, invalid, not_found, stored_page, stored_work, work,
+};
+
+contract_tests!(
+    ensuring_a_rights_holder_twice_returns_the_same_id,
+    adding_the_same_work_twice_creates_one_row,
+    changed_work_replaces_its_segments_and_marks_matched_pages_stale,
+    a_new_title_or_fingerprint_version_updates_an_unchanged_text,
+    works_are_listed_per_rights_holder_by_external_id,
+    a_work_comes_back_with_its_text_and_byte_length,
+    simhash_values_with_the_top_bit_set_round_trip,
+    unknown_work_is_not_found,
+    a_work_of_an_unknown_rights_holder_is_not_found,
+    bad_segments_are_refused_and_nothing_is_stored,
+);
+
+async fn ensuring_a_rights_holder_twice_returns_the_same_id(store: Arc<dyn Store>) {
+    let first = store.ensure_rights_holder("Yuewen").await.unwrap();
+    let again = store.ensure_rights_holder("Yuewen").await.unwrap();
+    let other = store.ensure_rights_holder("Acme Books").await.unwrap();
+    assert_eq!(first, again);
+    assert_ne!(first, other);
+
+    let names: Vec<String> = store
+        .list_rights_holders()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|holder| holder.name)
+        .collect();
+    assert_eq!(names, ["Acme Books", "Yuewen"]);
+    invalid(store.ensure_rights_holder("  ").await);
+}
+
+async fn adding_the_same_work_twice_creates_one_row(store: Arc<dyn Store>) {
+    let holder = store.ensure_rights_holder("Yuewen").await.unwrap();
+    let new = work(
+        holder,
+        "novel-1",
+        "the quick brown fox jumps over the lazy dog",
+    );
+
+    let (id, outcome) = store.upsert_work(&new).await.unwrap();
+    assert_eq!(outcome, WriteOutcome::Created);
+    let before = store.get_work(id).await.unwrap();
+
+    let (again, outcome) = store.upsert_work(&new).await.unwrap();
+    assert_eq!(outcome, WriteOutcome::Unchanged);
+    assert_eq!(again, id);
+    assert_eq!(
+        store.get_work(id).await.unwrap(),
+        before,
+        "unchanged writes nothing"
+    );
+
+    let works = store.list_works(None).await.unwrap();
+    assert_eq!(works.len(), 1);
+    assert_eq!(works[0].segment_count as usize, new.segments.len());
+    assert_eq!(
+        store.all_segments().await.unwrap().len(),
+        new.segments.len()
+    );
+}
+
+async fn changed_work_replaces_its_segments_and_marks_matched_pages_stale(store: Arc<dyn Store>) {
+    let holder = store.ensure_rights_holder("Yuewen").await.unwrap();
+    let changed = stored_work(&*store, holder, "changed", "first version of the text").await;
+    let other = stored_work(&*store, holder, "other", "a completely different work").await;
+    let copy_of_changed = stored_page(&*store, "https://pirate.example/1", "copy one").await;
+    let copy_of_other = stored_page(&*store, "https://pirate.example/2", "copy two").await;
+    for (page, work_id) in [(copy_of_changed, changed), (copy_of_other, other)] {
+        let hash = store.get_page(page).await.unwrap().content_hash;
+        let verdict = [found(work_id, 0.9, &[(0, 0)])];
+        store
+            .record_page_matches(page, &hash, &verdict, at(1))
+            .await
+            .unwrap();
+    }
+    assert!(store.pages_to_match(10).await.unwrap().is_empty());
+
+    let mut new = work(
+        holder,
+        "changed",
+        "second version, longer than the first one was",
+    );
+    new.segments.truncate(2);
+    let (id, outcome) = store.upsert_work(&new).await.unwrap();
+    assert_eq!((id, outcome), (changed, WriteOutcome::Updated));
+
+    let segments: Vec<SegmentFingerprint> = store
+        .all_segments()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|indexed| indexed.work_id == changed)
+        .map(|indexed| indexed.segment)
+        .collect();
+    assert_eq!(
+        segments, new.segments,
+        "old segments are gone, new ones stored"
+    );
+    let others = store.all_segments().await.unwrap();
+    assert!(others.iter().any(|indexed| indexed.work_id == other));
+
+    let stored = store.get_work(changed).await.unwrap();
+    assert_eq!(stored.content, new.content);
+    assert_eq!(stored.summary.content_hash, new.content_hash);
+    assert!(stored.summary.updated_at >= stored.summary.created_at);
+
+    let due: Vec<_> = store
+        .pages_to_match(10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|page| page.id)
+        .collect();
+    assert_eq!(
+        due,
+        [copy_of_changed],
+        "only the page matched against the changed work"
+    );
+    assert_eq!(
+        store.get_page(copy_of_changed).await.unwrap().matched_hash,
+        None
+    );
+    let matches = store.list_matches(&MatchFilter::default()).await.unwrap();
+    assert_eq!(
+        matches.len(),
+        2,
+        "the verdicts stay until the pages are re-matched"
+    );
+}
+
+async fn a_new_title_or_fingerprint_version_updates_an_unchanged_text(store: Arc<dyn Store>) {
+    let holder = store.ensure_rights_holder("Yuewen").await.unwrap();
+    let mut new = work(holder, "novel", "same text every time");
+    let (id, _) = store.upsert_work(&new).await.unwrap();
+
+    new.fingerprint_version = 2;
+    assert_eq!(
+        store.upsert_work(&new).await.unwrap(),
+        (id, WriteOutcome::Updated)
+    );
+    assert_eq!(
+        store
+            .get_work(id)
+            .await
+            .unwrap()
+            .summary
+            .fingerprint_version,
+        2
+    );
+
+    new.title = "A better title".to_owned();
+    assert_eq!(
+        store.upsert_work(&new).await.unwrap(),
+        (id, WriteOutcome::Updated)
+    );
+    assert_eq!(
+        store.get_work(id).await.unwrap().summary.title,
+        "A better title"
+    );
+
+    assert_eq!(
+        store.upsert_work(&new).await.unwrap(),
+        (id, WriteOutcome::Unchanged)
+    );
+}
+
+async fn works_are_listed_per_rights_holder_by_external_id(store: Arc<dyn Store>) {
+    let first = store.ensure_rights_holder("First").await.unwrap();
+    let second = store.ensure_rights_holder("Second").await.unwrap();
+    stored_work(&*store, first, "b", "text b").await;
+    stored_work(&*store, first, "a", "text a").await;
+    stored_work(&*store, second, "c", "text c").await;
+    // The same external id under another holder is another work.
+    stored_work(&*store, second, "a", "their own a").await;
+
+    let ids = |works: Vec<copytrace_store::WorkSummary>| {
+        works
+            .into_iter()
+            .map(|work| (work.rights_holder_id, work.external_id))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        ids(store.list_works(None).await.unwrap()),
+        [
+            (first, "a".to_owned()),
+            (second, "a".to_owned()),
+            (first, "b".to_owned()),
+            (second, "c".to_owned())
+        ]
+    );
+    assert_eq!(
+        ids(store.list_works(Some(first)).await.unwrap()),
+        [(first, "a".to_owned()), (first, "b".to_owned())]
+    );
+    assert!(
+        store
+            .list_works(Some(second + 100))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+async fn a_work_comes_back_with_its_text_and_byte_length(store: Arc<dyn Store>) {
+    let holder = store.ensure_rights_holder("Yuewen").await.unwrap();
+    let text = "斗破苍穹第一章：陨落的天才";
+    let mut new = work(holder, "doupo", "");
+    new.content = text.to_owned();
+    new.content_hash = "doupo-v1".to_owned();
+    new.segments = vec![SegmentFingerprint {
+        ordinal: 0,
+        start: 0,
+        end: text.len() as u32,
+        simhash: 42,
+    }];
+    let (id, _) = store.upsert_work(&new).await.unwrap();
+
+    let stored = store.get_work(id).await.unwrap();
+    assert_eq!(stored.content, text);
+    assert_eq!(
+        stored.summary.content_len,
+        text.len() as u64,
+        "bytes, not characters"
+    );
+    assert_eq!(stored.summary.segment_count, 1);
+    assert_eq!(stored.summary.external_id, "doupo");
+    assert_eq!(stored.summary.rights_holder_id, holder);
+}
+
+async fn simhash_values_with_the_top_bit_set_round_trip(store: Arc<dyn Store>) {
+    let holder = store.ensure_rights_holder("Yuewen").await.unwrap();
+    let hashes = [u64::MAX, 1 << 63, (1 << 63) | 1, i64::MAX as u64, 0];
+    let mut new = work(holder, "bits", "0123456789");
+    new.segments = hashes
+        .iter()
+        .enumerate()
+        .map(|(ordinal, &simhash)| SegmentFingerprint {
+            ordinal: ordinal as u32,
+            start: ordinal as u32,
+            end: ordinal as u32 + 5,
+            simhash,
+        })
+        .collect();
+    let (id, _) = store.upsert_work(&new).await.unwrap();
+
+    let stored: Vec<u64> = store
+        .all_segments()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|indexed| indexed.work_id == id)
+        .map(|indexed| indexed.segment.simhash)
+        .collect();
+    assert_eq!(stored, hashes);
+}
+
+async fn unknown_work_is_not_found(store: Arc<dyn Store>) {
+    let error = store.get_work(4242).await.unwrap_err();
+    assert_eq!(error.to_string(), "work 4242 not found");
+    assert_eq!(not_found(store.get_work(4242).await), "work 4242");
+}
+
+async fn a_work_of_an_unknown_rights_holder_is_not_found(store: Arc<dyn Store>) {
+    let result = store.upsert_work(&work(999, "orphan", "no owner")).await;
+    assert_eq!(not_found(result), "rights holder 999");
+    assert!(store.list_works(None).await.unwrap().is_empty());
+}
+
+async fn bad_segments_are_refused_and_nothing_is_stored(store: Arc<dyn Store>) {
+    let holder = store.ensure_rights_holder("Yuewen").await.unwrap();
+    let mut past_the_end = work(holder, "bad", "short text");
+    past_the_end.segments[0].end = 1000;
+    assert!(invalid(store.upsert_work(&past_the_end).await).contains("outside"));
+
+    let mut twice = work(holder, "bad", "a text with at least two windows");
+    twice.segments[1].ordinal = 0;
+    assert!(invalid(store.upsert_work(&twice).await).contains("ordinal 0"));
+
+    assert!(store.list_works(None).await.unwrap().is_empty());
+    assert!(store.all_segments().await.unwrap().is_empty());
+}

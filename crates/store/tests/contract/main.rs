@@ -1,0 +1,16 @@
+//! The storage contract: what every [`copytrace_store::Store`] backend must do.
+//!
+//! Each module lists its tests in `contract_tests!`, which runs every test once per backend,
+//! each time on a fresh database (see `helpers`). A test function takes only
+//! `Arc<dyn Store>`, so it cannot depend on which backend runs it. Tests of one backend's own
+//! behaviour (URL forms, files) live in that backend's module.
+
+mod helpers;
+
+mod jobs;
+mod library;
+mod matches;
+mod pages;
+mod schedules;
+mod sqlite;
+mod users;

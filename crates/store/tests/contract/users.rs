@@ -1,0 +1,119 @@
+//! Users of the admin web and API.
+
+use std::sync::Arc;
+
+use copytrace_store::{NewUser, Role, Store};
+
+use crate::helpers::{contract_tests, invalid, not_found};
+
+contract_tests!(
+    user_email_lookup_ignores_case,
+    duplicate_user_email_is_refused_regardless_of_case,
+    a_rights_holder_user_belongs_to_exactly_one_rights_holder,
+    a_user_of_an_unknown_rights_holder_is_not_found,
+);
+
+const HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA";
+
+fn user(email: &str, role: Role, rights_holder_id: Option<i64>) -> NewUser {
+    NewUser {
+        email: email.to_owned(),
+        password_hash: HASH.to_owned(),
+        role,
+        rights_holder_id,
+    }
+}
+
+async fn user_email_lookup_ignores_case(store: Arc<dyn Store>) {
+    let id = store
+        .create_user(&user(" Alice@Example.COM ", Role::Admin, None))
+        .await
+        .unwrap();
+
+    for email in [
+        "alice@example.com",
+        "ALICE@EXAMPLE.COM",
+        "Alice@example.com",
+    ] {
+        let found = store.find_user_by_email(email).await.unwrap().expect(email);
+        assert_eq!(found.id, id);
+        assert_eq!(found.email, "alice@example.com", "stored lower-cased");
+        assert_eq!(found.password_hash, HASH);
+        assert_eq!(found.role, Role::Admin);
+        assert_eq!(found.rights_holder_id, None);
+    }
+    assert_eq!(
+        store.find_user_by_email("bob@example.com").await.unwrap(),
+        None
+    );
+    assert_eq!(
+        store.find_user_by_email("not an address").await.unwrap(),
+        None
+    );
+}
+
+async fn duplicate_user_email_is_refused_regardless_of_case(store: Arc<dyn Store>) {
+    store
+        .create_user(&user("carol@example.com", Role::Analyst, None))
+        .await
+        .unwrap();
+    let why = invalid(
+        store
+            .create_user(&user("CAROL@example.com", Role::Operator, None))
+            .await,
+    );
+    assert!(why.contains("already exists"), "{why}");
+    let kept = store
+        .find_user_by_email("carol@example.com")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(kept.role, Role::Analyst);
+}
+
+async fn a_rights_holder_user_belongs_to_exactly_one_rights_holder(store: Arc<dyn Store>) {
+    let holder = store.ensure_rights_holder("Yuewen").await.unwrap();
+    invalid(
+        store
+            .create_user(&user("rh@yuewen.example", Role::RightsHolder, None))
+            .await,
+    );
+    invalid(
+        store
+            .create_user(&user("admin@yuewen.example", Role::Admin, Some(holder)))
+            .await,
+    );
+    invalid(
+        store
+            .create_user(&user("no-at-sign", Role::Admin, None))
+            .await,
+    );
+
+    store
+        .create_user(&user("rh@yuewen.example", Role::RightsHolder, Some(holder)))
+        .await
+        .unwrap();
+    let found = store
+        .find_user_by_email("RH@yuewen.example")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (found.role, found.rights_holder_id),
+        (Role::RightsHolder, Some(holder))
+    );
+    assert_eq!(
+        store
+            .find_user_by_email("admin@yuewen.example")
+            .await
+            .unwrap(),
+        None
+    );
+}
+
+async fn a_user_of_an_unknown_rights_holder_is_not_found(store: Arc<dyn Store>) {
+    let result = store
+        .create_user(&user("rh@nowhere.example", Role::RightsHolder, Some(12)))
+        .await;
+    assert_eq!(not_found(result), "rights holder 12");
+}
