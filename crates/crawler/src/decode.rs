@@ -1,0 +1,439 @@
+//! Turning the bytes of an HTML page into text.
+//!
+//! `reqwest::Response::text()` trusts only the `Content-Type` charset and otherwise assumes
+//! UTF-8, which turns the many GBK/GB18030 pages of Chinese sites into mojibake. This module
+//! follows the browsers' order instead:
+//!
+//! 1. a byte order mark (UTF-8, UTF-16LE, UTF-16BE);
+//! 2. the `charset` parameter of the HTTP `Content-Type` header;
+//! 3. a prescan of the first [`PRESCAN_BYTES`] for `<meta charset=…>` or
+//!    `<meta http-equiv="Content-Type" content="…; charset=…">`;
+//! 4. `chardetng`, given the host's top-level domain as a hint (`.cn` → GBK is likely);
+//! 5. decoding with `encoding_rs`, which never panics and replaces malformed sequences with
+//!    U+FFFD.
+//!
+//! One pragmatic deviation from browsers: when a *declared* charset (header or meta) produces
+//! malformed sequences but the detector's guess decodes the same bytes cleanly, the guess wins.
+//! Pirate sites copy templates and often declare a charset their bytes do not use.
+//!
+//! Labels are resolved by the WHATWG rules in `encoding_rs`, so `gb2312` and `gbk` both mean
+//! the GBK decoder, which is the GB18030 decoder (a superset).
+
+use chardetng::{EncodingDetector, Iso2022JpDetection, Utf8Detection};
+use encoding_rs::{Encoding, UTF_8, WINDOWS_1252};
+use url::{Host, Url};
+
+/// How many leading bytes are scanned for a `<meta>` charset declaration. The HTML standard
+/// says 1024; Chinese sites often put long comments and scripts first, so we look further.
+pub const PRESCAN_BYTES: usize = 4096;
+
+/// How many bytes the statistical detector sees at most.
+const DETECT_BYTES: usize = 256 * 1024;
+
+/// Decodes an HTML document. Returns the text and the `encoding_rs` name of the encoding used
+/// (for example `"UTF-8"` or `"GBK"`).
+///
+/// `content_type` is the raw HTTP `Content-Type` header value, if any; `url` supplies the
+/// top-level-domain hint for detection. Never panics, whatever the bytes.
+pub fn decode_html(
+    bytes: &[u8],
+    content_type: Option<&str>,
+    url: Option<&Url>,
+) -> (String, &'static str) {
+    if let Some((encoding, bom_len)) = Encoding::for_bom(bytes) {
+        let (text, _) = encoding.decode_without_bom_handling(&bytes[bom_len..]);
+        return (text.into_owned(), encoding.name());
+    }
+
+    let declared = content_type
+        .and_then(charset_from_content_type)
+        .and_then(|label| usable_label(label.as_bytes(), false))
+        .or_else(|| prescan_meta_charset(bytes));
+
+    if let Some(encoding) = declared {
+        let (text, had_errors) = encoding.decode_without_bom_handling(bytes);
+        if !had_errors {
+            return (text.into_owned(), encoding.name());
+        }
+        let guess = detect(bytes, url);
+        if guess != encoding {
+            let (guessed, guess_errors) = guess.decode_without_bom_handling(bytes);
+            if !guess_errors {
+                return (guessed.into_owned(), guess.name());
+            }
+        }
+        return (text.into_owned(), encoding.name());
+    }
+
+    let encoding = detect(bytes, url);
+    let (text, _) = encoding.decode_without_bom_handling(bytes);
+    (text.into_owned(), encoding.name())
+}
+
+/// Runs `chardetng` over (a prefix of) the bytes with the URL's top-level domain as a hint.
+fn detect(bytes: &[u8], url: Option<&Url>) -> &'static Encoding {
+    let mut detector = EncodingDetector::new(Iso2022JpDetection::Deny);
+    let sample = &bytes[..bytes.len().min(DETECT_BYTES)];
+    detector.feed(sample, sample.len() == bytes.len());
+    let tld = url.and_then(tld_hint);
+    detector.guess(tld.as_deref().map(str::as_bytes), Utf8Detection::Allow)
+}
+
+/// The last DNS label of the URL's host, in the form `chardetng` requires (lower-case ASCII, no
+/// dots); `None` for IP literals or anything odd (chardetng panics on bad labels).
+fn tld_hint(url: &Url) -> Option<String> {
+    let Some(Host::Domain(domain)) = url.host() else {
+        return None;
+    };
+    let label = domain.trim_end_matches('.').rsplit('.').next()?;
+    let valid = !label.is_empty()
+        && label
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    valid.then(|| label.to_owned())
+}
+
+/// Maps a charset label to an encoding the way the HTML standard does for documents:
+/// unknown labels and the `replacement` encoding are ignored; from a `<meta>`, UTF-16 means
+/// UTF-8 (the bytes would not have been ASCII-readable otherwise) and `x-user-defined` means
+/// windows-1252.
+fn usable_label(label: &[u8], from_meta: bool) -> Option<&'static Encoding> {
+    let encoding = Encoding::for_label_no_replacement(label)?;
+    if from_meta {
+        if encoding == encoding_rs::UTF_16LE || encoding == encoding_rs::UTF_16BE {
+            return Some(UTF_8);
+        }
+        if encoding == encoding_rs::X_USER_DEFINED {
+            return Some(WINDOWS_1252);
+        }
+    }
+    Some(encoding)
+}
+
+/// Extracts the `charset` parameter from a `Content-Type` value (`text/html; charset="gbk"`).
+pub fn charset_from_content_type(content_type: &str) -> Option<String> {
+    content_type.split(';').skip(1).find_map(|param| {
+        let (name, value) = param.split_once('=')?;
+        if !name.trim().eq_ignore_ascii_case("charset") {
+            return None;
+        }
+        let value = value.trim().trim_matches(|c| c == '"' || c == '\'').trim();
+        (!value.is_empty()).then(|| value.to_owned())
+    })
+}
+
+/// Scans the first [`PRESCAN_BYTES`] of the document for a `<meta>` charset declaration,
+/// following the outline of the HTML standard's prescan (comments skipped, attributes parsed
+/// loosely, `http-equiv` honoured only together with `content`).
+pub fn prescan_meta_charset(bytes: &[u8]) -> Option<&'static Encoding> {
+    let buf = &bytes[..bytes.len().min(PRESCAN_BYTES)];
+    let mut i = 0;
+    while i < buf.len() {
+        if buf[i] != b'<' {
+            i += 1;
+            continue;
+        }
+        let rest = &buf[i..];
+        if rest.starts_with(b"<!--") {
+            i += 4 + find(&buf[i + 4..], b"-->").map_or(buf.len(), |p| p + 3);
+            continue;
+        }
+        if rest.len() > 6
+            && rest[1..5].eq_ignore_ascii_case(b"meta")
+            && matches!(rest[5], b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'/')
+        {
+            let (attrs, consumed) = parse_attributes(&buf[i + 5..]);
+            i += 5 + consumed;
+            if let Some(encoding) = meta_encoding(&attrs) {
+                return Some(encoding);
+            }
+            continue;
+        }
+        // Any other tag (or `</x`, `<!x`, `<?x`): skip to its end so that a `<meta` inside an
+        // attribute value or a script is not mistaken for a tag of its own.
+        if rest.len() > 1 && (rest[1].is_ascii_alphabetic() || rest[1] == b'/') {
+            let (_, consumed) = parse_attributes(&buf[i + 1..]);
+            i += 1 + consumed;
+            continue;
+        }
+        if rest.len() > 1 && matches!(rest[1], b'!' | b'?') {
+            i += 2 + find(&buf[i + 2..], b">").map_or(buf.len(), |p| p + 1);
+            continue;
+        }
+        i += 1;
+    }
+    None
+}
+
+fn meta_encoding(attrs: &[(Vec<u8>, Vec<u8>)]) -> Option<&'static Encoding> {
+    let get = |name: &[u8]| {
+        attrs
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_slice())
+    };
+    if let Some(label) = get(b"charset")
+        && let Some(encoding) = usable_label(label.trim_ascii(), true)
+    {
+        return Some(encoding);
+    }
+    let http_equiv = get(b"http-equiv")?;
+    if !http_equiv
+        .trim_ascii()
+        .eq_ignore_ascii_case(b"content-type")
+    {
+        return None;
+    }
+    let content = String::from_utf8_lossy(get(b"content")?);
+    let label = charset_from_content_type(&content).or_else(|| {
+        // `content="charset=gbk"` without a MIME type also occurs in the wild.
+        let lower = content.to_ascii_lowercase();
+        let at = lower.find("charset=")?;
+        Some(
+            content[at + 8..]
+                .trim()
+                .trim_matches(['"', '\''])
+                .to_owned(),
+        )
+    })?;
+    usable_label(label.as_bytes(), true)
+}
+
+/// Parses `name=value` pairs after a tag name up to the closing `>`. Returns the attributes
+/// and the number of bytes consumed (including the `>`, if found).
+#[allow(clippy::type_complexity)]
+fn parse_attributes(buf: &[u8]) -> (Vec<(Vec<u8>, Vec<u8>)>, usize) {
+    let mut attrs = Vec::new();
+    let mut i = 0;
+    let is_space = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c');
+    // Skip the rest of the tag name.
+    while i < buf.len() && !is_space(buf[i]) && buf[i] != b'>' && buf[i] != b'/' {
+        i += 1;
+    }
+    loop {
+        while i < buf.len() && (is_space(buf[i]) || buf[i] == b'/') {
+            i += 1;
+        }
+        if i >= buf.len() {
+            return (attrs, i);
+        }
+        if buf[i] == b'>' {
+            return (attrs, i + 1);
+        }
+        let name_start = i;
+        while i < buf.len() && !is_space(buf[i]) && !matches!(buf[i], b'=' | b'>' | b'/') {
+            i += 1;
+        }
+        let name = buf[name_start..i].to_ascii_lowercase();
+        while i < buf.len() && is_space(buf[i]) {
+            i += 1;
+        }
+        let mut value = Vec::new();
+        if i < buf.len() && buf[i] == b'=' {
+            i += 1;
+            while i < buf.len() && is_space(buf[i]) {
+                i += 1;
+            }
+            if i < buf.len() && (buf[i] == b'"' || buf[i] == b'\'') {
+                let quote = buf[i];
+                i += 1;
+                let start = i;
+                while i < buf.len() && buf[i] != quote {
+                    i += 1;
+                }
+                value = buf[start..i].to_vec();
+                i = (i + 1).min(buf.len());
+            } else {
+                let start = i;
+                while i < buf.len() && !is_space(buf[i]) && buf[i] != b'>' {
+                    i += 1;
+                }
+                value = buf[start..i].to_vec();
+            }
+        }
+        if !name.is_empty() {
+            attrs.push((name, value));
+        }
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use encoding_rs::{GBK, SHIFT_JIS, UTF_16LE};
+
+    const CHAPTER: &str = "第一章 风起\n　　夜色如墨，少年推开了那扇沉重的木门。\n\
+        他知道，从今天起，一切都将不同。师父曾说过，江湖险恶，人心难测。";
+
+    fn gbk(text: &str) -> Vec<u8> {
+        let (bytes, _, had_errors) = GBK.encode(text);
+        assert!(!had_errors);
+        bytes.into_owned()
+    }
+
+    fn page(head: &str, body: &str) -> String {
+        format!(
+            "<!DOCTYPE html><html><head>{head}<title>测试</title></head><body><p>{body}</p></body></html>"
+        )
+    }
+
+    #[test]
+    fn gbk_without_any_declaration_is_detected() {
+        let bytes = gbk(&page("", CHAPTER));
+        let url = Url::parse("http://www.example.cn/1.html").unwrap();
+        let (text, encoding) = decode_html(&bytes, Some("text/html"), Some(&url));
+        assert_eq!(encoding, "GBK");
+        assert!(text.contains(CHAPTER));
+    }
+
+    #[test]
+    fn gbk_without_a_hint_is_still_detected() {
+        let bytes = gbk(&page("", CHAPTER));
+        let (text, encoding) = decode_html(&bytes, None, None);
+        assert_eq!(encoding, "GBK");
+        assert!(text.contains(CHAPTER));
+    }
+
+    #[test]
+    fn the_content_type_charset_is_honoured() {
+        let bytes = gbk(&page("", CHAPTER));
+        let (text, encoding) = decode_html(&bytes, Some("text/html; charset=GB2312"), None);
+        assert_eq!(encoding, "GBK");
+        assert!(text.contains(CHAPTER));
+        let (_, encoding) = decode_html(&bytes, Some("text/html;charset=\"gbk\""), None);
+        assert_eq!(encoding, "GBK");
+    }
+
+    #[test]
+    fn meta_charset_and_http_equiv_are_honoured() {
+        for head in [
+            "<meta charset=gbk>",
+            "<meta charset=\"gb2312\" />",
+            "<META HTTP-EQUIV=\"Content-Type\" CONTENT=\"text/html; charset=gb2312\">",
+            "<meta content='text/html;charset=gbk' http-equiv='content-type'>",
+        ] {
+            let bytes = gbk(&page(head, CHAPTER));
+            let (text, encoding) = decode_html(&bytes, Some("text/html"), None);
+            assert_eq!(encoding, "GBK", "{head}");
+            assert!(text.contains(CHAPTER), "{head}");
+        }
+    }
+
+    #[test]
+    fn meta_inside_a_comment_is_ignored() {
+        let html = page(
+            "<!-- <meta charset=shift_jis> --><meta charset=gbk>",
+            CHAPTER,
+        );
+        assert_eq!(prescan_meta_charset(&gbk(&html)), Some(GBK));
+    }
+
+    #[test]
+    fn a_meta_after_the_prescan_window_is_not_seen() {
+        let html = format!("{}<meta charset=shift_jis>", " ".repeat(PRESCAN_BYTES));
+        assert_eq!(prescan_meta_charset(html.as_bytes()), None);
+    }
+
+    #[test]
+    fn the_header_wins_over_meta() {
+        let (bytes, _, _) = SHIFT_JIS.encode("<meta charset=gbk><p>こんにちは、世界。</p>");
+        let (text, encoding) = decode_html(&bytes, Some("text/html; charset=shift_jis"), None);
+        assert_eq!(encoding, "Shift_JIS");
+        assert!(text.contains("こんにちは"));
+    }
+
+    #[test]
+    fn a_wrong_declaration_falls_back_to_detection() {
+        let bytes = gbk(&page("<meta charset=utf-8>", CHAPTER));
+        let (text, encoding) = decode_html(&bytes, None, None);
+        assert_eq!(encoding, "GBK");
+        assert!(text.contains(CHAPTER));
+    }
+
+    #[test]
+    fn a_byte_order_mark_wins_over_everything() {
+        let mut bytes = vec![0xEF, 0xBB, 0xBF];
+        bytes.extend_from_slice(page("<meta charset=gbk>", CHAPTER).as_bytes());
+        let (text, encoding) = decode_html(&bytes, Some("text/html; charset=gbk"), None);
+        assert_eq!(encoding, "UTF-8");
+        assert!(text.starts_with("<!DOCTYPE"));
+        assert!(text.contains(CHAPTER));
+
+        let mut utf16 = vec![0xFF, 0xFE];
+        for unit in "<p>你好</p>".encode_utf16() {
+            utf16.extend_from_slice(&unit.to_le_bytes());
+        }
+        let (text, encoding) = decode_html(&utf16, None, None);
+        assert_eq!(encoding, UTF_16LE.name());
+        assert_eq!(text, "<p>你好</p>");
+    }
+
+    #[test]
+    fn meta_utf16_means_utf8() {
+        let html = "<meta charset=utf-16><p>你好</p>";
+        assert_eq!(prescan_meta_charset(html.as_bytes()), Some(UTF_8));
+    }
+
+    #[test]
+    fn plain_utf8_is_detected() {
+        let (text, encoding) = decode_html(page("", CHAPTER).as_bytes(), None, None);
+        assert_eq!(encoding, "UTF-8");
+        assert!(text.contains(CHAPTER));
+    }
+
+    #[test]
+    fn garbage_bytes_never_panic() {
+        let mut seed = 0x2545_f491_u32;
+        for len in [0usize, 1, 2, 3, 7, 100, 5000] {
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 17;
+                    seed ^= seed << 5;
+                    seed as u8
+                })
+                .collect();
+            let url = Url::parse("http://xn--fiqs8s.xn--fiqs8s/").unwrap();
+            for ct in [
+                None,
+                Some("text/html; charset=bogus"),
+                Some("text/html; charset="),
+            ] {
+                let _ = decode_html(&bytes, ct, Some(&url));
+            }
+        }
+        for odd in [
+            &b"<meta"[..],
+            b"<meta charset=",
+            b"<meta charset='",
+            b"<!--",
+            b"<",
+            b"<!",
+        ] {
+            let _ = decode_html(odd, None, None);
+        }
+    }
+
+    #[test]
+    fn tld_hints_are_well_formed() {
+        let hint = |s: &str| tld_hint(&Url::parse(s).unwrap());
+        assert_eq!(hint("http://www.Example.CN/").as_deref(), Some("cn"));
+        assert_eq!(hint("http://example.com./").as_deref(), Some("com"));
+        assert_eq!(hint("http://127.0.0.1/"), None);
+        assert_eq!(hint("http://[::1]/"), None);
+    }
+
+    #[test]
+    fn content_type_parameters_are_parsed() {
+        assert_eq!(
+            charset_from_content_type("text/html; Charset = 'GBK' ").as_deref(),
+            Some("GBK")
+        );
+        assert_eq!(charset_from_content_type("text/html"), None);
+        assert_eq!(charset_from_content_type("text/html; charset="), None);
+    }
+}

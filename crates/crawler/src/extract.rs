@@ -1,0 +1,767 @@
+//! Main-text, title and link extraction from HTML.
+//!
+//! The approach is a small, predictable cousin of Readability:
+//!
+//! 1. Drop boilerplate subtrees: `script, style, noscript, nav, header, footer, aside, form,
+//!    iframe` (and a few more such as `select`, `svg`, `template`), hidden elements
+//!    (`hidden`, `display:none`), and elements whose `class`/`id` looks like navigation, ads,
+//!    comments, sidebars, share/recommend widgets, breadcrumbs or copyright footers — in English
+//!    and in the pinyin that Chinese sites use (`guanggao`, `tuijian`, `pinglun`, ...). A class
+//!    name that reads as content (`content`, `article`, `chapter`, ...) without a boilerplate
+//!    word protects its element, so `<div class="main has-sidebar">` survives while
+//!    `<div class="comment-content">` does not.
+//! 2. Score every remaining block element by its paragraph text: its own text (text not inside
+//!    a nested block) plus the own text of its child paragraphs (`<p>` and blocks without
+//!    nested blocks). Link text does not count, so menus and chapter lists score nothing.
+//! 3. Take the highest-scoring element (the deeper one on ties) and render it with its block
+//!    structure: block boundaries and `<br>` end a paragraph, whitespace runs (including
+//!    `&nbsp;` and the ideographic space used for indentation) collapse to one space, every
+//!    paragraph is trimmed, empty and link-dominated paragraphs are dropped. Paragraphs are
+//!    joined with `'\n'`.
+//!
+//! If class-based dropping leaves no text at all, the page is scored again with only the tag
+//! rules, so an over-eager class match cannot empty a page.
+//!
+//! The DOM is walked iteratively (`html5ever` happily builds trees thousands of levels deep from
+//! malformed input), and nothing here panics on any input.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use ego_tree::NodeRef;
+use ego_tree::iter::Edge;
+use scraper::node::Element;
+use scraper::{Html, Node, Selector};
+use url::Url;
+
+/// What [`extract`] found in a page.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Extracted {
+    /// The page title: `<title>`, or the first `<h1>` when the title is missing or empty.
+    pub title: Option<String>,
+    /// The main text, paragraphs separated by `'\n'`.
+    pub text: String,
+    /// Absolute `http`/`https` links found anywhere in the page (navigation included), without
+    /// fragments, deduplicated, in document order.
+    pub links: Vec<Url>,
+}
+
+/// Extracts the title, the main text and the links of an HTML document. Relative links are
+/// resolved against `<base href>` if present, else against `base`.
+pub fn extract(html: &str, base: &Url) -> Extracted {
+    let doc = Html::parse_document(html);
+    Extracted {
+        title: title(&doc),
+        text: main_text(&doc),
+        links: links(&doc, base),
+    }
+}
+
+static TITLE: LazyLock<Selector> = LazyLock::new(|| Selector::parse("title").expect("selector"));
+static H1: LazyLock<Selector> = LazyLock::new(|| Selector::parse("h1").expect("selector"));
+static BASE: LazyLock<Selector> =
+    LazyLock::new(|| Selector::parse("base[href]").expect("selector"));
+static LINKS: LazyLock<Selector> =
+    LazyLock::new(|| Selector::parse("a[href], area[href]").expect("selector"));
+
+fn title(doc: &Html) -> Option<String> {
+    let from = |selector: &Selector| {
+        doc.select(selector)
+            .map(|el| collapse_whitespace(&el.text().collect::<String>()))
+            .find(|t| !t.is_empty())
+    };
+    from(&TITLE).or_else(|| from(&H1))
+}
+
+fn links(doc: &Html, page: &Url) -> Vec<Url> {
+    let base = doc
+        .select(&BASE)
+        .next()
+        .and_then(|el| el.value().attr("href"))
+        .and_then(|href| page.join(href.trim()).ok())
+        .filter(|u| matches!(u.scheme(), "http" | "https"))
+        .unwrap_or_else(|| page.clone());
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for el in doc.select(&LINKS) {
+        let Some(href) = el.value().attr("href") else {
+            continue;
+        };
+        let Ok(mut url) = base.join(href.trim()) else {
+            continue;
+        };
+        if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+            continue;
+        }
+        url.set_fragment(None);
+        if seen.insert(url.as_str().to_owned()) {
+            out.push(url);
+        }
+    }
+    out
+}
+
+/// Tags whose whole subtree is never main text.
+const EXCLUDED_TAGS: &[&str] = &[
+    "script", "style", "noscript", "nav", "header", "footer", "aside", "form", "iframe", "head",
+    "title", "template", "svg", "canvas", "select", "button", "textarea", "object", "embed",
+    "video", "audio", "map", "dialog", "menu",
+];
+
+/// Tags that start a new paragraph.
+const BLOCK_TAGS: &[&str] = &[
+    "address",
+    "article",
+    "blockquote",
+    "body",
+    "caption",
+    "center",
+    "dd",
+    "details",
+    "dir",
+    "div",
+    "dl",
+    "dt",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "hgroup",
+    "hr",
+    "html",
+    "legend",
+    "li",
+    "main",
+    "ol",
+    "p",
+    "pre",
+    "section",
+    "summary",
+    "table",
+    "tbody",
+    "td",
+    "tfoot",
+    "th",
+    "thead",
+    "tr",
+    "ul",
+];
+
+/// Class/id words that mark boilerplate when they are a whole word of a class name.
+const BOILERPLATE_WORDS: &[&str] = &[
+    "ad",
+    "ads",
+    "adv",
+    "advert",
+    "adverts",
+    "advertisement",
+    "advertising",
+    "adsense",
+    "adsbygoogle",
+    "banner",
+    "banners",
+    "sidebar",
+    "side",
+    "nav",
+    "navbar",
+    "navi",
+    "navigation",
+    "menu",
+    "menus",
+    "comment",
+    "comments",
+    "footer",
+    "foot",
+    "share",
+    "sharing",
+    "recommend",
+    "recommended",
+    "recommendation",
+    "related",
+    "breadcrumb",
+    "breadcrumbs",
+    "crumbs",
+    "copyright",
+    "social",
+    "sponsor",
+    "sponsored",
+    "promo",
+    "popup",
+    "modal",
+    "cookie",
+    "cookies",
+    "login",
+    "signup",
+    "subscribe",
+    "newsletter",
+    "widget",
+    "widgets",
+    "toolbar",
+    "topbar",
+    "masthead",
+    "header",
+    "pager",
+    "pagination",
+    // pinyin used by Chinese sites
+    "gg",
+    "guanggao",
+    "tuijian",
+    "pinglun",
+    "fenxiang",
+    "daohang",
+    "banquan",
+    "xiangguan",
+];
+
+/// Words that also mark boilerplate as the start or end of a longer word (`topnav`,
+/// `commentlist`, `footerwrap`).
+const BOILERPLATE_AFFIXES: &[&str] = &[
+    "nav",
+    "menu",
+    "sidebar",
+    "comment",
+    "footer",
+    "share",
+    "recommend",
+    "breadcrumb",
+    "copyright",
+    "advert",
+    "banner",
+    "sponsor",
+    "guanggao",
+    "tuijian",
+    "pinglun",
+];
+
+/// Class/id words that mark main content.
+const CONTENT_WORDS: &[&str] = &[
+    "content", "article", "main", "body", "post", "entry", "chapter", "story", "text", "txt",
+    "zhengwen", "neirong", "read", "reader", "novel",
+];
+
+/// ARIA roles that mark boilerplate.
+const BOILERPLATE_ROLES: &[&str] = &[
+    "navigation",
+    "banner",
+    "contentinfo",
+    "complementary",
+    "menu",
+    "menubar",
+    "search",
+    "dialog",
+];
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Tag, hidden and class/id rules.
+    Full,
+    /// Tag and hidden rules only (fallback).
+    TagsOnly,
+}
+
+fn is_block(name: &str) -> bool {
+    BLOCK_TAGS.contains(&name)
+}
+
+fn is_excluded(el: &Element, mode: Mode) -> bool {
+    let name = el.name();
+    if EXCLUDED_TAGS.contains(&name) {
+        return true;
+    }
+    if el.attr("hidden").is_some() {
+        return true;
+    }
+    if let Some(style) = el.attr("style") {
+        let style: String = style
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>()
+            .to_ascii_lowercase();
+        if style.contains("display:none") || style.contains("visibility:hidden") {
+            return true;
+        }
+    }
+    if mode == Mode::TagsOnly || matches!(name, "html" | "body" | "main" | "article") {
+        return false;
+    }
+    if let Some(role) = el.attr("role")
+        && BOILERPLATE_ROLES.contains(&role.trim().to_ascii_lowercase().as_str())
+    {
+        return true;
+    }
+    looks_like_boilerplate(el.attr("class"), el.attr("id"))
+}
+
+/// Whether class and id values name boilerplate: some class name (or the id) contains a
+/// boilerplate word, and no class name reads purely as content.
+fn looks_like_boilerplate(class: Option<&str>, id: Option<&str>) -> bool {
+    let names = class
+        .into_iter()
+        .flat_map(str::split_whitespace)
+        .chain(id.map(str::trim));
+    let mut boilerplate = false;
+    let mut content = false;
+    for name in names {
+        let words = words(name);
+        if words.iter().any(|w| is_boilerplate_word(w)) {
+            boilerplate = true;
+        } else if words.iter().any(|w| CONTENT_WORDS.contains(&w.as_str())) {
+            content = true;
+        }
+    }
+    boilerplate && !content
+}
+
+fn is_boilerplate_word(word: &str) -> bool {
+    BOILERPLATE_WORDS.contains(&word)
+        || BOILERPLATE_AFFIXES
+            .iter()
+            .any(|a| word.len() > a.len() && (word.starts_with(a) || word.ends_with(a)))
+}
+
+/// Splits a class name into lower-case words at non-alphanumerics and camelCase humps:
+/// `"topNav-list_2"` → `["top", "nav", "list", "2"]`.
+fn words(name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if !c.is_ascii_alphanumeric() {
+            if !current.is_empty() {
+                out.push(std::mem::take(&mut current));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_ascii_uppercase() && prev_lower && !current.is_empty() {
+            out.push(std::mem::take(&mut current));
+        }
+        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        current.push(c.to_ascii_lowercase());
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+fn main_text(doc: &Html) -> String {
+    let root = doc.tree.root();
+    for mode in [Mode::Full, Mode::TagsOnly] {
+        if let Some(best) = best_block(root, mode) {
+            let text = render(best, mode);
+            if !text.is_empty() {
+                return text;
+            }
+        }
+    }
+    String::new()
+}
+
+struct Frame<'a> {
+    node: NodeRef<'a, Node>,
+    /// Non-link, non-whitespace characters directly in this block (not in nested blocks).
+    own: usize,
+    /// Sum of `own` of child paragraphs.
+    child_paragraphs: usize,
+    has_block_descendant: bool,
+    is_p: bool,
+}
+
+/// Finds the block element with the most paragraph text.
+///
+/// A block whose score comes almost entirely (at least [`DOMINANT_SHARE`]) from one child block
+/// hands the win to that child: `<div class="box"><h1>第一章</h1><div id="content">…</div></div>`
+/// yields `#content`, not the box with its title and navigation bars.
+fn best_block(root: NodeRef<'_, Node>, mode: Mode) -> Option<NodeRef<'_, Node>> {
+    let mut stack: Vec<Frame<'_>> = Vec::new();
+    let mut skip: Option<ego_tree::NodeId> = None;
+    let mut link_depth = 0usize;
+    let mut best: Option<(usize, NodeRef<'_, Node>)> = None;
+    // Scored blocks by their nearest block ancestor, for the dominant-child descent.
+    let mut children: HashMap<ego_tree::NodeId, Vec<(usize, NodeRef<'_, Node>)>> = HashMap::new();
+    for edge in root.traverse() {
+        match edge {
+            Edge::Open(node) => {
+                if skip.is_some() {
+                    continue;
+                }
+                match node.value() {
+                    Node::Element(el) => {
+                        if is_excluded(el, mode) {
+                            skip = Some(node.id());
+                            continue;
+                        }
+                        if el.name() == "a" {
+                            link_depth += 1;
+                        }
+                        if is_block(el.name()) {
+                            stack.push(Frame {
+                                node,
+                                own: 0,
+                                child_paragraphs: 0,
+                                has_block_descendant: false,
+                                is_p: el.name() == "p",
+                            });
+                        }
+                    }
+                    Node::Text(text) if link_depth == 0 => {
+                        if let Some(top) = stack.last_mut() {
+                            top.own += text.chars().filter(|c| !c.is_whitespace()).count();
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Edge::Close(node) => {
+                if let Some(id) = skip {
+                    if id == node.id() {
+                        skip = None;
+                    }
+                    continue;
+                }
+                let Node::Element(el) = node.value() else {
+                    continue;
+                };
+                if el.name() == "a" {
+                    link_depth = link_depth.saturating_sub(1);
+                }
+                if !is_block(el.name()) {
+                    continue;
+                }
+                let Some(frame) = stack.pop() else {
+                    continue;
+                };
+                let score = frame.own + frame.child_paragraphs;
+                if score > 0 && best.is_none_or(|(s, _)| score > s) {
+                    best = Some((score, frame.node));
+                }
+                if let Some(parent) = stack.last_mut() {
+                    if frame.is_p || !frame.has_block_descendant {
+                        parent.child_paragraphs += frame.own;
+                    }
+                    parent.has_block_descendant = true;
+                    if score > 0 {
+                        children
+                            .entry(parent.node.id())
+                            .or_default()
+                            .push((score, frame.node));
+                    }
+                }
+            }
+        }
+    }
+    let (mut score, mut node) = best?;
+    while let Some(&(child_score, child)) = children.get(&node.id()).and_then(|c| {
+        c.iter()
+            .find(|(s, _)| *s as f64 >= score as f64 * DOMINANT_SHARE)
+    }) {
+        score = child_score;
+        node = child;
+    }
+    Some(node)
+}
+
+/// See [`best_block`].
+const DOMINANT_SHARE: f64 = 0.8;
+
+#[derive(Default)]
+struct Paragraphs {
+    out: String,
+    line: String,
+    pending_space: bool,
+    chars: usize,
+    link_chars: usize,
+}
+
+impl Paragraphs {
+    fn push_text(&mut self, text: &str, in_link: bool) {
+        for c in text.chars() {
+            if c.is_whitespace() {
+                self.pending_space = true;
+                continue;
+            }
+            if self.pending_space && !self.line.is_empty() {
+                self.line.push(' ');
+            }
+            self.pending_space = false;
+            self.line.push(c);
+            self.chars += 1;
+            if in_link {
+                self.link_chars += 1;
+            }
+        }
+    }
+
+    fn end_paragraph(&mut self) {
+        // Drop paragraphs that are mostly link text ("上一章 目录 下一章").
+        if !self.line.is_empty() && self.link_chars * 2 <= self.chars {
+            if !self.out.is_empty() {
+                self.out.push('\n');
+            }
+            self.out.push_str(&self.line);
+        }
+        self.line.clear();
+        self.pending_space = false;
+        self.chars = 0;
+        self.link_chars = 0;
+    }
+}
+
+/// Renders an element's text with one paragraph per line.
+fn render(root: NodeRef<'_, Node>, mode: Mode) -> String {
+    let mut p = Paragraphs::default();
+    let mut skip: Option<ego_tree::NodeId> = None;
+    let mut link_depth = 0usize;
+    let mut pre_depth = 0usize;
+    for edge in root.traverse() {
+        match edge {
+            Edge::Open(node) => {
+                if skip.is_some() {
+                    continue;
+                }
+                match node.value() {
+                    Node::Element(el) => {
+                        // The chosen root itself may carry a boilerplate-looking class (it won
+                        // the scoring anyway); only its descendants are filtered.
+                        if node != root && is_excluded(el, mode) {
+                            skip = Some(node.id());
+                            continue;
+                        }
+                        match el.name() {
+                            "br" => p.end_paragraph(),
+                            "a" => link_depth += 1,
+                            "pre" => {
+                                pre_depth += 1;
+                                p.end_paragraph();
+                            }
+                            name if is_block(name) => p.end_paragraph(),
+                            _ => {}
+                        }
+                    }
+                    Node::Text(text) => {
+                        if pre_depth > 0 {
+                            let mut lines = text.split('\n');
+                            if let Some(first) = lines.next() {
+                                p.push_text(first, link_depth > 0);
+                            }
+                            for line in lines {
+                                p.end_paragraph();
+                                p.push_text(line, link_depth > 0);
+                            }
+                        } else {
+                            p.push_text(text, link_depth > 0);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Edge::Close(node) => {
+                if let Some(id) = skip {
+                    if id == node.id() {
+                        skip = None;
+                    }
+                    continue;
+                }
+                if let Node::Element(el) = node.value() {
+                    match el.name() {
+                        "a" => link_depth = link_depth.saturating_sub(1),
+                        "pre" => {
+                            pre_depth = pre_depth.saturating_sub(1);
+                            p.end_paragraph();
+                        }
+                        name if is_block(name) => p.end_paragraph(),
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    p.end_paragraph();
+    p.out
+}
+
+/// Collapses whitespace runs (including no-break and ideographic spaces) to single spaces and
+/// trims.
+fn collapse_whitespace(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base() -> Url {
+        Url::parse("http://novel.example.cn/book/1/").unwrap()
+    }
+
+    #[test]
+    fn chapter_text_in_a_br_separated_content_div_becomes_clean_paragraphs() {
+        let html = r#"<html><head><meta charset="gbk"><title>第一章 风起_某某小说_笔趣阁</title></head>
+<body>
+<div id="wrapper">
+  <div class="header"><a href="/">笔趣阁</a> <a href="/top">排行榜</a></div>
+  <div class="box_con">
+    <div class="con_top"><a href="/">首页</a> &gt; <a href="/book/1/">某某小说</a> &gt; 第一章</div>
+    <div class="bookname"><h1>第一章 风起</h1>
+      <div class="bottem1"><a href="0.html">上一章</a> &larr; <a href="./">章节目录</a> &rarr; <a href="2.html">下一章</a></div>
+    </div>
+    <div id="content">&nbsp;&nbsp;&nbsp;&nbsp;夜色如墨，少年推开了那扇沉重的木门。<br /><br />&nbsp;&nbsp;&nbsp;&nbsp;他知道，从今天起，一切都将不同。<br><br>
+    　　师父曾说过，江湖险恶，人心难测。   他   点了点头。<br/>
+    <script>ads();</script></div>
+    <div class="bottem2"><a href="0.html">上一章</a> &larr; <a href="./">章节目录</a> &rarr; <a href="2.html">下一章</a></div>
+  </div>
+  <div class="footer"><p>本站所有小说为转载作品，所有章节均由网友上传，转载至本站只是为了宣传让更多读者欣赏。</p><p>Copyright © 2024 笔趣阁 All Rights Reserved.</p></div>
+</div></body></html>"#;
+        let e = extract(html, &base());
+        assert_eq!(e.title.as_deref(), Some("第一章 风起_某某小说_笔趣阁"));
+        assert_eq!(
+            e.text,
+            "夜色如墨，少年推开了那扇沉重的木门。\n他知道，从今天起，一切都将不同。\n\
+             师父曾说过，江湖险恶，人心难测。 他 点了点头。"
+        );
+    }
+
+    #[test]
+    fn a_news_article_keeps_its_paragraphs_and_drops_nav_ads_and_comments() {
+        let html = r#"<!DOCTYPE html><html><head><title>新闻标题</title><style>p{color:red}</style></head><body>
+<nav><ul><li><a href="/">首页</a></li><li><a href="/news">新闻</a></li></ul></nav>
+<div class="top-menu">国内 国际 财经 体育 娱乐 科技 汽车 房产 教育 旅游 时尚 健康</div>
+<div class="layout">
+ <div class="main-column">
+  <h1>城市更新进入新阶段</h1>
+  <div class="ad-banner">广告：点击领取新人大礼包，限时优惠不容错过，立即下载客户端</div>
+  <div class="article-body">
+   <p>记者从市住建局获悉，今年全市将启动一百个老旧小区改造项目。</p>
+   <p>  改造内容包括加装电梯、管网更新和   社区养老设施建设。 </p>
+   <div class="adsbygoogle">赞助内容赞助内容赞助内容赞助内容赞助内容赞助内容赞助内容</div>
+   <p>专家表示，城市更新需要兼顾历史风貌与居民需求。</p>
+   <div style="display: none">隐藏的反爬虫文字隐藏的反爬虫文字隐藏的反爬虫文字</div>
+  </div>
+  <div class="share-bar">分享到：微信 微博 QQ空间</div>
+  <div id="comments"><div class="comment-content"><p>网友甲：这个政策太好了，希望我们小区也能早日改造，加装电梯方便老人出行。</p></div>
+    <div class="comment-content"><p>网友乙：支持！但是施工期间的噪音问题也要考虑，希望相关部门做好协调工作。</p></div></div>
+ </div>
+ <aside class="sidebar"><h3>热门推荐</h3><p>这是一段很长很长的侧栏推荐文字，用来测试侧栏会被丢弃，而不会被当作正文输出。这是一段很长很长的侧栏推荐文字。</p></aside>
+ <div class="recommend-list"><p>相关推荐：另一条很长的新闻标题另一条很长的新闻标题另一条很长的新闻标题另一条很长的新闻</p></div>
+</div>
+<footer><p>版权所有 © 2024 某某网 京ICP备12345678号</p></footer>
+</body></html>"#;
+        let e = extract(html, &base());
+        assert_eq!(e.title.as_deref(), Some("新闻标题"));
+        assert_eq!(
+            e.text,
+            "记者从市住建局获悉，今年全市将启动一百个老旧小区改造项目。\n\
+             改造内容包括加装电梯、管网更新和 社区养老设施建设。\n\
+             专家表示，城市更新需要兼顾历史风貌与居民需求。"
+        );
+    }
+
+    #[test]
+    fn the_first_h1_is_the_title_when_title_is_missing() {
+        let e = extract(
+            "<body><h1> 标题 一 </h1><h1>标题二</h1><p>正文</p></body>",
+            &base(),
+        );
+        assert_eq!(e.title.as_deref(), Some("标题 一"));
+        let e = extract("<title>  </title><p>正文</p>", &base());
+        assert_eq!(e.title, None);
+    }
+
+    #[test]
+    fn links_are_absolute_http_without_fragments_and_deduplicated() {
+        let html = r##"<a href="2.html#top">next</a><a href="2.html">again</a>
+            <a href="/book/1/">toc</a><a href="javascript:void(0)">js</a><a href="mailto:a@b.c">m</a>
+            <a href="https://other.example.com/x">other</a><a href="#">self</a><a href=" 3.html ">3</a>"##;
+        let links: Vec<String> = extract(html, &base())
+            .links
+            .iter()
+            .map(|u| u.to_string())
+            .collect();
+        assert_eq!(
+            links,
+            [
+                "http://novel.example.cn/book/1/2.html",
+                "http://novel.example.cn/book/1/",
+                "https://other.example.com/x",
+                "http://novel.example.cn/book/1/3.html",
+            ]
+        );
+    }
+
+    #[test]
+    fn base_href_changes_how_links_resolve() {
+        let html = r#"<head><base href="/mirror/"></head><a href="a.html">a</a>"#;
+        let links = extract(html, &base()).links;
+        assert_eq!(links[0].as_str(), "http://novel.example.cn/mirror/a.html");
+    }
+
+    #[test]
+    fn paragraphs_made_of_divs_are_kept_together() {
+        let html = r#"<div class="wrap"><div class="txt">
+            <div>第一段文字，有一些内容。</div><div>第二段文字，也有一些内容。</div>
+            <div>第三段文字，还有一些内容。</div></div>
+            <div class="links"><a href="/a">很长的链接文字很长的链接文字很长的链接文字</a></div></div>"#;
+        assert_eq!(
+            extract(html, &base()).text,
+            "第一段文字，有一些内容。\n第二段文字，也有一些内容。\n第三段文字，还有一些内容。"
+        );
+    }
+
+    #[test]
+    fn a_boilerplate_looking_page_still_yields_text() {
+        let html = r#"<body><div class="sidebar-layout"><p>唯一的正文在一个名字奇怪的容器里。</p></div></body>"#;
+        assert_eq!(
+            extract(html, &base()).text,
+            "唯一的正文在一个名字奇怪的容器里。"
+        );
+    }
+
+    #[test]
+    fn pre_keeps_its_lines() {
+        let html = "<pre>第一行\n  第二行\n\n第三行</pre>";
+        assert_eq!(extract(html, &base()).text, "第一行\n第二行\n第三行");
+    }
+
+    #[test]
+    fn class_names_split_into_words() {
+        assert_eq!(words("topNav-list_2"), ["top", "nav", "list", "2"]);
+        assert!(looks_like_boilerplate(Some("main-nav"), None));
+        assert!(looks_like_boilerplate(Some("topnav"), None));
+        assert!(looks_like_boilerplate(Some("comment-content"), None));
+        assert!(looks_like_boilerplate(None, Some("guanggao1")));
+        assert!(!looks_like_boilerplate(Some("main has-sidebar"), None));
+        assert!(!looks_like_boilerplate(
+            Some("header-image"),
+            Some("content")
+        ));
+        assert!(!looks_like_boilerplate(
+            Some("address download thread"),
+            None
+        ));
+    }
+
+    #[test]
+    fn malformed_html_does_not_panic() {
+        let deep = "<div>".repeat(20_000) + "深" + &"</span>".repeat(100);
+        for html in [
+            "",
+            "<",
+            "<p",
+            "<<<>>>",
+            "<table><p>a<td>b</table></p>",
+            "<a href='http://[::1'>x</a><a href='http://%zz/'>y</a>",
+            "<div id=content>text<br<br/>more</div",
+            "\u{0}\u{feff}<html><body>\u{0}</body>",
+            &deep,
+        ] {
+            let _ = extract(html, &base());
+        }
+        assert!(extract(&deep, &base()).text.contains('深'));
+    }
+}

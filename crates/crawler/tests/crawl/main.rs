@@ -1,0 +1,9 @@
+//! End-to-end crawls against real HTTP servers on 127.0.0.1.
+
+mod helpers;
+
+mod decoding;
+mod failures;
+mod frontier;
+mod guard;
+mod robots;
