@@ -1,0 +1,61 @@
+//! The one place where a database URL becomes a storage backend.
+
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use copytrace_store::Store;
+use copytrace_store::sqlite::SqliteStore;
+
+/// The database used when neither `--db` nor `COPYTRACE_DATABASE_URL` says otherwise.
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://copytrace.db";
+
+/// Opens the store named by `url` and applies pending migrations.
+pub async fn open_store(url: &str) -> Result<Arc<dyn Store>> {
+    let shown = redact(url);
+    let Some((scheme, _)) = url.split_once(':') else {
+        bail!("invalid database URL {shown:?}: expected sqlite://PATH (or sqlite::memory:)");
+    };
+    let store: Arc<dyn Store> = match scheme {
+        "sqlite" => Arc::new(
+            SqliteStore::connect(url)
+                .await
+                .with_context(|| format!("cannot open database {shown}"))?,
+        ),
+        "postgres" | "postgresql" => {
+            bail!("PostgreSQL ({shown}) is not supported by this build yet; use sqlite://PATH")
+        }
+        other => bail!(
+            "invalid database URL {shown:?}: unknown scheme {other:?}, expected sqlite://PATH"
+        ),
+    };
+    store
+        .migrate()
+        .await
+        .with_context(|| format!("cannot migrate database {shown}"))?;
+    Ok(store)
+}
+
+/// The URL with any password replaced, safe to print and log.
+pub fn redact(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_redacted() {
+        assert_eq!(
+            redact("postgres://app:secret@db/copytrace"),
+            "postgres://app:***@db/copytrace"
+        );
+        assert_eq!(redact("sqlite://copytrace.db"), "sqlite://copytrace.db");
+    }
+}

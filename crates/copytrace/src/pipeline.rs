@@ -1,0 +1,319 @@
+//! The steps every command and job runs: ingest works, store crawled pages, match pages.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use chrono::Utc;
+use copytrace_crawler::{CrawlError, FetchedPage, PageSink};
+use copytrace_fingerprint::{FINGERPRINT_VERSION, fingerprint_text};
+use copytrace_matcher::{MatchConfig, Matcher, WorkMatch};
+use copytrace_store::{
+    EvidencePassage, Id, NewMatch, NewPage, NewWork, SegmentFingerprint, Store, WriteOutcome,
+};
+use indicatif::ProgressBar;
+use url::Url;
+
+use crate::textfile::{TextFile, first_line_title, read_text_file};
+
+/// Stable hex digest of a text, used to tell whether a work or page changed.
+pub fn content_hash(text: &str) -> String {
+    format!("{:032x}", xxhash_rust::xxh3::xxh3_128(text.as_bytes()))
+}
+
+/// A library file read and decoded, ready to ingest.
+#[derive(Debug, Clone)]
+pub struct LibraryFile {
+    /// Where it came from.
+    pub path: PathBuf,
+    /// The work's external id: the file stem.
+    pub external_id: String,
+    /// Its decoded text.
+    pub file: TextFile,
+}
+
+/// Expands `paths` (files and directories, walked recursively for `.txt` files) and reads
+/// every file. Any unreadable, binary or undecodable file fails the whole call, so nothing is
+/// ingested from a half-valid list.
+pub fn read_library_files(paths: &[PathBuf]) -> Result<Vec<LibraryFile>> {
+    let mut files = Vec::new();
+    for path in paths {
+        let metadata =
+            std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+        if metadata.is_dir() {
+            walk_txt(path, &mut files)?;
+        } else {
+            files.push(path.clone());
+        }
+    }
+    files.sort();
+    files.dedup();
+    files
+        .into_iter()
+        .map(|path| {
+            let file = read_text_file(&path)?;
+            let external_id = path
+                .file_stem()
+                .map(|stem| stem.to_string_lossy().into_owned())
+                .filter(|stem| !stem.is_empty())
+                .with_context(|| format!("{} has no file name to use as id", path.display()))?;
+            Ok(LibraryFile {
+                path,
+                external_id,
+                file,
+            })
+        })
+        .collect()
+}
+
+fn walk_txt(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let entries = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read directory {}", dir.display()))?;
+    for entry in entries {
+        let path = entry
+            .with_context(|| format!("cannot read directory {}", dir.display()))?
+            .path();
+        if path.is_dir() {
+            walk_txt(&path, out)?;
+        } else if path
+            .extension()
+            .is_some_and(|ext| ext.eq_ignore_ascii_case("txt"))
+        {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// What ingesting one file did.
+#[derive(Debug, Clone)]
+pub struct IngestOutcome {
+    /// The work's external id.
+    pub external_id: String,
+    /// Its title.
+    pub title: String,
+    /// Created, updated or unchanged.
+    pub outcome: WriteOutcome,
+    /// Number of window fingerprints.
+    pub windows: usize,
+    /// Encoding the file was decoded from.
+    pub encoding: &'static str,
+}
+
+/// Fingerprints and stores works for a rights holder. When anything changed, every stored page
+/// is marked for re-matching, because the library it was matched against is different now.
+pub async fn ingest(
+    store: &dyn Store,
+    rights_holder_id: Id,
+    files: &[LibraryFile],
+    config: &MatchConfig,
+) -> Result<Vec<IngestOutcome>> {
+    let mut outcomes = Vec::with_capacity(files.len());
+    for library_file in files {
+        let text = &library_file.file.text;
+        let title = first_line_title(text);
+        let fingerprint = fingerprint_text(text, &config.fingerprint);
+        let work = NewWork {
+            rights_holder_id,
+            external_id: library_file.external_id.clone(),
+            title: title.clone(),
+            content: text.clone(),
+            content_hash: content_hash(text),
+            fingerprint_version: FINGERPRINT_VERSION,
+            segments: fingerprint
+                .windows
+                .iter()
+                .map(|w| SegmentFingerprint {
+                    ordinal: w.ordinal,
+                    start: w.byte_start,
+                    end: w.byte_end,
+                    simhash: w.simhash,
+                })
+                .collect(),
+        };
+        let (_, outcome) = store
+            .upsert_work(&work)
+            .await
+            .with_context(|| format!("cannot store {}", library_file.path.display()))?;
+        outcomes.push(IngestOutcome {
+            external_id: library_file.external_id.clone(),
+            title,
+            outcome,
+            windows: fingerprint.windows.len(),
+            encoding: library_file.file.encoding,
+        });
+    }
+    if outcomes
+        .iter()
+        .any(|o| o.outcome != WriteOutcome::Unchanged)
+    {
+        store.mark_all_pages_unmatched().await?;
+    }
+    Ok(outcomes)
+}
+
+/// Counts of a crawl as seen by the store.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StoredCounts {
+    /// Pages stored for the first time.
+    pub created: usize,
+    /// Pages whose text changed.
+    pub updated: usize,
+    /// Pages fetched again with the same text.
+    pub unchanged: usize,
+}
+
+/// Stores every crawled page and reports progress and failures as they happen.
+pub struct StoreSink {
+    store: Arc<dyn Store>,
+    progress: ProgressBar,
+    /// Counts so far.
+    pub counts: StoredCounts,
+}
+
+impl StoreSink {
+    /// A sink writing to `store` and ticking `progress`.
+    pub fn new(store: Arc<dyn Store>, progress: ProgressBar) -> Self {
+        StoreSink {
+            store,
+            progress,
+            counts: StoredCounts::default(),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl PageSink for StoreSink {
+    async fn page(
+        &mut self,
+        page: FetchedPage,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let write = self
+            .store
+            .upsert_page(&NewPage {
+                url: page.url.to_string(),
+                title: page.title.clone(),
+                content_hash: content_hash(&page.text),
+                text: page.text,
+                http_status: page.status,
+                fetched_at: page.fetched_at,
+            })
+            .await?;
+        match write.outcome {
+            WriteOutcome::Created => self.counts.created += 1,
+            WriteOutcome::Updated => self.counts.updated += 1,
+            WriteOutcome::Unchanged => self.counts.unchanged += 1,
+        }
+        self.progress.inc(1);
+        self.progress.set_message(page.url.to_string());
+        Ok(())
+    }
+
+    async fn failure(&mut self, url: &Url, error: &CrawlError) {
+        self.progress
+            .suspend(|| eprintln!("warning: {url}: {error}"));
+    }
+}
+
+/// Builds a matcher holding every work of the store. Works fingerprinted by an older algorithm
+/// version are re-fingerprinted and stored again first, so old and new fingerprints never mix.
+pub async fn load_matcher(store: &dyn Store, config: MatchConfig) -> Result<Matcher> {
+    let mut matcher = Matcher::new(config);
+    let mut segments: HashMap<Id, Vec<(u32, u64)>> = HashMap::new();
+    for indexed in store.all_segments().await? {
+        segments
+            .entry(indexed.work_id)
+            .or_default()
+            .push((indexed.segment.ordinal, indexed.segment.simhash));
+    }
+    for summary in store.list_works(None).await? {
+        let work = store.get_work(summary.id).await?;
+        if summary.fingerprint_version == FINGERPRINT_VERSION {
+            let windows = segments.remove(&summary.id).unwrap_or_default();
+            matcher.add_fingerprinted_work(summary.id, &work.content, windows);
+        } else {
+            let windows = matcher.add_work(summary.id, &work.content);
+            let refreshed = NewWork {
+                rights_holder_id: summary.rights_holder_id,
+                external_id: summary.external_id.clone(),
+                title: summary.title.clone(),
+                content: work.content.clone(),
+                content_hash: summary.content_hash.clone(),
+                fingerprint_version: FINGERPRINT_VERSION,
+                segments: windows
+                    .iter()
+                    .map(|w| SegmentFingerprint {
+                        ordinal: w.ordinal,
+                        start: w.byte_start,
+                        end: w.byte_end,
+                        simhash: w.simhash,
+                    })
+                    .collect(),
+            };
+            store.upsert_work(&refreshed).await?;
+        }
+    }
+    Ok(matcher)
+}
+
+/// What a match run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MatchSummary {
+    /// Pages matched.
+    pub pages: usize,
+    /// Pages with at least one match.
+    pub infringing_pages: usize,
+    /// Page × work matches recorded.
+    pub matches: usize,
+}
+
+/// Matches every page whose current text has not been matched yet, recording each page's
+/// verdict atomically (so an interrupted run resumes where it stopped).
+pub async fn match_pending(
+    store: &dyn Store,
+    matcher: &Matcher,
+    progress: &ProgressBar,
+) -> Result<MatchSummary> {
+    const BATCH: u32 = 200;
+    let mut summary = MatchSummary::default();
+    loop {
+        let pages = store.pages_to_match(BATCH).await?;
+        if pages.is_empty() {
+            break;
+        }
+        for page in pages {
+            let found = matcher.match_text(&page.text);
+            let matches: Vec<NewMatch> = found.iter().map(to_new_match).collect();
+            store
+                .record_page_matches(page.id, &page.content_hash, &matches, Utc::now())
+                .await
+                .with_context(|| format!("cannot record matches of {}", page.url))?;
+            summary.pages += 1;
+            summary.matches += matches.len();
+            summary.infringing_pages += usize::from(!matches.is_empty());
+            progress.inc(1);
+        }
+    }
+    Ok(summary)
+}
+
+fn to_new_match(found: &WorkMatch) -> NewMatch {
+    NewMatch {
+        work_id: found.work_id,
+        score: found.score,
+        coverage: found.coverage,
+        containment: found.containment,
+        method: found.method.clone(),
+        evidence: found
+            .evidence
+            .iter()
+            .map(|e| EvidencePassage {
+                page_start: e.page_start,
+                page_end: e.page_end,
+                work_start: e.work_start,
+                work_end: e.work_end,
+            })
+            .collect(),
+    }
+}
