@@ -59,9 +59,13 @@ impl<'a> From<&'a MatchRecord> for ExportRow<'a> {
             score: round4(record.score),
             coverage: round4(record.coverage),
             method: &record.method,
-            first_seen: record.first_seen.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            first_seen: record
+                .first_seen
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
             containment: round4(record.containment),
-            last_seen: record.last_seen.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            last_seen: record
+                .last_seen
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
             status: record.status.as_str(),
             evidence_passages: record.evidence.len(),
         }
@@ -136,7 +140,12 @@ mod tests {
             status: MatchStatus::Open,
             first_seen: at,
             last_seen: at,
-            evidence: vec![EvidencePassage { page_start: 0, page_end: 3, work_start: 0, work_end: 3 }],
+            evidence: vec![EvidencePassage {
+                page_start: 0,
+                page_end: 3,
+                work_start: 0,
+                work_end: 3,
+            }],
         }
     }
 
@@ -146,9 +155,11 @@ mod tests {
         write_csv(&[record("星辰旅人")], &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         let mut lines = text.lines();
-        assert!(lines.next().unwrap().starts_with(
-            "page_url,work_external_id,work_title,score,coverage,method,first_seen"
-        ));
+        assert!(
+            lines.next().unwrap().starts_with(
+                "page_url,work_external_id,work_title,score,coverage,method,first_seen"
+            )
+        );
         assert_eq!(
             lines.next().unwrap(),
             "http://pirate.example/1.html,xingchen-ch1,星辰旅人,0.9877,0.5,simhash+align,\
@@ -162,7 +173,10 @@ mod tests {
         let mut out = Vec::new();
         write_csv(&[record("=HYPERLINK(\"http://evil\")")], &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
-        assert!(text.contains("\"'=HYPERLINK(\"\"http://evil\"\")\""), "{text}");
+        assert!(
+            text.contains("\"'=HYPERLINK(\"\"http://evil\"\")\""),
+            "{text}"
+        );
     }
 
     #[test]

@@ -37,8 +37,16 @@ pub fn write_text(
         by_work.len()
     )?;
     for ((external_id, title), mut matches) in by_work {
-        matches.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.page_url.cmp(&b.page_url)));
-        writeln!(out, "\n《{title}》 ({external_id}): {} page(s)", matches.len())?;
+        matches.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(a.page_url.cmp(&b.page_url))
+        });
+        writeln!(
+            out,
+            "\n《{title}》 ({external_id}): {} page(s)",
+            matches.len()
+        )?;
         for m in matches {
             writeln!(
                 out,

@@ -4,14 +4,14 @@
 //! changed punctuation, inserted ads). Everything that can be absorbed *before* comparing is
 //! absorbed here, in three steps:
 //!
-//! 1. [`normalize`] maps the original text to a canonical character sequence (NFKC,
+//! 1. [`mod@normalize`] maps the original text to a canonical character sequence (NFKC,
 //!    Traditional→Simplified, lower case, no punctuation, whitespace or invisible characters)
 //!    and keeps, for every canonical character, the byte range it came from, so evidence found
 //!    on canonical text always points at real characters of the original.
-//! 2. [`window`] cuts the canonical text into overlapping windows whose start positions are
+//! 2. [`mod@window`] cuts the canonical text into overlapping windows whose start positions are
 //!    chosen by the content itself (anchors), so the same passage produces the same windows
 //!    wherever it stands on a page, whatever boilerplate precedes it.
-//! 3. [`simhash`] turns each window into a 64-bit SimHash over character n-grams, so windows
+//! 3. [`mod@simhash`] turns each window into a 64-bit SimHash over character n-grams, so windows
 //!    that differ by a few characters stay within a few bits of each other.
 //!
 //! The crate does no I/O and holds no global state besides the read-only conversion tables,
