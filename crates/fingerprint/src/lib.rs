@@ -17,10 +17,12 @@
 //! The crate does no I/O and holds no global state besides the read-only conversion tables,
 //! so it can be called from any thread and fuzzed on arbitrary input.
 
+pub mod algorithm;
 pub mod normalize;
 pub mod simhash;
 pub mod window;
 
+pub use algorithm::{Algorithm, AlgorithmError, Comparison, Fingerprint};
 pub use normalize::{Normalized, normalize};
 pub use simhash::{hamming, simhash_ngrams, simhash_weighted};
 pub use window::{Window, WindowConfig, windows};
