@@ -5,7 +5,7 @@
 //! finished but some inputs failed (e.g. a seed URL of a crawl was unreachable).
 
 use std::collections::{BTreeSet, HashMap};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -149,8 +149,10 @@ fn main() -> ExitCode {
 }
 
 fn init_logging(verbose: u8) {
+    // Per-URL crawl failures are summarised by the command itself; the crawler's own warnings
+    // would only repeat them.
     let default = match verbose {
-        0 => "warn",
+        0 => "warn,copytrace_crawler=error",
         1 => "info,copytrace=debug",
         _ => "debug",
     };
@@ -159,6 +161,7 @@ fn init_logging(verbose: u8) {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
 }
 
@@ -293,10 +296,13 @@ async fn crawl(store: Arc<dyn Store>, seeds: &[Url], args: &CrawlArgs) -> Result
     for (url, reason) in &report.failures {
         eprintln!("failed: {url}: {reason}");
     }
-    let seed_failed = report.failures.iter().any(|(url, _)| {
-        seeds
-            .iter()
-            .any(|seed| seed.as_str() == url || seed.as_str() == url.trim_end_matches('/'))
+    // The crawler reports URLs without their fragment, so compare seeds the same way.
+    let seed_failed = report.failures.iter().any(|(failed, _)| {
+        seeds.iter().any(|seed| {
+            let mut seed = seed.clone();
+            seed.set_fragment(None);
+            Url::parse(failed).is_ok_and(|failed| failed == seed)
+        })
     });
     if seed_failed {
         eprintln!("error: some seed URLs could not be crawled (see above); the others were stored");

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use chrono::Utc;
 use copytrace_crawler::{CrawlError, FetchedPage, PageSink};
 use copytrace_fingerprint::{FINGERPRINT_VERSION, fingerprint_text};
@@ -42,14 +42,18 @@ pub fn read_library_files(paths: &[PathBuf]) -> Result<Vec<LibraryFile>> {
         let metadata =
             std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
         if metadata.is_dir() {
+            let before = files.len();
             walk_txt(path, &mut files)?;
+            if files.len() == before {
+                bail!("no .txt files found in {}", path.display());
+            }
         } else {
             files.push(path.clone());
         }
     }
     files.sort();
     files.dedup();
-    files
+    let read: Vec<LibraryFile> = files
         .into_iter()
         .map(|path| {
             let file = read_text_file(&path)?;
@@ -64,17 +68,36 @@ pub fn read_library_files(paths: &[PathBuf]) -> Result<Vec<LibraryFile>> {
                 file,
             })
         })
-        .collect()
+        .collect::<Result<_>>()?;
+    // The file stem is the work's id: two files with one stem would silently replace each other.
+    let mut seen: HashMap<&str, &Path> = HashMap::new();
+    for file in &read {
+        if let Some(other) = seen.insert(&file.external_id, &file.path) {
+            bail!(
+                "{} and {} would both be work {:?}: rename one of them",
+                other.display(),
+                file.path.display(),
+                file.external_id
+            );
+        }
+    }
+    Ok(read)
 }
 
 fn walk_txt(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     let entries = std::fs::read_dir(dir)
         .with_context(|| format!("cannot read directory {}", dir.display()))?;
     for entry in entries {
-        let path = entry
-            .with_context(|| format!("cannot read directory {}", dir.display()))?
-            .path();
-        if path.is_dir() {
+        let entry = entry.with_context(|| format!("cannot read directory {}", dir.display()))?;
+        let path = entry.path();
+        let file_type = entry
+            .file_type()
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        // Symbolic links to directories are not followed: a link to a parent would loop.
+        if file_type.is_symlink() && path.is_dir() {
+            continue;
+        }
+        if file_type.is_dir() {
             walk_txt(&path, out)?;
         } else if path
             .extension()
@@ -170,6 +193,7 @@ pub struct StoreSink {
     progress: ProgressBar,
     /// Counts so far.
     pub counts: StoredCounts,
+    failures: usize,
 }
 
 impl StoreSink {
@@ -179,6 +203,7 @@ impl StoreSink {
             store,
             progress,
             counts: StoredCounts::default(),
+            failures: 0,
         }
     }
 }
@@ -210,9 +235,13 @@ impl PageSink for StoreSink {
         Ok(())
     }
 
-    async fn failure(&mut self, url: &Url, error: &CrawlError) {
-        self.progress
-            .suspend(|| eprintln!("warning: {url}: {error}"));
+    async fn failure(&mut self, _url: &Url, _error: &CrawlError) {
+        // Failures are listed once, in the command's summary; here they only count.
+        self.failures += 1;
+        self.progress.set_prefix(format!(
+            "crawling ({} failed), pages stored:",
+            self.failures
+        ));
     }
 }
 

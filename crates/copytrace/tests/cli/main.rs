@@ -1,0 +1,14 @@
+//! Integration tests of the `copytrace` command-line contract.
+//!
+//! Every test runs the real built binary against a fresh temporary SQLite database and, where
+//! it crawls, a real HTTP server started inside the test process (the bundled sample piracy
+//! site of `copytrace::demo`, or a small site built from the same parts) whose request log
+//! proves what the crawler did and did not fetch.
+
+mod bad_input;
+mod config;
+mod contract;
+mod crawl_limits;
+mod demo;
+mod helpers;
+mod idempotence;
