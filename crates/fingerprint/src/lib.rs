@@ -19,6 +19,7 @@
 
 pub mod algorithm;
 pub mod normalize;
+pub mod pinyin;
 pub mod simhash;
 pub mod window;
 
