@@ -39,9 +39,12 @@ pub const NO_INITIAL: u8 = 0;
 const EXTRA_RANGES: [(u32, u32); 2] = [(0x3007, 0x3007), (0x2_0000, 0x3_23AF)];
 
 struct Tables {
-    /// `entries[c - TABLE_START]`: 0 when the character has no pinyin, otherwise
-    /// `rank << 8 | initial letter`.
-    entries: Box<[u32]>,
+    /// `ids[c - TABLE_START]`: 0 when the character has no pinyin, otherwise its syllable's
+    /// rank + 1.
+    ids: Box<[u16]>,
+    /// `letters[c - TABLE_START]`: the initial letter, or [`NO_INITIAL`]. Kept apart from `ids`
+    /// so that [`initials`] walks a 27 KB table that stays in cache.
+    letters: Box<[u8]>,
     /// Toneless syllable → rank in the sorted list of all syllables.
     ranks: HashMap<&'static str, u32>,
 }
@@ -64,16 +67,30 @@ fn build_tables() -> Tables {
         .enumerate()
         .map(|(rank, &s)| (s, rank as u32))
         .collect();
-    let entries = (TABLE_START..=TABLE_END)
+    let readings: Vec<Option<&'static str>> = (TABLE_START..=TABLE_END)
         .map(|code| {
             char::from_u32(code)
                 .and_then(|c| c.to_pinyin())
-                .map_or(0, |p| {
-                    ranks[p.plain()] << 8 | u32::from(letter_of(p.plain()))
-                })
+                .map(|p| p.plain())
         })
         .collect();
-    Tables { entries, ranks }
+    let ids = readings
+        .iter()
+        .map(|r| {
+            r.map_or(0, |s| {
+                u16::try_from(ranks[s] + 1).expect("fewer than 65,535 syllables")
+            })
+        })
+        .collect();
+    let letters = readings
+        .iter()
+        .map(|r| r.map_or(NO_INITIAL, letter_of))
+        .collect();
+    Tables {
+        ids,
+        letters,
+        ranks,
+    }
 }
 
 /// The initial letter of a toneless syllable, folded to `a`–`z` (the data spells 欸 as `ê`).
@@ -86,14 +103,11 @@ fn letter_of(syllable: &str) -> u8 {
     }
 }
 
-/// `(syllable rank, initial letter)` of a character that has pinyin data.
-#[inline]
-fn lookup(c: char) -> Option<(u32, u8)> {
+/// `(syllable rank, initial letter)` of a character outside the table, from the `pinyin`
+/// crate: the slow path, for the few ideographs beyond U+9FFF that have pinyin data.
+#[cold]
+fn lookup_slow(tables: &Tables, c: char) -> Option<(u32, u8)> {
     let code = u32::from(c);
-    let tables = &*TABLES;
-    if let Some(&entry) = tables.entries.get(code.wrapping_sub(TABLE_START) as usize) {
-        return (entry != 0).then_some((entry >> 8, entry as u8));
-    }
     if !EXTRA_RANGES
         .iter()
         .any(|&(lo, hi)| (lo..=hi).contains(&code))
@@ -104,6 +118,37 @@ fn lookup(c: char) -> Option<(u32, u8)> {
     Some((*tables.ranks.get(syllable)?, letter_of(syllable)))
 }
 
+#[inline]
+fn syllable_id_in(tables: &Tables, c: char) -> u32 {
+    let code = u32::from(c);
+    if let Some(&id) = tables.ids.get(code.wrapping_sub(TABLE_START) as usize) {
+        return if id == 0 {
+            code
+        } else {
+            SYLLABLE_ID_BASE + u32::from(id) - 1
+        };
+    }
+    if code < 0x3000 {
+        return code;
+    }
+    lookup_slow(tables, c).map_or(code, |(rank, _)| SYLLABLE_ID_BASE + rank)
+}
+
+#[inline]
+fn initial_in(tables: &Tables, c: char) -> u8 {
+    let code = u32::from(c);
+    if let Some(&letter) = tables.letters.get(code.wrapping_sub(TABLE_START) as usize) {
+        return letter;
+    }
+    if c.is_ascii_alphabetic() {
+        return c.to_ascii_lowercase() as u8;
+    }
+    if code < 0x3000 {
+        return NO_INITIAL;
+    }
+    lookup_slow(tables, c).map_or(NO_INITIAL, |(_, letter)| letter)
+}
+
 /// Sound identity of one character: homophones share an id, so a pirate's 同音字 swap leaves
 /// the id sequence unchanged.
 ///
@@ -111,38 +156,28 @@ fn lookup(c: char) -> Option<(u32, u8)> {
 /// position of its toneless default reading in the sorted list of all toneless syllables
 /// (a few hundred); every other character gets its own code point, so Latin words and digits
 /// still compare exactly. Ids are stable for a given version of the `pinyin` data.
-#[inline]
 pub fn syllable_id(c: char) -> u32 {
-    match lookup(c) {
-        Some((rank, _)) => SYLLABLE_ID_BASE + rank,
-        None => u32::from(c),
-    }
+    syllable_id_in(&TABLES, c)
 }
 
 /// Initial letter of one character, the alphabet of the DNA fingerprint: the first letter
 /// `a`–`z` of the toneless pinyin of a Chinese character, the lower-case letter itself for an
 /// ASCII letter, and [`NO_INITIAL`] for anything else (digits, other scripts, ideographs
 /// without pinyin data) so that positions still line up with the input.
-#[inline]
 pub fn initial(c: char) -> u8 {
-    if c.is_ascii() {
-        return if c.is_ascii_alphabetic() {
-            c.to_ascii_lowercase() as u8
-        } else {
-            NO_INITIAL
-        };
-    }
-    lookup(c).map_or(NO_INITIAL, |(_, letter)| letter)
+    initial_in(&TABLES, c)
 }
 
 /// [`syllable_id`] of every character, one id per character.
 pub fn syllable_ids(chars: &[char]) -> Vec<u32> {
-    chars.iter().map(|&c| syllable_id(c)).collect()
+    let tables = &*TABLES;
+    chars.iter().map(|&c| syllable_id_in(tables, c)).collect()
 }
 
 /// [`initial`] of every character, one byte per character (see [`NO_INITIAL`]).
 pub fn initials(chars: &[char]) -> Vec<u8> {
-    chars.iter().map(|&c| initial(c)).collect()
+    let tables = &*TABLES;
+    chars.iter().map(|&c| initial_in(tables, c)).collect()
 }
 
 #[cfg(test)]
@@ -206,5 +241,8 @@ mod tests {
             assert_eq!(initial(c), letter_of(p));
             assert_eq!(syllable_id(c), SYLLABLE_ID_BASE + TABLES.ranks[p]);
         }
+        // Characters of the table's range without pinyin data (Yijing hexagram symbols).
+        assert_eq!(syllable_id('\u{4DC0}'), 0x4DC0);
+        assert_eq!(initial('\u{4DC0}'), NO_INITIAL);
     }
 }
