@@ -18,11 +18,16 @@
 //! so it can be called from any thread and fuzzed on arbitrary input.
 
 pub mod algorithm;
+pub mod dna;
 pub mod normalize;
+pub mod pinyin;
 pub mod simhash;
 pub mod window;
 
 pub use algorithm::{Algorithm, AlgorithmError, Comparison, Fingerprint};
+pub use dna::{
+    DnaAlgorithm, DnaConfig, DnaError, DnaWindow, ReferenceDistribution, code_distance, dna_codes,
+};
 pub use normalize::{Normalized, normalize};
 pub use simhash::{hamming, simhash_ngrams, simhash_weighted};
 pub use window::{Window, WindowConfig, windows};
