@@ -19,11 +19,13 @@
 
 pub mod algorithm;
 pub mod normalize;
+pub mod shingles;
 pub mod simhash;
 pub mod window;
 
 pub use algorithm::{Algorithm, AlgorithmError, Comparison, Fingerprint};
 pub use normalize::{Normalized, normalize};
+pub use shingles::{ShingleAlgorithm, shingle_hashes};
 pub use simhash::{hamming, simhash_ngrams, simhash_weighted};
 pub use window::{Window, WindowConfig, windows};
 
