@@ -18,12 +18,14 @@
 //! so it can be called from any thread and fuzzed on arbitrary input.
 
 pub mod algorithm;
+pub mod minhash;
 pub mod normalize;
 pub mod shingles;
 pub mod simhash;
 pub mod window;
 
 pub use algorithm::{Algorithm, AlgorithmError, Comparison, Fingerprint};
+pub use minhash::{MinHashAlgorithm, MinHasher};
 pub use normalize::{Normalized, normalize};
 pub use shingles::{ShingleAlgorithm, shingle_hashes};
 pub use simhash::{hamming, simhash_ngrams, simhash_weighted};
