@@ -20,6 +20,7 @@
 pub mod algorithm;
 pub mod minhash;
 pub mod normalize;
+pub mod sentences;
 pub mod shingles;
 pub mod simhash;
 pub mod window;
@@ -27,6 +28,7 @@ pub mod window;
 pub use algorithm::{Algorithm, AlgorithmError, Comparison, Fingerprint};
 pub use minhash::{MinHashAlgorithm, MinHasher};
 pub use normalize::{Normalized, normalize};
+pub use sentences::{SentenceAlgorithm, longest_sentences};
 pub use shingles::{ShingleAlgorithm, shingle_hashes};
 pub use simhash::{hamming, simhash_ngrams, simhash_weighted};
 pub use window::{Window, WindowConfig, windows};
