@@ -18,6 +18,7 @@
 //! so it can be called from any thread and fuzzed on arbitrary input.
 
 pub mod algorithm;
+pub mod features;
 pub mod minhash;
 pub mod normalize;
 pub mod sentences;
@@ -26,6 +27,7 @@ pub mod simhash;
 pub mod window;
 
 pub use algorithm::{Algorithm, AlgorithmError, Comparison, Fingerprint};
+pub use features::{FeatureKind, SimHashAlgorithm, jieba_words};
 pub use minhash::{MinHashAlgorithm, MinHasher};
 pub use normalize::{Normalized, normalize};
 pub use sentences::{SentenceAlgorithm, longest_sentences};
