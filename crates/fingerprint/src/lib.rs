@@ -26,7 +26,9 @@ pub mod shingles;
 pub mod simhash;
 pub mod window;
 
-pub use algorithm::{Algorithm, AlgorithmError, Comparison, Fingerprint};
+pub use algorithm::{
+    Algorithm, AlgorithmError, Comparison, Fingerprint, algorithm_by_name, default_algorithms,
+};
 pub use features::{FeatureKind, SimHashAlgorithm, jieba_words};
 pub use minhash::{MinHashAlgorithm, MinHasher};
 pub use normalize::{Normalized, normalize};
