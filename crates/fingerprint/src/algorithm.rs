@@ -56,3 +56,81 @@ pub trait Algorithm: Send + Sync {
     /// Compares two fingerprints produced by this algorithm.
     fn compare(&self, a: &Fingerprint, b: &Fingerprint) -> Result<Comparison, AlgorithmError>;
 }
+
+/// Every algorithm with its default parameters, so `copytrace compare` and the quality
+/// benchmark run the same set without each listing it:
+///
+/// * `simhash`: TF-IDF jieba words, match within 3 bits ([`crate::features::SimHashAlgorithm`]);
+/// * `minhash`: 5-character shingles, 128 permutations, estimated Jaccard ≥ 0.5
+///   ([`crate::minhash::MinHashAlgorithm`]);
+/// * `shingles`: 5-character shingles, Jaccard or containment ≥ 0.5
+///   ([`crate::shingles::ShingleAlgorithm`]);
+/// * `sentences`: 5 longest sentences, 2 shared ([`crate::sentences::SentenceAlgorithm`]);
+/// * `dna`: pinyin-initial DNA codes of 64-initial windows, half overlapping, 10 levels, half
+///   of the codes shared ([`crate::dna::DnaAlgorithm`]).
+///
+/// The defaults are starting points; the quality benchmark is what should set them.
+pub fn default_algorithms() -> Vec<Box<dyn Algorithm>> {
+    vec![
+        Box::new(crate::features::SimHashAlgorithm::default()),
+        Box::new(crate::minhash::MinHashAlgorithm::default()),
+        Box::new(crate::shingles::ShingleAlgorithm::default()),
+        Box::new(crate::sentences::SentenceAlgorithm::default()),
+        Box::new(crate::dna::DnaAlgorithm::default()),
+    ]
+}
+
+/// The default-parameter algorithm called `name` (see [`default_algorithms`]), so stored
+/// fingerprints and command-line options can name an algorithm by its stable name.
+pub fn algorithm_by_name(name: &str) -> Option<Box<dyn Algorithm>> {
+    default_algorithms()
+        .into_iter()
+        .find(|algorithm| algorithm.name() == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_default_algorithm_is_found_by_its_unique_name() {
+        let algorithms = default_algorithms();
+        let mut names: Vec<&str> = algorithms.iter().map(|a| a.name()).collect();
+        for name in &names {
+            assert_eq!(algorithm_by_name(name).unwrap().name(), *name);
+        }
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), algorithms.len());
+        assert!(algorithm_by_name("no-such-algorithm").is_none());
+    }
+
+    #[test]
+    fn every_algorithm_matches_a_text_with_itself_and_rejects_foreign_fingerprints() {
+        let chars = crate::normalize(
+            "夜色渐深，雨水顺着屋檐滴落下来。少年推开木门，看见一个披着蓑衣的陌生人站在院中，\
+             手里提着一盏昏黄的灯笼。他的眼睛像是藏着整片星空，沉默地望着这座破旧的小院。",
+        )
+        .chars;
+        for algorithm in default_algorithms() {
+            let fp = algorithm.fingerprint(&chars);
+            let c = algorithm.compare(&fp, &fp).unwrap();
+            assert!(
+                c.is_match,
+                "{} does not match a text with itself",
+                algorithm.name()
+            );
+            assert_eq!(c.similarity, 1.0, "{}", algorithm.name());
+            assert_eq!(algorithm.version(), 1);
+            let foreign = match fp {
+                Fingerprint::SimHash(_) => Fingerprint::Dna(vec![1]),
+                _ => Fingerprint::SimHash(1),
+            };
+            assert!(
+                algorithm.compare(&fp, &foreign).is_err(),
+                "{}",
+                algorithm.name()
+            );
+        }
+    }
+}

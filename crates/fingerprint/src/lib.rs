@@ -14,21 +14,38 @@
 //! 3. [`mod@simhash`] turns each window into a 64-bit SimHash over character n-grams, so windows
 //!    that differ by a few characters stay within a few bits of each other.
 //!
+//! Beside the window SimHash the matcher indexes, every algorithm of the fingerprint-tracking
+//! design sits behind one [`Algorithm`] trait, so they can be compared on the same data:
+//! weighted SimHash over character n-grams or jieba words with TF-IDF weights ([`features`]),
+//! MinHash with LSH banding ([`minhash`]), exact k-shingle sets ([`shingles`]), top-k
+//! longest-sentence signatures ([`sentences`]) and the pinyin-initial DNA fingerprint
+//! ([`dna`], over the homophone-proof projection of [`pinyin`]).
+//!
 //! The crate does no I/O and holds no global state besides the read-only conversion tables,
 //! so it can be called from any thread and fuzzed on arbitrary input.
 
 pub mod algorithm;
 pub mod dna;
+pub mod features;
+pub mod minhash;
 pub mod normalize;
 pub mod pinyin;
+pub mod sentences;
+pub mod shingles;
 pub mod simhash;
 pub mod window;
 
-pub use algorithm::{Algorithm, AlgorithmError, Comparison, Fingerprint};
+pub use algorithm::{
+    Algorithm, AlgorithmError, Comparison, Fingerprint, algorithm_by_name, default_algorithms,
+};
 pub use dna::{
     DnaAlgorithm, DnaConfig, DnaError, DnaWindow, ReferenceDistribution, code_distance, dna_codes,
 };
+pub use features::{FeatureKind, SimHashAlgorithm, jieba_words};
+pub use minhash::{MinHashAlgorithm, MinHasher};
 pub use normalize::{Normalized, normalize};
+pub use sentences::{SentenceAlgorithm, longest_sentences};
+pub use shingles::{ShingleAlgorithm, shingle_hashes};
 pub use simhash::{hamming, simhash_ngrams, simhash_weighted};
 pub use window::{Window, WindowConfig, windows};
 
