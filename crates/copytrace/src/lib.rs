@@ -8,5 +8,6 @@
 
 pub mod backend;
 pub mod demo;
+pub mod inspect;
 pub mod pipeline;
 pub mod textfile;

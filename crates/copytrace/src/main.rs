@@ -15,8 +15,9 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 use copytrace::backend::{DEFAULT_DATABASE_URL, open_store, redact};
 use copytrace::demo;
+use copytrace::inspect;
 use copytrace::pipeline::{self, LibraryFile};
-use copytrace::textfile::TextFile;
+use copytrace::textfile::{TextFile, read_text_file};
 use copytrace_crawler::CrawlConfig;
 use copytrace_matcher::MatchConfig;
 use copytrace_store::{MatchFilter, Store, WriteOutcome};
@@ -59,6 +60,27 @@ enum Command {
     Export(ExportCommand),
     /// Print a readable infringement report, grouped by work.
     Report,
+    /// Print the document-level and window-level fingerprints of a text file.
+    Fingerprint {
+        /// Which algorithm to show.
+        #[arg(long, value_enum, default_value_t = AlgorithmChoice::All)]
+        algo: AlgorithmChoice,
+        /// Print JSON (every window, full fingerprints) instead of a summary.
+        #[arg(long)]
+        json: bool,
+        /// A text file (UTF-8 or GBK/GB18030, detected).
+        file: PathBuf,
+    },
+    /// Compare two text files with every algorithm and with the full matcher (is B a copy of A?).
+    Compare {
+        /// The original (the work).
+        file_a: PathBuf,
+        /// The suspected copy (the page).
+        file_b: PathBuf,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run the whole pipeline on bundled sample data in a temporary database: ingest a small
     /// library, serve a sample piracy site on a loopback port, crawl it, match, report.
     Demo,
@@ -120,6 +142,35 @@ enum ExportCommand {
     },
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum AlgorithmChoice {
+    /// Weighted SimHash-64 (jieba words, TF-IDF).
+    Simhash,
+    /// MinHash over character shingles.
+    Minhash,
+    /// Pinyin-initial DNA codes.
+    Dna,
+    /// Exact character shingle set.
+    Shingles,
+    /// Hashes of the longest sentences.
+    Sentences,
+    /// Every algorithm.
+    All,
+}
+
+impl AlgorithmChoice {
+    fn name(self) -> &'static str {
+        match self {
+            AlgorithmChoice::Simhash => "simhash",
+            AlgorithmChoice::Minhash => "minhash",
+            AlgorithmChoice::Dna => "dna",
+            AlgorithmChoice::Shingles => "shingles",
+            AlgorithmChoice::Sentences => "sentences",
+            AlgorithmChoice::All => "all",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum ExportFormat {
     /// Comma-separated values with a header row.
@@ -140,12 +191,22 @@ fn main() -> ExitCode {
     };
     match runtime.block_on(run(cli)) {
         Ok(code) => code,
+        // `copytrace … | head` closing the pipe early is not an error.
+        Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             let chain: Vec<String> = error.chain().map(ToString::to_string).collect();
             eprintln!("error: {}", chain.join(": "));
             ExitCode::FAILURE
         }
     }
+}
+
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 fn init_logging(verbose: u8) {
@@ -190,6 +251,73 @@ async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Export(ExportCommand::Matches { format, out }) => {
             let store = open_store(&cli.db).await?;
             export_matches(store.as_ref(), format, out).await
+        }
+        Command::Fingerprint { algo, json, file } => {
+            let text = read_text_file(&file)?.text;
+            let found = inspect::fingerprints(&text, &inspect::select_algorithms(algo.name()));
+            let mut out = std::io::stdout().lock();
+            if json {
+                writeln!(out, "{}", serde_json::to_string_pretty(&found)?)?;
+            } else {
+                for f in &found {
+                    let document = inspect::describe(&f.document);
+                    writeln!(out, "{} v{}: {document}", f.algorithm, f.version)?;
+                    for w in &f.windows {
+                        let fingerprint = inspect::describe(&w.fingerprint);
+                        writeln!(
+                            out,
+                            "  bytes {:>7}..{:<7} {fingerprint}",
+                            w.byte_start, w.byte_end
+                        )?;
+                    }
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Compare {
+            file_a,
+            file_b,
+            json,
+        } => {
+            let a = read_text_file(&file_a)?.text;
+            let b = read_text_file(&file_b)?.text;
+            let (comparisons, verdict) = inspect::compare(&a, &b);
+            if json {
+                let value = serde_json::json!({ "algorithms": comparisons, "matcher": verdict });
+                println!("{}", serde_json::to_string_pretty(&value)?);
+            } else {
+                println!(
+                    "{:<10} {:>10} {:>10}  match",
+                    "algorithm", "similarity", "distance"
+                );
+                for c in &comparisons {
+                    let distance = c
+                        .comparison
+                        .distance
+                        .map(|d| format!("{d}"))
+                        .unwrap_or_else(|| "-".into());
+                    println!(
+                        "{:<10} {:>10.4} {:>10}  {}",
+                        c.algorithm,
+                        c.comparison.similarity,
+                        distance,
+                        if c.comparison.is_match { "yes" } else { "no" }
+                    );
+                }
+                println!(
+                    "matcher: {} (coverage of A {:.1}%, containment in B {:.1}%, {} characters in {} passage(s))",
+                    if verdict.is_match {
+                        "B copies A"
+                    } else {
+                        "no copy found"
+                    },
+                    verdict.coverage * 100.0,
+                    verdict.containment * 100.0,
+                    verdict.copied_chars,
+                    verdict.passages
+                );
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Command::Report => {
             let store = open_store(&cli.db).await?;

@@ -53,6 +53,11 @@ pub trait Algorithm: Send + Sync {
     fn version(&self) -> u32;
     /// Fingerprints canonical characters.
     fn fingerprint(&self, chars: &[char]) -> Fingerprint;
+    /// Fingerprints an original text. Most algorithms only need its canonical characters; those
+    /// that also read what normalization removes (sentence punctuation) override this.
+    fn fingerprint_text(&self, text: &str) -> Fingerprint {
+        self.fingerprint(&crate::normalize(text).chars)
+    }
     /// Compares two fingerprints produced by this algorithm.
     fn compare(&self, a: &Fingerprint, b: &Fingerprint) -> Result<Comparison, AlgorithmError>;
 }

@@ -114,6 +114,10 @@ impl Algorithm for SentenceAlgorithm {
         VERSION
     }
 
+    fn fingerprint_text(&self, text: &str) -> Fingerprint {
+        self.fingerprint_original(text)
+    }
+
     fn fingerprint(&self, chars: &[char]) -> Fingerprint {
         let candidates = chars
             .chunks(FALLBACK_CHUNK_CHARS)

@@ -12,3 +12,4 @@ mod crawl_limits;
 mod demo;
 mod helpers;
 mod idempotence;
+mod inspect;
