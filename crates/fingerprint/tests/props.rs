@@ -215,8 +215,10 @@ proptest! {
         let config = FingerprintConfig::default();
         let a = fingerprint_text(&plain, &config);
         let b = fingerprint_text(&disguised, &config);
-        prop_assert_eq!(&a.normalized.chars, &base);
-        prop_assert_eq!(&b.normalized.chars, &base);
+        // Not `== base`: the mainland tables may legitimately rewrite a regional word
+        // (身分 → 身份); what matters is that the disguises change nothing.
+        prop_assert_eq!(&b.normalized.chars, &a.normalized.chars);
+        prop_assert_eq!(a.normalized.len(), base.len());
         let hashes = |fp: &copytrace_fingerprint::TextFingerprint| -> Vec<u64> {
             fp.windows.iter().map(|w| w.simhash).collect()
         };
