@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use chrono::Utc;
 use copytrace_crawler::{CrawlError, FetchedPage, PageSink};
-use copytrace_fingerprint::{FINGERPRINT_VERSION, fingerprint_text};
+use copytrace_fingerprint::{FINGERPRINT_VERSION, WindowFingerprint, fingerprint_text};
 use copytrace_matcher::{MatchConfig, Matcher, WorkMatch};
 use copytrace_store::{
     EvidencePassage, Id, NewMatch, NewPage, NewWork, SegmentFingerprint, Store, WriteOutcome,
@@ -109,6 +109,19 @@ fn walk_txt(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     Ok(())
 }
 
+/// The stored form of window fingerprints.
+fn to_segments(windows: &[WindowFingerprint]) -> Vec<SegmentFingerprint> {
+    windows
+        .iter()
+        .map(|w| SegmentFingerprint {
+            ordinal: w.ordinal,
+            start: w.byte_start,
+            end: w.byte_end,
+            simhash: w.simhash,
+        })
+        .collect()
+}
+
 /// What ingesting one file did.
 #[derive(Debug, Clone)]
 pub struct IngestOutcome {
@@ -144,16 +157,7 @@ pub async fn ingest(
             content: text.clone(),
             content_hash: content_hash(text),
             fingerprint_version: FINGERPRINT_VERSION,
-            segments: fingerprint
-                .windows
-                .iter()
-                .map(|w| SegmentFingerprint {
-                    ordinal: w.ordinal,
-                    start: w.byte_start,
-                    end: w.byte_end,
-                    simhash: w.simhash,
-                })
-                .collect(),
+            segments: to_segments(&fingerprint.windows),
         };
         let (_, outcome) = store
             .upsert_work(&work)
@@ -270,15 +274,7 @@ pub async fn load_matcher(store: &dyn Store, config: MatchConfig) -> Result<Matc
                 content: work.content.clone(),
                 content_hash: summary.content_hash.clone(),
                 fingerprint_version: FINGERPRINT_VERSION,
-                segments: windows
-                    .iter()
-                    .map(|w| SegmentFingerprint {
-                        ordinal: w.ordinal,
-                        start: w.byte_start,
-                        end: w.byte_end,
-                        simhash: w.simhash,
-                    })
-                    .collect(),
+                segments: to_segments(&windows),
             };
             store.upsert_work(&refreshed).await?;
         }
