@@ -1,6 +1,7 @@
 //! Criterion benches of the fingerprinting pipeline on ~400 KB of Chinese prose.
 //!
-//! `cargo bench -p copytrace-fingerprint` (add `-- hamming` to run one group). Throughput is
+//! `cargo bench -p copytrace-fingerprint --bench pipeline` (add `-- hamming` for one group).
+//! Throughput is
 //! reported per byte of UTF-8 input, so criterion prints MB/s directly comparable with
 //! `copytrace-bench fingerprint`.
 
@@ -21,7 +22,7 @@ fn text_benches(c: &mut Criterion) {
     let config = FingerprintConfig::default();
     let normalized = normalize(&text);
     let mut group = c.benchmark_group("text");
-    group.throughput(Throughput::Bytes(text.len() as u64));
+    group.throughput(Throughput::BytesDecimal(text.len() as u64));
     group.sample_size(20);
     group.bench_function("normalize", |b| b.iter(|| normalize(black_box(&text))));
     group.bench_function("windows_simhash", |b| {
