@@ -1,9 +1,8 @@
 //! Criterion benches of the fingerprinting pipeline on ~400 KB of Chinese prose.
 //!
 //! `cargo bench -p copytrace-fingerprint --bench pipeline` (add `-- hamming` for one group).
-//! Throughput is
-//! reported per byte of UTF-8 input, so criterion prints MB/s directly comparable with
-//! `copytrace-bench fingerprint`.
+//! Throughput is counted in decimal bytes of UTF-8 input, so criterion prints MB/s directly
+//! comparable with `copytrace-bench fingerprint`.
 
 use std::hint::black_box;
 
