@@ -25,6 +25,7 @@
 //! so it can be called from any thread and fuzzed on arbitrary input.
 
 pub mod algorithm;
+pub mod cpu;
 pub mod dna;
 pub mod features;
 pub mod minhash;
@@ -46,7 +47,7 @@ pub use minhash::{MinHashAlgorithm, MinHasher};
 pub use normalize::{Normalized, normalize};
 pub use sentences::{SentenceAlgorithm, longest_sentences};
 pub use shingles::{ShingleAlgorithm, shingle_hashes};
-pub use simhash::{hamming, simhash_ngrams, simhash_weighted};
+pub use simhash::{hamming, simhash_hashes, simhash_ngrams, simhash_weighted};
 pub use window::{Window, WindowConfig, windows};
 
 use serde::{Deserialize, Serialize};
@@ -109,21 +110,39 @@ pub fn fingerprint_text(text: &str, config: &FingerprintConfig) -> TextFingerpri
 }
 
 /// Window fingerprints of an already normalized text.
+///
+/// The n-gram hashes are computed once for the whole text and shared by the overlapping windows
+/// (and, when the anchor width equals the n-gram length, by the anchor test), which gives the
+/// same fingerprints as [`windows`] followed by [`simhash_ngrams`] on each window.
 pub fn fingerprint_normalized(
     normalized: &Normalized,
     config: &FingerprintConfig,
 ) -> Vec<WindowFingerprint> {
-    windows(&normalized.chars, &config.window)
+    let chars = &normalized.chars;
+    let n = config.ngram.max(1);
+    let hashes = simhash::ngram_hashes(chars, n);
+    let anchor_width = config.window.anchor_width.max(1);
+    let found = if anchor_width == n && n <= 16 {
+        window::windows_by_anchor_hash(chars.len(), &config.window, |start| hashes[start])
+    } else {
+        windows(chars, &config.window)
+    };
+    found
         .into_iter()
         .enumerate()
         .map(|(ordinal, window)| {
             let (byte_start, byte_end) = normalized.byte_range(window.start, window.end);
+            let simhash = if window.end - window.start >= n {
+                simhash_hashes(&hashes[window.start..=window.end - n])
+            } else {
+                simhash_ngrams(&chars[window.start..window.end], n)
+            };
             WindowFingerprint {
                 ordinal: ordinal as u32,
                 window,
                 byte_start,
                 byte_end,
-                simhash: simhash_ngrams(&normalized.chars[window.start..window.end], config.ngram),
+                simhash,
             }
         })
         .collect()
@@ -159,6 +178,60 @@ mod tests {
             shared + 1 >= work.windows.len(),
             "shared {shared} of {}",
             work.windows.len()
+        );
+    }
+
+    /// Texts covering every branch of the pipeline: the demo prose in Simplified, Traditional
+    /// and Taiwanese forms, and a line of disguises (full-width and compatibility forms,
+    /// ligatures, Kangxi radicals, compatibility ideographs, combining marks, case, regional
+    /// vocabulary, invisible characters).
+    fn golden_texts() -> Vec<String> {
+        let demo = [
+            include_str!("../../copytrace/demo/library/jianghu-ch1.txt"),
+            include_str!("../../copytrace/demo/library/news-harbor.txt"),
+            include_str!("../../copytrace/demo/library/xingchen-ch1.txt"),
+            include_str!("../../copytrace/demo/unrelated/cooking.txt"),
+            include_str!("../../copytrace/demo/unrelated/tech-news.txt"),
+        ];
+        let mut texts = Vec::new();
+        for text in demo {
+            texts.push(text.to_owned());
+            texts.push(zhconv::zhconv(text, zhconv::Variant::ZhHant));
+            texts.push(zhconv::zhconv(text, zhconv::Variant::ZhTW));
+        }
+        texts.push(
+            "Ｃｏｐｙ\u{200b}Trace　２０２６！ﬁ㈱Ⅻ²①⼀⼈豈﨑ｶﾀｶﾅ e\u{301}İΣΑΣ ÅÉ \u{feff}\
+             軟體部落格計程車 软体 𠀀𪚥 😀 \u{e000}\u{1F1E8}\u{1F1F3} ﹏﹐「」《》\t\r\n"
+                .repeat(3),
+        );
+        texts
+    }
+
+    #[test]
+    fn fingerprints_of_the_golden_texts_are_unchanged() {
+        // Any change of this digest changes stored fingerprints: bump FINGERPRINT_VERSION.
+        let mut bytes = Vec::new();
+        for text in golden_texts() {
+            let fp = fingerprint_text(&text, &FingerprintConfig::default());
+            for (c, span) in fp.normalized.chars.iter().zip(&fp.normalized.spans) {
+                bytes.extend((*c as u32).to_le_bytes());
+                bytes.extend(span.0.to_le_bytes());
+                bytes.extend(span.1.to_le_bytes());
+            }
+            for w in &fp.windows {
+                for v in [w.ordinal, w.window.start as u32, w.window.end as u32] {
+                    bytes.extend(v.to_le_bytes());
+                }
+                bytes.extend(w.byte_start.to_le_bytes());
+                bytes.extend(w.byte_end.to_le_bytes());
+                bytes.extend(w.simhash.to_le_bytes());
+            }
+            bytes.push(0xff);
+        }
+        let digest = xxhash_rust::xxh3::xxh3_64(&bytes);
+        assert_eq!(
+            digest, 0xe7e4_59b4_32e5_1040,
+            "golden digest {digest:#018x}"
         );
     }
 

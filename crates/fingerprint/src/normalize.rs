@@ -59,24 +59,79 @@ impl Normalized {
 /// Normalizes `text` for fingerprinting and matching.
 pub fn normalize(text: &str) -> Normalized {
     let mut folded = String::with_capacity(text.len());
-    let mut spans: Vec<(u32, u32)> = Vec::with_capacity(text.len() / 2);
+    // Chinese prose is mostly 3-byte characters, a few of which are dropped.
+    let mut spans: Vec<(u32, u32)> = Vec::with_capacity(text.len() / 3 + 16);
     for (offset, original) in text.char_indices() {
-        if is_invisible(original) {
-            continue;
-        }
         let span = (offset as u32, (offset + original.len_utf8()) as u32);
-        for compat in std::iter::once(original).nfkc() {
-            for lower in compat.to_lowercase() {
-                if lower.is_alphanumeric() {
-                    folded.push(lower);
-                    spans.push(span);
-                }
+        match fold_fast(original) {
+            Fold::Keep(c) => {
+                folded.push(c);
+                spans.push(span);
             }
+            Fold::Drop => {}
+            Fold::Slow => fold_slow(original, |c| {
+                folded.push(c);
+                spans.push(span);
+            }),
         }
     }
     let chars = to_simplified(&folded, spans.len());
     debug_assert_eq!(chars.len(), spans.len());
     Normalized { chars, spans }
+}
+
+/// What [`fold_fast`] decided about one character.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fold {
+    /// Folds to exactly this one character.
+    Keep(char),
+    /// Folds to nothing.
+    Drop,
+    /// Needs the general path, [`fold_slow`].
+    Slow,
+}
+
+/// The common characters of Chinese and Latin text, folded without NFKC tables: ASCII, the
+/// full-width forms of ASCII (their NFKC is the ASCII character `0xFEE0` below), the CJK
+/// Unified Ideographs and Extension A (NFKC-stable, caseless letters), and the common CJK and
+/// general punctuation. The test `the_fast_path_agrees_with_the_general_path_on_every_character`
+/// checks every Unicode scalar value against [`fold_slow`].
+#[inline]
+fn fold_fast(c: char) -> Fold {
+    match c {
+        'a'..='z' | '0'..='9' => Fold::Keep(c),
+        'A'..='Z' => Fold::Keep(c.to_ascii_lowercase()),
+        '\0'..='\u{7F}' => Fold::Drop,
+        '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}' => Fold::Keep(c),
+        '\u{FF01}'..='\u{FF5E}' => {
+            let ascii = char::from_u32(c as u32 - 0xFEE0).unwrap_or(c);
+            match fold_fast(ascii) {
+                Fold::Keep(folded) => Fold::Keep(folded),
+                _ => Fold::Drop,
+            }
+        }
+        // General punctuation (dashes, quotes, ellipsis, daggers, per mille) and the CJK
+        // brackets and marks 、。〈〉《》「」『』【】〔〕〖〗〘〙〚〛: not letters, and their NFKC forms
+        // are punctuation too.
+        '\u{2010}'..='\u{2027}' | '\u{2030}'..='\u{203E}' | '\u{3001}'..='\u{3002}' => Fold::Drop,
+        '\u{3008}'..='\u{3011}' | '\u{3014}'..='\u{301B}' => Fold::Drop,
+        _ => Fold::Slow,
+    }
+}
+
+/// The general path: drop invisible characters, NFKC, lower case, keep letters and digits.
+/// Character-wise NFKC may expand one character into several (ﬁ → fi), all with its span.
+fn fold_slow(original: char, mut keep: impl FnMut(char)) {
+    if is_invisible(original) {
+        return;
+    }
+    for compat in std::iter::once(original).nfkc() {
+        for lower in compat.to_lowercase() {
+            if lower.is_alphanumeric() {
+                keep(lower);
+            }
+        }
+    }
 }
 
 /// Characters removed before anything else: they render as nothing (or as a box) and are the
@@ -139,6 +194,24 @@ fn to_simplified(folded: &str, expected: usize) -> Vec<char> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_fast_path_agrees_with_the_general_path_on_every_character() {
+        let mut mismatches = Vec::new();
+        for c in (0..=0x10FFFFu32).filter_map(char::from_u32) {
+            let mut slow = Vec::new();
+            fold_slow(c, |folded| slow.push(folded));
+            let agrees = match fold_fast(c) {
+                Fold::Keep(folded) => slow == [folded],
+                Fold::Drop => slow.is_empty(),
+                Fold::Slow => true,
+            };
+            if !agrees {
+                mismatches.push(c);
+            }
+        }
+        assert!(mismatches.is_empty(), "fast path differs on {mismatches:?}");
+    }
 
     #[test]
     fn traditional_and_simplified_texts_normalize_identically() {

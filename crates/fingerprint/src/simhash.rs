@@ -50,24 +50,53 @@ pub fn simhash_ngrams(chars: &[char], n: usize) -> u64 {
     if chars.is_empty() {
         return 0;
     }
-    let mut columns = [0i32; 64];
-    let mut add = |gram: &[char]| {
-        let hash = hash_chars(gram);
-        for (bit, column) in columns.iter_mut().enumerate() {
-            *column += if hash >> bit & 1 == 1 { 1 } else { -1 };
-        }
-    };
     if chars.len() < n {
-        add(chars);
-    } else {
-        chars.windows(n).for_each(&mut add);
+        return hash_chars(chars);
     }
-    columns
+    // Hash the n-grams in stack-sized batches and count their bit columns.
+    let mut counts = [0u32; 64];
+    let mut batch = [0u64; 256];
+    let grams = chars.len() - n + 1;
+    let mut done = 0;
+    while done < grams {
+        let take = (grams - done).min(batch.len());
+        for (i, slot) in batch[..take].iter_mut().enumerate() {
+            *slot = hash_chars(&chars[done + i..done + i + n]);
+        }
+        crate::cpu::bit_counts(&batch[..take], &mut counts);
+        done += take;
+    }
+    signature_from_counts(&counts, grams)
+}
+
+/// SimHash of features that all weigh 1, given by their hashes. Identical to
+/// [`simhash_ngrams`] when `hashes` are the [`ngram_hashes`] of a window (one hash: the hash
+/// itself; none: 0).
+pub fn simhash_hashes(hashes: &[u64]) -> u64 {
+    let mut counts = [0u32; 64];
+    crate::cpu::bit_counts(hashes, &mut counts);
+    signature_from_counts(&counts, hashes.len())
+}
+
+/// With ±1 weights, column `bit` sums to `ones - (features - ones)`, which is positive exactly
+/// when `2 * ones > features`.
+fn signature_from_counts(counts: &[u32; 64], features: usize) -> u64 {
+    counts
         .iter()
         .enumerate()
-        .fold(0u64, |signature, (bit, &sum)| {
-            signature | u64::from(sum > 0) << bit
+        .fold(0u64, |signature, (bit, &ones)| {
+            signature | u64::from(2 * ones as usize > features) << bit
         })
+}
+
+/// [`hash_chars`] of every `n`-gram of `chars`, in order: `hashes[i]` covers
+/// `chars[i..i + n]`. Empty when `chars` is shorter than `n`.
+pub fn ngram_hashes(chars: &[char], n: usize) -> Vec<u64> {
+    let n = n.max(1);
+    if chars.len() < n {
+        return Vec::new();
+    }
+    chars.windows(n).map(hash_chars).collect()
 }
 
 /// Number of differing bits.
@@ -75,10 +104,20 @@ pub fn hamming(a: u64, b: u64) -> u32 {
     (a ^ b).count_ones()
 }
 
-/// Stable 64-bit hash of a character sequence.
+/// Stable 64-bit hash of a character sequence: XXH3-64 of the characters' code points as
+/// little-endian `u32`s.
+#[inline]
 pub fn hash_chars(chars: &[char]) -> u64 {
-    let mut bytes = [0u8; 128];
+    // Small buffers for the usual n-gram lengths: zeroing and hashing stay in registers.
+    if chars.len() <= 4 {
+        let mut bytes = [0u8; 16];
+        for (i, &c) in chars.iter().enumerate() {
+            bytes[i * 4..i * 4 + 4].copy_from_slice(&(c as u32).to_le_bytes());
+        }
+        return xxh3_64(&bytes[..chars.len() * 4]);
+    }
     if chars.len() <= 32 {
+        let mut bytes = [0u8; 128];
         for (i, &c) in chars.iter().enumerate() {
             bytes[i * 4..i * 4 + 4].copy_from_slice(&(c as u32).to_le_bytes());
         }
@@ -126,6 +165,51 @@ mod tests {
         let features = [(bits("100101"), 4), (bits("101011"), 5)];
         assert_eq!(column_sums(&features, 6), [9, -9, 1, -1, 1, 9]);
         assert_eq!(simhash_weighted(&features, 6), bits("101011"));
+    }
+
+    /// The original column-by-column SimHash, kept as the reference the fast path must match.
+    fn simhash_ngrams_reference(chars: &[char], n: usize) -> u64 {
+        let n = n.max(1);
+        if chars.is_empty() {
+            return 0;
+        }
+        let mut columns = [0i32; 64];
+        let mut add = |gram: &[char]| {
+            let hash = hash_chars(gram);
+            for (bit, column) in columns.iter_mut().enumerate() {
+                *column += if hash >> bit & 1 == 1 { 1 } else { -1 };
+            }
+        };
+        if chars.len() < n {
+            add(chars);
+        } else {
+            chars.windows(n).for_each(&mut add);
+        }
+        columns
+            .iter()
+            .enumerate()
+            .fold(0u64, |signature, (bit, &sum)| {
+                signature | u64::from(sum > 0) << bit
+            })
+    }
+
+    #[test]
+    fn fast_simhash_equals_the_column_by_column_reference() {
+        let text: Vec<char> =
+            "夜色渐深雨水顺着屋檐滴落下来少年推开木门看见一个披着蓑衣的陌生人abc123"
+                .repeat(12)
+                .chars()
+                .collect();
+        for n in [1, 2, 3, 4, 5, 8, 40] {
+            for len in [0, 1, 2, 3, 4, 7, 48, 300, text.len()] {
+                let chars = &text[..len];
+                let expected = simhash_ngrams_reference(chars, n);
+                assert_eq!(simhash_ngrams(chars, n), expected, "n {n}, len {len}");
+                if len >= n {
+                    assert_eq!(simhash_hashes(&ngram_hashes(chars, n)), expected);
+                }
+            }
+        }
     }
 
     #[test]

@@ -13,7 +13,6 @@
 //! starts, so every character is covered and nothing is left without a fingerprint.
 
 use serde::{Deserialize, Serialize};
-use xxhash_rust::xxh3::xxh3_64;
 
 /// How texts are cut into windows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,20 +49,33 @@ pub struct Window {
 /// Windows that would end past the text are cut at its end; a window entirely contained in the
 /// previous one (which happens only at the end of the text) is skipped.
 pub fn windows(chars: &[char], config: &WindowConfig) -> Vec<Window> {
-    let size = config.size.max(1);
-    let spacing = config.spacing.max(1) as u64;
     let width = config.anchor_width.max(1);
-    if chars.is_empty() {
+    windows_by_anchor_hash(chars.len(), config, |start| {
+        anchor_hash(&chars[start..start + width])
+    })
+}
+
+/// [`windows`] of a text of `len` characters, given `anchor_hash_at(start)`, the
+/// [`anchor_hash`] of the `anchor_width` characters at `start` (only asked for positions where
+/// they fit). Lets the pipeline reuse n-gram hashes it computed anyway.
+pub(crate) fn windows_by_anchor_hash(
+    len: usize,
+    config: &WindowConfig,
+    mut anchor_hash_at: impl FnMut(usize) -> u64,
+) -> Vec<Window> {
+    let size = config.size.max(1);
+    let spacing = Divisor::new(config.spacing.max(1) as u64);
+    let width = config.anchor_width.max(1);
+    if len == 0 {
         return Vec::new();
     }
     // A stretch without any anchor longer than this gets a forced window start, so every
     // character is covered. The forced position is relative to the previous window, hence
     // still determined by the content once the first real anchor is passed.
     let forced_gap = (size - size / 4).max(1);
-    let mut result: Vec<Window> = Vec::new();
-    for start in 0..chars.len() {
-        let is_anchor = start + width <= chars.len()
-            && anchor_hash(&chars[start..start + width]).is_multiple_of(spacing);
+    let mut result: Vec<Window> = Vec::with_capacity(len / spacing.value as usize + 2);
+    for start in 0..len {
+        let is_anchor = start + width <= len && spacing.divides(anchor_hash_at(start));
         let forced = match result.last() {
             None => true,
             Some(previous) => start - previous.start >= forced_gap,
@@ -71,7 +83,7 @@ pub fn windows(chars: &[char], config: &WindowConfig) -> Vec<Window> {
         if !is_anchor && !forced {
             continue;
         }
-        let end = (start + size).min(chars.len());
+        let end = (start + size).min(len);
         if result.last().is_some_and(|previous| previous.end >= end) {
             continue;
         }
@@ -80,15 +92,46 @@ pub fn windows(chars: &[char], config: &WindowConfig) -> Vec<Window> {
     result
 }
 
-/// Hash of a few characters, the same on every platform.
-pub(crate) fn anchor_hash(chars: &[char]) -> u64 {
-    let mut bytes = [0u8; 64];
-    let mut length = 0;
-    for &c in chars.iter().take(16) {
-        bytes[length..length + 4].copy_from_slice(&(c as u32).to_le_bytes());
-        length += 4;
+/// Divisibility by a constant without a division instruction (one multiply and a rotate;
+/// Hacker's Delight §10-17): with `value = odd << shift`, `x` is a multiple of `value` exactly
+/// when `(x * odd⁻¹ mod 2⁶⁴).rotate_right(shift) <= u64::MAX / value`.
+#[derive(Debug, Clone, Copy)]
+struct Divisor {
+    value: u64,
+    inverse: u64,
+    shift: u32,
+    limit: u64,
+}
+
+impl Divisor {
+    fn new(value: u64) -> Divisor {
+        assert!(value > 0, "divisor must be positive");
+        let shift = value.trailing_zeros();
+        let odd = value >> shift;
+        // Newton's iteration doubles the correct low bits each step: 3 → 6 → … → 96 ≥ 64.
+        let mut inverse = odd;
+        for _ in 0..5 {
+            inverse = inverse.wrapping_mul(2u64.wrapping_sub(odd.wrapping_mul(inverse)));
+        }
+        Divisor {
+            value,
+            inverse,
+            shift,
+            limit: u64::MAX / value,
+        }
     }
-    xxh3_64(&bytes[..length])
+
+    #[inline]
+    fn divides(&self, x: u64) -> bool {
+        x.wrapping_mul(self.inverse).rotate_right(self.shift) <= self.limit
+    }
+}
+
+/// Hash of a few characters, the same on every platform: XXH3-64 of the first 16 characters'
+/// code points as little-endian `u32`s, hence equal to [`crate::simhash::hash_chars`] for up
+/// to 16 characters.
+pub(crate) fn anchor_hash(chars: &[char]) -> u64 {
+    crate::simhash::hash_chars(&chars[..chars.len().min(16)])
 }
 
 #[cfg(test)]
@@ -97,6 +140,36 @@ mod tests {
 
     fn chars(text: &str) -> Vec<char> {
         text.chars().collect()
+    }
+
+    #[test]
+    fn divisibility_without_division_agrees_with_the_remainder() {
+        let samples: Vec<u64> = (0..2000u64)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ i)
+            .chain(0..300)
+            .chain([u64::MAX, u64::MAX - 1, 1 << 63, (1 << 63) + 12])
+            .collect();
+        for value in (1..=70).chain([96, 1000, 4096, u64::MAX / 3, u64::MAX]) {
+            let divisor = Divisor::new(value);
+            for &x in &samples {
+                for x in [x, x - x % value] {
+                    assert_eq!(divisor.divides(x), x % value == 0, "{x} % {value}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn anchor_hash_matches_the_original_byte_buffer_hash() {
+        let text = chars("天地玄黄宇宙洪荒日月盈昃辰宿列张寒来暑往秋收冬藏");
+        for len in 1..text.len() {
+            let mut bytes = Vec::new();
+            for &c in text.iter().take(len.min(16)) {
+                bytes.extend((c as u32).to_le_bytes());
+            }
+            let expected = xxhash_rust::xxh3::xxh3_64(&bytes);
+            assert_eq!(anchor_hash(&text[..len]), expected);
+        }
     }
 
     #[test]
