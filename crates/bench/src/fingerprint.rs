@@ -3,8 +3,12 @@
 use std::time::Duration;
 
 use copytrace_fingerprint::cpu::{self, Level};
+use copytrace_fingerprint::dna::{DnaConfig, ReferenceDistribution, dna_codes};
+use copytrace_fingerprint::features::{FeatureKind, SimHashAlgorithm, jieba};
+use copytrace_fingerprint::minhash::{DEFAULT_SEED, MinHasher};
 use copytrace_fingerprint::{
-    FingerprintConfig, fingerprint_normalized, fingerprint_text, normalize,
+    Algorithm, FingerprintConfig, fingerprint_normalized, fingerprint_text, normalize,
+    shingle_hashes,
 };
 
 use crate::corpus::chinese_prose;
@@ -41,15 +45,6 @@ impl Row {
             note: format!("median {:.2} ms for {bytes} B", time.as_secs_f64() * 1e3),
         }
     }
-
-    fn not_available(name: &'static str, unit: &'static str, why: &str) -> Row {
-        Row {
-            name,
-            value: None,
-            unit,
-            note: why.to_owned(),
-        }
-    }
 }
 
 fn format_value(value: Option<f64>) -> String {
@@ -80,7 +75,14 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         simplified.len(),
         time(&mut || fingerprint_normalized(&normalized, &config).len()),
     ));
-    let pipeline = time(&mut || fingerprint_text(&simplified, &config).windows.len());
+    // The full pipeline of the issue: normalize + windows + SimHash + pinyin DNA.
+    let dna_config = DnaConfig::default();
+    let reference = ReferenceDistribution::builtin();
+    let pipeline = time(&mut || {
+        let fingerprint = fingerprint_text(&simplified, &config);
+        fingerprint.windows.len()
+            + dna_codes(&fingerprint.normalized.chars, &dna_config, &reference).len()
+    });
     let pipeline_mb_s = mb_per_s(simplified.len(), pipeline);
     rows.push(Row::throughput(
         "full pipeline (simplified)",
@@ -90,9 +92,17 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     rows.push(Row::throughput(
         "full pipeline (traditional)",
         traditional.len(),
-        time(&mut || fingerprint_text(&traditional, &config).windows.len()),
+        time(&mut || {
+            let fingerprint = fingerprint_text(&traditional, &config);
+            fingerprint.windows.len()
+                + dna_codes(&fingerprint.normalized.chars, &dna_config, &reference).len()
+        }),
     ));
-    rows.push(dna_row(&normalized));
+    rows.push(Row::throughput(
+        "pinyin DNA alone",
+        simplified.len(),
+        time(&mut || dna_codes(&normalized.chars, &dna_config, &reference).len()),
+    ));
 
     // Run-time CPU dispatch: the same loops forced to the baseline target vs the detected level.
     let level = cpu::detected();
@@ -148,27 +158,40 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         });
     }
     let columns_speedup = counts_portable.as_secs_f64() / counts_dispatched.as_secs_f64();
-    let minhash = minhash_ns_per_shingle_perm(&normalized);
+    // MinHash: 256 permutations over the 5-character shingle set of the corpus.
+    const PERMUTATIONS: usize = 256;
+    let shingles = shingle_hashes(&normalized.chars, 5);
+    let hasher = MinHasher::new(PERMUTATIONS, DEFAULT_SEED);
+    let minhash_time = time(&mut || hasher.signature(&shingles).len());
+    let minhash = Some(ns_per(shingles.len() * PERMUTATIONS, minhash_time));
     rows.push(Row {
         name: "MinHash",
         value: minhash,
         unit: "ns/(shingle*perm)",
-        note: if minhash.is_some() {
-            String::new()
-        } else {
-            "not implemented yet".into()
-        },
+        note: format!("{} shingles x {PERMUTATIONS} permutations", shingles.len()),
     });
-    let jieba = jieba_ratio(&simplified);
+    // jieba mode (word features with TF-IDF weights, hashed into a SimHash) against a bare
+    // jieba-rs cut of the same canonical text.
+    let canonical = normalized.text();
+    let words = SimHashAlgorithm {
+        features: FeatureKind::Words,
+        max_distance: 3,
+    };
+    let ours = time(&mut || match words.fingerprint(&normalized.chars) {
+        copytrace_fingerprint::Fingerprint::SimHash(value) => value as usize,
+        _ => 0,
+    });
+    let bare = time(&mut || jieba().cut(&canonical, false).len());
+    let jieba = Some(ours.as_secs_f64() / bare.as_secs_f64());
     rows.push(Row {
-        name: "jieba words / char n-grams",
+        name: "jieba mode / bare jieba cut",
         value: jieba,
-        unit: "ratio",
-        note: if jieba.is_some() {
-            String::new()
-        } else {
-            "not implemented yet".into()
-        },
+        unit: "time ratio",
+        note: format!(
+            "{:.2} ms vs {:.2} ms",
+            ours.as_secs_f64() * 1e3,
+            bare.as_secs_f64() * 1e3
+        ),
     });
 
     println!(
@@ -210,22 +233,4 @@ fn pseudo_random_u64(n: usize) -> Vec<u64> {
             state ^ state >> 29
         })
         .collect()
-}
-
-/// Hook for the pinyin-initial DNA step: time `dna` over the normalized corpus and return
-/// `Row::throughput("pinyin DNA", bytes, time)` once `copytrace_fingerprint::dna` exists.
-fn dna_row(_normalized: &copytrace_fingerprint::Normalized) -> Row {
-    Row::not_available("pinyin DNA", "MB/s", "not implemented yet")
-}
-
-/// Hook for MinHash: nanoseconds per (shingle × permutation) over the normalized corpus, once
-/// `copytrace_fingerprint::minhash` exists.
-fn minhash_ns_per_shingle_perm(_normalized: &copytrace_fingerprint::Normalized) -> Option<f64> {
-    None
-}
-
-/// Hook for jieba: throughput of jieba-word features divided by that of character n-grams
-/// on the same text, once `copytrace_fingerprint::features` exists.
-fn jieba_ratio(_text: &str) -> Option<f64> {
-    None
 }
