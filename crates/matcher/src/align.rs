@@ -71,8 +71,33 @@ pub fn seed_hashes(chars: &[char], seed_length: usize) -> Vec<u64> {
 
 /// Aligns `page` against `work` (canonical characters; `work_seeds` from [`seed_hashes`] of the
 /// work with the same seed length) and returns the passages in page order.
+/// Where each seed occurs on a page. Built once per page and shared by the verification of
+/// every candidate work, since it depends only on the page.
+#[derive(Debug, Clone, Default)]
+pub struct PageSeeds {
+    positions: HashMap<u64, Vec<u32>>,
+}
+
+impl PageSeeds {
+    /// Indexes the `seed_length`-grams of a page's canonical characters.
+    pub fn new(page: &[char], seed_length: usize) -> Self {
+        let mut positions: HashMap<u64, Vec<u32>> = HashMap::with_capacity(page.len());
+        for (position, hash) in seed_hashes(page, seed_length.max(1))
+            .into_iter()
+            .enumerate()
+        {
+            positions.entry(hash).or_default().push(position as u32);
+        }
+        PageSeeds { positions }
+    }
+}
+
+/// Aligns `page` against `work` (canonical characters; `page_seeds` from [`PageSeeds::new`] and
+/// `work_seeds` from [`seed_hashes`], both with `config.seed_length`) and returns the passages
+/// in page order.
 pub fn align(
     page: &[char],
+    page_seeds: &PageSeeds,
     work: &[char],
     work_seeds: &[u64],
     config: &AlignConfig,
@@ -81,16 +106,10 @@ pub fn align(
     if page.len() < k || work.len() < k {
         return Vec::new();
     }
-    // Page seeds → positions. Substrings repeated many times on one page are filler, not
-    // evidence; they are not used as seeds.
+    // Substrings repeated many times on one page are filler, not evidence; they are not used
+    // as seeds.
     const MAX_REPEATS: usize = 8;
-    let mut page_positions: HashMap<u64, Vec<u32>> = HashMap::with_capacity(page.len());
-    for (position, hash) in seed_hashes(page, k).into_iter().enumerate() {
-        page_positions
-            .entry(hash)
-            .or_default()
-            .push(position as u32);
-    }
+    let page_positions = &page_seeds.positions;
 
     let mut runs: Vec<Run> = Vec::new();
     // Per diagonal (page - work), the work position up to which it is already extended.
@@ -214,7 +233,9 @@ mod tests {
         let config = AlignConfig::default();
         let work = chars(work);
         let seeds = seed_hashes(&work, config.seed_length);
-        align(&chars(page), &work, &seeds, &config)
+        let page = chars(page);
+        let page_seeds = PageSeeds::new(&page, config.seed_length);
+        align(&page, &page_seeds, &work, &seeds, &config)
     }
 
     const WORK: &str = "夜色渐深雨水顺着屋檐滴落下来少年推开木门看见一个披着蓑衣的陌生人站在院中\

@@ -192,10 +192,11 @@ impl<I: Index> Matcher<I> {
         if page.is_empty() {
             return Vec::new();
         }
+        let page_seeds = align::PageSeeds::new(&page.chars, self.config.align.seed_length);
         let mut matches: Vec<WorkMatch> = self
             .candidates(&page)
             .into_iter()
-            .filter_map(|work_id| self.verify(&page, work_id))
+            .filter_map(|work_id| self.verify(&page, &page_seeds, work_id))
             .collect();
         matches.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.work_id.cmp(&b.work_id)));
         matches
@@ -218,10 +219,16 @@ impl<I: Index> Matcher<I> {
         ranked.into_iter().map(|(work_id, _)| work_id).collect()
     }
 
-    fn verify(&self, page: &Normalized, work_id: WorkId) -> Option<WorkMatch> {
+    fn verify(
+        &self,
+        page: &Normalized,
+        page_seeds: &align::PageSeeds,
+        work_id: WorkId,
+    ) -> Option<WorkMatch> {
         let work = self.works.get(&work_id)?;
         let passages = align::align(
             &page.chars,
+            page_seeds,
             &work.normalized.chars,
             &work.seeds,
             &self.config.align,
