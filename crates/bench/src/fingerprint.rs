@@ -12,7 +12,7 @@ use copytrace_fingerprint::{
 };
 
 use crate::corpus::chinese_prose;
-use crate::timing::{mb_per_s, median, ns_per};
+use crate::timing::{mb_per_s, median, median_ratio, ns_per};
 
 /// Options of `copytrace-bench fingerprint`.
 #[derive(Debug, clap::Args)]
@@ -177,12 +177,16 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         features: FeatureKind::Words,
         max_distance: 3,
     };
-    let ours = time(&mut || match words.fingerprint(&normalized.chars) {
-        copytrace_fingerprint::Fingerprint::SimHash(value) => value as usize,
-        _ => 0,
-    });
-    let bare = time(&mut || jieba().cut(&canonical, false).len());
-    let jieba = Some(ours.as_secs_f64() / bare.as_secs_f64());
+    let (ratio, ours, bare) = median_ratio(
+        args.warmup,
+        args.reps.max(31),
+        || match words.fingerprint(&normalized.chars) {
+            copytrace_fingerprint::Fingerprint::SimHash(value) => value as usize,
+            _ => 0,
+        },
+        || jieba().cut(&canonical, false).len(),
+    );
+    let jieba = Some(ratio);
     rows.push(Row {
         name: "jieba mode / bare jieba cut",
         value: jieba,

@@ -7,8 +7,11 @@
 use std::hint::black_box;
 
 use copytrace_fingerprint::cpu::{self, Level};
+use copytrace_fingerprint::features::{FeatureKind, SimHashAlgorithm, jieba};
+use copytrace_fingerprint::minhash::DEFAULT_SEED;
 use copytrace_fingerprint::{
-    FingerprintConfig, fingerprint_normalized, fingerprint_text, normalize,
+    Algorithm, DnaConfig, FingerprintConfig, MinHasher, ReferenceDistribution, dna_codes,
+    fingerprint_normalized, fingerprint_text, normalize, shingle_hashes,
 };
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
@@ -29,6 +32,44 @@ fn text_benches(c: &mut Criterion) {
     });
     group.bench_function("full_pipeline", |b| {
         b.iter(|| fingerprint_text(black_box(&text), &config))
+    });
+    // The fingerprint-generator issue's full pipeline: normalize + windows + SimHash + DNA.
+    let dna_config = DnaConfig::default();
+    let reference = ReferenceDistribution::builtin();
+    group.bench_function("full_pipeline_with_dna", |b| {
+        b.iter(|| {
+            let fingerprint = fingerprint_text(black_box(&text), &config);
+            let codes = dna_codes(&fingerprint.normalized.chars, &dna_config, &reference);
+            (fingerprint.windows.len(), codes.len())
+        })
+    });
+    group.finish();
+
+    // jieba mode (TF-IDF word SimHash) and a bare jieba-rs cut of the same canonical text,
+    // side by side in one group so their ratio comes from one run.
+    let canonical = normalized.text();
+    let words = SimHashAlgorithm {
+        features: FeatureKind::Words,
+        max_distance: 3,
+    };
+    let mut group = c.benchmark_group("jieba");
+    group.throughput(Throughput::BytesDecimal(canonical.len() as u64));
+    group.sample_size(30);
+    group.bench_function("bare_cut", |b| {
+        b.iter(|| jieba().cut(black_box(&canonical), false).len())
+    });
+    group.bench_function("word_simhash", |b| {
+        b.iter(|| words.fingerprint(black_box(&normalized.chars)))
+    });
+    group.finish();
+
+    // MinHash with 256 permutations; elements are shingle x permutation pairs.
+    let shingles = shingle_hashes(&normalized.chars, 5);
+    let hasher = MinHasher::new(256, DEFAULT_SEED);
+    let mut group = c.benchmark_group("minhash_256");
+    group.throughput(Throughput::Elements((shingles.len() * 256) as u64));
+    group.bench_function("signature", |b| {
+        b.iter(|| hasher.signature(black_box(&shingles)))
     });
     group.finish();
 }
