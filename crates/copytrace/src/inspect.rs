@@ -132,9 +132,15 @@ pub fn compare(a: &str, b: &str) -> (Vec<AlgorithmComparison>, MatcherVerdict) {
             })
         })
         .collect();
+    // The in-memory index cannot fail, so its `Result`s carry no error worth reporting.
     let mut matcher = Matcher::new(MatchConfig::default());
-    matcher.add_work(1, a);
-    let verdict = match matcher.match_text(b).into_iter().next() {
+    matcher
+        .add_work(1, a)
+        .expect("the in-memory index does not fail");
+    let found = matcher
+        .match_text(b)
+        .expect("the in-memory index does not fail");
+    let verdict = match found.into_iter().next() {
         Some(m) => MatcherVerdict {
             is_match: true,
             coverage: m.coverage,

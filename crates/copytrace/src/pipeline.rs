@@ -264,9 +264,9 @@ pub async fn load_matcher(store: &dyn Store, config: MatchConfig) -> Result<Matc
         let work = store.get_work(summary.id).await?;
         if summary.fingerprint_version == FINGERPRINT_VERSION {
             let windows = segments.remove(&summary.id).unwrap_or_default();
-            matcher.add_fingerprinted_work(summary.id, &work.content, windows);
+            matcher.add_fingerprinted_work(summary.id, &work.content, windows)?;
         } else {
-            let windows = matcher.add_work(summary.id, &work.content);
+            let windows = matcher.add_work(summary.id, &work.content)?;
             let refreshed = NewWork {
                 rights_holder_id: summary.rights_holder_id,
                 external_id: summary.external_id.clone(),
@@ -308,7 +308,7 @@ pub async fn match_pending(
             break;
         }
         for page in pages {
-            let found = matcher.match_text(&page.text);
+            let found = matcher.match_text(&page.text)?;
             let matches: Vec<NewMatch> = found.iter().map(to_new_match).collect();
             store
                 .record_page_matches(page.id, &page.content_hash, &matches, Utc::now())

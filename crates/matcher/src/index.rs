@@ -28,25 +28,63 @@ pub struct SegmentRef {
 pub struct Hit {
     /// The indexed window.
     pub segment: SegmentRef,
-    /// Hamming distance to the query.
+    /// Distance to the query in the index's own unit (Hamming bits for SimHash, differing
+    /// minima for MinHash, code distance for DNA); 0 means identical.
     pub distance: u32,
 }
 
+/// Why an index operation failed. In-memory indexes never fail; remote ones (Redis) can.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    /// The index's server could not be reached or refused the command.
+    #[error("index backend: {0}")]
+    Backend(String),
+    /// A snapshot or stored entry could not be read back.
+    #[error("corrupt index data: {0}")]
+    Corrupt(String),
+}
+
 /// What every candidate index offers the matcher, so implementations (in memory, Redis, other
-/// algorithms) can be swapped and compared on the same data.
-pub trait Index: Send + Sync {
+/// algorithms) can be swapped and compared on the same data. `F` is the window fingerprint the
+/// index searches by: `u64` SimHash signatures by default.
+pub trait Index<F = u64>: Send + Sync {
     /// Adds one window fingerprint.
-    fn insert(&mut self, fingerprint: u64, segment: SegmentRef);
+    fn insert(&mut self, fingerprint: &F, segment: SegmentRef) -> Result<(), IndexError>;
+    /// Adds every window of one work, `(ordinal, fingerprint)` each. Remote indexes override
+    /// this to send a whole work in one round trip.
+    fn insert_work(&mut self, work_id: WorkId, windows: &[(u32, F)]) -> Result<(), IndexError> {
+        for (ordinal, fingerprint) in windows {
+            self.insert(
+                fingerprint,
+                SegmentRef {
+                    work_id,
+                    ordinal: *ordinal,
+                },
+            )?;
+        }
+        Ok(())
+    }
     /// Removes every window of a work.
-    fn remove_work(&mut self, work_id: WorkId);
+    fn remove_work(&mut self, work_id: WorkId) -> Result<(), IndexError>;
     /// Appends to `out` every indexed window within the index's distance of `fingerprint`,
     /// each once.
-    fn query(&self, fingerprint: u64, out: &mut Vec<Hit>);
+    fn query(&self, fingerprint: &F, out: &mut Vec<Hit>) -> Result<(), IndexError>;
+    /// Queries every fingerprint of a page; `out[i]` receives the hits of `fingerprints[i]`.
+    /// Remote indexes override this to pipeline the lookups.
+    fn query_many(&self, fingerprints: &[F], out: &mut Vec<Vec<Hit>>) -> Result<(), IndexError> {
+        out.clear();
+        for fingerprint in fingerprints {
+            let mut hits = Vec::new();
+            self.query(fingerprint, &mut hits)?;
+            out.push(hits);
+        }
+        Ok(())
+    }
     /// Number of indexed windows.
-    fn len(&self) -> usize;
+    fn len(&self) -> Result<usize, IndexError>;
     /// Whether nothing is indexed.
-    fn is_empty(&self) -> bool {
-        self.len() == 0
+    fn is_empty(&self) -> Result<bool, IndexError> {
+        Ok(self.len()? == 0)
     }
 }
 
@@ -102,7 +140,7 @@ impl SimHashIndex {
 }
 
 impl Index for SimHashIndex {
-    fn insert(&mut self, fingerprint: u64, segment: SegmentRef) {
+    fn insert(&mut self, &fingerprint: &u64, segment: SegmentRef) -> Result<(), IndexError> {
         let position = self.entries.len() as u32;
         self.entries.push(Some((fingerprint, segment)));
         for b in 0..self.blocks.len() {
@@ -110,9 +148,10 @@ impl Index for SimHashIndex {
             self.tables[b].entry(key).or_default().push(position);
         }
         self.live += 1;
+        Ok(())
     }
 
-    fn remove_work(&mut self, work_id: WorkId) {
+    fn remove_work(&mut self, work_id: WorkId) -> Result<(), IndexError> {
         let mut removed = Vec::new();
         for (position, entry) in self.entries.iter_mut().enumerate() {
             if let Some((fingerprint, segment)) = *entry
@@ -134,9 +173,10 @@ impl Index for SimHashIndex {
             }
         }
         self.live -= removed.len();
+        Ok(())
     }
 
-    fn query(&self, fingerprint: u64, out: &mut Vec<Hit>) {
+    fn query(&self, &fingerprint: &u64, out: &mut Vec<Hit>) -> Result<(), IndexError> {
         for b in 0..self.blocks.len() {
             let Some(bucket) = self.tables[b].get(&self.block(b, fingerprint)) else {
                 continue;
@@ -158,10 +198,11 @@ impl Index for SimHashIndex {
                 }
             }
         }
+        Ok(())
     }
 
-    fn len(&self) -> usize {
-        self.live
+    fn len(&self) -> Result<usize, IndexError> {
+        Ok(self.live)
     }
 }
 
@@ -199,13 +240,15 @@ mod tests {
             let mut all = Vec::new();
             for i in 0..3000u32 {
                 let fp = splitmix(&mut state);
-                index.insert(
-                    fp,
-                    SegmentRef {
-                        work_id: 1,
-                        ordinal: i,
-                    },
-                );
+                index
+                    .insert(
+                        &fp,
+                        SegmentRef {
+                            work_id: 1,
+                            ordinal: i,
+                        },
+                    )
+                    .unwrap();
                 all.push(fp);
             }
             for distance in 0..=k + 1 {
@@ -213,7 +256,7 @@ mod tests {
                     let base = all[(q * 37) % all.len()];
                     let query = flip_bits(base, distance, &mut state);
                     let mut hits = Vec::new();
-                    index.query(query, &mut hits);
+                    index.query(&query, &mut hits).unwrap();
                     let mut found: Vec<u32> = hits.iter().map(|h| h.segment.ordinal).collect();
                     found.sort_unstable();
                     let expected: Vec<u32> = all
@@ -231,25 +274,13 @@ mod tests {
     #[test]
     fn removed_works_are_no_longer_found() {
         let mut index = SimHashIndex::new(3);
-        index.insert(
-            42,
-            SegmentRef {
-                work_id: 1,
-                ordinal: 0,
-            },
-        );
-        index.insert(
-            43,
-            SegmentRef {
-                work_id: 2,
-                ordinal: 0,
-            },
-        );
-        index.remove_work(1);
+        index.insert_work(1, &[(0, 42)]).unwrap();
+        index.insert_work(2, &[(0, 43)]).unwrap();
+        index.remove_work(1).unwrap();
         let mut hits = Vec::new();
-        index.query(42, &mut hits);
+        index.query(&42, &mut hits).unwrap();
         assert_eq!(hits.len(), 1);
         assert_eq!(hits[0].segment.work_id, 2);
-        assert_eq!(index.len(), 1);
+        assert_eq!(index.len().unwrap(), 1);
     }
 }

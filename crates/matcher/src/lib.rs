@@ -25,7 +25,7 @@ use copytrace_fingerprint::{FingerprintConfig, Normalized, fingerprint_normalize
 use serde::{Deserialize, Serialize};
 
 pub use align::{AlignConfig, AlignedPassage};
-pub use index::{Hit, Index, SegmentRef, SimHashIndex, WorkId};
+pub use index::{Hit, Index, IndexError, SegmentRef, SimHashIndex, WorkId};
 
 /// Thresholds and parameters of matching.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -142,15 +142,15 @@ impl<I: Index> Matcher<I> {
         &mut self,
         work_id: WorkId,
         text: &str,
-    ) -> Vec<copytrace_fingerprint::WindowFingerprint> {
+    ) -> Result<Vec<copytrace_fingerprint::WindowFingerprint>, IndexError> {
         let normalized = normalize(text);
         let windows = fingerprint_normalized(&normalized, &self.config.fingerprint);
         self.insert(
             work_id,
             normalized,
             windows.iter().map(|w| (w.ordinal, w.simhash)),
-        );
-        windows
+        )?;
+        Ok(windows)
     }
 
     /// Adds (or replaces) a work whose window fingerprints were stored earlier, without
@@ -160,8 +160,8 @@ impl<I: Index> Matcher<I> {
         work_id: WorkId,
         text: &str,
         windows: impl IntoIterator<Item = (u32, u64)>,
-    ) {
-        self.insert(work_id, normalize(text), windows);
+    ) -> Result<(), IndexError> {
+        self.insert(work_id, normalize(text), windows)
     }
 
     fn insert(
@@ -169,54 +169,56 @@ impl<I: Index> Matcher<I> {
         work_id: WorkId,
         normalized: Normalized,
         windows: impl IntoIterator<Item = (u32, u64)>,
-    ) {
-        self.remove_work(work_id);
-        for (ordinal, simhash) in windows {
-            self.index.insert(simhash, SegmentRef { work_id, ordinal });
-        }
+    ) -> Result<(), IndexError> {
+        self.remove_work(work_id)?;
+        let windows: Vec<(u32, u64)> = windows.into_iter().collect();
+        self.index.insert_work(work_id, &windows)?;
         let seeds = align::seed_hashes(&normalized.chars, self.config.align.seed_length);
         self.works
             .insert(work_id, PreparedWork { normalized, seeds });
+        Ok(())
     }
 
     /// Forgets a work.
-    pub fn remove_work(&mut self, work_id: WorkId) {
+    pub fn remove_work(&mut self, work_id: WorkId) -> Result<(), IndexError> {
         if self.works.remove(&work_id).is_some() {
-            self.index.remove_work(work_id);
+            self.index.remove_work(work_id)?;
         }
+        Ok(())
     }
 
     /// Finds, verifies and scores every library work copied on a page, best score first.
-    pub fn match_text(&self, page_text: &str) -> Vec<WorkMatch> {
+    pub fn match_text(&self, page_text: &str) -> Result<Vec<WorkMatch>, IndexError> {
         let page = normalize(page_text);
         if page.is_empty() {
-            return Vec::new();
+            return Ok(Vec::new());
         }
         let page_seeds = align::PageSeeds::new(&page.chars, self.config.align.seed_length);
         let mut matches: Vec<WorkMatch> = self
-            .candidates(&page)
+            .candidates(&page)?
             .into_iter()
             .filter_map(|work_id| self.verify(&page, &page_seeds, work_id))
             .collect();
         matches.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.work_id.cmp(&b.work_id)));
-        matches
+        Ok(matches)
     }
 
     /// Candidate works ordered by number of windows hit, most first.
-    fn candidates(&self, page: &Normalized) -> Vec<WorkId> {
+    fn candidates(&self, page: &Normalized) -> Result<Vec<WorkId>, IndexError> {
         let mut hits_per_work: HashMap<WorkId, usize> = HashMap::new();
+        let signatures: Vec<u64> = fingerprint_normalized(page, &self.config.fingerprint)
+            .iter()
+            .map(|window| window.simhash)
+            .collect();
         let mut hits = Vec::new();
-        for window in fingerprint_normalized(page, &self.config.fingerprint) {
-            hits.clear();
-            self.index.query(window.simhash, &mut hits);
-            for hit in &hits {
-                *hits_per_work.entry(hit.segment.work_id).or_default() += 1;
-            }
+        self.index.query_many(&signatures, &mut hits)?;
+        for hit in hits.iter().flatten() {
+            *hits_per_work.entry(hit.segment.work_id).or_default() += 1;
         }
         let mut ranked: Vec<(WorkId, usize)> = hits_per_work.into_iter().collect();
         ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         ranked.truncate(self.config.max_candidates);
-        ranked.into_iter().map(|(work_id, _)| work_id).collect()
+        Ok(ranked.into_iter().map(|(work_id, _)| work_id).collect())
     }
 
     fn verify(
@@ -287,8 +289,8 @@ mod tests {
 
     fn matcher() -> Matcher {
         let mut m = Matcher::new(MatchConfig::default());
-        m.add_work(1, WORK_A);
-        m.add_work(2, WORK_B);
+        m.add_work(1, WORK_A).unwrap();
+        m.add_work(2, WORK_B).unwrap();
         m
     }
 
@@ -297,7 +299,7 @@ mod tests {
         let page = format!(
             "首页 | 玄幻小说 | 排行榜\n最新章节请访问 www.example.com\n{WORK_A}\n上一章 下一章"
         );
-        let found = matcher().match_text(&page);
+        let found = matcher().match_text(&page).unwrap();
         assert_eq!(found.len(), 1);
         let m = &found[0];
         assert_eq!(m.work_id, 1);
@@ -313,7 +315,7 @@ mod tests {
     fn a_traditional_chinese_copy_matches() {
         let traditional = "夜色漸深，雨水順著屋簷滴落下來。少年推開木門，看見一個披著蓑衣的陌生人站在院中，\
 手裡提著一盞昏黃的燈籠。他的眼睛像是藏著整片星空，沉默地望著這座破舊的小院。";
-        let found = matcher().match_text(traditional);
+        let found = matcher().match_text(traditional).unwrap();
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].work_id, 1);
         assert!(
@@ -328,21 +330,21 @@ mod tests {
         let page = "滨海地铁5号线开通运营\n海风通讯社滨海10月9日电 记者从滨海地铁集团获悉，\
 地铁五号线今天正式开通，全长三十二公里，设站二十四座，连接城东新区与老城区。\
 市民可使用交通卡和手机扫码乘车，首末班时间为早六点至晚十一点。（完）";
-        assert!(matcher().match_text(page).is_empty());
+        assert!(matcher().match_text(page).unwrap().is_empty());
     }
 
     #[test]
     fn unrelated_text_is_not_reported() {
         let page = "周末厨房：番茄炖牛腩。牛腩切块冷水下锅焯水，撇去浮沫后捞出。番茄去皮切丁，\
 锅中放少许油，炒出番茄的汁水，再放入牛腩翻炒均匀，加入热水没过食材，小火慢炖一个半小时。";
-        assert!(matcher().match_text(page).is_empty());
+        assert!(matcher().match_text(page).unwrap().is_empty());
     }
 
     #[test]
     fn removing_a_work_stops_it_matching() {
         let mut m = matcher();
-        m.remove_work(1);
-        assert!(m.match_text(WORK_A).is_empty());
+        m.remove_work(1).unwrap();
+        assert!(m.match_text(WORK_A).unwrap().is_empty());
         assert_eq!(m.work_count(), 1);
     }
 }
