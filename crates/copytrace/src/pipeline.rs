@@ -7,10 +7,13 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use chrono::Utc;
 use copytrace_crawler::{CrawlError, FetchedPage, PageSink};
-use copytrace_fingerprint::{FINGERPRINT_VERSION, WindowFingerprint, fingerprint_text};
+use copytrace_fingerprint::{
+    FINGERPRINT_VERSION, WindowFingerprint, default_algorithms, fingerprint_text,
+};
 use copytrace_matcher::{MatchConfig, Matcher, WorkMatch};
 use copytrace_store::{
-    EvidencePassage, Id, NewMatch, NewPage, NewWork, SegmentFingerprint, Store, WriteOutcome,
+    AlgorithmFingerprint, EvidencePassage, Id, NewMatch, NewPage, NewWork, SegmentFingerprint,
+    Store, WriteOutcome,
 };
 use indicatif::ProgressBar;
 use url::Url;
@@ -110,6 +113,34 @@ fn walk_txt(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
 }
 
 /// The stored form of window fingerprints.
+/// The document-level fingerprint of `text` by every default algorithm, each with the
+/// algorithm's version, as the store keeps them.
+pub fn document_fingerprints(text: &str) -> Result<Vec<AlgorithmFingerprint>> {
+    default_algorithms()
+        .iter()
+        .map(|algorithm| {
+            Ok(AlgorithmFingerprint {
+                algorithm: algorithm.name().to_owned(),
+                version: algorithm.version(),
+                fingerprint: serde_json::to_value(algorithm.fingerprint_text(text)).with_context(
+                    || format!("cannot serialize a {} fingerprint", algorithm.name()),
+                )?,
+            })
+        })
+        .collect()
+}
+
+/// `(algorithm, version)` of every default algorithm, ordered by name like the store's
+/// [`Store::fingerprint_versions`].
+fn current_algorithm_versions() -> Vec<(String, u32)> {
+    let mut versions: Vec<(String, u32)> = default_algorithms()
+        .iter()
+        .map(|algorithm| (algorithm.name().to_owned(), algorithm.version()))
+        .collect();
+    versions.sort();
+    versions
+}
+
 fn to_segments(windows: &[WindowFingerprint]) -> Vec<SegmentFingerprint> {
     windows
         .iter()
@@ -158,6 +189,7 @@ pub async fn ingest(
             content_hash: content_hash(text),
             fingerprint_version: FINGERPRINT_VERSION,
             segments: to_segments(&fingerprint.windows),
+            fingerprints: document_fingerprints(text)?,
         };
         let (_, outcome) = store
             .upsert_work(&work)
@@ -249,8 +281,9 @@ impl PageSink for StoreSink {
     }
 }
 
-/// Builds a matcher holding every work of the store. Works fingerprinted by an older algorithm
-/// version are re-fingerprinted and stored again first, so old and new fingerprints never mix.
+/// Builds a matcher holding every work of the store. Works fingerprinted by an older version
+/// of any algorithm (the window SimHash or a document-level one) are re-fingerprinted and
+/// stored again first, so old and new fingerprints never mix.
 pub async fn load_matcher(store: &dyn Store, config: MatchConfig) -> Result<Matcher> {
     let mut matcher = Matcher::new(config);
     let mut segments: HashMap<Id, Vec<(u32, u64)>> = HashMap::new();
@@ -260,9 +293,19 @@ pub async fn load_matcher(store: &dyn Store, config: MatchConfig) -> Result<Matc
             .or_default()
             .push((indexed.segment.ordinal, indexed.segment.simhash));
     }
+    let mut stored_versions: HashMap<Id, Vec<(String, u32)>> = HashMap::new();
+    for (work_id, algorithm, version) in store.fingerprint_versions().await? {
+        stored_versions
+            .entry(work_id)
+            .or_default()
+            .push((algorithm, version));
+    }
+    let current_versions = current_algorithm_versions();
     for summary in store.list_works(None).await? {
         let work = store.get_work(summary.id).await?;
-        if summary.fingerprint_version == FINGERPRINT_VERSION {
+        let up_to_date = summary.fingerprint_version == FINGERPRINT_VERSION
+            && stored_versions.get(&summary.id) == Some(&current_versions);
+        if up_to_date {
             let windows = segments.remove(&summary.id).unwrap_or_default();
             matcher.add_fingerprinted_work(summary.id, &work.content, windows)?;
         } else {
@@ -275,6 +318,7 @@ pub async fn load_matcher(store: &dyn Store, config: MatchConfig) -> Result<Matc
                 content_hash: summary.content_hash.clone(),
                 fingerprint_version: FINGERPRINT_VERSION,
                 segments: to_segments(&windows),
+                fingerprints: document_fingerprints(&work.content)?,
             };
             store.upsert_work(&refreshed).await?;
         }
@@ -340,5 +384,123 @@ fn to_new_match(found: &WorkMatch) -> NewMatch {
                 work_end: e.work_end,
             })
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use copytrace_store::sqlite::SqliteStore;
+
+    use super::*;
+    use crate::demo::LIBRARY;
+
+    async fn store_in(dir: &tempfile::TempDir) -> SqliteStore {
+        let url = format!("sqlite://{}", dir.path().join("t.db").display());
+        let store = SqliteStore::connect(&url).await.unwrap();
+        store.migrate().await.unwrap();
+        store
+    }
+
+    fn library_file(external_id: &str, text: &str) -> LibraryFile {
+        LibraryFile {
+            path: PathBuf::from(format!("{external_id}.txt")),
+            external_id: external_id.to_owned(),
+            file: TextFile {
+                text: text.to_owned(),
+                encoding: "UTF-8",
+            },
+        }
+    }
+
+    #[tokio::test]
+    async fn ingest_stores_every_algorithm_with_its_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir).await;
+        let holder = store.ensure_rights_holder("test").await.unwrap();
+        let (id, text) = LIBRARY[0];
+        ingest(
+            &store,
+            holder,
+            &[library_file(id, text)],
+            &MatchConfig::default(),
+        )
+        .await
+        .unwrap();
+        let work_id = store.list_works(None).await.unwrap()[0].id;
+        let stored = store.work_fingerprints(work_id).await.unwrap();
+        let versions: Vec<(String, u32)> = stored
+            .iter()
+            .map(|f| (f.algorithm.clone(), f.version))
+            .collect();
+        assert_eq!(versions, current_algorithm_versions());
+        for (stored, algorithm) in stored.iter().zip({
+            let mut all = default_algorithms();
+            all.sort_by_key(|a| a.name());
+            all
+        }) {
+            let fingerprint: copytrace_fingerprint::Fingerprint =
+                serde_json::from_value(stored.fingerprint.clone()).unwrap();
+            assert_eq!(fingerprint, algorithm.fingerprint_text(text));
+        }
+    }
+
+    #[tokio::test]
+    async fn works_with_an_outdated_algorithm_version_are_refingerprinted_on_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir).await;
+        let holder = store.ensure_rights_holder("test").await.unwrap();
+        let (id, text) = LIBRARY[0];
+        ingest(
+            &store,
+            holder,
+            &[library_file(id, text)],
+            &MatchConfig::default(),
+        )
+        .await
+        .unwrap();
+        let summary = store.list_works(None).await.unwrap().remove(0);
+        // What an older Copytrace would have stored: one algorithm at an older version, with
+        // a fingerprint the current version would not produce.
+        let mut outdated = document_fingerprints(text).unwrap();
+        outdated[0].version = outdated[0].version.wrapping_sub(1);
+        outdated[0].fingerprint = serde_json::json!({ "kind": "sim_hash", "value": 1 });
+        let work = store.get_work(summary.id).await.unwrap();
+        let old = NewWork {
+            rights_holder_id: holder,
+            external_id: summary.external_id.clone(),
+            title: summary.title.clone(),
+            content: work.content,
+            content_hash: summary.content_hash.clone(),
+            fingerprint_version: FINGERPRINT_VERSION,
+            segments: store
+                .all_segments()
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|s| s.segment)
+                .collect(),
+            fingerprints: outdated,
+        };
+        assert_eq!(
+            store.upsert_work(&old).await.unwrap().1,
+            WriteOutcome::Updated
+        );
+
+        let matcher = load_matcher(&store, MatchConfig::default()).await.unwrap();
+        assert_eq!(matcher.work_count(), 1);
+        let refreshed = store.work_fingerprints(summary.id).await.unwrap();
+        let mut expected = document_fingerprints(text).unwrap();
+        expected.sort_by(|a, b| a.algorithm.cmp(&b.algorithm));
+        assert_eq!(refreshed, expected);
+        assert!(
+            store
+                .fingerprint_versions()
+                .await
+                .unwrap()
+                .iter()
+                .all(|(_, name, version)| current_algorithm_versions()
+                    .contains(&(name.clone(), *version))),
+            "no fingerprint of the old version is left"
+        );
     }
 }

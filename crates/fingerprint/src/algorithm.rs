@@ -18,10 +18,28 @@ pub enum Fingerprint {
     MinHash(Vec<u32>),
     /// The sorted, deduplicated hashes of the text's k-shingles.
     Shingles(Vec<u64>),
-    /// Pinyin-initial DNA codes, one per DNA window, in text order.
-    Dna(Vec<u128>),
+    /// Pinyin-initial DNA codes, one per DNA window, in text order. Serialized as decimal
+    /// strings: codes reach 26 digits, beyond what JSON numbers carry exactly (and beyond
+    /// `serde_json::Value`).
+    Dna(#[serde(with = "decimal_strings")] Vec<u128>),
     /// Hashes of the k longest sentences, longest first.
     Sentences(Vec<u64>),
+}
+
+/// (De)serializes `u128` values as decimal strings.
+mod decimal_strings {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub fn serialize<S: Serializer>(values: &[u128], serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(values.iter().map(u128::to_string))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u128>, D::Error> {
+        Vec::<String>::deserialize(deserializer)?
+            .iter()
+            .map(|value| value.parse().map_err(D::Error::custom))
+            .collect()
+    }
 }
 
 /// How two fingerprints of one algorithm compare.
@@ -108,6 +126,23 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), algorithms.len());
         assert!(algorithm_by_name("no-such-algorithm").is_none());
+    }
+
+    #[test]
+    fn every_kind_of_fingerprint_round_trips_through_json_values() {
+        let chars =
+            crate::normalize("夜色渐深，雨水顺着屋檐滴落下来。少年推开木门，看见一个陌生人。")
+                .chars;
+        for algorithm in default_algorithms() {
+            let fingerprint = algorithm.fingerprint(&chars);
+            let value = serde_json::to_value(&fingerprint).unwrap();
+            let back: Fingerprint = serde_json::from_value(value).unwrap();
+            assert_eq!(back, fingerprint, "{}", algorithm.name());
+        }
+        let big = Fingerprint::Dna(vec![u128::MAX, 0]);
+        let value = serde_json::to_value(&big).unwrap();
+        assert_eq!(value["value"][0], u128::MAX.to_string());
+        assert_eq!(serde_json::from_value::<Fingerprint>(value).unwrap(), big);
     }
 
     #[test]

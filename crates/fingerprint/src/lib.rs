@@ -52,10 +52,13 @@ pub use window::{Window, WindowConfig, windows};
 
 use serde::{Deserialize, Serialize};
 
-/// Version of the fingerprint algorithm set. Stored with every fingerprint: when any step above
-/// changes its output, this number changes and stored works are re-fingerprinted instead of
-/// silently mixing old and new fingerprints in one index.
-pub const FINGERPRINT_VERSION: u32 = 1;
+/// Version of normalization and window fingerprinting, the steps every algorithm shares. Stored
+/// with every work: when normalization, the windows or the window SimHash change their output,
+/// this number changes and stored works are re-fingerprinted instead of silently mixing old and
+/// new fingerprints in one index. Each [`Algorithm`] has its own version on top of this one.
+///
+/// 2: decimal digits of every script unified to ASCII.
+pub const FINGERPRINT_VERSION: u32 = 2;
 
 /// Parameters of the whole fingerprinting pipeline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

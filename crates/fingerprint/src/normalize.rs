@@ -5,7 +5,9 @@
 //!
 //! 1. **NFKC** compatibility folding: full-width Latin letters and digits become ASCII,
 //!    ligatures and circled or parenthesised forms are spelled out;
-//! 2. **lower case**, so `ABC` and `abc` compare equal;
+//! 2. **lower case**, so `ABC` and `abc` compare equal, and **digits unified**: decimal digits
+//!    of every script (Arabic-Indic ٣, Devanagari ३, Thai ๓, …) become ASCII `0`–`9`, as
+//!    NFKC already does for full-width, circled and mathematical digits;
 //! 3. **drop** everything that is not a letter or a digit: punctuation, symbols, whitespace,
 //!    control, format (zero-width spaces and joiners, BOM, direction marks) and private-use
 //!    characters — pirates insert and change exactly these;
@@ -128,10 +130,35 @@ fn fold_slow(original: char, mut keep: impl FnMut(char)) {
     for compat in std::iter::once(original).nfkc() {
         for lower in compat.to_lowercase() {
             if lower.is_alphanumeric() {
-                keep(lower);
+                keep(ascii_digit(lower).unwrap_or(lower));
             }
         }
     }
+}
+
+/// The first code point ("zero") of each run of ten decimal digits (Unicode category Nd) in the
+/// Basic Multilingual Plane outside ASCII and the full-width forms (NFKC folds those). Digits
+/// outside the BMP are either folded by NFKC (mathematical digits) or belong to historic
+/// scripts no page of ours uses.
+const DIGIT_ZEROS: [u32; 35] = [
+    0x0660, 0x06F0, 0x07C0, 0x0966, 0x09E6, 0x0A66, 0x0AE6, 0x0B66, 0x0BE6, 0x0C66, 0x0CE6, 0x0D66,
+    0x0DE6, 0x0E50, 0x0ED0, 0x0F20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90,
+    0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0,
+];
+
+/// The ASCII digit a decimal digit of another script stands for.
+fn ascii_digit(c: char) -> Option<char> {
+    let code = c as u32;
+    if !(0x0660..=0xABF9).contains(&code) {
+        return None;
+    }
+    let zero = DIGIT_ZEROS
+        .iter()
+        .rev()
+        .find(|&&zero| zero <= code)
+        .copied()?;
+    let value = code - zero;
+    (value < 10).then(|| char::from(b'0' + value as u8))
 }
 
 /// Characters removed before anything else: they render as nothing (or as a box) and are the
@@ -219,6 +246,28 @@ mod tests {
         let simplified = normalize("夜色渐深，雨水顺着屋檐滴落。他说：“这里是哪里？”");
         assert_eq!(traditional.text(), simplified.text());
         assert_eq!(simplified.text(), "夜色渐深雨水顺着屋檐滴落他说这里是哪里");
+    }
+
+    #[test]
+    fn decimal_digits_of_every_script_become_ascii() {
+        for zero in DIGIT_ZEROS {
+            for value in 0..10u32 {
+                let digit = char::from_u32(zero + value).unwrap();
+                assert!(digit.is_numeric(), "U+{:04X} is not a digit", zero + value);
+                let expected = char::from(b'0' + value as u8);
+                assert_eq!(
+                    normalize(&digit.to_string()).chars,
+                    [expected],
+                    "U+{:04X}",
+                    zero + value
+                );
+            }
+        }
+        // Full-width, circled and Arabic-Indic forms of one number normalize alike.
+        let forms = ["第12章", "第１２章", "第١٢章", "第१२章"];
+        for form in forms {
+            assert_eq!(normalize(form).text(), "第12章", "{form}");
+        }
     }
 
     #[test]

@@ -126,6 +126,13 @@ pub trait Store: Send + Sync {
     async fn get_work(&self, id: Id) -> Result<Work>;
     /// Every segment fingerprint of every work, for (re)building the index.
     async fn all_segments(&self) -> Result<Vec<IndexedSegment>>;
+    /// The document-level fingerprints of one work, ordered by algorithm name. `NotFound` if
+    /// the work does not exist.
+    async fn work_fingerprints(&self, work_id: Id) -> Result<Vec<AlgorithmFingerprint>>;
+    /// `(work, algorithm, version)` of every stored document-level fingerprint, ordered by
+    /// work then algorithm: enough to find works whose fingerprints are out of date without
+    /// reading the fingerprints themselves.
+    async fn fingerprint_versions(&self) -> Result<Vec<(Id, String, u32)>>;
 
     // ----- page library -----
 

@@ -34,6 +34,19 @@ pub struct SegmentFingerprint {
     pub simhash: u64,
 }
 
+/// A document-level fingerprint of a work by one algorithm, tagged with the algorithm's
+/// version so a changed algorithm is noticed and the work re-fingerprinted, never compared
+/// across versions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AlgorithmFingerprint {
+    /// Name of the algorithm (`copytrace_fingerprint::Algorithm::name`).
+    pub algorithm: String,
+    /// Version of the algorithm's output (`copytrace_fingerprint::Algorithm::version`).
+    pub version: u32,
+    /// The fingerprint, serialized by the fingerprint crate; the store does not interpret it.
+    pub fingerprint: serde_json::Value,
+}
+
 /// A work to add or replace in the library.
 #[derive(Debug, Clone)]
 pub struct NewWork {
@@ -52,6 +65,9 @@ pub struct NewWork {
     pub fingerprint_version: u32,
     /// Window fingerprints, replacing any previous ones.
     pub segments: Vec<SegmentFingerprint>,
+    /// Document-level fingerprints, one per algorithm, replacing any previous ones. A work
+    /// whose stored algorithm versions differ from these counts as changed.
+    pub fingerprints: Vec<AlgorithmFingerprint>,
 }
 
 /// What [`crate::Store::upsert_work`] did.

@@ -26,10 +26,10 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePo
 use sqlx::{FromRow, Sqlite, SqliteConnection, Transaction};
 
 use crate::{
-    EvidencePassage, Id, IndexedSegment, Job, JobState, MatchFilter, MatchRecord, MatchStatus,
-    NewJob, NewMatch, NewPage, NewSchedule, NewUser, NewWork, Page, PageWrite, Result,
-    RightsHolder, Role, Schedule, SegmentFingerprint, Site, Store, StoreError, User, Work,
-    WorkSummary, WriteOutcome, redact_url,
+    AlgorithmFingerprint, EvidencePassage, Id, IndexedSegment, Job, JobState, MatchFilter,
+    MatchRecord, MatchStatus, NewJob, NewMatch, NewPage, NewSchedule, NewUser, NewWork, Page,
+    PageWrite, Result, RightsHolder, Role, Schedule, SegmentFingerprint, Site, Store, StoreError,
+    User, Work, WorkSummary, WriteOutcome, redact_url,
 };
 
 /// The SQLite migrations, embedded at compile time so the binary needs no files beside it.
@@ -625,6 +625,53 @@ async fn insert_segments(conn: &mut SqliteConnection, work_id: Id, work: &NewWor
     Ok(())
 }
 
+async fn insert_fingerprints(
+    conn: &mut SqliteConnection,
+    work_id: Id,
+    work: &NewWork,
+) -> Result<()> {
+    for fingerprint in &work.fingerprints {
+        sqlx::query(
+            "INSERT INTO work_fingerprints (work_id, algorithm, version, fingerprint) \
+             VALUES ($1, $2, $3, $4)",
+        )
+        .bind(work_id)
+        .bind(&fingerprint.algorithm)
+        .bind(i64::from(fingerprint.version))
+        .bind(fingerprint.fingerprint.to_string())
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
+
+/// `(algorithm, version)` of a stored work's fingerprints, ordered by algorithm.
+async fn algorithm_versions(
+    conn: &mut SqliteConnection,
+    work_id: Id,
+) -> Result<Vec<(String, u32)>> {
+    let rows: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT algorithm, version FROM work_fingerprints WHERE work_id = $1 ORDER BY algorithm",
+    )
+    .bind(work_id)
+    .fetch_all(conn)
+    .await?;
+    rows.into_iter()
+        .map(|(algorithm, version)| Ok((algorithm, to_u32(version, "fingerprint version")?)))
+        .collect()
+}
+
+/// `(algorithm, version)` of a new work's fingerprints, ordered like [`algorithm_versions`].
+fn new_algorithm_versions(work: &NewWork) -> Vec<(String, u32)> {
+    let mut versions: Vec<(String, u32)> = work
+        .fingerprints
+        .iter()
+        .map(|f| (f.algorithm.clone(), f.version))
+        .collect();
+    versions.sort();
+    versions
+}
+
 /// Explains why a job update touched no row: the job is missing or not running.
 async fn job_not_running(conn: &mut SqliteConnection, job_id: Id) -> StoreError {
     let state: std::result::Result<Option<String>, sqlx::Error> =
@@ -698,11 +745,16 @@ impl Store for SqliteStore {
         let content_len = i64::try_from(work.content.len())
             .map_err(|_| StoreError::Invalid("work text is too long".into()))?;
 
+        let stored_algorithms = match &existing {
+            Some((id, ..)) => algorithm_versions(&mut tx, *id).await?,
+            None => Vec::new(),
+        };
         let (id, outcome) = match existing {
             Some((id, title, hash, stored_version))
                 if title == work.title
                     && hash == work.content_hash
-                    && stored_version == version =>
+                    && stored_version == version
+                    && stored_algorithms == new_algorithm_versions(work) =>
             {
                 tx.rollback().await?;
                 return Ok((id, WriteOutcome::Unchanged));
@@ -722,6 +774,10 @@ impl Store for SqliteStore {
                 .execute(&mut *tx)
                 .await?;
                 sqlx::query("DELETE FROM work_segments WHERE work_id = $1")
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?;
+                sqlx::query("DELETE FROM work_fingerprints WHERE work_id = $1")
                     .bind(id)
                     .execute(&mut *tx)
                     .await?;
@@ -757,6 +813,7 @@ impl Store for SqliteStore {
             }
         };
         insert_segments(&mut tx, id, work).await?;
+        insert_fingerprints(&mut tx, id, work).await?;
         tx.commit().await?;
         Ok((id, outcome))
     }
@@ -802,6 +859,51 @@ impl Store for SqliteStore {
         .into_iter()
         .map(SegmentRow::into_model)
         .collect()
+    }
+
+    async fn work_fingerprints(&self, work_id: Id) -> Result<Vec<AlgorithmFingerprint>> {
+        let mut conn = self.pool.acquire().await?;
+        let exists: Option<i64> = sqlx::query_scalar("SELECT id FROM works WHERE id = $1")
+            .bind(work_id)
+            .fetch_optional(&mut *conn)
+            .await?;
+        if exists.is_none() {
+            return Err(StoreError::NotFound(format!("work {work_id}")));
+        }
+        let rows: Vec<(String, i64, String)> = sqlx::query_as(
+            "SELECT algorithm, version, fingerprint FROM work_fingerprints \
+             WHERE work_id = $1 ORDER BY algorithm",
+        )
+        .bind(work_id)
+        .fetch_all(&mut *conn)
+        .await?;
+        rows.into_iter()
+            .map(|(algorithm, version, fingerprint)| {
+                Ok(AlgorithmFingerprint {
+                    version: to_u32(version, "fingerprint version")?,
+                    fingerprint: serde_json::from_str(&fingerprint).map_err(|error| {
+                        StoreError::Invalid(format!(
+                            "stored {algorithm} fingerprint of work {work_id} is not JSON: {error}"
+                        ))
+                    })?,
+                    algorithm,
+                })
+            })
+            .collect()
+    }
+
+    async fn fingerprint_versions(&self) -> Result<Vec<(Id, String, u32)>> {
+        let rows: Vec<(i64, String, i64)> = sqlx::query_as(
+            "SELECT work_id, algorithm, version FROM work_fingerprints \
+             ORDER BY work_id, algorithm",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|(work_id, algorithm, version)| {
+                Ok((work_id, algorithm, to_u32(version, "fingerprint version")?))
+            })
+            .collect()
     }
 
     // ----- page library -----

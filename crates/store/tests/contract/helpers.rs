@@ -9,7 +9,8 @@ use std::sync::Arc;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use copytrace_store::sqlite::SqliteStore;
 use copytrace_store::{
-    EvidencePassage, Id, NewMatch, NewPage, NewWork, SegmentFingerprint, Store, StoreError,
+    AlgorithmFingerprint, EvidencePassage, Id, NewMatch, NewPage, NewWork, SegmentFingerprint,
+    Store, StoreError,
 };
 use tempfile::TempDir;
 
@@ -87,6 +88,23 @@ pub fn work(rights_holder_id: Id, external_id: &str, text: &str) -> NewWork {
         content_hash: hash_of(text),
         fingerprint_version: 1,
         segments,
+        fingerprints: vec![
+            algorithm_fingerprint("simhash", 1, serde_json::json!({ "SimHash": 42 })),
+            algorithm_fingerprint("minhash", 1, serde_json::json!({ "MinHash": [1, 2, 3] })),
+        ],
+    }
+}
+
+/// A document-level fingerprint of one algorithm.
+pub fn algorithm_fingerprint(
+    algorithm: &str,
+    version: u32,
+    fingerprint: serde_json::Value,
+) -> AlgorithmFingerprint {
+    AlgorithmFingerprint {
+        algorithm: algorithm.to_owned(),
+        version,
+        fingerprint,
     }
 }
 

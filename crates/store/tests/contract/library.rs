@@ -5,7 +5,8 @@ use std::sync::Arc;
 use copytrace_store::{MatchFilter, SegmentFingerprint, Store, WriteOutcome};
 
 use crate::helpers::{
-    at, contract_tests, found, invalid, not_found, stored_page, stored_work, work,
+    algorithm_fingerprint, at, contract_tests, found, invalid, not_found, stored_page, stored_work,
+    work,
 };
 
 contract_tests!(
@@ -19,6 +20,9 @@ contract_tests!(
     unknown_work_is_not_found,
     a_work_of_an_unknown_rights_holder_is_not_found,
     bad_segments_are_refused_and_nothing_is_stored,
+    algorithm_fingerprints_come_back_with_their_versions,
+    a_changed_algorithm_version_updates_an_unchanged_work,
+    unknown_work_has_no_fingerprints,
 );
 
 async fn ensuring_a_rights_holder_twice_returns_the_same_id(store: Arc<dyn Store>) {
@@ -288,4 +292,78 @@ async fn bad_segments_are_refused_and_nothing_is_stored(store: Arc<dyn Store>) {
 
     assert!(store.list_works(None).await.unwrap().is_empty());
     assert!(store.all_segments().await.unwrap().is_empty());
+}
+
+async fn algorithm_fingerprints_come_back_with_their_versions(store: Arc<dyn Store>) {
+    let holder = store.ensure_rights_holder("Yuewen").await.unwrap();
+    let (a, _) = store
+        .upsert_work(&work(holder, "a", "first text"))
+        .await
+        .unwrap();
+    let mut other = work(holder, "b", "second text");
+    other.fingerprints = vec![algorithm_fingerprint(
+        "dna",
+        7,
+        serde_json::json!({ "Dna": ["340282366920938463463374607431768211455"] }),
+    )];
+    let (b, _) = store.upsert_work(&other).await.unwrap();
+
+    let stored = store.work_fingerprints(a).await.unwrap();
+    let names: Vec<&str> = stored.iter().map(|f| f.algorithm.as_str()).collect();
+    assert_eq!(names, ["minhash", "simhash"], "ordered by algorithm");
+    assert_eq!(
+        stored[0].fingerprint,
+        serde_json::json!({ "MinHash": [1, 2, 3] })
+    );
+    assert_eq!(stored[1].version, 1);
+    assert_eq!(
+        store.work_fingerprints(b).await.unwrap(),
+        other.fingerprints
+    );
+    assert_eq!(
+        store.fingerprint_versions().await.unwrap(),
+        vec![
+            (a, "minhash".to_owned(), 1),
+            (a, "simhash".to_owned(), 1),
+            (b, "dna".to_owned(), 7),
+        ]
+    );
+}
+
+async fn a_changed_algorithm_version_updates_an_unchanged_work(store: Arc<dyn Store>) {
+    let holder = store.ensure_rights_holder("Yuewen").await.unwrap();
+    let mut new = work(holder, "novel", "same text every time");
+    let (id, _) = store.upsert_work(&new).await.unwrap();
+    assert_eq!(
+        store.upsert_work(&new).await.unwrap(),
+        (id, WriteOutcome::Unchanged)
+    );
+
+    new.fingerprints[0] = algorithm_fingerprint("simhash", 2, serde_json::json!({ "SimHash": 7 }));
+    assert_eq!(
+        store.upsert_work(&new).await.unwrap(),
+        (id, WriteOutcome::Updated)
+    );
+    let versions = store.fingerprint_versions().await.unwrap();
+    assert_eq!(
+        versions,
+        vec![(id, "minhash".to_owned(), 1), (id, "simhash".to_owned(), 2)],
+        "the old version is replaced, not kept beside the new one"
+    );
+
+    // A new algorithm joining the set also counts as a change.
+    new.fingerprints.push(algorithm_fingerprint(
+        "dna",
+        1,
+        serde_json::json!({ "Dna": [] }),
+    ));
+    assert_eq!(
+        store.upsert_work(&new).await.unwrap(),
+        (id, WriteOutcome::Updated)
+    );
+    assert_eq!(store.work_fingerprints(id).await.unwrap().len(), 3);
+}
+
+async fn unknown_work_has_no_fingerprints(store: Arc<dyn Store>) {
+    not_found(store.work_fingerprints(12345).await);
 }
