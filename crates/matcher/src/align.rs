@@ -1,4 +1,4 @@
-//! Verification by alignment of canonical texts (seed and extend).
+//! Verification by alignment of canonical texts (seed and extend), in two projections.
 //!
 //! A fingerprint hit only says two windows *look* alike. Before anything is reported, the
 //! page's canonical text is aligned against the work's: every `seed_length`-character substring
@@ -7,20 +7,70 @@
 //! closely on both sides (small edits, a replaced character, a short inserted ad) are chained
 //! into passages. The passages are the evidence: canonical ranges that map back to exact byte
 //! ranges of both originals.
+//!
+//! **Pinyin projection.** Pirates replace 5–25 % of the characters by homophones (同音字);
+//! at 15 % an 8-character seed survives with probability 0.85⁸ ≈ 27 %, and the exact runs
+//! between substitutions average six characters, below any sensible seed length. Where the
+//! character projection explains little of the shorter text, the same seed-and-extend runs
+//! over *syllable ids* ([`copytrace_fingerprint::pinyin::syllable_ids`]: homophones share an
+//! id, characters without pinyin keep their own identity), where a homophone swap changes
+//! nothing. Syllables collide far more than characters (a few hundred toneless syllables,
+//! homophone words such as 权利/权力 or 公式/公事), so a pinyin run must (1) start from a seed
+//! twice as long as a character seed, (2) have at least
+//! [`AlignConfig::pinyin_min_exact_share`] of its characters *exactly* equal — a pirated copy
+//! keeps most characters, a different text that merely sounds alike keeps almost none — and
+//! (3) begin and end on exactly equal characters, so evidence never starts on a coincidental
+//! homophone.
+//!
+//! **Common seeds.** Seeds that occur in many library works ([`crate::common`]) are boilerplate:
+//! they start no run, and the page characters they cover are cut out of every run, so they are
+//! never counted as copied.
 
 use std::collections::HashMap;
 
+use copytrace_fingerprint::pinyin::syllable_ids;
 use copytrace_fingerprint::simhash::hash_chars;
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::common::SeedFrequency;
 
 /// Parameters of the alignment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///
+/// Every default is a reasoned starting point, not a measured optimum: issue 5's quality
+/// benchmark (labelled pirated variants of real text) chooses the defaults, and
+/// `docs/algorithms.md` ("Verification and scoring") explains each of them.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AlignConfig {
-    /// Length of the shared substrings that start a run (canonical characters).
+    /// Length of the shared substrings that start a run (canonical characters). Eight
+    /// characters are longer than any four-character idiom pair and than most set phrases,
+    /// and short enough to survive an edit every ten characters.
     pub seed_length: usize,
     /// Largest gap, on either side, between two runs chained into one passage.
     pub max_gap: usize,
-    /// Passages with fewer aligned characters are dropped as coincidence.
+    /// Passages with fewer aligned characters are dropped as coincidence. Twenty characters
+    /// are more than a dateline (新华社北京11月22日电: 12), a run of idioms (three chained
+    /// chengyu: 12), a classical couplet (five- or seven-character lines: 10 or 14) or a
+    /// closing such as 未完待续请看下一章 (9).
     pub min_passage_chars: usize,
+    /// Whether the pinyin projection is tried where the character projection finds little.
+    pub pinyin: bool,
+    /// Length of pinyin seeds in syllables. Twice the character seed: a syllable carries
+    /// fewer bits than a character and homophone words collide, while a homophone copy keeps
+    /// its syllables, so a long seed costs that copy almost nothing.
+    pub pinyin_seed_length: usize,
+    /// Minimum share of exactly equal characters in a pinyin run. Pirates replace at most a
+    /// quarter or so of the characters (a text with half its characters swapped is hard to
+    /// read); a different text that happens to sound alike shares few characters.
+    pub pinyin_min_exact_share: f64,
+    /// The pinyin projection is skipped when character runs already cover this share of the
+    /// shorter text's informative characters: there is nothing left for it to explain.
+    pub pinyin_skip_share: f64,
+    /// A seed found in at least this many distinct library works is boilerplate (copyright
+    /// notices, standard closings, text everybody quotes): it starts no run and is not counted
+    /// as copied. 0 disables the rule. Three: one work is the original, a second may be a
+    /// registered edition of the same text, a third sharing it means the text is not any one
+    /// work's own.
+    pub common_seed_min_works: usize,
 }
 
 impl Default for AlignConfig {
@@ -29,11 +79,17 @@ impl Default for AlignConfig {
             seed_length: 8,
             max_gap: 12,
             min_passage_chars: 20,
+            pinyin: true,
+            pinyin_seed_length: 16,
+            pinyin_min_exact_share: 0.5,
+            pinyin_skip_share: 0.9,
+            common_seed_min_works: 3,
         }
     }
 }
 
-/// An exact run of equal characters: `page[page..page+len] == work[work..work+len]`.
+/// A run of aligned characters: `page[page..page+len]` corresponds to `work[work..work+len]`,
+/// character for character (character projection) or syllable for syllable (pinyin).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Run {
     /// Start in the page's canonical text.
@@ -42,6 +98,10 @@ pub struct Run {
     pub work: usize,
     /// Length in characters.
     pub len: usize,
+    /// Characters of the run exactly equal on both sides (`len` for a character run).
+    pub exact: usize,
+    /// Whether the run was found in the pinyin projection and spans homophone substitutions.
+    pub pinyin: bool,
 }
 
 /// A passage of the page copied from the work, in canonical characters (end exclusive).
@@ -55,9 +115,13 @@ pub struct AlignedPassage {
     pub work_start: usize,
     /// Work range end.
     pub work_end: usize,
-    /// Characters inside the passage that are exactly equal on both sides.
+    /// Characters inside the passage aligned on both sides (exactly or as homophones).
     pub aligned_chars: usize,
-    /// The exact runs the passage is made of, in page order.
+    /// Of those, the characters exactly equal on both sides.
+    pub exact_chars: usize,
+    /// Whether a pinyin run contributed (the copy swaps characters for homophones).
+    pub pinyin: bool,
+    /// The runs the passage is made of, in page order.
     pub runs: Vec<Run>,
 }
 
@@ -69,53 +133,202 @@ pub fn seed_hashes(chars: &[char], seed_length: usize) -> Vec<u64> {
     chars.windows(seed_length).map(hash_chars).collect()
 }
 
-/// Aligns `page` against `work` (canonical characters; `work_seeds` from [`seed_hashes`] of the
-/// work with the same seed length) and returns the passages in page order.
-/// Where each seed occurs on a page. Built once per page and shared by the verification of
-/// every candidate work, since it depends only on the page.
+/// Hashes of every `seed_length`-gram of syllable ids, position by position.
+pub fn syllable_seed_hashes(ids: &[u32], seed_length: usize) -> Vec<u64> {
+    if ids.len() < seed_length || seed_length == 0 {
+        return Vec::new();
+    }
+    let bytes: Vec<u8> = ids.iter().flat_map(|id| id.to_le_bytes()).collect();
+    (0..=ids.len() - seed_length)
+        .map(|i| xxh3_64(&bytes[i * 4..(i + seed_length) * 4]))
+        .collect()
+}
+
+/// A work's seeds in both projections, computed once when the work is added.
+#[derive(Debug, Clone, Default)]
+pub struct WorkSeeds {
+    /// [`seed_hashes`] of the canonical characters.
+    pub chars: Vec<u64>,
+    /// Syllable id of every canonical character (empty when pinyin is off).
+    pub syllables: Vec<u32>,
+    /// [`syllable_seed_hashes`] of `syllables` (empty when pinyin is off).
+    pub pinyin: Vec<u64>,
+}
+
+impl WorkSeeds {
+    /// Seeds of a work's canonical characters with the lengths of `config`.
+    pub fn new(chars: &[char], config: &AlignConfig) -> Self {
+        let (syllables, pinyin) = if config.pinyin {
+            let ids = syllable_ids(chars);
+            let seeds = syllable_seed_hashes(&ids, config.pinyin_seed_length);
+            (ids, seeds)
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        WorkSeeds {
+            chars: seed_hashes(chars, config.seed_length),
+            syllables,
+            pinyin,
+        }
+    }
+}
+
+/// For each of `len` characters, whether a common seed of either projection covers it.
+pub fn common_mask(
+    len: usize,
+    char_seeds: &[u64],
+    pinyin_seeds: &[u64],
+    frequency: &SeedFrequency,
+    config: &AlignConfig,
+) -> Vec<bool> {
+    let mut mask = vec![false; len];
+    let min_works = config.common_seed_min_works;
+    if min_works == 0 {
+        return mask;
+    }
+    let mut mark = |start: usize, k: usize| {
+        mask[start..(start + k).min(len)]
+            .iter_mut()
+            .for_each(|m| *m = true);
+    };
+    for (i, &hash) in char_seeds.iter().enumerate() {
+        if frequency.is_common_char(hash, min_works) {
+            mark(i, config.seed_length);
+        }
+    }
+    for (i, &hash) in pinyin_seeds.iter().enumerate() {
+        if frequency.is_common_pinyin(hash, min_works) {
+            mark(i, config.pinyin_seed_length);
+        }
+    }
+    mask
+}
+
+/// Where each usable seed occurs in one projection of a page.
+#[derive(Debug, Clone, Default)]
+struct SeedPositions(HashMap<u64, Vec<u32>>);
+
+impl SeedPositions {
+    fn new(hashes: &[u64], common: impl Fn(u64) -> bool) -> Self {
+        let mut positions: HashMap<u64, Vec<u32>> = HashMap::with_capacity(hashes.len());
+        for (position, &hash) in hashes.iter().enumerate() {
+            if !common(hash) {
+                positions.entry(hash).or_default().push(position as u32);
+            }
+        }
+        SeedPositions(positions)
+    }
+}
+
+/// A page prepared for alignment: where each seed occurs, in both projections, and which
+/// characters are library boilerplate. Built once per page and shared by the verification of
+/// every candidate work, since it depends only on the page and the library's seed counts.
 #[derive(Debug, Clone, Default)]
 pub struct PageSeeds {
-    positions: HashMap<u64, Vec<u32>>,
+    chars: SeedPositions,
+    syllables: Vec<u32>,
+    pinyin: SeedPositions,
+    common: Vec<bool>,
+    common_count: usize,
 }
 
 impl PageSeeds {
-    /// Indexes the `seed_length`-grams of a page's canonical characters.
-    pub fn new(page: &[char], seed_length: usize) -> Self {
-        let mut positions: HashMap<u64, Vec<u32>> = HashMap::with_capacity(page.len());
-        for (position, hash) in seed_hashes(page, seed_length.max(1))
-            .into_iter()
-            .enumerate()
-        {
-            positions.entry(hash).or_default().push(position as u32);
+    /// Indexes the seeds of a page's canonical characters, leaving out common ones.
+    pub fn new(page: &[char], config: &AlignConfig, frequency: &SeedFrequency) -> Self {
+        let min_works = config.common_seed_min_works;
+        let char_hashes = seed_hashes(page, config.seed_length.max(1));
+        let (syllables, pinyin_hashes) = if config.pinyin {
+            let ids = syllable_ids(page);
+            let hashes = syllable_seed_hashes(&ids, config.pinyin_seed_length.max(1));
+            (ids, hashes)
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let common = common_mask(page.len(), &char_hashes, &pinyin_hashes, frequency, config);
+        let common_count = common.iter().filter(|c| **c).count();
+        PageSeeds {
+            chars: SeedPositions::new(&char_hashes, |h| frequency.is_common_char(h, min_works)),
+            pinyin: SeedPositions::new(&pinyin_hashes, |h| {
+                frequency.is_common_pinyin(h, min_works)
+            }),
+            syllables,
+            common,
+            common_count,
         }
-        PageSeeds { positions }
+    }
+
+    /// Page characters covered by common (boilerplate) seeds: never counted as copied.
+    pub fn common_chars(&self) -> usize {
+        self.common_count
     }
 }
 
 /// Aligns `page` against `work` (canonical characters; `page_seeds` from [`PageSeeds::new`] and
-/// `work_seeds` from [`seed_hashes`], both with `config.seed_length`) and returns the passages
-/// in page order.
+/// `work_seeds` from [`WorkSeeds::new`], both with `config`) and returns the passages in page
+/// order. `work_informative` is the number of the work's characters not covered by common
+/// seeds; it decides whether the pinyin projection still has something to explain.
 pub fn align(
     page: &[char],
     page_seeds: &PageSeeds,
     work: &[char],
-    work_seeds: &[u64],
+    work_seeds: &WorkSeeds,
+    work_informative: usize,
     config: &AlignConfig,
 ) -> Vec<AlignedPassage> {
     let k = config.seed_length.max(1);
     if page.len() < k || work.len() < k {
         return Vec::new();
     }
+    let common = &page_seeds.common;
+    let char_runs = find_runs(page, &page_seeds.chars, work, &work_seeds.chars, k);
+    let mut runs = disjoint_on_page(split_common(char_runs, common, k), k);
+
+    let page_informative = page.len() - page_seeds.common_count;
+    let found: usize = runs.iter().map(|run| run.len).sum();
+    let shorter = page_informative.min(work_informative);
+    let pinyin_ready = !page_seeds.syllables.is_empty() && !work_seeds.syllables.is_empty();
+    if config.pinyin && pinyin_ready && (found as f64) < config.pinyin_skip_share * shorter as f64 {
+        let kp = config.pinyin_seed_length.max(1);
+        let pinyin_runs = find_runs(
+            &page_seeds.syllables,
+            &page_seeds.pinyin,
+            &work_seeds.syllables,
+            &work_seeds.pinyin,
+            kp,
+        );
+        let pinyin_runs: Vec<Run> = split_common(pinyin_runs, common, k)
+            .into_iter()
+            .filter_map(|run| homophone_run(run, page, work, k, config))
+            .collect();
+        if !pinyin_runs.is_empty() {
+            runs.extend(pinyin_runs);
+            runs = disjoint_on_page(runs, k)
+                .into_iter()
+                .filter_map(|run| homophone_run(run, page, work, k, config))
+                .collect();
+        }
+    }
+    chain(runs, config)
+}
+
+/// Seeds shared by both sequences, each extended along its diagonal into a maximal run of
+/// equal elements. Runs are returned as character runs (`exact == len`, `pinyin == false`);
+/// the caller re-labels pinyin runs.
+fn find_runs<T: PartialEq>(
+    page: &[T],
+    page_positions: &SeedPositions,
+    work: &[T],
+    work_seeds: &[u64],
+    k: usize,
+) -> Vec<Run> {
     // Substrings repeated many times on one page are filler, not evidence; they are not used
     // as seeds.
     const MAX_REPEATS: usize = 8;
-    let page_positions = &page_seeds.positions;
-
     let mut runs: Vec<Run> = Vec::new();
     // Per diagonal (page - work), the work position up to which it is already extended.
     let mut extended_until: HashMap<isize, usize> = HashMap::new();
     for (w, hash) in work_seeds.iter().enumerate() {
-        let Some(positions) = page_positions.get(hash) else {
+        let Some(positions) = page_positions.0.get(hash) else {
             continue;
         };
         if positions.len() > MAX_REPEATS {
@@ -140,20 +353,79 @@ pub fn align(
                     page: p,
                     work: w,
                     len,
+                    exact: len,
+                    pinyin: false,
                 });
             }
         }
     }
+    runs
+}
 
-    let runs = disjoint_on_page(runs, k);
-    chain(runs, config)
+/// Cuts the page characters marked common out of every run; pieces shorter than `min_len`
+/// are dropped.
+fn split_common(runs: Vec<Run>, common: &[bool], min_len: usize) -> Vec<Run> {
+    let mut pieces = Vec::with_capacity(runs.len());
+    for run in runs {
+        let mut start = 0;
+        while start < run.len {
+            while start < run.len && common[run.page + start] {
+                start += 1;
+            }
+            let mut end = start;
+            while end < run.len && !common[run.page + end] {
+                end += 1;
+            }
+            if end - start >= min_len {
+                pieces.push(Run {
+                    page: run.page + start,
+                    work: run.work + start,
+                    len: end - start,
+                    exact: end - start,
+                    pinyin: run.pinyin,
+                });
+            }
+            start = end;
+        }
+    }
+    pieces
+}
+
+/// A run of equal syllables, trimmed to start and end on exactly equal characters, labelled
+/// with its exact characters; `None` when too short or too few characters are really equal.
+fn homophone_run(
+    mut run: Run,
+    page: &[char],
+    work: &[char],
+    min_len: usize,
+    config: &AlignConfig,
+) -> Option<Run> {
+    while run.len > 0 && page[run.page] != work[run.work] {
+        run.page += 1;
+        run.work += 1;
+        run.len -= 1;
+    }
+    while run.len > 0 && page[run.page + run.len - 1] != work[run.work + run.len - 1] {
+        run.len -= 1;
+    }
+    if run.len < min_len {
+        return None;
+    }
+    run.exact = (0..run.len)
+        .filter(|&i| page[run.page + i] == work[run.work + i])
+        .count();
+    run.pinyin = run.exact < run.len;
+    let share = run.exact as f64 / run.len as f64;
+    (share >= config.pinyin_min_exact_share).then_some(run)
 }
 
 /// Keeps the longest runs and trims the others so that no page character is claimed twice.
+/// On equal length an exact character run wins over a pinyin run.
 fn disjoint_on_page(mut runs: Vec<Run>, min_len: usize) -> Vec<Run> {
     runs.sort_by(|a, b| {
         b.len
             .cmp(&a.len)
+            .then(a.pinyin.cmp(&b.pinyin))
             .then(a.page.cmp(&b.page))
             .then(a.work.cmp(&b.work))
     });
@@ -168,10 +440,8 @@ fn disjoint_on_page(mut runs: Vec<Run>, min_len: usize) -> Vec<Run> {
             if start >= other_start && end <= other_end {
                 continue 'runs;
             }
-            if start < other_start && end > other_end {
-                // Spans a shorter accepted run: keep the longer left part only.
-                run.len = other_start - start;
-            } else if start < other_start {
+            if start < other_start {
+                // Ends inside or spans a longer accepted run: keep the left part only.
                 run.len = other_start - start;
             } else {
                 let cut = other_end - start;
@@ -182,6 +452,9 @@ fn disjoint_on_page(mut runs: Vec<Run>, min_len: usize) -> Vec<Run> {
             if run.len < min_len {
                 continue 'runs;
             }
+        }
+        if !run.pinyin {
+            run.exact = run.len;
         }
         taken.push(run);
     }
@@ -204,6 +477,8 @@ fn chain(runs: Vec<Run>, config: &AlignConfig) -> Vec<AlignedPassage> {
                 current.page_end = run.page + run.len;
                 current.work_end = run.work + run.len;
                 current.aligned_chars += run.len;
+                current.exact_chars += run.exact;
+                current.pinyin |= run.pinyin;
                 current.runs.push(run);
                 continue;
             }
@@ -214,6 +489,8 @@ fn chain(runs: Vec<Run>, config: &AlignConfig) -> Vec<AlignedPassage> {
             work_start: run.work,
             work_end: run.work + run.len,
             aligned_chars: run.len,
+            exact_chars: run.exact,
+            pinyin: run.pinyin,
             runs: vec![run],
         });
     }
@@ -229,13 +506,16 @@ mod tests {
         text.chars().collect()
     }
 
-    fn run_align(page: &str, work: &str) -> Vec<AlignedPassage> {
-        let config = AlignConfig::default();
+    fn align_with(page: &str, work: &str, config: &AlignConfig) -> Vec<AlignedPassage> {
         let work = chars(work);
-        let seeds = seed_hashes(&work, config.seed_length);
+        let seeds = WorkSeeds::new(&work, config);
         let page = chars(page);
-        let page_seeds = PageSeeds::new(&page, config.seed_length);
-        align(&page, &page_seeds, &work, &seeds, &config)
+        let page_seeds = PageSeeds::new(&page, config, &SeedFrequency::new());
+        align(&page, &page_seeds, &work, &seeds, work.len(), config)
+    }
+
+    fn run_align(page: &str, work: &str) -> Vec<AlignedPassage> {
+        align_with(page, work, &AlignConfig::default())
     }
 
     const WORK: &str = "夜色渐深雨水顺着屋檐滴落下来少年推开木门看见一个披着蓑衣的陌生人站在院中\
@@ -250,6 +530,7 @@ mod tests {
         assert_eq!((p.work_start, p.work_end), (0, WORK.chars().count()));
         assert_eq!(p.page_start, 8);
         assert_eq!(p.aligned_chars, WORK.chars().count());
+        assert!(!p.pinyin);
     }
 
     #[test]
@@ -279,5 +560,108 @@ mod tests {
     fn a_short_shared_phrase_is_not_a_passage() {
         let page = "我们常说一个披着蓑衣的陌生人是诗人笔下的形象然而今天要讲的是另一件事";
         assert!(run_align(page, WORK).is_empty());
+    }
+
+    /// Homophones by syllable id: CJK characters that normalization leaves unchanged.
+    fn homophone_table() -> HashMap<u32, Vec<char>> {
+        let all: String = ('\u{4e00}'..='\u{9fa5}').collect();
+        let normalized = copytrace_fingerprint::normalize(&all);
+        let mut table: HashMap<u32, Vec<char>> = HashMap::new();
+        for (c, span) in normalized.chars.iter().zip(&normalized.spans) {
+            if all[span.0 as usize..span.1 as usize].starts_with(*c) {
+                table.entry(syllable_ids(&[*c])[0]).or_default().push(*c);
+            }
+        }
+        table
+    }
+
+    /// `text` with the characters at positions `i` where `pick(i)` replaced by a homophone.
+    fn with_homophones(text: &str, pick: impl Fn(usize) -> bool) -> String {
+        let table = homophone_table();
+        let text = chars(text);
+        let ids = syllable_ids(&text);
+        text.iter()
+            .enumerate()
+            .map(|(i, &c)| {
+                let other = table
+                    .get(&ids[i])
+                    .and_then(|list| list.iter().find(|&&h| h != c));
+                match other {
+                    Some(&h) if pick(i) => h,
+                    _ => c,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn homophone_substitutions_are_bridged_by_the_pinyin_projection() {
+        let homophones = with_homophones(WORK, |i| i % 5 == 2);
+        let n = WORK.chars().count();
+        assert_eq!(
+            syllable_ids(&chars(&homophones)),
+            syllable_ids(&chars(WORK))
+        );
+        let differing = chars(WORK)
+            .iter()
+            .zip(chars(&homophones))
+            .filter(|(a, b)| **a != *b)
+            .count();
+        assert!(
+            differing >= n / 6,
+            "the fixture really substitutes: {differing}"
+        );
+        let without = align_with(
+            &homophones,
+            WORK,
+            &AlignConfig {
+                pinyin: false,
+                ..AlignConfig::default()
+            },
+        );
+        let found_without: usize = without.iter().map(|p| p.aligned_chars).sum();
+        let with = run_align(&homophones, WORK);
+        let found_with: usize = with.iter().map(|p| p.aligned_chars).sum();
+        assert!(
+            found_without < n / 2,
+            "characters alone find {found_without}"
+        );
+        assert_eq!(found_with, n, "{with:?}");
+        assert!(with.iter().any(|p| p.pinyin));
+        let exact: usize = with.iter().map(|p| p.exact_chars).sum();
+        assert_eq!(exact, n - differing);
+    }
+
+    #[test]
+    fn a_text_that_only_sounds_alike_is_not_aligned() {
+        // Every character of the work replaced by a homophone where one exists: the pinyin is
+        // identical, the text is not the work's.
+        let sounds_alike = with_homophones(WORK, |_| true);
+        assert_eq!(
+            syllable_ids(&chars(&sounds_alike)),
+            syllable_ids(&chars(WORK))
+        );
+        assert!(run_align(&sounds_alike, WORK).is_empty());
+    }
+
+    #[test]
+    fn pinyin_evidence_starts_and_ends_on_exactly_equal_characters() {
+        // The page copies WORK[10..60] with homophones and is framed by characters that sound
+        // like the work's neighbours on both sides, which must not become evidence.
+        let work = chars(WORK);
+        let homophones = chars(&with_homophones(WORK, |i| i % 4 == 2));
+        let sounds_alike = chars(&with_homophones(WORK, |_| true));
+        assert_ne!(homophones[10], work[10]);
+        let before: String = sounds_alike[7..10].iter().collect();
+        let inner: String = homophones[10..60].iter().collect();
+        let after: String = sounds_alike[60..63].iter().collect();
+        let page = format!("今天{before}{inner}{after}很冷");
+        let passages = run_align(&page, WORK);
+        assert_eq!(passages.len(), 1, "{passages:?}");
+        let p = &passages[0];
+        let page_chars = chars(&page);
+        assert_eq!(page_chars[p.page_start], work[p.work_start]);
+        assert_eq!(page_chars[p.page_end - 1], work[p.work_end - 1]);
+        assert_eq!((p.work_start, p.work_end), (11, 60), "{p:?}");
     }
 }

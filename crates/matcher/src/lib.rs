@@ -11,12 +11,14 @@
 //! 3. **Verdict**: aligned passages are summed per work into coverage (share of the work found
 //!    on the page), containment (share of the page taken from the work) and a score; a work is
 //!    reported only when enough text is copied that coincidence, a shared dateline, an idiom or
-//!    a quoted sentence cannot explain it.
+//!    a quoted sentence cannot explain it. Text that many library works share ([`common`]) is
+//!    boilerplate and counts for nothing.
 //!
 //! The matcher is pure computation over data handed to it. Loading works and storing verdicts
 //! is the caller's job, which keeps this crate free of I/O and easy to benchmark.
 
 pub mod align;
+pub mod common;
 pub mod index;
 
 use std::collections::HashMap;
@@ -24,10 +26,14 @@ use std::collections::HashMap;
 use copytrace_fingerprint::{FingerprintConfig, Normalized, fingerprint_normalized, normalize};
 use serde::{Deserialize, Serialize};
 
-pub use align::{AlignConfig, AlignedPassage};
+pub use align::{AlignConfig, AlignedPassage, WorkSeeds};
+pub use common::SeedFrequency;
 pub use index::{Hit, Index, IndexError, SegmentRef, SimHashIndex, WorkId};
 
 /// Thresholds and parameters of matching.
+///
+/// The defaults are reasoned starting points: issue 5's quality benchmark (labelled pirated
+/// variants of real text) chooses them; `docs/algorithms.md` explains each.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MatchConfig {
     /// Fingerprinting parameters; must be the ones the indexed works were fingerprinted with.
@@ -38,8 +44,10 @@ pub struct MatchConfig {
     /// Alignment parameters.
     pub align: AlignConfig,
     /// A work is reported only if at least this many canonical characters of the page are
-    /// aligned with it. Shorter overlaps (a dateline, an idiom, a quoted sentence) are what
-    /// unrelated texts share by coincidence.
+    /// aligned with it, boilerplate excluded. Sixty characters are three or four sentences of
+    /// Chinese prose: more than a dateline (about 12), a run of idioms, a famous line of verse
+    /// or a whole five-character regulated poem (40), and more than two or three such shared
+    /// snippets together, each of which must also pass `align.min_passage_chars`.
     pub min_copied_chars: usize,
     /// At most this many candidate works (those with the most window hits) are verified.
     pub max_candidates: usize,
@@ -77,17 +85,23 @@ pub struct Evidence {
 pub struct WorkMatch {
     /// The work.
     pub work_id: WorkId,
-    /// `max(coverage, containment)`: the larger of the share of the work reproduced on the page
-    /// and the share of the page taken from the work. 1.0 means a complete copy (or a page that
-    /// is nothing but an excerpt); 0.1 means a tenth of one side is copied.
+    /// `max(coverage, containment)`: the share of the *smaller unit of copying* that is
+    /// copied. A page that is nothing but an excerpt (a work split across pages) scores its
+    /// containment, near 1.0; a work reproduced whole inside a long page (a compilation, a page
+    /// full of ads) scores its coverage, near 1.0; a page quoting a tenth of itself from a tenth
+    /// of a work scores 0.1. Both shares count only verified, non-boilerplate characters, so the
+    /// score is an estimate of how much was copied, not a similarity of fingerprints.
     pub score: f64,
-    /// Share of the work's canonical characters aligned on the page.
+    /// Share of the work's informative canonical characters (those not covered by library
+    /// boilerplate, see [`common`]) that the evidence covers on the page.
     pub coverage: f64,
-    /// Share of the page's canonical characters aligned with the work.
+    /// Share of the page's informative canonical characters copied from the work (aligned
+    /// exactly or, in homophone passages, as the same syllable).
     pub containment: f64,
-    /// Canonical characters of the page aligned with the work.
+    /// Canonical characters of the page aligned with the work, boilerplate excluded.
     pub copied_chars: usize,
-    /// How it was found and verified.
+    /// How it was found and verified: `<candidate source>+align`, with `+pinyin` appended when
+    /// part of the evidence was aligned through homophones.
     pub method: String,
     /// Evidence passages in page order.
     pub evidence: Vec<Evidence>,
@@ -97,7 +111,7 @@ pub struct WorkMatch {
 #[derive(Debug, Clone)]
 struct PreparedWork {
     normalized: Normalized,
-    seeds: Vec<u64>,
+    seeds: WorkSeeds,
 }
 
 /// The library as the matcher sees it: an index of window fingerprints plus the canonical text
@@ -106,6 +120,8 @@ pub struct Matcher<I: Index = SimHashIndex> {
     config: MatchConfig,
     index: I,
     works: HashMap<WorkId, PreparedWork>,
+    /// In how many works each seed occurs: what the library shares is boilerplate.
+    frequency: SeedFrequency,
 }
 
 impl Matcher<SimHashIndex> {
@@ -123,6 +139,7 @@ impl<I: Index> Matcher<I> {
             config,
             index,
             works: HashMap::new(),
+            frequency: SeedFrequency::new(),
         }
     }
 
@@ -173,7 +190,7 @@ impl<I: Index> Matcher<I> {
         self.remove_work(work_id)?;
         let windows: Vec<(u32, u64)> = windows.into_iter().collect();
         self.index.insert_work(work_id, &windows)?;
-        let seeds = align::seed_hashes(&normalized.chars, self.config.align.seed_length);
+        let seeds = self.count_seeds(&normalized);
         self.works
             .insert(work_id, PreparedWork { normalized, seeds });
         Ok(())
@@ -181,7 +198,8 @@ impl<I: Index> Matcher<I> {
 
     /// Forgets a work.
     pub fn remove_work(&mut self, work_id: WorkId) -> Result<(), IndexError> {
-        if self.works.remove(&work_id).is_some() {
+        if let Some(work) = self.works.remove(&work_id) {
+            self.frequency.remove(&work.seeds);
             self.index.remove_work(work_id)?;
         }
         Ok(())
@@ -193,11 +211,11 @@ impl<I: Index> Matcher<I> {
         if page.is_empty() {
             return Ok(Vec::new());
         }
-        let page_seeds = align::PageSeeds::new(&page.chars, self.config.align.seed_length);
+        let page_seeds = self.page_seeds(&page);
         let mut matches: Vec<WorkMatch> = self
             .candidates(&page)?
             .into_iter()
-            .filter_map(|work_id| self.verify(&page, &page_seeds, work_id))
+            .filter_map(|work_id| self.verify(&page, &page_seeds, work_id, CANDIDATE_METHOD))
             .collect();
         matches.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.work_id.cmp(&b.work_id)));
         Ok(matches)
@@ -221,33 +239,79 @@ impl<I: Index> Matcher<I> {
         Ok(ranked.into_iter().map(|(work_id, _)| work_id).collect())
     }
 
+    /// Verifies a page against one named work, whatever the index says: for re-checking a
+    /// stored match, or when a rights holder points at a page and a work. `None` when the
+    /// work is unknown or the page does not copy enough of it.
+    pub fn verify_work(&self, page_text: &str, work_id: WorkId) -> Option<WorkMatch> {
+        let page = normalize(page_text);
+        if page.is_empty() {
+            return None;
+        }
+        self.verify(&page, &self.page_seeds(&page), work_id, "direct")
+    }
+
+    /// In how many library works a character seed occurs (see [`common`]).
+    pub fn seed_frequency(&self) -> &SeedFrequency {
+        &self.frequency
+    }
+
+    /// A work's seeds in both projections, counted in the library-wide frequencies.
+    fn count_seeds(&mut self, normalized: &Normalized) -> WorkSeeds {
+        let seeds = WorkSeeds::new(&normalized.chars, &self.config.align);
+        self.frequency.add(&seeds);
+        seeds
+    }
+
+    fn page_seeds(&self, page: &Normalized) -> align::PageSeeds {
+        align::PageSeeds::new(&page.chars, &self.config.align, &self.frequency)
+    }
+
+    /// Aligns the page with one work and turns the passages into a verdict (see [`WorkMatch`]
+    /// for what the numbers mean), or `None` when less than `min_copied_chars` is copied.
     fn verify(
         &self,
         page: &Normalized,
         page_seeds: &align::PageSeeds,
         work_id: WorkId,
+        found_by: &str,
     ) -> Option<WorkMatch> {
         let work = self.works.get(&work_id)?;
+        let work_chars = &work.normalized.chars;
+        let work_common = align::common_mask(
+            work_chars.len(),
+            &work.seeds.chars,
+            &work.seeds.pinyin,
+            &self.frequency,
+            &self.config.align,
+        );
+        let work_informative = work_common.iter().filter(|c| !**c).count();
         let passages = align::align(
             &page.chars,
             page_seeds,
-            &work.normalized.chars,
+            work_chars,
             &work.seeds,
+            work_informative,
             &self.config.align,
         );
         let copied_chars: usize = passages.iter().map(|p| p.aligned_chars).sum();
-        if copied_chars < self.config.min_copied_chars {
+        if copied_chars < self.config.min_copied_chars.max(1) {
             return None;
         }
-        let mut work_covered = vec![false; work.normalized.len()];
+        let mut work_covered = vec![false; work_chars.len()];
         for run in passages.iter().flat_map(|p| &p.runs) {
             work_covered[run.work..run.work + run.len]
                 .iter_mut()
                 .for_each(|c| *c = true);
         }
-        let covered = work_covered.iter().filter(|c| **c).count();
-        let coverage = covered as f64 / work.normalized.len() as f64;
-        let containment = copied_chars as f64 / page.len() as f64;
+        let covered = work_covered
+            .iter()
+            .zip(&work_common)
+            .filter(|(covered, common)| **covered && !**common)
+            .count();
+        let share = |part: usize, whole: usize| (part as f64 / whole.max(1) as f64).min(1.0);
+        let coverage = share(covered, work_informative);
+        let page_informative = page.len() - page_seeds.common_chars();
+        let containment = share(copied_chars, page_informative);
         let evidence = passages
             .iter()
             .map(|p| {
@@ -262,17 +326,25 @@ impl<I: Index> Matcher<I> {
                 }
             })
             .collect();
+        let pinyin = if passages.iter().any(|p| p.pinyin) {
+            "+pinyin"
+        } else {
+            ""
+        };
         Some(WorkMatch {
             work_id,
-            score: coverage.max(containment).min(1.0),
+            score: coverage.max(containment),
             coverage,
-            containment: containment.min(1.0),
+            containment,
             copied_chars,
-            method: "simhash+align".to_owned(),
+            method: format!("{found_by}+align{pinyin}"),
             evidence,
         })
     }
 }
+
+/// How [`Matcher::match_text`] finds candidates, the first part of [`WorkMatch::method`].
+const CANDIDATE_METHOD: &str = "simhash";
 
 #[cfg(test)]
 mod tests {
