@@ -32,9 +32,19 @@ pub const MAX_DNA_DISTANCE: u32 = LETTERS as u32 - 1;
 
 /// The 26 digits of a code in base `levels + 1`, `a` first. Same result as
 /// [`copytrace_fingerprint::dna::code_digits`], but splits the `u128` once into two halves of
-/// 13 digits and divides 64-bit numbers from there, which is several times faster; the index
-/// does this for every query.
+/// 13 digits and divides 64-bit numbers by a constant from there (a multiply and a shift each),
+/// which is many times faster; the matcher does this for a code at every initial of a page.
 fn digits(code: u128, base: u64) -> [u8; LETTERS] {
+    match base {
+        2 => digits_in::<2>(code),
+        4 => digits_in::<4>(code),
+        8 => digits_in::<8>(code),
+        _ => digits_in::<10>(code),
+    }
+}
+
+fn digits_in<const BASE: u64>(code: u128) -> [u8; LETTERS] {
+    let base = BASE;
     let half = u128::from(base).pow(13);
     let mut hi = (code / half) as u64;
     let mut lo = (code % half) as u64;
@@ -62,6 +72,8 @@ fn distance(a: &[u8; LETTERS], b: &[u8; LETTERS]) -> u32 {
 pub struct DnaIndex {
     levels: u8,
     max_distance: u32,
+    /// `(levels + 1)²⁶`, the first value that is not a code.
+    limit: u128,
     /// Digit ranges of the pigeonhole blocks.
     blocks: Vec<Range<usize>>,
     /// One table per block: the block's digits (as one number) → positions in `entries`.
@@ -93,6 +105,7 @@ impl DnaIndex {
         DnaIndex {
             levels,
             max_distance,
+            limit: (u128::from(levels) + 1).pow(LETTERS as u32),
             blocks,
             tables: vec![HashMap::new(); count],
             entries: Vec::new(),
@@ -119,7 +132,7 @@ impl DnaIndex {
     /// Digits of a code, refusing codes that do not fit 26 digits of this index's base (codes
     /// made with another quantization depth).
     fn checked_digits(&self, code: u128) -> Result<[u8; LETTERS], IndexError> {
-        if code >= u128::from(self.base()).pow(LETTERS as u32) {
+        if code >= self.limit {
             return Err(IndexError::Corrupt(format!(
                 "DNA code {code} has more than 26 base-{} digits",
                 self.base()
@@ -193,10 +206,11 @@ impl Index<u128> for DnaIndex {
 
     fn query(&self, &code: &u128, out: &mut Vec<Hit>) -> Result<(), IndexError> {
         let digits = self.checked_digits(code)?;
-        let keys: Vec<u64> = (0..self.blocks.len())
-            .map(|block| self.key(block, &digits))
-            .collect();
-        for (block, &key) in keys.iter().enumerate() {
+        let mut keys = [0u64; LETTERS];
+        for (block, key) in keys.iter_mut().enumerate().take(self.blocks.len()) {
+            *key = self.key(block, &digits);
+        }
+        for (block, &key) in keys[..self.blocks.len()].iter().enumerate() {
             let Some(bucket) = self.tables[block].get(&key) else {
                 continue;
             };
@@ -254,7 +268,7 @@ mod tests {
     fn nudge(mut digits: [u8; LETTERS], moves: u32, levels: u8, state: &mut u64) -> [u8; LETTERS] {
         for _ in 0..moves {
             let k = (splitmix(state) % LETTERS as u64) as usize;
-            let up = splitmix(state) % 2 == 0;
+            let up = splitmix(state).is_multiple_of(2);
             digits[k] = match (up, digits[k]) {
                 (true, d) if d < levels => d + 1,
                 (_, d) if d > 0 => d - 1,

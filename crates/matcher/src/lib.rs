@@ -29,7 +29,7 @@ use std::str::FromStr;
 
 use copytrace_fingerprint::{
     DnaConfig, FingerprintConfig, MinHasher, Normalized, ReferenceDistribution, Window, dna_codes,
-    fingerprint_normalized, minhash, normalize, shingle_hashes,
+    fingerprint_normalized, minhash, normalize, shingle_hashes, simhash::ngram_hashes,
 };
 use serde::{Deserialize, Serialize};
 
@@ -385,7 +385,8 @@ impl<I: Index> Matcher<I> {
         if methods.contains(CandidateMethods::MINHASH) {
             let signatures: Vec<(u32, MinHashSignature)> = windows
                 .iter()
-                .map(|(ordinal, w)| (*ordinal, self.window_signature(&normalized.chars, w)))
+                .map(|(ordinal, _)| *ordinal)
+                .zip(self.window_signatures(&normalized.chars, windows.iter().map(|(_, w)| w)))
                 .collect();
             self.lsh.insert_work(work_id, &signatures)?;
         }
@@ -426,12 +427,28 @@ impl<I: Index> Matcher<I> {
         })
     }
 
-    fn window_signature(&self, chars: &[char], window: &Window) -> MinHashSignature {
-        let shingles = shingle_hashes(
-            &chars[window.start..window.end],
-            self.config.candidates.minhash_shingle,
-        );
-        self.hasher.signature(&shingles)
+    /// MinHash signatures of windows of `chars`. The text's shingle hashes are computed once and
+    /// each window signs its slice of them: duplicates do not change a minimum, so this is the
+    /// signature of the window's [`shingle_hashes`] set without hashing and sorting each
+    /// window's shingles again.
+    fn window_signatures<'a>(
+        &self,
+        chars: &[char],
+        windows: impl IntoIterator<Item = &'a Window>,
+    ) -> Vec<MinHashSignature> {
+        let k = self.config.candidates.minhash_shingle.max(1);
+        let hashes = ngram_hashes(chars, k);
+        windows
+            .into_iter()
+            .map(|w| {
+                if w.end - w.start >= k {
+                    self.hasher.signature(&hashes[w.start..=w.end - k])
+                } else {
+                    self.hasher
+                        .signature(&shingle_hashes(&chars[w.start..w.end], k))
+                }
+            })
+            .collect()
     }
 
     /// Finds, verifies and scores every library work copied on a page, best score first.
@@ -481,10 +498,8 @@ impl<I: Index> Matcher<I> {
                 found[0].extend(hits.iter().flatten().map(|hit| hit.segment));
             }
             if methods.contains(CandidateMethods::MINHASH) {
-                let signatures: Vec<MinHashSignature> = windows
-                    .iter()
-                    .map(|w| self.window_signature(&page.chars, &w.window))
-                    .collect();
+                let signatures =
+                    self.window_signatures(&page.chars, windows.iter().map(|w| &w.window));
                 self.lsh.query_many(&signatures, &mut hits)?;
                 found[1].extend(hits.iter().flatten().map(|hit| hit.segment));
             }
@@ -654,6 +669,25 @@ mod tests {
         let page = "周末厨房：番茄炖牛腩。牛腩切块冷水下锅焯水，撇去浮沫后捞出。番茄去皮切丁，\
 锅中放少许油，炒出番茄的汁水，再放入牛腩翻炒均匀，加入热水没过食材，小火慢炖一个半小时。";
         assert!(matcher().match_text(page).unwrap().is_empty());
+    }
+
+    #[test]
+    fn window_signatures_equal_the_signatures_of_each_windows_shingle_set() {
+        let m = matcher();
+        let chars = normalize(WORK_A).chars;
+        let windows = copytrace_fingerprint::windows(&chars, &m.config.fingerprint.window);
+        let mut ranges = windows.clone();
+        ranges.push(Window { start: 3, end: 5 });
+        let k = m.config.candidates.minhash_shingle;
+        let expected: Vec<MinHashSignature> = ranges
+            .iter()
+            .map(|w| {
+                m.hasher
+                    .signature(&shingle_hashes(&chars[w.start..w.end], k))
+            })
+            .collect();
+        assert!(windows.len() > 3);
+        assert_eq!(m.window_signatures(&chars, &ranges), expected);
     }
 
     #[test]
