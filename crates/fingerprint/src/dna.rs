@@ -335,6 +335,24 @@ fn encode(
     ref_total: u128,
     levels: u8,
 ) -> u128 {
+    // The usual windows (tens of initials against a reference summing to about 2²⁴) keep every
+    // intermediate below 2⁵⁰, so 64-bit arithmetic gives the same digits and avoids 128-bit
+    // divisions, which dominate when a page is read at every initial.
+    if (len as u128) * ref_total < 1 << 40 {
+        encode_small(counts, len as i64, weights, ref_total as i64, levels)
+    } else {
+        encode_wide(counts, len, weights, ref_total, levels)
+    }
+}
+
+/// [`encode`] in 128-bit arithmetic, for any window length.
+fn encode_wide(
+    counts: &[u64; LETTERS],
+    len: usize,
+    weights: &[u32; LETTERS],
+    ref_total: u128,
+    levels: u8,
+) -> u128 {
     // d_k = counts_k / len − w_k / ref_total, scaled by len × ref_total to stay in integers.
     let diffs: [i128; LETTERS] = std::array::from_fn(|k| {
         (u128::from(counts[k]) * ref_total) as i128 - (u128::from(weights[k]) * len as u128) as i128
@@ -348,6 +366,31 @@ fn encode(
             0
         } else {
             // round(q × (d − min) / range), halves rounded up.
+            ((d - min) * 2 * q + range) / (2 * range)
+        };
+        code * (u128::from(levels) + 1) + digit as u128
+    })
+}
+
+/// [`encode`] in 64-bit arithmetic, for `len × ref_total < 2⁴⁰`: differences then stay below
+/// 2⁴⁰ in magnitude, their range below 2⁴¹ and `(d − min) × 2Q + range` below 2⁴⁷.
+fn encode_small(
+    counts: &[u64; LETTERS],
+    len: i64,
+    weights: &[u32; LETTERS],
+    ref_total: i64,
+    levels: u8,
+) -> u128 {
+    let diffs: [i64; LETTERS] =
+        std::array::from_fn(|k| counts[k] as i64 * ref_total - i64::from(weights[k]) * len);
+    let min = *diffs.iter().min().expect("26 letters");
+    let max = *diffs.iter().max().expect("26 letters");
+    let range = max - min;
+    let q = i64::from(levels);
+    diffs.iter().fold(0u128, |code, &d| {
+        let digit = if range == 0 {
+            0
+        } else {
             ((d - min) * 2 * q + range) / (2 * range)
         };
         code * (u128::from(levels) + 1) + digit as u128
@@ -696,6 +739,42 @@ mod tests {
         let total: f64 = (b'a'..=b'z').map(|l| builtin.share(l)).sum();
         assert!((total - 1.0).abs() < 1e-6);
         assert!(builtin.share(b'z') > builtin.share(b'o'));
+    }
+
+    #[test]
+    fn the_64_bit_encoding_equals_the_128_bit_one() {
+        let reference = ReferenceDistribution::builtin();
+        let ref_total: u128 = reference.weights.iter().map(|&w| u128::from(w)).sum();
+        let mut state = 0x1234_5678_u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            state >> 33
+        };
+        for len in [1usize, 2, 7, 16, 64, 65, 500, 10_000] {
+            for levels in ALLOWED_LEVELS {
+                for _ in 0..50 {
+                    let mut counts = [0u64; LETTERS];
+                    for _ in 0..len {
+                        // Skewed towards a few letters, as real windows are.
+                        let k = (next() % 26).min(next() % 26) as usize;
+                        counts[k] += 1;
+                    }
+                    assert_eq!(
+                        encode_small(
+                            &counts,
+                            len as i64,
+                            &reference.weights,
+                            ref_total as i64,
+                            levels
+                        ),
+                        encode_wide(&counts, len, &reference.weights, ref_total, levels),
+                        "len {len} levels {levels} counts {counts:?}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -2,9 +2,11 @@
 //!
 //! Matching runs in three stages, each cheap enough for the next to afford:
 //!
-//! 1. **Candidates** ([`index`]): every window fingerprint of the page is looked up in a
-//!    SimHash index of all library windows; works with at least one window within the
-//!    configured Hamming distance become candidates.
+//! 1. **Candidates** ([`index`], [`lsh`], [`dna_index`]): the page's windows are looked up in
+//!    up to three indexes of all library windows, each blind to different disguises: window
+//!    SimHash within a few bits (small edits), MinHash LSH over window shingles (denser edits,
+//!    shuffled clauses) and pinyin-initial DNA codes (homophone substitution). A work hit by any
+//!    of them becomes a candidate, remembering which sources found it ([`CandidateMethods`]).
 //! 2. **Verification** ([`align`]): the page's canonical text is aligned against each
 //!    candidate work's; only characters that are really equal on both sides count, so a
 //!    fingerprint collision can never become an accusation.
@@ -19,16 +21,25 @@
 
 pub mod align;
 pub mod common;
+pub mod dna_index;
 pub mod index;
+pub mod lsh;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::str::FromStr;
 
-use copytrace_fingerprint::{FingerprintConfig, Normalized, fingerprint_normalized, normalize};
+use copytrace_fingerprint::{
+    DnaConfig, FingerprintConfig, MinHasher, Normalized, ReferenceDistribution, Window, dna_codes,
+    fingerprint_normalized, minhash, normalize, shingle_hashes, simhash::ngram_hashes,
+};
 use serde::{Deserialize, Serialize};
 
 pub use align::{AlignConfig, AlignedPassage, WorkSeeds};
 pub use common::SeedFrequency;
+pub use dna_index::DnaIndex;
 pub use index::{Hit, Index, IndexError, SegmentRef, SimHashIndex, WorkId};
+pub use lsh::{LshConfig, MinHashLshIndex, MinHashSignature};
 
 /// Thresholds and parameters of matching.
 ///
@@ -51,6 +62,8 @@ pub struct MatchConfig {
     pub min_copied_chars: usize,
     /// At most this many candidate works (those with the most window hits) are verified.
     pub max_candidates: usize,
+    /// Which indexes propose candidates, and their parameters.
+    pub candidates: CandidateConfig,
 }
 
 impl Default for MatchConfig {
@@ -61,8 +74,170 @@ impl Default for MatchConfig {
             align: AlignConfig::default(),
             min_copied_chars: 60,
             max_candidates: 32,
+            candidates: CandidateConfig::default(),
         }
     }
+}
+
+/// A set of candidate sources, so the quality benchmark can compare them alone and together
+/// and a verdict can say which found it. Displays and parses as `simhash+minhash+dna`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct CandidateMethods(u8);
+
+impl CandidateMethods {
+    /// No source.
+    pub const NONE: Self = CandidateMethods(0);
+    /// Window SimHash within `max_distance` bits.
+    pub const SIMHASH: Self = CandidateMethods(1);
+    /// MinHash LSH over window shingles.
+    pub const MINHASH: Self = CandidateMethods(2);
+    /// Pinyin-initial DNA codes, exact or near.
+    pub const DNA: Self = CandidateMethods(4);
+    /// Every source.
+    pub const ALL: Self = CandidateMethods(7);
+
+    const NAMES: [(Self, &'static str); 3] = [
+        (Self::SIMHASH, "simhash"),
+        (Self::MINHASH, "minhash"),
+        (Self::DNA, "dna"),
+    ];
+
+    /// Whether every source of `other` is in `self`.
+    pub fn contains(self, other: Self) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// The sources of both.
+    pub fn union(self, other: Self) -> Self {
+        CandidateMethods(self.0 | other.0)
+    }
+
+    /// Whether no source is in the set.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Number of sources in the set.
+    pub fn count(self) -> u32 {
+        self.0.count_ones()
+    }
+}
+
+impl std::ops::BitOr for CandidateMethods {
+    type Output = Self;
+    fn bitor(self, other: Self) -> Self {
+        self.union(other)
+    }
+}
+
+impl fmt::Display for CandidateMethods {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_empty() {
+            return f.write_str("none");
+        }
+        let names: Vec<&str> = Self::NAMES
+            .iter()
+            .filter(|(m, _)| self.contains(*m))
+            .map(|(_, name)| *name)
+            .collect();
+        f.write_str(&names.join("+"))
+    }
+}
+
+/// A candidate source name that is not `simhash`, `minhash`, `dna`, `all` or `none`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown candidate method {0:?} (expected simhash, minhash, dna, all or none)")]
+pub struct UnknownCandidateMethod(pub String);
+
+impl FromStr for CandidateMethods {
+    type Err = UnknownCandidateMethod;
+
+    /// Names joined by `+` or `,`, e.g. `simhash+dna`; `all` and `none` also work.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        s.split(['+', ','])
+            .map(str::trim)
+            .try_fold(CandidateMethods::NONE, |set, name| {
+                let method = match name {
+                    "all" => CandidateMethods::ALL,
+                    "none" => CandidateMethods::NONE,
+                    _ => Self::NAMES
+                        .iter()
+                        .find(|(_, n)| *n == name)
+                        .map(|(m, _)| *m)
+                        .ok_or_else(|| UnknownCandidateMethod(name.to_owned()))?,
+                };
+                Ok(set | method)
+            })
+    }
+}
+
+/// Candidate sources and their parameters. A source left out of `methods` is neither indexed
+/// nor queried (the SimHash index is always filled, since stored window fingerprints feed it,
+/// but only queried when enabled).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CandidateConfig {
+    /// The sources that propose candidates.
+    pub methods: CandidateMethods,
+    /// Shingle length, in canonical characters, of the window MinHash. 3, like the SimHash
+    /// n-grams: a 48-character window has 46 shingles, and one replaced character spoils only
+    /// three of them.
+    pub minhash_shingle: usize,
+    /// Shape of the MinHash LSH index.
+    pub lsh: LshConfig,
+    /// DNA windows and quantization of works (pages are read at every initial, see
+    /// [`Matcher::candidates_for`]).
+    pub dna: DnaConfig,
+    /// Largest [`copytrace_fingerprint::code_distance`] between a page code and a work code
+    /// that makes the work a candidate.
+    pub dna_max_distance: u32,
+}
+
+impl Default for CandidateConfig {
+    /// All three sources; MinHash of 3-shingles with the default [`LshConfig`]; DNA with the
+    /// default [`DnaConfig`] and near codes within distance 2 (one or two digits moved, what a
+    /// replaced character or two in a 64-initial window does).
+    fn default() -> Self {
+        CandidateConfig {
+            methods: CandidateMethods::ALL,
+            minhash_shingle: 3,
+            lsh: LshConfig::default(),
+            dna: DnaConfig::default(),
+            dna_max_distance: 2,
+        }
+    }
+}
+
+/// A work proposed for verification, with what found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    /// The work.
+    pub work_id: WorkId,
+    /// The sources that found at least one of its windows.
+    pub methods: CandidateMethods,
+    /// Distinct windows of the work found by SimHash.
+    pub simhash_windows: usize,
+    /// Distinct windows of the work found by MinHash LSH.
+    pub minhash_windows: usize,
+    /// Distinct DNA windows of the work found by code.
+    pub dna_windows: usize,
+}
+
+impl Candidate {
+    fn windows(&self) -> usize {
+        self.simhash_windows + self.minhash_windows + self.dna_windows
+    }
+}
+
+/// Number of windows in each candidate index, to check that adding and removing works keeps
+/// them in step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexSizes {
+    /// Windows in the SimHash index.
+    pub simhash: usize,
+    /// Windows in the MinHash LSH index.
+    pub minhash: usize,
+    /// DNA windows in the DNA index.
+    pub dna: usize,
 }
 
 /// One evidence passage, as byte ranges of both original texts.
@@ -114,14 +289,29 @@ struct PreparedWork {
     seeds: WorkSeeds,
 }
 
-/// The library as the matcher sees it: an index of window fingerprints plus the canonical text
+/// The library as the matcher sees it: indexes of window fingerprints plus the canonical text
 /// of each work for verification.
 pub struct Matcher<I: Index = SimHashIndex> {
     config: MatchConfig,
     index: I,
+    lsh: MinHashLshIndex,
+    dna: DnaIndex,
+    hasher: MinHasher,
+    reference: ReferenceDistribution,
+    /// The work DNA configuration read at every initial, for pages.
+    page_dna: DnaConfig,
     works: HashMap<WorkId, PreparedWork>,
     /// In how many works each seed occurs: what the library shares is boilerplate.
     frequency: SeedFrequency,
+}
+
+/// `config` with windows starting at every initial. Works are indexed at `config`'s step; a
+/// page read at every initial then has, for each work window it copies whole, one window with
+/// exactly the same initials, wherever the copy starts on the page.
+fn every_initial(config: &DnaConfig) -> DnaConfig {
+    let granularity = config.granularity();
+    let overlap = 1.0 - 1.0 / granularity as f64;
+    DnaConfig::new(granularity, overlap, config.levels()).unwrap_or(*config)
 }
 
 impl Matcher<SimHashIndex> {
@@ -135,7 +325,13 @@ impl Matcher<SimHashIndex> {
 impl<I: Index> Matcher<I> {
     /// An empty matcher over the given index.
     pub fn with_index(config: MatchConfig, index: I) -> Self {
+        let candidates = &config.candidates;
         Matcher {
+            lsh: MinHashLshIndex::new(&candidates.lsh),
+            dna: DnaIndex::new(candidates.dna.levels(), candidates.dna_max_distance),
+            hasher: MinHasher::new(candidates.lsh.num_perm, minhash::DEFAULT_SEED),
+            reference: ReferenceDistribution::builtin(),
+            page_dna: every_initial(&candidates.dna),
             config,
             index,
             works: HashMap::new(),
@@ -162,34 +358,67 @@ impl<I: Index> Matcher<I> {
     ) -> Result<Vec<copytrace_fingerprint::WindowFingerprint>, IndexError> {
         let normalized = normalize(text);
         let windows = fingerprint_normalized(&normalized, &self.config.fingerprint);
+        let ranges: Vec<(u32, Window)> = windows.iter().map(|w| (w.ordinal, w.window)).collect();
         self.insert(
             work_id,
             normalized,
             windows.iter().map(|w| (w.ordinal, w.simhash)),
+            &ranges,
         )?;
         Ok(windows)
     }
 
-    /// Adds (or replaces) a work whose window fingerprints were stored earlier, without
-    /// recomputing them. The text is still needed to verify candidates.
+    /// Adds (or replaces) a work whose window SimHashes were stored earlier, without
+    /// recomputing them. The text is still needed to verify candidates; the window MinHash
+    /// signatures and DNA codes, which are not stored, are recomputed from it (cheaply: a
+    /// fraction of what fingerprinting the windows costs).
     pub fn add_fingerprinted_work(
         &mut self,
         work_id: WorkId,
         text: &str,
         windows: impl IntoIterator<Item = (u32, u64)>,
     ) -> Result<(), IndexError> {
-        self.insert(work_id, normalize(text), windows)
+        let normalized = normalize(text);
+        let ranges: Vec<(u32, Window)> =
+            copytrace_fingerprint::windows(&normalized.chars, &self.config.fingerprint.window)
+                .into_iter()
+                .enumerate()
+                .map(|(ordinal, window)| (ordinal as u32, window))
+                .collect();
+        self.insert(work_id, normalized, windows, &ranges)
     }
 
     fn insert(
         &mut self,
         work_id: WorkId,
         normalized: Normalized,
-        windows: impl IntoIterator<Item = (u32, u64)>,
+        simhashes: impl IntoIterator<Item = (u32, u64)>,
+        windows: &[(u32, Window)],
     ) -> Result<(), IndexError> {
         self.remove_work(work_id)?;
-        let windows: Vec<(u32, u64)> = windows.into_iter().collect();
-        self.index.insert_work(work_id, &windows)?;
+        let simhashes: Vec<(u32, u64)> = simhashes.into_iter().collect();
+        self.index.insert_work(work_id, &simhashes)?;
+        let methods = self.config.candidates.methods;
+        if methods.contains(CandidateMethods::MINHASH) {
+            let signatures: Vec<(u32, MinHashSignature)> = windows
+                .iter()
+                .map(|(ordinal, _)| *ordinal)
+                .zip(self.window_signatures(&normalized.chars, windows.iter().map(|(_, w)| w)))
+                .collect();
+            self.lsh.insert_work(work_id, &signatures)?;
+        }
+        if methods.contains(CandidateMethods::DNA) {
+            let codes: Vec<(u32, u128)> = dna_codes(
+                &normalized.chars,
+                &self.config.candidates.dna,
+                &self.reference,
+            )
+            .into_iter()
+            .enumerate()
+            .map(|(ordinal, w)| (ordinal as u32, w.code))
+            .collect();
+            self.dna.insert_work(work_id, &codes)?;
+        }
         let seeds = self.count_seeds(&normalized);
         self.works
             .insert(work_id, PreparedWork { normalized, seeds });
@@ -201,8 +430,43 @@ impl<I: Index> Matcher<I> {
         if let Some(work) = self.works.remove(&work_id) {
             self.frequency.remove(&work.seeds);
             self.index.remove_work(work_id)?;
+            self.lsh.remove_work(work_id)?;
+            self.dna.remove_work(work_id)?;
         }
         Ok(())
+    }
+
+    /// Windows held by each candidate index.
+    pub fn index_sizes(&self) -> Result<IndexSizes, IndexError> {
+        Ok(IndexSizes {
+            simhash: self.index.len()?,
+            minhash: self.lsh.len()?,
+            dna: self.dna.len()?,
+        })
+    }
+
+    /// MinHash signatures of windows of `chars`. The text's shingle hashes are computed once and
+    /// each window signs its slice of them: duplicates do not change a minimum, so this is the
+    /// signature of the window's [`shingle_hashes`] set without hashing and sorting each
+    /// window's shingles again.
+    fn window_signatures<'a>(
+        &self,
+        chars: &[char],
+        windows: impl IntoIterator<Item = &'a Window>,
+    ) -> Vec<MinHashSignature> {
+        let k = self.config.candidates.minhash_shingle.max(1);
+        let hashes = ngram_hashes(chars, k);
+        windows
+            .into_iter()
+            .map(|w| {
+                if w.end - w.start >= k {
+                    self.hasher.signature(&hashes[w.start..=w.end - k])
+                } else {
+                    self.hasher
+                        .signature(&shingle_hashes(&chars[w.start..w.end], k))
+                }
+            })
+            .collect()
     }
 
     /// Finds, verifies and scores every library work copied on a page, best score first.
@@ -215,28 +479,94 @@ impl<I: Index> Matcher<I> {
         let mut matches: Vec<WorkMatch> = self
             .candidates(&page)?
             .into_iter()
-            .filter_map(|work_id| self.verify(&page, &page_seeds, work_id, CANDIDATE_METHOD))
+            .filter_map(|candidate| {
+                let found_by = candidate.methods.to_string();
+                self.verify(&page, &page_seeds, candidate.work_id, &found_by)
+            })
             .collect();
         matches.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.work_id.cmp(&b.work_id)));
         Ok(matches)
     }
 
-    /// Candidate works ordered by number of windows hit, most first.
-    fn candidates(&self, page: &Normalized) -> Result<Vec<WorkId>, IndexError> {
-        let mut hits_per_work: HashMap<WorkId, usize> = HashMap::new();
-        let signatures: Vec<u64> = fingerprint_normalized(page, &self.config.fingerprint)
-            .iter()
-            .map(|window| window.simhash)
-            .collect();
+    /// The candidate works of a page, as [`Matcher::match_text`] would verify them: at most
+    /// `max_candidates`, those found by the most sources first, then those with the most
+    /// windows found. For tests and the quality benchmark, which compare the sources.
+    ///
+    /// Each enabled source is queried with the page's own windows: the content-anchored windows'
+    /// SimHashes and MinHash signatures, and DNA codes of a window starting at *every* initial
+    /// of the page. Works' DNA windows start every few dozen initials from the start of the
+    /// work, so a copy behind boilerplate of any length still lines up with them.
+    pub fn candidates_for(&self, page_text: &str) -> Result<Vec<Candidate>, IndexError> {
+        self.candidates(&normalize(page_text))
+    }
+
+    fn candidates(&self, page: &Normalized) -> Result<Vec<Candidate>, IndexError> {
+        let methods = self.config.candidates.methods;
+        // Distinct (work, window) pairs found by each source.
+        let mut found: [HashSet<SegmentRef>; 3] = Default::default();
         let mut hits = Vec::new();
-        self.index.query_many(&signatures, &mut hits)?;
-        for hit in hits.iter().flatten() {
-            *hits_per_work.entry(hit.segment.work_id).or_default() += 1;
+        if methods.contains(CandidateMethods::SIMHASH)
+            || methods.contains(CandidateMethods::MINHASH)
+        {
+            let windows = fingerprint_normalized(page, &self.config.fingerprint);
+            if methods.contains(CandidateMethods::SIMHASH) {
+                let signatures: Vec<u64> = windows.iter().map(|w| w.simhash).collect();
+                self.index.query_many(&signatures, &mut hits)?;
+                found[0].extend(hits.iter().flatten().map(|hit| hit.segment));
+            }
+            if methods.contains(CandidateMethods::MINHASH) {
+                let signatures =
+                    self.window_signatures(&page.chars, windows.iter().map(|w| &w.window));
+                self.lsh.query_many(&signatures, &mut hits)?;
+                found[1].extend(hits.iter().flatten().map(|hit| hit.segment));
+            }
         }
-        let mut ranked: Vec<(WorkId, usize)> = hits_per_work.into_iter().collect();
-        ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        if methods.contains(CandidateMethods::DNA) {
+            let mut codes: Vec<u128> = dna_codes(&page.chars, &self.page_dna, &self.reference)
+                .into_iter()
+                .map(|w| w.code)
+                .collect();
+            // Neighbouring start positions often give the same code: query each once.
+            codes.sort_unstable();
+            codes.dedup();
+            self.dna.query_many(&codes, &mut hits)?;
+            found[2].extend(hits.iter().flatten().map(|hit| hit.segment));
+        }
+        let mut per_work: HashMap<WorkId, Candidate> = HashMap::new();
+        let sources = [
+            CandidateMethods::SIMHASH,
+            CandidateMethods::MINHASH,
+            CandidateMethods::DNA,
+        ];
+        for (segments, method) in found.iter().zip(sources) {
+            for segment in segments {
+                let candidate = per_work.entry(segment.work_id).or_insert(Candidate {
+                    work_id: segment.work_id,
+                    methods: CandidateMethods::NONE,
+                    simhash_windows: 0,
+                    minhash_windows: 0,
+                    dna_windows: 0,
+                });
+                candidate.methods = candidate.methods | method;
+                match method {
+                    CandidateMethods::SIMHASH => candidate.simhash_windows += 1,
+                    CandidateMethods::MINHASH => candidate.minhash_windows += 1,
+                    _ => candidate.dna_windows += 1,
+                }
+            }
+        }
+        let mut ranked: Vec<Candidate> = per_work
+            .into_values()
+            // A work removed while a remote index still held its windows is not a candidate.
+            .filter(|c| self.works.contains_key(&c.work_id))
+            .collect();
+        ranked.sort_by(|a, b| {
+            (b.methods.count(), b.windows())
+                .cmp(&(a.methods.count(), a.windows()))
+                .then(a.work_id.cmp(&b.work_id))
+        });
         ranked.truncate(self.config.max_candidates);
-        Ok(ranked.into_iter().map(|(work_id, _)| work_id).collect())
+        Ok(ranked)
     }
 
     /// Verifies a page against one named work, whatever the index says: for re-checking a
@@ -343,9 +673,6 @@ impl<I: Index> Matcher<I> {
     }
 }
 
-/// How [`Matcher::match_text`] finds candidates, the first part of [`WorkMatch::method`].
-const CANDIDATE_METHOD: &str = "simhash";
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -410,6 +737,25 @@ mod tests {
         let page = "周末厨房：番茄炖牛腩。牛腩切块冷水下锅焯水，撇去浮沫后捞出。番茄去皮切丁，\
 锅中放少许油，炒出番茄的汁水，再放入牛腩翻炒均匀，加入热水没过食材，小火慢炖一个半小时。";
         assert!(matcher().match_text(page).unwrap().is_empty());
+    }
+
+    #[test]
+    fn window_signatures_equal_the_signatures_of_each_windows_shingle_set() {
+        let m = matcher();
+        let chars = normalize(WORK_A).chars;
+        let windows = copytrace_fingerprint::windows(&chars, &m.config.fingerprint.window);
+        let mut ranges = windows.clone();
+        ranges.push(Window { start: 3, end: 5 });
+        let k = m.config.candidates.minhash_shingle;
+        let expected: Vec<MinHashSignature> = ranges
+            .iter()
+            .map(|w| {
+                m.hasher
+                    .signature(&shingle_hashes(&chars[w.start..w.end], k))
+            })
+            .collect();
+        assert!(windows.len() > 3);
+        assert_eq!(m.window_signatures(&chars, &ranges), expected);
     }
 
     #[test]

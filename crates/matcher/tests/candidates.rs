@@ -1,0 +1,277 @@
+//! Candidate generation from the three window indexes (SimHash, MinHash LSH, DNA), on the demo
+//! corpus: which source finds which disguise, that unrelated pages find nothing, and that
+//! removing a work empties every index of it.
+
+use std::collections::HashMap;
+
+use copytrace_fingerprint::pinyin::syllable_ids;
+use copytrace_fingerprint::{FingerprintConfig, fingerprint_text, normalize};
+use copytrace_matcher::{Candidate, CandidateMethods, MatchConfig, Matcher, WorkId};
+
+const LIBRARY: [(WorkId, &str); 4] = [
+    (
+        1,
+        include_str!("../../copytrace/demo/library/jianghu-ch1.txt"),
+    ),
+    (
+        2,
+        include_str!("../../copytrace/demo/library/news-harbor.txt"),
+    ),
+    (
+        3,
+        include_str!("../../copytrace/demo/library/xingchen-ch1.txt"),
+    ),
+    (
+        4,
+        include_str!("../../copytrace/demo/library/xingchen-ch2.txt"),
+    ),
+];
+const BOILERPLATE: &str = include_str!("../../copytrace/demo/site/boilerplate.txt");
+const COOKING: &str = include_str!("../../copytrace/demo/unrelated/cooking.txt");
+const ANOTHER_NOVEL: &str = include_str!("../../copytrace/demo/unrelated/another-novel.txt");
+
+fn matcher(methods: CandidateMethods) -> Matcher {
+    let mut config = MatchConfig::default();
+    config.candidates.methods = methods;
+    let mut m = Matcher::new(config);
+    for (id, text) in LIBRARY {
+        m.add_work(id, text).unwrap();
+    }
+    m
+}
+
+fn find(candidates: &[Candidate], work_id: WorkId) -> Option<&Candidate> {
+    candidates.iter().find(|c| c.work_id == work_id)
+}
+
+/// The 3,755 level-1 characters of GB 2312, the most common Simplified characters.
+fn common_characters() -> Vec<char> {
+    let mut bytes = Vec::new();
+    for row in 0xB0u8..=0xD7 {
+        for col in 0xA1u8..=0xFE {
+            if row == 0xD7 && col > 0xF9 {
+                continue;
+            }
+            bytes.extend([row, col]);
+        }
+    }
+    let (text, _, had_errors) = encoding_rs::GBK.decode(&bytes);
+    assert!(!had_errors);
+    text.chars().collect()
+}
+
+/// Deterministic pseudo-random numbers (SplitMix64).
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// `text` with `share` of its characters replaced by a different common character of the same
+/// toneless pinyin (a 同音字 disguise), at random positions. Returns the disguised text and the
+/// number of characters replaced.
+fn homophone_disguise(text: &str, share: f64, seed: u64) -> (String, usize) {
+    let common = common_characters();
+    let mut by_sound: HashMap<u32, Vec<char>> = HashMap::new();
+    for &c in &common {
+        // Only characters normalization leaves alone, so the disguise survives it.
+        if normalize(&c.to_string()).chars == [c] {
+            by_sound.entry(syllable_ids(&[c])[0]).or_default().push(c);
+        }
+    }
+    let mut chars: Vec<char> = text.chars().collect();
+    let mut substitutable: Vec<usize> = (0..chars.len())
+        .filter(|&i| {
+            by_sound
+                .get(&syllable_ids(&[chars[i]])[0])
+                .is_some_and(|same| same.iter().any(|&s| s != chars[i]))
+        })
+        .collect();
+    let target = (chars.len() as f64 * share).round() as usize;
+    assert!(
+        substitutable.len() >= target,
+        "{} substitutable characters for a target of {target}",
+        substitutable.len()
+    );
+    let mut state = seed;
+    // Partial Fisher–Yates: the first `target` positions of a random permutation.
+    for i in 0..target {
+        let j = i + (splitmix(&mut state) % (substitutable.len() - i) as u64) as usize;
+        substitutable.swap(i, j);
+    }
+    for &i in &substitutable[..target] {
+        let same: Vec<char> = by_sound[&syllable_ids(&[chars[i]])[0]]
+            .iter()
+            .copied()
+            .filter(|&s| s != chars[i])
+            .collect();
+        chars[i] = same[(splitmix(&mut state) % same.len() as u64) as usize];
+    }
+    (chars.into_iter().collect(), target)
+}
+
+fn wrapped(body: &str) -> String {
+    let lines: Vec<&str> = BOILERPLATE.lines().collect();
+    format!(
+        "{}\n{body}\n{}",
+        lines[..5].join("\n"),
+        lines[5..].join("\n")
+    )
+}
+
+#[test]
+fn a_page_with_15_percent_homophones_is_a_dna_candidate_though_simhash_finds_nothing() {
+    let (_, work) = LIBRARY[0];
+    let (disguised, replaced) = homophone_disguise(work, 0.15, 42);
+    let page = wrapped(&disguised);
+    // The disguise is real: many characters differ, the pinyin does not.
+    let (a, b) = (normalize(work).chars, normalize(&disguised).chars);
+    assert_eq!(a.len(), b.len());
+    let differing = a.iter().zip(&b).filter(|(x, y)| x != y).count();
+    assert!(
+        differing * 100 >= a.len() * 14,
+        "{differing} of {}",
+        a.len()
+    );
+    assert!(replaced >= differing);
+    assert_eq!(syllable_ids(&a), syllable_ids(&b));
+
+    let simhash_only = matcher(CandidateMethods::SIMHASH)
+        .candidates_for(&page)
+        .unwrap();
+    assert!(
+        find(&simhash_only, 1).is_none(),
+        "SimHash found the disguised copy: {simhash_only:?}"
+    );
+
+    let all = matcher(CandidateMethods::ALL)
+        .candidates_for(&page)
+        .unwrap();
+    let candidate = find(&all, 1).expect("the disguised copy is a candidate");
+    assert!(
+        candidate.methods.contains(CandidateMethods::DNA),
+        "{candidate:?}"
+    );
+    assert!(!candidate.methods.contains(CandidateMethods::SIMHASH));
+    assert!(
+        candidate.dna_windows * 2 >= work_dna_windows(work),
+        "most of the work's DNA windows are found: {candidate:?}"
+    );
+    assert_eq!(all[0].work_id, 1, "the copied work ranks first: {all:?}");
+
+    let dna_only = matcher(CandidateMethods::DNA)
+        .candidates_for(&page)
+        .unwrap();
+    assert_eq!(
+        find(&dna_only, 1).map(|c| c.methods),
+        Some(CandidateMethods::DNA)
+    );
+}
+
+fn work_dna_windows(work: &str) -> usize {
+    let mut m = Matcher::new(MatchConfig::default());
+    m.add_work(1, work).unwrap();
+    m.index_sizes().unwrap().dna
+}
+
+#[test]
+fn unrelated_pages_yield_no_candidates_from_any_source() {
+    let m = matcher(CandidateMethods::ALL);
+    for page in [COOKING, ANOTHER_NOVEL, &wrapped(COOKING)] {
+        let found = m.candidates_for(page).unwrap();
+        assert!(found.is_empty(), "{found:?}");
+    }
+}
+
+#[test]
+fn a_verbatim_copy_is_found_by_every_source_and_the_verdict_names_them() {
+    let (_, work) = LIBRARY[2];
+    let page = wrapped(work);
+    let m = matcher(CandidateMethods::ALL);
+    let found = m.candidates_for(&page).unwrap();
+    assert_eq!(found[0].work_id, 3, "{found:?}");
+    assert_eq!(found[0].methods, CandidateMethods::ALL);
+    let verdict = m.match_text(&page).unwrap();
+    assert_eq!(verdict[0].work_id, 3);
+    assert_eq!(verdict[0].method, "simhash+minhash+dna+align");
+}
+
+#[test]
+fn disabled_sources_are_neither_indexed_nor_reported() {
+    let m = matcher(CandidateMethods::SIMHASH | CandidateMethods::MINHASH);
+    let sizes = m.index_sizes().unwrap();
+    assert!(sizes.simhash > 0 && sizes.minhash > 0);
+    assert_eq!(sizes.dna, 0);
+    let found = m.candidates_for(LIBRARY[1].1).unwrap();
+    assert_eq!(found[0].work_id, 2);
+    assert_eq!(
+        found[0].methods,
+        CandidateMethods::SIMHASH | CandidateMethods::MINHASH
+    );
+    assert_eq!(found[0].dna_windows, 0);
+}
+
+#[test]
+fn removing_a_work_removes_it_from_all_three_indexes() {
+    let mut m = matcher(CandidateMethods::ALL);
+    let before = m.index_sizes().unwrap();
+    let mut only_jianghu = Matcher::new(MatchConfig::default());
+    only_jianghu.add_work(1, LIBRARY[0].1).unwrap();
+    let own = only_jianghu.index_sizes().unwrap();
+    assert!(own.simhash > 0 && own.minhash > 0 && own.dna > 0);
+
+    m.remove_work(1).unwrap();
+    let after = m.index_sizes().unwrap();
+    assert_eq!(after.simhash, before.simhash - own.simhash);
+    assert_eq!(after.minhash, before.minhash - own.minhash);
+    assert_eq!(after.dna, before.dna - own.dna);
+    let found = m.candidates_for(LIBRARY[0].1).unwrap();
+    assert!(find(&found, 1).is_none(), "{found:?}");
+
+    for (id, _) in &LIBRARY[1..] {
+        m.remove_work(*id).unwrap();
+    }
+    let empty = m.index_sizes().unwrap();
+    assert_eq!((empty.simhash, empty.minhash, empty.dna), (0, 0, 0));
+}
+
+#[test]
+fn stored_simhash_windows_give_the_same_candidates_as_fingerprinting_afresh() {
+    let fresh = matcher(CandidateMethods::ALL);
+    let mut stored = Matcher::new(MatchConfig::default());
+    for (id, text) in LIBRARY {
+        let windows = fingerprint_text(text, &FingerprintConfig::default()).windows;
+        stored
+            .add_fingerprinted_work(id, text, windows.iter().map(|w| (w.ordinal, w.simhash)))
+            .unwrap();
+    }
+    assert_eq!(fresh.index_sizes().unwrap(), stored.index_sizes().unwrap());
+    let (disguised, _) = homophone_disguise(LIBRARY[3].1, 0.15, 7);
+    for page in [wrapped(LIBRARY[3].1), disguised] {
+        assert_eq!(
+            fresh.candidates_for(&page).unwrap(),
+            stored.candidates_for(&page).unwrap()
+        );
+    }
+}
+
+#[test]
+fn candidate_methods_print_and_parse_as_plus_joined_names() {
+    assert_eq!(CandidateMethods::ALL.to_string(), "simhash+minhash+dna");
+    assert_eq!(
+        (CandidateMethods::SIMHASH | CandidateMethods::DNA).to_string(),
+        "simhash+dna"
+    );
+    assert_eq!(CandidateMethods::NONE.to_string(), "none");
+    assert_eq!(
+        "dna+simhash".parse::<CandidateMethods>().unwrap(),
+        CandidateMethods::SIMHASH | CandidateMethods::DNA
+    );
+    assert_eq!(
+        "all".parse::<CandidateMethods>().unwrap(),
+        CandidateMethods::ALL
+    );
+    assert!("simhash+lsh".parse::<CandidateMethods>().is_err());
+}
