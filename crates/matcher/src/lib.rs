@@ -475,9 +475,13 @@ impl<I: Index> Matcher<I> {
         if page.is_empty() {
             return Ok(Vec::new());
         }
+        let candidates = self.candidates(&page)?;
+        if candidates.is_empty() {
+            // Most crawled pages copy nothing: skip building their seed indexes.
+            return Ok(Vec::new());
+        }
         let page_seeds = self.page_seeds(&page);
-        let mut matches: Vec<WorkMatch> = self
-            .candidates(&page)?
+        let mut matches: Vec<WorkMatch> = candidates
             .into_iter()
             .filter_map(|candidate| {
                 let found_by = candidate.methods.to_string();

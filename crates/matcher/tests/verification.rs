@@ -74,11 +74,11 @@ const BETWEEN: &str = "。\n廣告：本站小說每日更新，歡迎收藏。�
                        開場十分鐘就丟了兩個球，球迷們氣得直跺腳。\n";
 
 fn assert_two_passages_slice_exactly(page: &str, first: &str, second: &str) {
-    // Verified directly: excerpts this short are below what the window index reliably
-    // proposes as candidates, and this test is about the evidence, not the candidates.
-    let m = &library(MatchConfig::default())
-        .verify_work(page, RAIN_ID)
-        .expect("the page copies the rain chapter");
+    // Through the whole matcher: the candidate indexes must propose the work, verification
+    // must find both passages.
+    let found = library(MatchConfig::default()).match_text(page).unwrap();
+    assert_eq!(found.len(), 1, "{found:?}");
+    let m = &found[0];
     assert_eq!(m.work_id, RAIN_ID);
     assert_eq!(m.evidence.len(), 2, "{m:?}");
     let work = work_text(RAIN_ID);
@@ -289,9 +289,19 @@ fn assert_homophone_copy_found(share: f64) {
         "{differing} of {replaced} differ"
     );
     let m = homophone_library();
+    // The whole matcher finds it (the DNA index survives homophones) ...
+    let found = m.match_text(&page).unwrap();
+    assert_eq!(
+        found.iter().map(|f| f.work_id).collect::<Vec<_>>(),
+        [1],
+        "{found:?}"
+    );
+    assert!(found[0].method.contains("dna"), "{}", found[0].method);
+    // ... with the same verdict as verifying the work directly.
     let verdict = m
         .verify_work(&page, 1)
         .expect("the homophone copy is verified");
+    assert_eq!(found[0].evidence, verdict.evidence);
     assert!(verdict.coverage > 0.9, "coverage {}", verdict.coverage);
     assert!(
         verdict.containment > 0.9,
