@@ -113,7 +113,10 @@ pub fn run(args: &Args) -> Result<()> {
         args.n as f64 / load_s
     );
     if found != expected {
-        bail!("the index missed {} near-duplicate queries", expected - found);
+        bail!(
+            "the index missed {} near-duplicate queries",
+            expected - found
+        );
     }
     Ok(())
 }
@@ -124,7 +127,12 @@ fn measure(args: &Args, index: &mut RedisIndex) -> Result<(f64, f64, usize, usiz
     let indexed: Vec<u64> = (0..args.n).map(|_| splitmix(&mut state)).collect();
     let start = Instant::now();
     for (work, chunk) in indexed.chunks(100).enumerate() {
-        let windows: Vec<(u32, u64)> = chunk.iter().copied().zip(0..).map(|(f, o)| (o, f)).collect();
+        let windows: Vec<(u32, u64)> = chunk
+            .iter()
+            .copied()
+            .zip(0..)
+            .map(|(f, o)| (o, f))
+            .collect();
         index.insert_work(work as i64, &windows)?;
     }
     let load_s = start.elapsed().as_secs_f64();
@@ -174,7 +182,12 @@ fn measure(args: &Args, index: &mut RedisIndex) -> Result<(f64, f64, usize, usiz
         return Err(error);
     }
     let probes = (args.queries * index.probes_per_query()) as f64;
-    Ok((load_s, probes / time.as_secs_f64(), found, args.queries.div_ceil(2)))
+    Ok((
+        load_s,
+        probes / time.as_secs_f64(),
+        found,
+        args.queries.div_ceil(2),
+    ))
 }
 
 /// Runs `redis-benchmark -P 16 -q -t get,set` against the server of `url` and returns its

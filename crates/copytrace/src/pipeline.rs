@@ -8,7 +8,8 @@ use anyhow::{Context, Result, bail};
 use chrono::Utc;
 use copytrace_crawler::{CrawlError, FetchedPage, PageSink};
 use copytrace_fingerprint::{FINGERPRINT_VERSION, WindowFingerprint, fingerprint_text};
-use copytrace_matcher::{MatchConfig, Matcher, WorkMatch};
+use copytrace_index_redis::RedisIndex;
+use copytrace_matcher::{Index, MatchConfig, Matcher, WorkMatch};
 use copytrace_store::{
     EvidencePassage, Id, NewMatch, NewPage, NewWork, SegmentFingerprint, Store, WriteOutcome,
 };
@@ -295,9 +296,9 @@ pub struct MatchSummary {
 
 /// Matches every page whose current text has not been matched yet, recording each page's
 /// verdict atomically (so an interrupted run resumes where it stopped).
-pub async fn match_pending(
+pub async fn match_pending<I: Index>(
     store: &dyn Store,
-    matcher: &Matcher,
+    matcher: &Matcher<I>,
     progress: &ProgressBar,
 ) -> Result<MatchSummary> {
     const BATCH: u32 = 200;
@@ -341,4 +342,115 @@ fn to_new_match(found: &WorkMatch) -> NewMatch {
             })
             .collect(),
     }
+}
+
+// ----- the Redis index -----
+
+/// What `index rebuild` did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RebuildSummary {
+    /// Works indexed.
+    pub works: usize,
+    /// Windows indexed.
+    pub windows: usize,
+    /// Works fingerprinted by an older algorithm version, fingerprinted again and stored.
+    pub refingerprinted: usize,
+}
+
+/// Digest of what an index built from the store must reflect: every work's id, content hash and
+/// fingerprint version. Recorded in the Redis index by [`rebuild_redis_index`] and compared by
+/// [`load_redis_matcher`], so a match never runs against an index older than the library.
+async fn library_digest(store: &dyn Store) -> Result<String> {
+    let mut works = store.list_works(None).await?;
+    works.sort_by_key(|w| w.id);
+    let mut listing = String::new();
+    for w in &works {
+        listing.push_str(&format!(
+            "{} {} {}\n",
+            w.id, w.content_hash, w.fingerprint_version
+        ));
+    }
+    Ok(content_hash(&listing))
+}
+
+/// Empties the Redis index's namespace and inserts every work's stored window fingerprints
+/// (one transaction per work). Works fingerprinted by an older algorithm version are
+/// fingerprinted again and stored first, as [`load_matcher`] does, so the index never mixes
+/// versions. The library digest is written last: an interrupted rebuild leaves an index that
+/// `match` refuses.
+pub async fn rebuild_redis_index(
+    store: &dyn Store,
+    index: &mut RedisIndex,
+    config: &MatchConfig,
+    progress: &ProgressBar,
+) -> Result<RebuildSummary> {
+    let mut segments: HashMap<Id, Vec<(u32, u64)>> = HashMap::new();
+    for indexed in store.all_segments().await? {
+        segments
+            .entry(indexed.work_id)
+            .or_default()
+            .push((indexed.segment.ordinal, indexed.segment.simhash));
+    }
+    let works = store.list_works(None).await?;
+    progress.set_length(works.len() as u64);
+    index.clear()?;
+    let mut summary = RebuildSummary::default();
+    for work in &works {
+        let windows = if work.fingerprint_version == FINGERPRINT_VERSION {
+            segments.remove(&work.id).unwrap_or_default()
+        } else {
+            let content = store.get_work(work.id).await?.content;
+            let fresh = fingerprint_text(&content, &config.fingerprint).windows;
+            store
+                .upsert_work(&NewWork {
+                    rights_holder_id: work.rights_holder_id,
+                    external_id: work.external_id.clone(),
+                    title: work.title.clone(),
+                    content,
+                    content_hash: work.content_hash.clone(),
+                    fingerprint_version: FINGERPRINT_VERSION,
+                    segments: to_segments(&fresh),
+                })
+                .await?;
+            summary.refingerprinted += 1;
+            fresh.iter().map(|w| (w.ordinal, w.simhash)).collect()
+        };
+        index.insert_work(work.id, &windows)?;
+        summary.works += 1;
+        summary.windows += windows.len();
+        progress.inc(1);
+    }
+    index.set_source_digest(&library_digest(store).await?)?;
+    Ok(summary)
+}
+
+/// A matcher over the shared Redis index: the store provides only the works' texts, for
+/// verification; the index is used as `index rebuild` left it. Refuses an index that was not
+/// built from the library as it is now (a work added, changed or removed since, or a rebuild
+/// that did not finish).
+pub async fn load_redis_matcher(
+    store: &dyn Store,
+    index: RedisIndex,
+    config: MatchConfig,
+) -> Result<Matcher<RedisIndex>> {
+    let expected = library_digest(store).await?;
+    match index.source_digest()? {
+        Some(found) if found == expected => {}
+        Some(_) => bail!(
+            "the Redis index under {:?} was built from another state of the library: run \
+             `copytrace index rebuild`",
+            index.prefix()
+        ),
+        None => bail!(
+            "the Redis index under {:?} has not been built (or its rebuild did not finish): \
+             run `copytrace index rebuild`",
+            index.prefix()
+        ),
+    }
+    let mut matcher = Matcher::with_index(config, index);
+    for summary in store.list_works(None).await? {
+        let work = store.get_work(summary.id).await?;
+        matcher.add_indexed_work(summary.id, &work.content);
+    }
+    Ok(matcher)
 }

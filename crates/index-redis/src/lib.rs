@@ -19,7 +19,7 @@
 //! | `{prefix}:b:{b<block>:<value hex>}` | set | packed entries whose signature has `value` in block `block` |
 //! | `{prefix}:w:{w<work id>}` | set | packed entries of one work, to find its buckets on removal |
 //! | `{prefix}:works` | set | ids of the works indexed (for [`Index::len`]) |
-//! | `{prefix}:meta` | hash | `max_distance` and `layout` the keys were written with |
+//! | `{prefix}:meta` | hash | `max_distance` and `layout` the keys were written with; `source`, a digest of the library it was built from |
 //!
 //! A packed entry is 20 bytes: signature (u64), work id (i64), window ordinal (u32), all
 //! big-endian. The whole signature is stored in the bucket so the distance is checked on the
@@ -278,6 +278,31 @@ impl RedisIndex {
             }
         })?;
         self.check_meta()
+    }
+
+    /// Records a digest of the library the index was built from (`source` in `{prefix}:meta`),
+    /// so a process opening the index later can tell whether the library changed since. Cleared
+    /// with the rest of the namespace, so an interrupted rebuild leaves no digest behind.
+    pub fn set_source_digest(&self, digest: &str) -> Result<(), IndexError> {
+        let meta = self.meta_key();
+        self.with_connection("record the library digest", |connection| {
+            redis::cmd("HSET")
+                .arg(&meta)
+                .arg("source")
+                .arg(digest)
+                .exec(connection)
+        })
+    }
+
+    /// The digest recorded by [`RedisIndex::set_source_digest`], if any.
+    pub fn source_digest(&self) -> Result<Option<String>, IndexError> {
+        let meta = self.meta_key();
+        self.with_connection("read the library digest", |connection| {
+            redis::cmd("HGET")
+                .arg(&meta)
+                .arg("source")
+                .query(connection)
+        })
     }
 
     /// Records this index's parameters under `{prefix}:meta` if absent, and refuses to go on if

@@ -164,6 +164,16 @@ impl<I: Index> Matcher<I> {
         self.insert(work_id, normalize(text), windows)
     }
 
+    /// Adds a work's text for verification only: its windows are already in the index, as
+    /// with a shared Redis index built once by `copytrace index rebuild` and read by every
+    /// match process, which must not rewrite it at start.
+    pub fn add_indexed_work(&mut self, work_id: WorkId, text: &str) {
+        let normalized = normalize(text);
+        let seeds = align::seed_hashes(&normalized.chars, self.config.align.seed_length);
+        self.works
+            .insert(work_id, PreparedWork { normalized, seeds });
+    }
+
     fn insert(
         &mut self,
         work_id: WorkId,
