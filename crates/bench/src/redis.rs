@@ -144,7 +144,7 @@ fn measure(args: &Args, index: &mut RedisIndex) -> Result<(f64, f64, usize, usiz
     // Even positions: an indexed signature with 0..=k bits flipped; odd: random.
     let queries: Vec<u64> = (0..args.queries)
         .map(|i| {
-            if i % 2 == 0 {
+            if i.is_multiple_of(2) {
                 let mut q = indexed[splitmix(&mut state) as usize % indexed.len()];
                 let flips = (i / 2) as u32 % (args.max_distance + 1);
                 let mut mask = 0u64;
@@ -166,7 +166,7 @@ fn measure(args: &Args, index: &mut RedisIndex) -> Result<(f64, f64, usize, usiz
             found += out
                 .iter()
                 .enumerate()
-                .filter(|(i, hits)| (p * args.page + i) % 2 == 0 && !hits.is_empty())
+                .filter(|(i, hits)| (p * args.page + i).is_multiple_of(2) && !hits.is_empty())
                 .count();
         }
         Ok(found)
@@ -224,7 +224,7 @@ fn redis_benchmark(url: &str, requests: usize) -> Result<(f64, f64)> {
     let rate = |name: &str| -> Result<f64> {
         text.split(['\r', '\n'])
             .filter_map(|line| line.trim().strip_prefix(name))
-            .filter_map(|rest| rest.trim().split_whitespace().next())
+            .filter_map(|rest| rest.split_whitespace().next())
             .filter_map(|value| value.parse::<f64>().ok())
             .next_back()
             .with_context(|| format!("no {name} figure in redis-benchmark output {text:?}"))
