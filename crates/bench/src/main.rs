@@ -9,9 +9,13 @@
 //! `RESULT pipeline_mb_s_per_core=… minhash_ns_per_shingle_perm=… jieba_ratio=… …`.
 //! Steps not yet implemented in `copytrace-fingerprint` (MinHash, jieba words, pinyin DNA) are
 //! printed as `NA` by their hooks in [`fingerprint`].
+//!
+//! `copytrace-bench redis --url URL` measures the Redis window index against the same server's
+//! `redis-benchmark -P 16` figure and ends with `RESULT probes_per_s=… ratio=…`.
 
 mod corpus;
 mod fingerprint;
+mod redis;
 mod timing;
 
 use clap::{Parser, Subcommand};
@@ -30,10 +34,13 @@ struct Cli {
 enum Command {
     /// Fingerprinting throughput: normalize, windows + SimHash, full pipeline, Hamming scans.
     Fingerprint(fingerprint::Args),
+    /// Redis window index: pipelined probes/s against `redis-benchmark -P 16` on one server.
+    Redis(redis::Args),
 }
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Fingerprint(args) => fingerprint::run(&args),
+        Command::Redis(args) => redis::run(&args),
     }
 }

@@ -19,7 +19,8 @@ use copytrace::inspect;
 use copytrace::pipeline::{self, LibraryFile};
 use copytrace::textfile::{TextFile, read_text_file};
 use copytrace_crawler::CrawlConfig;
-use copytrace_matcher::MatchConfig;
+use copytrace_index_redis::RedisIndex;
+use copytrace_matcher::{Index, MatchConfig};
 use copytrace_store::{MatchFilter, Store, WriteOutcome};
 use indicatif::{ProgressBar, ProgressStyle};
 use url::Url;
@@ -38,6 +39,21 @@ struct Cli {
           hide_env_values = true)]
     db: String,
 
+    /// Redis URL of the shared window index (`redis://[:password@]host:port[/db]`). Without
+    /// it, `match` builds an in-memory index from the database at every run.
+    #[arg(
+        long,
+        global = true,
+        env = "COPYTRACE_REDIS_URL",
+        hide_env_values = true
+    )]
+    redis_url: Option<String>,
+
+    /// Key prefix of the index in Redis, so several libraries can share one server.
+    #[arg(long, global = true, env = "COPYTRACE_REDIS_PREFIX",
+          default_value = copytrace_index_redis::DEFAULT_PREFIX)]
+    redis_prefix: String,
+
     /// More log output on stderr (repeat for more).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     verbose: u8,
@@ -55,6 +71,9 @@ enum Command {
     Crawl(CrawlArgs),
     /// Match every page not yet matched against the library and record the verdicts.
     Match,
+    /// Manage the Redis window index (production; needs --redis-url).
+    #[command(subcommand)]
+    Index(IndexCommand),
     /// Export data for analysts and scripts.
     #[command(subcommand)]
     Export(ExportCommand),
@@ -105,6 +124,12 @@ enum LibraryCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+enum IndexCommand {
+    /// Delete the Redis index and fill it again with every work's stored window fingerprints.
+    Rebuild,
 }
 
 #[derive(Debug, clap::Args)]
@@ -246,7 +271,20 @@ async fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Match => {
             let store = open_store(&cli.db).await?;
-            run_match(store.as_ref()).await
+            match &cli.redis_url {
+                Some(url) => run_match_redis(store.as_ref(), url, &cli.redis_prefix).await,
+                None => run_match(store.as_ref()).await,
+            }
+        }
+        Command::Index(IndexCommand::Rebuild) => {
+            let Some(url) = &cli.redis_url else {
+                bail!(
+                    "index rebuild needs --redis-url (or COPYTRACE_REDIS_URL); without Redis \
+                     the in-memory index is built afresh at every match run"
+                );
+            };
+            let store = open_store(&cli.db).await?;
+            index_rebuild(store.as_ref(), url, &cli.redis_prefix).await
         }
         Command::Export(ExportCommand::Matches { format, out }) => {
             let store = open_store(&cli.db).await?;
@@ -447,6 +485,51 @@ async fn run_match(store: &dyn Store) -> Result<ExitCode> {
     let summary = summary?;
     println!(
         "matched {} page(s) against {} work(s): {} infringing page(s), {} match(es)",
+        summary.pages,
+        matcher.work_count(),
+        summary.infringing_pages,
+        summary.matches
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Opens the Redis index with the matcher's distance; the URL is shown redacted on failure.
+fn open_redis_index(url: &str, prefix: &str) -> Result<RedisIndex> {
+    RedisIndex::connect(url, prefix, MatchConfig::default().max_distance)
+        .with_context(|| format!("cannot open the Redis index at {}", redact(url)))
+}
+
+async fn index_rebuild(store: &dyn Store, url: &str, prefix: &str) -> Result<ExitCode> {
+    let mut index = open_redis_index(url, prefix)?;
+    let progress = ProgressBar::new(0);
+    progress.set_style(
+        ProgressStyle::with_template("indexing works {bar:30} {pos}/{len} [{elapsed}]")
+            .expect("valid progress template"),
+    );
+    let summary =
+        pipeline::rebuild_redis_index(store, &mut index, &MatchConfig::default(), &progress).await;
+    progress.finish_and_clear();
+    let summary = summary?;
+    println!(
+        "indexed {} window(s) of {} work(s) in Redis at {} under {prefix:?} ({} re-fingerprinted)",
+        summary.windows,
+        summary.works,
+        redact(url),
+        summary.refingerprinted
+    );
+    println!("index holds {} window(s)", index.len()?);
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn run_match_redis(store: &dyn Store, url: &str, prefix: &str) -> Result<ExitCode> {
+    let index = open_redis_index(url, prefix)?;
+    let matcher = pipeline::load_redis_matcher(store, index, MatchConfig::default()).await?;
+    let progress = spinner("matching, pages:");
+    let summary = pipeline::match_pending(store, &matcher, &progress).await;
+    progress.finish_and_clear();
+    let summary = summary?;
+    println!(
+        "matched {} page(s) against {} work(s) (Redis index): {} infringing page(s), {} match(es)",
         summary.pages,
         matcher.work_count(),
         summary.infringing_pages,

@@ -10,7 +10,8 @@ use copytrace_crawler::{CrawlError, FetchedPage, PageSink};
 use copytrace_fingerprint::{
     FINGERPRINT_VERSION, WindowFingerprint, default_algorithms, fingerprint_text,
 };
-use copytrace_matcher::{MatchConfig, Matcher, WorkMatch};
+use copytrace_index_redis::RedisIndex;
+use copytrace_matcher::{Index, MatchConfig, Matcher, WorkMatch};
 use copytrace_store::{
     AlgorithmFingerprint, EvidencePassage, Id, NewMatch, NewPage, NewWork, SegmentFingerprint,
     Store, WriteOutcome,
@@ -281,18 +282,10 @@ impl PageSink for StoreSink {
     }
 }
 
-/// Builds a matcher holding every work of the store. Works fingerprinted by an older version
-/// of any algorithm (the window SimHash or a document-level one) are re-fingerprinted and
-/// stored again first, so old and new fingerprints never mix.
-pub async fn load_matcher(store: &dyn Store, config: MatchConfig) -> Result<Matcher> {
-    let mut matcher = Matcher::new(config);
-    let mut segments: HashMap<Id, Vec<(u32, u64)>> = HashMap::new();
-    for indexed in store.all_segments().await? {
-        segments
-            .entry(indexed.work_id)
-            .or_default()
-            .push((indexed.segment.ordinal, indexed.segment.simhash));
-    }
+/// Re-fingerprints and stores again every work fingerprinted by another version of any
+/// algorithm (the window SimHash or a document-level one), so that old and new fingerprints
+/// never mix in an index. Returns how many works were refreshed.
+pub async fn refresh_outdated_works(store: &dyn Store, config: &MatchConfig) -> Result<usize> {
     let mut stored_versions: HashMap<Id, Vec<(String, u32)>> = HashMap::new();
     for (work_id, algorithm, version) in store.fingerprint_versions().await? {
         stored_versions
@@ -301,27 +294,53 @@ pub async fn load_matcher(store: &dyn Store, config: MatchConfig) -> Result<Matc
             .push((algorithm, version));
     }
     let current_versions = current_algorithm_versions();
+    let mut refreshed = 0;
     for summary in store.list_works(None).await? {
-        let work = store.get_work(summary.id).await?;
         let up_to_date = summary.fingerprint_version == FINGERPRINT_VERSION
             && stored_versions.get(&summary.id) == Some(&current_versions);
         if up_to_date {
-            let windows = segments.remove(&summary.id).unwrap_or_default();
-            matcher.add_fingerprinted_work(summary.id, &work.content, windows)?;
-        } else {
-            let windows = matcher.add_work(summary.id, &work.content)?;
-            let refreshed = NewWork {
-                rights_holder_id: summary.rights_holder_id,
-                external_id: summary.external_id.clone(),
-                title: summary.title.clone(),
-                content: work.content.clone(),
-                content_hash: summary.content_hash.clone(),
-                fingerprint_version: FINGERPRINT_VERSION,
-                segments: to_segments(&windows),
-                fingerprints: document_fingerprints(&work.content)?,
-            };
-            store.upsert_work(&refreshed).await?;
+            continue;
         }
+        let content = store.get_work(summary.id).await?.content;
+        let windows = fingerprint_text(&content, &config.fingerprint).windows;
+        let work = NewWork {
+            rights_holder_id: summary.rights_holder_id,
+            external_id: summary.external_id.clone(),
+            title: summary.title.clone(),
+            fingerprints: document_fingerprints(&content)?,
+            content,
+            content_hash: summary.content_hash.clone(),
+            fingerprint_version: FINGERPRINT_VERSION,
+            segments: to_segments(&windows),
+        };
+        store.upsert_work(&work).await?;
+        refreshed += 1;
+    }
+    Ok(refreshed)
+}
+
+/// Every work's stored SimHash windows, `(ordinal, signature)` in ordinal order.
+async fn stored_windows(store: &dyn Store) -> Result<HashMap<Id, Vec<(u32, u64)>>> {
+    let mut segments: HashMap<Id, Vec<(u32, u64)>> = HashMap::new();
+    for indexed in store.all_segments().await? {
+        segments
+            .entry(indexed.work_id)
+            .or_default()
+            .push((indexed.segment.ordinal, indexed.segment.simhash));
+    }
+    Ok(segments)
+}
+
+/// Builds a matcher holding every work of the store, refreshing outdated fingerprints first
+/// ([`refresh_outdated_works`]).
+pub async fn load_matcher(store: &dyn Store, config: MatchConfig) -> Result<Matcher> {
+    refresh_outdated_works(store, &config).await?;
+    let mut segments = stored_windows(store).await?;
+    let mut matcher = Matcher::new(config);
+    for summary in store.list_works(None).await? {
+        let work = store.get_work(summary.id).await?;
+        let windows = segments.remove(&summary.id).unwrap_or_default();
+        matcher.add_fingerprinted_work(summary.id, &work.content, windows)?;
     }
     Ok(matcher)
 }
@@ -339,9 +358,9 @@ pub struct MatchSummary {
 
 /// Matches every page whose current text has not been matched yet, recording each page's
 /// verdict atomically (so an interrupted run resumes where it stopped).
-pub async fn match_pending(
+pub async fn match_pending<I: Index>(
     store: &dyn Store,
-    matcher: &Matcher,
+    matcher: &Matcher<I>,
     progress: &ProgressBar,
 ) -> Result<MatchSummary> {
     const BATCH: u32 = 200;
@@ -385,6 +404,97 @@ fn to_new_match(found: &WorkMatch) -> NewMatch {
             })
             .collect(),
     }
+}
+
+// ----- the Redis index -----
+
+/// What `index rebuild` did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RebuildSummary {
+    /// Works indexed.
+    pub works: usize,
+    /// Windows indexed.
+    pub windows: usize,
+    /// Works fingerprinted by an older algorithm version, fingerprinted again and stored.
+    pub refingerprinted: usize,
+}
+
+/// Digest of what an index built from the store must reflect: every work's id, content hash and
+/// fingerprint version. Recorded in the Redis index by [`rebuild_redis_index`] and compared by
+/// [`load_redis_matcher`], so a match never runs against an index older than the library.
+async fn library_digest(store: &dyn Store) -> Result<String> {
+    let mut works = store.list_works(None).await?;
+    works.sort_by_key(|w| w.id);
+    let mut listing = String::new();
+    for w in &works {
+        listing.push_str(&format!(
+            "{} {} {}\n",
+            w.id, w.content_hash, w.fingerprint_version
+        ));
+    }
+    Ok(content_hash(&listing))
+}
+
+/// Empties the Redis index's namespace and inserts every work's stored window fingerprints
+/// (one transaction per work). Works fingerprinted by an older algorithm version are
+/// fingerprinted again and stored first, as [`load_matcher`] does, so the index never mixes
+/// versions. The library digest is written last: an interrupted rebuild leaves an index that
+/// `match` refuses.
+pub async fn rebuild_redis_index(
+    store: &dyn Store,
+    index: &mut RedisIndex,
+    config: &MatchConfig,
+    progress: &ProgressBar,
+) -> Result<RebuildSummary> {
+    let refingerprinted = refresh_outdated_works(store, config).await?;
+    let mut segments = stored_windows(store).await?;
+    let works = store.list_works(None).await?;
+    progress.set_length(works.len() as u64);
+    index.clear()?;
+    let mut summary = RebuildSummary {
+        refingerprinted,
+        ..RebuildSummary::default()
+    };
+    for work in &works {
+        let windows = segments.remove(&work.id).unwrap_or_default();
+        index.insert_work(work.id, &windows)?;
+        summary.works += 1;
+        summary.windows += windows.len();
+        progress.inc(1);
+    }
+    index.set_source_digest(&library_digest(store).await?)?;
+    Ok(summary)
+}
+
+/// A matcher over the shared Redis index: the store provides only the works' texts, for
+/// verification; the index is used as `index rebuild` left it. Refuses an index that was not
+/// built from the library as it is now (a work added, changed or removed since, or a rebuild
+/// that did not finish).
+pub async fn load_redis_matcher(
+    store: &dyn Store,
+    index: RedisIndex,
+    config: MatchConfig,
+) -> Result<Matcher<RedisIndex>> {
+    let expected = library_digest(store).await?;
+    match index.source_digest()? {
+        Some(found) if found == expected => {}
+        Some(_) => bail!(
+            "the Redis index under {:?} was built from another state of the library: run \
+             `copytrace index rebuild`",
+            index.prefix()
+        ),
+        None => bail!(
+            "the Redis index under {:?} has not been built (or its rebuild did not finish): \
+             run `copytrace index rebuild`",
+            index.prefix()
+        ),
+    }
+    let mut matcher = Matcher::with_index(config, index);
+    for summary in store.list_works(None).await? {
+        let work = store.get_work(summary.id).await?;
+        matcher.add_indexed_work(summary.id, &work.content)?;
+    }
+    Ok(matcher)
 }
 
 #[cfg(test)]

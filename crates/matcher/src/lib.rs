@@ -359,12 +359,8 @@ impl<I: Index> Matcher<I> {
         let normalized = normalize(text);
         let windows = fingerprint_normalized(&normalized, &self.config.fingerprint);
         let ranges: Vec<(u32, Window)> = windows.iter().map(|w| (w.ordinal, w.window)).collect();
-        self.insert(
-            work_id,
-            normalized,
-            windows.iter().map(|w| (w.ordinal, w.simhash)),
-            &ranges,
-        )?;
+        let simhashes: Vec<(u32, u64)> = windows.iter().map(|w| (w.ordinal, w.simhash)).collect();
+        self.insert(work_id, normalized, Some(&simhashes), &ranges)?;
         Ok(windows)
     }
 
@@ -379,25 +375,44 @@ impl<I: Index> Matcher<I> {
         windows: impl IntoIterator<Item = (u32, u64)>,
     ) -> Result<(), IndexError> {
         let normalized = normalize(text);
-        let ranges: Vec<(u32, Window)> =
-            copytrace_fingerprint::windows(&normalized.chars, &self.config.fingerprint.window)
-                .into_iter()
-                .enumerate()
-                .map(|(ordinal, window)| (ordinal as u32, window))
-                .collect();
-        self.insert(work_id, normalized, windows, &ranges)
+        let ranges = self.window_ranges(&normalized);
+        let simhashes: Vec<(u32, u64)> = windows.into_iter().collect();
+        self.insert(work_id, normalized, Some(&simhashes), &ranges)
     }
 
+    /// Adds a work whose SimHash windows are already in the index, as with a shared Redis
+    /// index built once by `copytrace index rebuild` and read by every match process, which
+    /// must not rewrite it at start. The text is kept for verification and the in-process
+    /// candidate indexes (MinHash, DNA) are filled from it.
+    pub fn add_indexed_work(&mut self, work_id: WorkId, text: &str) -> Result<(), IndexError> {
+        let normalized = normalize(text);
+        let ranges = self.window_ranges(&normalized);
+        self.insert(work_id, normalized, None, &ranges)
+    }
+
+    /// The content-anchored windows of a text, numbered like its stored SimHash windows.
+    fn window_ranges(&self, normalized: &Normalized) -> Vec<(u32, Window)> {
+        copytrace_fingerprint::windows(&normalized.chars, &self.config.fingerprint.window)
+            .into_iter()
+            .enumerate()
+            .map(|(ordinal, window)| (ordinal as u32, window))
+            .collect()
+    }
+
+    /// Adds a work to every candidate index and keeps its text for verification. `simhashes`
+    /// is `None` when the SimHash index already holds the work (see
+    /// [`Matcher::add_indexed_work`]).
     fn insert(
         &mut self,
         work_id: WorkId,
         normalized: Normalized,
-        simhashes: impl IntoIterator<Item = (u32, u64)>,
+        simhashes: Option<&[(u32, u64)]>,
         windows: &[(u32, Window)],
     ) -> Result<(), IndexError> {
         self.remove_work(work_id)?;
-        let simhashes: Vec<(u32, u64)> = simhashes.into_iter().collect();
-        self.index.insert_work(work_id, &simhashes)?;
+        if let Some(simhashes) = simhashes {
+            self.index.insert_work(work_id, simhashes)?;
+        }
         let methods = self.config.candidates.methods;
         if methods.contains(CandidateMethods::MINHASH) {
             let signatures: Vec<(u32, MinHashSignature)> = windows

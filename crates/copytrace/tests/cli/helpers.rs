@@ -51,11 +51,14 @@ impl Run {
     }
 }
 
-/// The binary under test, with a clean environment: no inherited database URL or log filter.
+/// The binary under test, with a clean environment: no inherited database or Redis URL, no log
+/// filter.
 pub fn copytrace() -> assert_cmd::Command {
     let mut command = assert_cmd::Command::new(env!("CARGO_BIN_EXE_copytrace"));
     command
         .env_remove("COPYTRACE_DATABASE_URL")
+        .env_remove("COPYTRACE_REDIS_URL")
+        .env_remove("COPYTRACE_REDIS_PREFIX")
         .env_remove("COPYTRACE_LOG")
         .env("NO_COLOR", "1")
         .timeout(COMMAND_TIMEOUT);

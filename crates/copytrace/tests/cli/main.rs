@@ -3,7 +3,9 @@
 //! Every test runs the real built binary against a fresh temporary SQLite database and, where
 //! it crawls, a real HTTP server started inside the test process (the bundled sample piracy
 //! site of `copytrace::demo`, or a small site built from the same parts) whose request log
-//! proves what the crawler did and did not fetch.
+//! proves what the crawler did and did not fetch. The Redis index tests use the real
+//! `redis-server` that `./scripts/test` starts (`COPYTRACE_TEST_REDIS_URL`), each under its own
+//! key prefix.
 
 mod bad_input;
 mod config;
@@ -13,3 +15,4 @@ mod demo;
 mod helpers;
 mod idempotence;
 mod inspect;
+mod redis_index;

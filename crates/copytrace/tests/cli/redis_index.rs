@@ -1,0 +1,207 @@
+//! `index rebuild` and `match` with `--redis-url`, against the real test Redis server.
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use copytrace_index_redis::RedisIndex;
+use copytrace_matcher::Index;
+
+use crate::helpers::{TestSite, Workspace, closed_port, library_text, write_sample_library};
+
+/// The test server's URL; unset means the suite was not started by `./scripts/test`, which is a
+/// failure, never a reason to skip.
+fn redis_url() -> String {
+    std::env::var("COPYTRACE_TEST_REDIS_URL").unwrap_or_else(|_| {
+        panic!(
+            "COPYTRACE_TEST_REDIS_URL is not set: run ./scripts/test, which starts a real \
+             redis-server for these tests"
+        )
+    })
+}
+
+/// A key prefix of its own for one test, deleted when the test ends.
+struct Namespace {
+    prefix: String,
+}
+
+impl Namespace {
+    fn new() -> Namespace {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let prefix = format!(
+            "cli-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        Namespace { prefix }
+    }
+
+    /// The index as the binary writes it (max distance 3, the matcher's default).
+    fn index(&self) -> RedisIndex {
+        RedisIndex::connect(&redis_url(), &self.prefix, 3).expect("the test Redis answers")
+    }
+
+    /// `--redis-url URL --redis-prefix PREFIX` followed by `args`.
+    fn args<'a>(&'a self, url: &'a str, args: &[&'a str]) -> Vec<&'a str> {
+        let mut all = vec!["--redis-url", url, "--redis-prefix", &self.prefix];
+        all.extend_from_slice(args);
+        all
+    }
+}
+
+impl Drop for Namespace {
+    fn drop(&mut self) {
+        if let Ok(mut index) = RedisIndex::connect(&redis_url(), &self.prefix, 3) {
+            let _ = index.clear();
+        }
+        if let Ok(mut connection) =
+            redis::Client::open(redis_url()).and_then(|client| client.get_connection())
+        {
+            let _ = redis::cmd("DEL")
+                .arg(format!("{}:meta", self.prefix))
+                .exec(&mut connection);
+        }
+    }
+}
+
+/// Total windows of the library, from `library list --json`.
+fn stored_windows(workspace: &Workspace) -> usize {
+    workspace
+        .works()
+        .iter()
+        .map(|w| w["segment_count"].as_u64().expect("segment_count") as usize)
+        .sum()
+}
+
+fn work_id(workspace: &Workspace, external_id: &str) -> i64 {
+    workspace
+        .works()
+        .iter()
+        .find(|w| w["external_id"] == external_id)
+        .and_then(|w| w["id"].as_i64())
+        .unwrap_or_else(|| panic!("no work {external_id}"))
+}
+
+#[test]
+fn matching_through_a_rebuilt_redis_index_finds_every_pirated_page() {
+    let url = redis_url();
+    let namespace = Namespace::new();
+    let workspace = Workspace::new();
+    let site = TestSite::sample();
+    let library = write_sample_library(&workspace);
+    workspace.ok(&["library", "add", library.to_str().expect("UTF-8 path")]);
+
+    let rebuilt = workspace.ok(&namespace.args(&url, &["index", "rebuild"]));
+    let windows = stored_windows(&workspace);
+    assert!(windows > 100, "the sample library has {windows} windows");
+    assert!(
+        rebuilt
+            .stdout
+            .contains(&format!("indexed {windows} window(s) of 4 work(s)")),
+        "{}",
+        rebuilt.stdout
+    );
+    // The windows are really in Redis, under the test's prefix.
+    assert_eq!(namespace.index().len().expect("len"), windows);
+
+    workspace.ok(&["crawl", &site.base_url(), "--allow-private-addresses"]);
+    let matched = workspace.ok(&namespace.args(&url, &["match"]));
+    assert!(
+        matched.stdout.contains("(Redis index)"),
+        "{}",
+        matched.stdout
+    );
+    let found: BTreeSet<(String, String)> = workspace.export_csv().pairs().into_iter().collect();
+    assert_eq!(found, site.expected_matches());
+}
+
+#[test]
+fn candidates_come_from_redis_not_from_the_database() {
+    let url = redis_url();
+    let namespace = Namespace::new();
+    let workspace = Workspace::new();
+    let site = TestSite::sample();
+    let library = write_sample_library(&workspace);
+    workspace.ok(&["library", "add", library.to_str().expect("UTF-8 path")]);
+    workspace.ok(&namespace.args(&url, &["index", "rebuild"]));
+
+    // Take one work's windows out of Redis behind the binary's back: the SimHash source, which
+    // reads Redis, must no longer propose it, while the database still holds its text and
+    // fingerprints. (The MinHash and DNA sources are built in each match process from the
+    // texts, so they still find the copy; the verdict's method says which sources did.)
+    let removed = work_id(&workspace, "xingchen-ch1");
+    namespace.index().remove_work(removed).expect("remove_work");
+    workspace.ok(&["crawl", &site.base_url(), "--allow-private-addresses"]);
+    workspace.ok(&namespace.args(&url, &["match"]));
+    let export = workspace.export_csv();
+    let (work_column, method_column) = (export.column("work_external_id"), export.column("method"));
+    let methods = |work: &str| -> Vec<String> {
+        export
+            .rows
+            .iter()
+            .filter(|row| &row[work_column] == work)
+            .map(|row| row[method_column].to_owned())
+            .collect()
+    };
+    let removed_methods = methods("xingchen-ch1");
+    assert!(
+        !removed_methods.is_empty(),
+        "the sample site copies xingchen-ch1"
+    );
+    for method in &removed_methods {
+        assert!(
+            !method.contains("simhash"),
+            "SimHash candidates came from somewhere other than Redis: {method}"
+        );
+    }
+    for method in methods("jianghu-ch1") {
+        assert!(method.contains("simhash"), "{method}");
+    }
+    let found: BTreeSet<(String, String)> = export.pairs().into_iter().collect();
+    assert_eq!(found, site.expected_matches());
+}
+
+#[test]
+fn match_refuses_a_redis_index_older_than_the_library() {
+    let url = redis_url();
+    let namespace = Namespace::new();
+    let workspace = Workspace::new();
+    let first = workspace.write("lib/xingchen-ch1.txt", library_text("xingchen-ch1"));
+    workspace.ok(&["library", "add", first.to_str().expect("UTF-8 path")]);
+    let never_built = workspace.run(&namespace.args(&url, &["match"]));
+    assert!(
+        never_built
+            .one_line_error()
+            .contains("copytrace index rebuild"),
+        "{never_built:#?}"
+    );
+
+    workspace.ok(&namespace.args(&url, &["index", "rebuild"]));
+    let second = workspace.write("lib/news-harbor.txt", library_text("news-harbor"));
+    workspace.ok(&["library", "add", second.to_str().expect("UTF-8 path")]);
+    let stale = workspace.run(&namespace.args(&url, &["match"]));
+    let message = stale.one_line_error();
+    assert!(
+        message.contains("another state of the library") && message.contains("index rebuild"),
+        "{message}"
+    );
+
+    workspace.ok(&namespace.args(&url, &["index", "rebuild"]));
+    workspace.ok(&namespace.args(&url, &["match"]));
+}
+
+#[test]
+fn index_rebuild_without_a_redis_url_is_refused() {
+    let workspace = Workspace::new();
+    let run = workspace.run(&["index", "rebuild"]);
+    assert!(run.one_line_error().contains("--redis-url"), "{run:#?}");
+}
+
+#[test]
+fn an_unreachable_redis_is_one_error_line_without_the_password() {
+    let workspace = Workspace::new();
+    let url = format!("redis://:pa55word@127.0.0.1:{}/0", closed_port());
+    let run = workspace.run(&["--redis-url", &url, "index", "rebuild"]);
+    let message = run.one_line_error();
+    assert!(message.contains("cannot open the Redis index"), "{message}");
+    assert!(!message.contains("pa55word"), "{message}");
+}
