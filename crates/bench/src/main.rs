@@ -9,9 +9,14 @@
 //! `RESULT pipeline_mb_s_per_core=… minhash_ns_per_shingle_perm=… jieba_ratio=… …`.
 //! Steps not yet implemented in `copytrace-fingerprint` (MinHash, jieba words, pinyin DNA) are
 //! printed as `NA` by their hooks in [`fingerprint`].
+//!
+//! `copytrace-bench index` measures the SimHash index (1 and 2 threads) against the
+//! brute-force popcount scan in the same run and ends with
+//! `RESULT n=… k=… index_qps=… brute_qps=… speedup=… recall=… bytes_per_fp=… …`.
 
 mod corpus;
 mod fingerprint;
+mod index;
 mod timing;
 
 use clap::{Parser, Subcommand};
@@ -30,10 +35,14 @@ struct Cli {
 enum Command {
     /// Fingerprinting throughput: normalize, windows + SimHash, full pipeline, Hamming scans.
     Fingerprint(fingerprint::Args),
+    /// SimHash index against the brute-force popcount scan: queries/s, recall, memory,
+    /// snapshot load time.
+    Index(index::Args),
 }
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Fingerprint(args) => fingerprint::run(&args),
+        Command::Index(args) => index::run(&args),
     }
 }
