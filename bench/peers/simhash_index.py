@@ -76,6 +76,11 @@ def main():
     parser.add_argument("--recall-sample", type=int, default=100)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument(
+        "--gaoya-blocks",
+        type=int,
+        help="gaoya's num_blocks (default k + 2, the fewest it accepts for distance k + 1)",
+    )
+    parser.add_argument(
         "--bench",
         default=os.path.join(
             os.environ.get("CARGO_TARGET_DIR", "target"), "release", "copytrace-bench"
@@ -101,7 +106,8 @@ def main():
         for i in range(args.queries)
     ]
 
-    index = simhash.SimHash64StringIntIndex(k + 2, k + 1, "word", False, None)
+    blocks = args.gaoya_blocks or k + 2
+    index = simhash.SimHash64StringIntIndex(blocks, k + 1, "word", False, None)
     start = time.perf_counter()
     for first in range(0, args.n, 100_000):
         batch = library[first : first + 100_000]
@@ -163,7 +169,7 @@ def main():
     for name, theirs, mine in rows:
         print(f"{name:36} {theirs:>14} {mine:>14}")
     print(
-        f"RESULT n={args.n} k={k} gaoya_qps={gaoya_qps:.0f} "
+        f"RESULT n={args.n} k={k} gaoya_blocks={blocks} gaoya_qps={gaoya_qps:.0f} "
         f"gaoya_search_qps={gaoya_search_qps:.0f} copytrace_qps={ours:.0f} "
         f"ratio={ours / gaoya_qps:.2f} ratio_search_only={ours / gaoya_search_qps:.2f} "
         f"gaoya_recall={gaoya_recall:.6f} copytrace_recall={result['recall']}"
