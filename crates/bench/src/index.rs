@@ -80,7 +80,7 @@ fn flip_bits(value: u64, count: u32, state: &mut u64) -> u64 {
 
 fn read_u64s(path: &PathBuf) -> anyhow::Result<Vec<u64>> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    if bytes.len() % 8 != 0 {
+    if !bytes.len().is_multiple_of(8) {
         bail!(
             "{}: length {} is not a multiple of 8",
             path.display(),

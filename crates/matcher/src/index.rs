@@ -521,7 +521,7 @@ impl SimHashIndex {
             self.run_starts.push(row as u32);
             self.run_works.push(segment.work_id);
         }
-        if row % 64 == 0 {
+        if row.is_multiple_of(64) {
             self.dead.push(0);
         }
         self.delta.fps.push(fingerprint);
@@ -575,7 +575,7 @@ impl SimHashIndex {
         rank.push(total);
         let dead = &self.dead;
         let renumber = |row: usize| -> u32 {
-            let below = if row % 64 == 0 {
+            let below = if row.is_multiple_of(64) {
                 0
             } else {
                 (dead[row / 64] & ((1u64 << (row % 64)) - 1)).count_ones()

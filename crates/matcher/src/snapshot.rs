@@ -227,7 +227,7 @@ pub(super) fn read(mut reader: impl Read) -> Result<SimHashIndex, IndexError> {
     {
         return Err(corrupt("work runs are not increasing from row 0"));
     }
-    if rows % 64 != 0 && dead.last().is_some_and(|&w| w >> (rows % 64) != 0) {
+    if !rows.is_multiple_of(64) && dead.last().is_some_and(|&w| w >> (rows % 64) != 0) {
         return Err(corrupt("dead-row bits set past the last row"));
     }
     let dead_count = dead.iter().map(|w| w.count_ones() as usize).sum();
