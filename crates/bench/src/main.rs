@@ -1,4 +1,4 @@
-//! `copytrace-bench`: single-core throughput of the fingerprinting pipeline.
+//! `copytrace-bench`: throughput of the fingerprinting pipeline and the candidate indexes.
 //!
 //! Every figure is the median of several timed repetitions after a warm-up, measured with
 //! [`std::time::Instant`] on one thread, so it is a *per core* figure; the machine's other cores
@@ -7,14 +7,17 @@
 //!
 //! The last line of `copytrace-bench fingerprint` is machine-readable:
 //! `RESULT pipeline_mb_s_per_core=… minhash_ns_per_shingle_perm=… jieba_ratio=… …`.
-//! Steps not yet implemented in `copytrace-fingerprint` (MinHash, jieba words, pinyin DNA) are
-//! printed as `NA` by their hooks in [`fingerprint`].
 //!
 //! `copytrace-bench redis --url URL` measures the Redis window index against the same server's
 //! `redis-benchmark -P 16` figure and ends with `RESULT probes_per_s=… ratio=…`.
+//!
+//! `copytrace-bench index` measures the SimHash index (1 and 2 threads) against the
+//! brute-force popcount scan in the same run and ends with
+//! `RESULT n=… k=… index_qps=… brute_qps=… speedup=… recall=… bytes_per_fp=… …`.
 
 mod corpus;
 mod fingerprint;
+mod index;
 mod redis;
 mod timing;
 
@@ -36,11 +39,15 @@ enum Command {
     Fingerprint(fingerprint::Args),
     /// Redis window index: pipelined probes/s against `redis-benchmark -P 16` on one server.
     Redis(redis::Args),
+    /// SimHash index against the brute-force popcount scan: queries/s, recall, memory,
+    /// snapshot load time.
+    Index(index::Args),
 }
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Fingerprint(args) => fingerprint::run(&args),
         Command::Redis(args) => redis::run(&args),
+        Command::Index(args) => index::run(&args),
     }
 }
