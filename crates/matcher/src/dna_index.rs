@@ -5,7 +5,7 @@
 //! candidate source that still finds a copy whose characters were swapped for same-sound ones;
 //! Traditional characters and punctuation noise are absorbed earlier, by normalization. A few
 //! real edits in a window move a digit or two by one, so the index also answers *near* codes:
-//! every indexed code within [`code_distance`] `≤ d` (the sum of per-letter digit differences).
+//! every indexed code within [`code_distance`](copytrace_fingerprint::dna::code_distance) `≤ d` (the sum of per-letter digit differences).
 //!
 //! **Why pigeonhole blocks rather than enumerating neighbours.** Two codes at distance `≤ d`
 //! differ in at most `d` digits (each differing digit adds at least 1). Cutting the 26 digits
