@@ -16,7 +16,7 @@
 //!
 //! | key | type | holds |
 //! |---|---|---|
-//! | `{prefix}:b:{b<block>:<value hex>}` | set | packed entries whose signature has `value` in block `block` |
+//! | `{prefix}:b:{b<block>:<value hex>}` | string | packed entries, concatenated, whose signature has `value` in block `block` |
 //! | `{prefix}:w:{w<work id>}` | set | packed entries of one work, to find its buckets on removal |
 //! | `{prefix}:works` | set | ids of the works indexed (for [`Index::len`]) |
 //! | `{prefix}:meta` | hash | `max_distance` and `layout` the keys were written with; `source`, a digest of the library it was built from |
@@ -25,9 +25,9 @@
 //! big-endian. The whole signature is stored in the bucket so the distance is checked on the
 //! client without a second lookup.
 //!
-//! **One key per block probe.** A lookup of one signature reads exactly `k + 1` keys (one
-//! `SMEMBERS` each), and [`Index::query_many`] sends the probes of every window of a page in
-//! one pipeline: one round trip per page.
+//! **One key per block probe.** A lookup of one signature reads exactly `k + 1` keys, and
+//! [`Index::query_many`] reads the probes of every window of a page with a few pipelined
+//! `MGET`s (1,024 keys each): one round trip per page.
 //!
 //! **Hash tags per bucket, not per block.** The `k + 1` buckets a query reads are different
 //! buckets by construction, so no tag could put them on one node; grouping a whole block under
@@ -36,14 +36,19 @@
 //! over a cluster's slots, and the key count stays bounded however large the library grows.
 //! Per-work keys are tagged by work for the same reason.
 //!
-//! **Sets, not lists.** Re-inserting an identical entry is a no-op, and removing a work is
-//! `SREM` of exactly its entries. This client talks to one server (or a primary); a cluster
-//! client would send the same commands grouped per node, but writes would then no longer be one
-//! `MULTI` transaction.
+//! **Strings, not sets.** A bucket is one string of fixed-size records, appended to on insert:
+//! a page's probes are then plain `MGET`s, which Redis answers several times faster than as many
+//! `SMEMBERS` (measured in `docs/benchmarks.md`). Re-inserting an identical entry is still a
+//! no-op, because an insert appends only the entries its work's set does not hold yet (read
+//! under `WATCH`), and removing a work runs a small server-side script per bucket that drops
+//! the records carrying its id. This client talks to one server (or a primary); a cluster
+//! client would send the same commands grouped per node (`MGET` per slot, one bucket per
+//! script call), but writes would then no longer be one `MULTI` transaction.
 //!
 //! # Consistency
 //!
-//! A work is inserted in one `MULTI`/`EXEC` transaction (readers see all its windows or none)
+//! A work is inserted in one `MULTI`/`EXEC` transaction guarded by `WATCH` on its work key
+//! (readers see all its windows or none)
 //! and removed in one transaction guarded by `WATCH` on its work key, so a concurrent insert of
 //! the same work cannot leave orphan bucket entries behind. [`Index::len`] is exact: the sum of
 //! the work sets' cardinalities, read in one pipeline (its cost grows with the number of works,
@@ -148,27 +153,43 @@ fn unpack(entry: &[u8]) -> Result<(u64, SegmentRef), IndexError> {
     Ok((fingerprint, SegmentRef { work_id, ordinal }))
 }
 
-/// The members of an `SMEMBERS` reply (RESP2 arrays and RESP3 sets alike).
-fn members(reply: Value) -> Result<Vec<Vec<u8>>, IndexError> {
-    let items = match reply {
-        Value::Array(items) | Value::Set(items) => items,
+/// The packed entries of one bucket: a string of 20-byte records, or nothing.
+fn records(reply: Value) -> Result<Vec<Vec<u8>>, IndexError> {
+    let bytes = match reply {
+        Value::BulkString(bytes) => bytes,
         Value::Nil => return Ok(Vec::new()),
         other => {
             return Err(IndexError::Corrupt(format!(
-                "expected a set of entries, got {other:?}"
+                "expected a bucket of packed entries, got {other:?}"
             )));
         }
     };
-    items
-        .into_iter()
-        .map(|item| match item {
-            Value::BulkString(bytes) => Ok(bytes),
-            other => Err(IndexError::Corrupt(format!(
-                "expected a packed entry, got {other:?}"
-            ))),
-        })
-        .collect()
+    if bytes.len() % ENTRY_LEN != 0 {
+        return Err(IndexError::Corrupt(format!(
+            "a bucket of {} bytes is not a whole number of {ENTRY_LEN}-byte entries",
+            bytes.len()
+        )));
+    }
+    Ok(bytes.chunks(ENTRY_LEN).map(<[u8]>::to_vec).collect())
 }
+
+/// Removes one work's records from a bucket string, server side: keeps the 20-byte records
+/// whose work id (bytes 9..16) differs from `ARGV[1]`, and deletes the key when none is left.
+const REMOVE_FROM_BUCKET: &str = r"
+local bucket = redis.call('GET', KEYS[1])
+if not bucket then return 0 end
+local kept = {}
+for i = 1, #bucket, 20 do
+  local entry = string.sub(bucket, i, i + 19)
+  if string.sub(entry, 9, 16) ~= ARGV[1] then kept[#kept + 1] = entry end
+end
+if #kept == 0 then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], table.concat(kept)) end
+return 1
+";
+
+/// Bucket keys read by one `MGET`: large enough that a page is a few commands, small enough
+/// that one reply stays a few hundred kilobytes.
+const KEYS_PER_MGET: usize = 1024;
 
 /// Pigeonhole SimHash index in Redis. See the [crate documentation](crate) for the key layout.
 pub struct RedisIndex {
@@ -397,12 +418,30 @@ impl RedisIndex {
         Ok(connection)
     }
 
-    /// Adds the probe commands of one signature to `pipe`.
-    fn push_probes(&self, pipe: &mut redis::Pipeline, fingerprint: u64) {
+    /// The bucket keys one signature probes, one per block.
+    fn probe_keys(&self, fingerprint: u64, keys: &mut Vec<String>) {
         for b in 0..self.blocks.len() {
-            pipe.cmd("SMEMBERS")
-                .arg(self.bucket_key(b, self.block(b, fingerprint)));
+            keys.push(self.bucket_key(b, self.block(b, fingerprint)));
         }
+    }
+
+    /// Reads buckets with pipelined `MGET`s, one reply per key in order.
+    fn read_buckets(&self, keys: &[String], what: &str) -> Result<Vec<Value>, IndexError> {
+        let mut pipe = redis::pipe();
+        for chunk in keys.chunks(KEYS_PER_MGET) {
+            pipe.cmd("MGET").arg(chunk);
+        }
+        let chunks: Vec<Vec<Value>> =
+            self.with_connection(what, |connection| pipe.query(connection))?;
+        let replies: Vec<Value> = chunks.into_iter().flatten().collect();
+        if replies.len() != keys.len() {
+            return Err(IndexError::Corrupt(format!(
+                "{} replies to {} probes",
+                replies.len(),
+                keys.len()
+            )));
+        }
+        Ok(replies)
     }
 
     /// Turns the `k + 1` bucket replies of one signature into hits, each entry once: from the
@@ -414,7 +453,7 @@ impl RedisIndex {
         out: &mut Vec<Hit>,
     ) -> Result<(), IndexError> {
         for (b, reply) in replies.enumerate() {
-            for entry in members(reply)? {
+            for entry in records(reply)? {
                 let (candidate, segment) = unpack(&entry)?;
                 let distance = (candidate ^ fingerprint).count_ones();
                 if distance > self.max_distance {
@@ -442,24 +481,42 @@ impl Index for RedisIndex {
             return Ok(());
         }
         let work_key = self.work_key(work_id);
-        let mut pipe = redis::pipe();
-        pipe.atomic();
-        pipe.cmd("SADD").arg(self.works_key()).arg(work_id).ignore();
-        let entries: Vec<[u8; ENTRY_LEN]> = windows
+        let works_key = self.works_key();
+        let entries: Vec<(u64, [u8; ENTRY_LEN])> = windows
             .iter()
-            .map(|&(ordinal, fingerprint)| pack(fingerprint, SegmentRef { work_id, ordinal }))
+            .map(|&(ordinal, fingerprint)| {
+                (
+                    fingerprint,
+                    pack(fingerprint, SegmentRef { work_id, ordinal }),
+                )
+            })
             .collect();
-        let packed: Vec<&[u8]> = entries.iter().map(|entry| &entry[..]).collect();
-        pipe.cmd("SADD").arg(&work_key).arg(&packed).ignore();
-        for (&(_, fingerprint), entry) in windows.iter().zip(&entries) {
-            for b in 0..self.blocks.len() {
-                pipe.cmd("SADD")
-                    .arg(self.bucket_key(b, self.block(b, fingerprint)))
-                    .arg(&entry[..])
-                    .ignore();
-            }
-        }
-        self.with_connection("insert a work", |connection| pipe.exec(connection))
+        let packed: Vec<&[u8]> = entries.iter().map(|(_, entry)| &entry[..]).collect();
+        // WATCH the work's key and append only entries it does not hold yet, so re-inserting
+        // identical windows stores them once, as sets did, while buckets stay plain strings
+        // that a page reads with a few `MGET`s.
+        self.with_connection("insert a work", |connection| {
+            redis::transaction(connection, &[&work_key], |connection, pipe| {
+                let present: Vec<bool> = redis::cmd("SMISMEMBER")
+                    .arg(&work_key)
+                    .arg(&packed)
+                    .query(connection)?;
+                pipe.cmd("SADD").arg(&works_key).arg(work_id).ignore();
+                pipe.cmd("SADD").arg(&work_key).arg(&packed).ignore();
+                for ((fingerprint, entry), present) in entries.iter().zip(&present) {
+                    if *present {
+                        continue;
+                    }
+                    for b in 0..self.blocks.len() {
+                        pipe.cmd("APPEND")
+                            .arg(self.bucket_key(b, self.block(b, *fingerprint)))
+                            .arg(&entry[..])
+                            .ignore();
+                    }
+                }
+                pipe.query(connection)
+            })
+        })
     }
 
     fn remove_work(&mut self, work_id: WorkId) -> Result<(), IndexError> {
@@ -471,17 +528,23 @@ impl Index for RedisIndex {
             redis::transaction(connection, &[&work_key], |connection, pipe| {
                 let entries: Vec<Vec<u8>> =
                     redis::cmd("SMEMBERS").arg(&work_key).query(connection)?;
+                let mut buckets = BTreeSet::new();
                 for entry in &entries {
                     // A malformed entry is skipped here and reported after the transaction.
                     let Ok((fingerprint, _)) = unpack(entry) else {
                         continue;
                     };
                     for b in 0..self.blocks.len() {
-                        pipe.cmd("SREM")
-                            .arg(self.bucket_key(b, self.block(b, fingerprint)))
-                            .arg(entry)
-                            .ignore();
+                        buckets.insert(self.bucket_key(b, self.block(b, fingerprint)));
                     }
+                }
+                for bucket in &buckets {
+                    pipe.cmd("EVAL")
+                        .arg(REMOVE_FROM_BUCKET)
+                        .arg(1)
+                        .arg(bucket)
+                        .arg(&work_id.to_be_bytes()[..])
+                        .ignore();
                 }
                 pipe.cmd("DEL").arg(&work_key).ignore();
                 pipe.cmd("SREM").arg(&works_key).arg(work_id).ignore();
@@ -499,10 +562,9 @@ impl Index for RedisIndex {
     }
 
     fn query(&self, fingerprint: &u64, out: &mut Vec<Hit>) -> Result<(), IndexError> {
-        let mut pipe = redis::pipe();
-        self.push_probes(&mut pipe, *fingerprint);
-        let replies: Vec<Value> =
-            self.with_connection("query", |connection| pipe.query(connection))?;
+        let mut keys = Vec::with_capacity(self.blocks.len());
+        self.probe_keys(*fingerprint, &mut keys);
+        let replies = self.read_buckets(&keys, "query")?;
         self.collect_hits(*fingerprint, replies.into_iter(), out)
     }
 
@@ -511,21 +573,12 @@ impl Index for RedisIndex {
         if fingerprints.is_empty() {
             return Ok(());
         }
-        let mut pipe = redis::pipe();
-        for &fingerprint in fingerprints {
-            self.push_probes(&mut pipe, fingerprint);
-        }
-        let replies: Vec<Value> =
-            self.with_connection("query a page", |connection| pipe.query(connection))?;
         let per_query = self.blocks.len();
-        if replies.len() != fingerprints.len() * per_query {
-            return Err(IndexError::Corrupt(format!(
-                "{} replies to {} probes",
-                replies.len(),
-                fingerprints.len() * per_query
-            )));
+        let mut keys = Vec::with_capacity(fingerprints.len() * per_query);
+        for &fingerprint in fingerprints {
+            self.probe_keys(fingerprint, &mut keys);
         }
-        let mut replies = replies.into_iter();
+        let mut replies = self.read_buckets(&keys, "query a page")?.into_iter();
         for &fingerprint in fingerprints {
             let mut hits = Vec::new();
             self.collect_hits(fingerprint, replies.by_ref().take(per_query), &mut hits)?;

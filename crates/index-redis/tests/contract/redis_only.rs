@@ -110,7 +110,7 @@ fn a_corrupt_bucket_entry_is_reported_not_misread() {
     let test = TestRedisIndex::new(3);
     let client = redis::Client::open(redis_url()).unwrap();
     let mut connection = client.get_connection().unwrap();
-    redis::cmd("SADD")
+    redis::cmd("SET")
         .arg(test.index.bucket_key(0, 0))
         .arg(&b"short"[..])
         .exec(&mut connection)
