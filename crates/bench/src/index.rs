@@ -62,13 +62,7 @@ const WORK_SIZE: usize = 1_000;
 /// Fingerprints per `query_many` call: about one page's windows.
 const PAGE: usize = 64;
 
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+use copytrace_fingerprint::minhash::splitmix64 as splitmix;
 
 fn flip_bits(value: u64, count: u32, state: &mut u64) -> u64 {
     let mut mask = 0u64;

@@ -522,10 +522,9 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn ingest_stores_every_algorithm_with_its_version() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store_in(&dir).await;
+    /// A fresh store in `dir` holding the first demo work, ingested as `library add` would.
+    async fn store_with_one_work(dir: &tempfile::TempDir) -> (SqliteStore, Id, &'static str) {
+        let store = store_in(dir).await;
         let holder = store.ensure_rights_holder("test").await.unwrap();
         let (id, text) = LIBRARY[0];
         ingest(
@@ -536,6 +535,13 @@ mod tests {
         )
         .await
         .unwrap();
+        (store, holder, text)
+    }
+
+    #[tokio::test]
+    async fn ingest_stores_every_algorithm_with_its_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, _, text) = store_with_one_work(&dir).await;
         let work_id = store.list_works(None).await.unwrap()[0].id;
         let stored = store.work_fingerprints(work_id).await.unwrap();
         let versions: Vec<(String, u32)> = stored
@@ -557,17 +563,7 @@ mod tests {
     #[tokio::test]
     async fn works_with_an_outdated_algorithm_version_are_refingerprinted_on_load() {
         let dir = tempfile::tempdir().unwrap();
-        let store = store_in(&dir).await;
-        let holder = store.ensure_rights_holder("test").await.unwrap();
-        let (id, text) = LIBRARY[0];
-        ingest(
-            &store,
-            holder,
-            &[library_file(id, text)],
-            &MatchConfig::default(),
-        )
-        .await
-        .unwrap();
+        let (store, holder, text) = store_with_one_work(&dir).await;
         let summary = store.list_works(None).await.unwrap().remove(0);
         // What an older Copytrace would have stored: one algorithm at an older version, with
         // a fingerprint the current version would not produce.

@@ -62,7 +62,12 @@ pub struct MinHasher {
     b: Vec<[u32; BLOCK]>,
 }
 
-fn splitmix64(state: &mut u64) -> u64 {
+/// One step of SplitMix64: advances `state` and returns the next well-mixed 64-bit value.
+///
+/// It derives the MinHash permutations from a seed; it is public so tests and benchmarks across
+/// the workspace generate reproducible data with the same generator instead of each keeping a
+/// copy (or pulling in a random-number crate for test data).
+pub fn splitmix64(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
     let mut z = *state;
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

@@ -246,13 +246,7 @@ mod tests {
 
     use super::*;
 
-    fn splitmix(state: &mut u64) -> u64 {
-        *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = *state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
+    use copytrace_fingerprint::minhash::splitmix64 as splitmix;
 
     fn encode(digits: &[u8; LETTERS], levels: u8) -> u128 {
         digits.iter().fold(0u128, |code, &d| {

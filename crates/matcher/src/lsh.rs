@@ -258,13 +258,7 @@ mod tests {
 
     use super::*;
 
-    fn splitmix(state: &mut u64) -> u64 {
-        *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = *state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
+    use copytrace_fingerprint::minhash::splitmix64 as splitmix;
 
     /// Two random shingle sets of a window's size (46 shingles each, as a 48-character window
     /// of 3-grams has) whose Jaccard similarity is as close to `jaccard` as set sizes allow.

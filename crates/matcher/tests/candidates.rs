@@ -60,14 +60,7 @@ fn common_characters() -> Vec<char> {
     text.chars().collect()
 }
 
-/// Deterministic pseudo-random numbers (SplitMix64).
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+use copytrace_fingerprint::minhash::splitmix64 as splitmix;
 
 /// `text` with `share` of its characters replaced by a different common character of the same
 /// toneless pinyin (a 同音字 disguise), at random positions. Returns the disguised text and the

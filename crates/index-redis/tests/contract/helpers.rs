@@ -8,14 +8,7 @@ use copytrace_matcher::{Hit, Index, IndexError, SegmentRef, WorkId};
 /// Makes a fresh, empty index answering within the given distance.
 pub type Make = dyn Fn(u32) -> Box<dyn Index>;
 
-/// Deterministic pseudo-random numbers (SplitMix64).
-pub fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+pub use copytrace_fingerprint::minhash::splitmix64 as splitmix;
 
 /// `value` with exactly `count` distinct bits flipped.
 pub fn flip_bits(value: u64, count: u32, state: &mut u64) -> u64 {
