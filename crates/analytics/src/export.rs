@@ -9,7 +9,7 @@ use crate::AnalyticsError;
 
 /// Columns of the CSV export, in order. The first seven are a stable contract: scripts read
 /// them by name, so new columns are only ever appended.
-pub const CSV_HEADER: [&str; 11] = [
+pub const CSV_HEADER: [&str; 12] = [
     "page_url",
     "work_external_id",
     "work_title",
@@ -21,6 +21,7 @@ pub const CSV_HEADER: [&str; 11] = [
     "last_seen",
     "status",
     "evidence_passages",
+    "copied_chars",
 ];
 
 /// One exported row: a page × work match.
@@ -48,6 +49,8 @@ pub struct ExportRow<'a> {
     pub status: &'a str,
     /// Number of evidence passages.
     pub evidence_passages: usize,
+    /// Characters of the page verified as copied: what the report threshold applies to.
+    pub copied_chars: u32,
 }
 
 impl<'a> From<&'a MatchRecord> for ExportRow<'a> {
@@ -68,6 +71,7 @@ impl<'a> From<&'a MatchRecord> for ExportRow<'a> {
                 .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
             status: record.status.as_str(),
             evidence_passages: record.evidence.len(),
+            copied_chars: record.copied_chars,
         }
     }
 }
@@ -94,6 +98,7 @@ pub fn write_csv(records: &[MatchRecord], out: impl Write) -> Result<(), Analyti
             row.last_seen,
             row.status.to_owned(),
             row.evidence_passages.to_string(),
+            row.copied_chars.to_string(),
         ])?;
     }
     writer.flush()?;
@@ -136,6 +141,7 @@ mod tests {
             score: 0.987654,
             coverage: 0.5,
             containment: 0.987654,
+            copied_chars: 420,
             method: "simhash+align".into(),
             status: MatchStatus::Open,
             first_seen: at,
@@ -163,7 +169,7 @@ mod tests {
         assert_eq!(
             lines.next().unwrap(),
             "http://pirate.example/1.html,xingchen-ch1,星辰旅人,0.9877,0.5,simhash+align,\
-             2026-11-01T08:00:00Z,0.9877,2026-11-01T08:00:00Z,open,1"
+             2026-11-01T08:00:00Z,0.9877,2026-11-01T08:00:00Z,open,1,420"
         );
         assert!(lines.next().is_none());
     }

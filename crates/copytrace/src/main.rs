@@ -20,7 +20,7 @@ use copytrace::pipeline::{self, LibraryFile};
 use copytrace::textfile::{TextFile, read_text_file};
 use copytrace_crawler::CrawlConfig;
 use copytrace_index_redis::RedisIndex;
-use copytrace_matcher::{Index, MatchConfig};
+use copytrace_matcher::{CandidateMethods, Index, MatchConfig};
 use copytrace_store::{MatchFilter, Store, WriteOutcome};
 use indicatif::{ProgressBar, ProgressStyle};
 use url::Url;
@@ -62,6 +62,30 @@ struct Cli {
     command: Command,
 }
 
+/// Matching settings an operator may change. The defaults are the ones the quality benchmark
+/// (`copytrace-bench quality`) chose; see docs/algorithms.md before changing them.
+#[derive(Debug, clap::Args)]
+struct MatchArgs {
+    /// Candidate sources, joined by `+`: simhash, minhash, dna, or all
+    #[arg(long, default_value_t = MatchConfig::default().candidates.methods)]
+    candidates: CandidateMethods,
+    /// Report a work only when at least this many characters of the page are verified as copied
+    /// from it (boilerplate excluded)
+    #[arg(long, default_value_t = MatchConfig::default().min_copied_chars)]
+    min_copied_chars: usize,
+}
+
+impl MatchArgs {
+    fn config(&self) -> MatchConfig {
+        let mut config = MatchConfig {
+            min_copied_chars: self.min_copied_chars,
+            ..MatchConfig::default()
+        };
+        config.candidates.methods = self.candidates;
+        config
+    }
+}
+
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Manage the source library (the registered works).
@@ -70,7 +94,7 @@ enum Command {
     /// Crawl sites and store their pages' text. Only the seeds' own sites are followed.
     Crawl(CrawlArgs),
     /// Match every page not yet matched against the library and record the verdicts.
-    Match,
+    Match(MatchArgs),
     /// Manage the Redis window index (production; needs --redis-url).
     #[command(subcommand)]
     Index(IndexCommand),
@@ -269,11 +293,16 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             let store = open_store(&cli.db).await?;
             library_list(store.as_ref(), json).await
         }
-        Command::Match => {
+        Command::Match(args) => {
+            if args.candidates.is_empty() {
+                bail!("--candidates none would match nothing; name at least one source");
+            }
             let store = open_store(&cli.db).await?;
             match &cli.redis_url {
-                Some(url) => run_match_redis(store.as_ref(), url, &cli.redis_prefix).await,
-                None => run_match(store.as_ref()).await,
+                Some(url) => {
+                    run_match_redis(store.as_ref(), url, &cli.redis_prefix, args.config()).await
+                }
+                None => run_match(store.as_ref(), args.config()).await,
             }
         }
         Command::Index(IndexCommand::Rebuild) => {
@@ -477,8 +506,8 @@ async fn crawl(store: Arc<dyn Store>, seeds: &[Url], args: &CrawlArgs) -> Result
     Ok(ExitCode::SUCCESS)
 }
 
-async fn run_match(store: &dyn Store) -> Result<ExitCode> {
-    let matcher = pipeline::load_matcher(store, MatchConfig::default()).await?;
+async fn run_match(store: &dyn Store, config: MatchConfig) -> Result<ExitCode> {
+    let matcher = pipeline::load_matcher(store, config).await?;
     let progress = spinner("matching, pages:");
     let summary = pipeline::match_pending(store, &matcher, &progress).await;
     progress.finish_and_clear();
@@ -521,9 +550,14 @@ async fn index_rebuild(store: &dyn Store, url: &str, prefix: &str) -> Result<Exi
     Ok(ExitCode::SUCCESS)
 }
 
-async fn run_match_redis(store: &dyn Store, url: &str, prefix: &str) -> Result<ExitCode> {
+async fn run_match_redis(
+    store: &dyn Store,
+    url: &str,
+    prefix: &str,
+    config: MatchConfig,
+) -> Result<ExitCode> {
     let index = open_redis_index(url, prefix)?;
-    let matcher = pipeline::load_redis_matcher(store, index, MatchConfig::default()).await?;
+    let matcher = pipeline::load_redis_matcher(store, index, config).await?;
     let progress = spinner("matching, pages:");
     let summary = pipeline::match_pending(store, &matcher, &progress).await;
     progress.finish_and_clear();
@@ -621,7 +655,7 @@ async fn run_demo() -> Result<ExitCode> {
     crawl(store.clone(), &seeds, &crawl_args).await?;
 
     println!("\n3. Matching pages against the library");
-    run_match(store.as_ref()).await?;
+    run_match(store.as_ref(), MatchConfig::default()).await?;
 
     println!("\n4. Report\n");
     report(store.as_ref(), &mut std::io::stdout().lock()).await?;

@@ -392,6 +392,7 @@ fn to_new_match(found: &WorkMatch) -> NewMatch {
         score: found.score,
         coverage: found.coverage,
         containment: found.containment,
+        copied_chars: u32::try_from(found.copied_chars).unwrap_or(u32::MAX),
         method: found.method.clone(),
         evidence: found
             .evidence

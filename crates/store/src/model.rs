@@ -212,6 +212,9 @@ pub struct NewMatch {
     pub coverage: f64,
     /// Share of the page's normalized text copied from the work, in [0, 1].
     pub containment: f64,
+    /// Canonical characters of the page verified as copied from the work, boilerplate
+    /// excluded: what the report threshold is applied to.
+    pub copied_chars: u32,
     /// Method(s) that found and verified it, e.g. `simhash+align`.
     pub method: String,
     /// Evidence passages, in page order.
@@ -280,6 +283,9 @@ pub struct MatchRecord {
     pub coverage: f64,
     /// Share of the page copied from the work.
     pub containment: f64,
+    /// Canonical characters of the page verified as copied (0 for matches recorded before
+    /// this was stored).
+    pub copied_chars: u32,
     /// Method(s).
     pub method: String,
     /// Review state.

@@ -458,6 +458,7 @@ struct MatchEvidenceRow {
     score: f64,
     coverage: f64,
     containment: f64,
+    copied_chars: i64,
     method: String,
     status: String,
     first_seen: i64,
@@ -500,6 +501,7 @@ impl MatchEvidenceRow {
             score: self.score,
             coverage: self.coverage,
             containment: self.containment,
+            copied_chars: to_u32(self.copied_chars, "copied characters")?,
             method: self.method,
             status: MatchStatus::parse(&self.status).ok_or_else(|| {
                 StoreError::Invalid(format!("stored match status {:?} is unknown", self.status))
@@ -1064,10 +1066,11 @@ impl Store for SqliteStore {
             // Upsert keeps id, status and first_seen of a match found again.
             let match_id: i64 = sqlx::query_scalar(
                 "INSERT INTO matches (page_id, work_id, score, coverage, containment, method, \
-                 first_seen, last_seen) VALUES ($1, $2, $3, $4, $5, $6, $7, $7) \
+                 first_seen, last_seen, copied_chars) VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8) \
                  ON CONFLICT (page_id, work_id) DO UPDATE SET score = excluded.score, \
                  coverage = excluded.coverage, containment = excluded.containment, \
-                 method = excluded.method, last_seen = excluded.last_seen \
+                 method = excluded.method, last_seen = excluded.last_seen, \
+                 copied_chars = excluded.copied_chars \
                  RETURNING id",
             )
             .bind(page_id)
@@ -1077,6 +1080,7 @@ impl Store for SqliteStore {
             .bind(m.containment)
             .bind(&m.method)
             .bind(at)
+            .bind(i64::from(m.copied_chars))
             .fetch_one(&mut *tx)
             .await?;
 
@@ -1130,7 +1134,7 @@ impl Store for SqliteStore {
         let rows = sqlx::query_as::<_, MatchEvidenceRow>(
             "SELECT m.id, m.page_id, p.url AS page_url, p.title AS page_title, m.work_id, \
                     w.external_id AS work_external_id, w.title AS work_title, \
-                    w.rights_holder_id, m.score, m.coverage, m.containment, m.method, m.status, \
+                    w.rights_holder_id, m.score, m.coverage, m.containment, m.copied_chars, m.method, m.status, \
                     m.first_seen, m.last_seen, \
                     e.page_start, e.page_end, e.work_start, e.work_end \
              FROM matches m \

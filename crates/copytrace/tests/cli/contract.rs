@@ -279,3 +279,38 @@ fn private_addresses_are_refused_without_the_flag() {
         matched.stdout
     );
 }
+
+#[test]
+fn the_report_threshold_and_candidate_sources_can_be_set_and_copied_chars_are_exported() {
+    let workspace = Workspace::new();
+    let site = TestSite::sample();
+    let library = crate::helpers::write_sample_library(&workspace);
+    workspace.ok(&["library".as_ref(), "add".as_ref(), library.as_os_str()]);
+    workspace.ok(&["crawl", &site.base_url(), "--allow-private-addresses"]);
+
+    let unknown = workspace.run(&["match", "--candidates", "simhash+bogus"]);
+    assert_eq!(unknown.code, Some(2), "{}", unknown.stderr);
+    assert!(unknown.stderr.contains("bogus"), "{}", unknown.stderr);
+    let none = workspace.run(&["match", "--candidates", "none"]);
+    assert_ne!(none.code, Some(0), "matching with no source is refused");
+
+    // A threshold above any copy reports nothing; the default one reports every copy, each
+    // with at least the default number of copied characters in the export.
+    workspace.ok(&["match", "--min-copied-chars", "1000000"]);
+    assert!(workspace.export_csv().rows.is_empty());
+    let db_again = Workspace::new();
+    let library = crate::helpers::write_sample_library(&db_again);
+    db_again.ok(&["library".as_ref(), "add".as_ref(), library.as_os_str()]);
+    db_again.ok(&["crawl", &site.base_url(), "--allow-private-addresses"]);
+    db_again.ok(&["match", "--candidates", "dna+simhash"]);
+    let export = db_again.export_csv();
+    let copied = export.column("copied_chars");
+    assert_eq!(
+        export.pairs().into_iter().collect::<BTreeSet<_>>(),
+        site.expected_matches()
+    );
+    for row in &export.rows {
+        let chars: u32 = row[copied].parse().expect("a count");
+        assert!(chars >= 60, "{row:?}");
+    }
+}

@@ -127,6 +127,7 @@ pub fn found(work_id: Id, score: f64, passages: &[(u32, u32)]) -> NewMatch {
         score,
         coverage: score / 2.0,
         containment: score / 3.0,
+        copied_chars: (score * 1000.0) as u32,
         method: "simhash+align".to_owned(),
         evidence: passages
             .iter()

@@ -72,6 +72,10 @@ async fn recording_matches_twice_is_idempotent_and_keeps_first_seen(store: Arc<d
         (record.score, record.coverage, record.containment),
         (0.8, 0.4, 0.8 / 3.0)
     );
+    assert_eq!(
+        record.copied_chars, 800,
+        "copied characters survive the round trip"
+    );
     assert_eq!(record.method, "simhash+align");
     assert_eq!(record.status, MatchStatus::Open);
     assert_eq!(store.get_page(page).await.unwrap().matched_hash, Some(hash));
