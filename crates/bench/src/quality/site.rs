@@ -1,0 +1,310 @@
+//! The pirate site of the benchmark, served on a loopback port for the real crawler.
+//!
+//! It looks like the sites it stands for: a header with navigation, ad lines, a sidebar of
+//! other titles, a footer disclaimer on every page; a paginated table of contents (`/list/N.html`,
+//! linked by 上一页/下一页) that the crawler must walk to find the pages; works split over
+//! several pages linked in a chain; and some pages encoded in GBK or Big5 with the charset only
+//! in a `<meta>` tag.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::Context;
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use super::disguise::{Page, PageEncoding};
+
+/// Links per page of the table of contents.
+const LIST_PAGE_SIZE: usize = 40;
+
+/// A rendered page: bytes on the wire and the `Content-Type` header.
+#[derive(Clone)]
+struct Rendered {
+    body: Vec<u8>,
+    content_type: &'static str,
+}
+
+/// Every path of the site with its response.
+pub struct Site {
+    files: HashMap<String, Rendered>,
+    list_pages: usize,
+}
+
+impl Site {
+    /// Renders the pages. Only the first part of a split work is listed in the table of
+    /// contents; the other parts are reached through its 下一页 links, as on real sites.
+    pub fn render(pages: &[Page]) -> Site {
+        let listed: Vec<&Page> = pages.iter().filter(|p| p.prev.is_none()).collect();
+        let sidebar: Vec<(&str, &str)> = listed
+            .iter()
+            .step_by(97)
+            .take(8)
+            .map(|p| (p.path.as_str(), p.title.as_str()))
+            .collect();
+        let mut files = HashMap::new();
+        for page in pages {
+            files.insert(page.path.clone(), render_page(page, &sidebar));
+        }
+        let list_pages = listed.len().div_ceil(LIST_PAGE_SIZE).max(1);
+        for (n, chunk) in listed.chunks(LIST_PAGE_SIZE).enumerate() {
+            files.insert(
+                format!("/list/{}.html", n + 1),
+                render_list(n + 1, list_pages, chunk),
+            );
+        }
+        files.insert(
+            "/robots.txt".to_owned(),
+            Rendered {
+                body: b"User-agent: *\nDisallow: /admin/\n".to_vec(),
+                content_type: "text/plain",
+            },
+        );
+        Site { files, list_pages }
+    }
+
+    /// Requests the crawler needs to fetch every page: pages, list pages, robots.txt and the
+    /// home page.
+    pub fn request_budget(&self) -> usize {
+        self.files.len() + 2
+    }
+
+    /// Number of table-of-contents pages.
+    pub fn list_pages(&self) -> usize {
+        self.list_pages
+    }
+
+    /// Serves the site on `127.0.0.1` on a free port, on a background thread with its own
+    /// runtime, until the process ends. Returns the address.
+    pub fn serve(self) -> anyhow::Result<SocketAddr> {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")
+            .context("cannot bind a loopback port for the benchmark site")?;
+        listener.set_nonblocking(true)?;
+        let address = listener.local_addr()?;
+        let files = Arc::new(self.files);
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a tokio runtime for the site");
+            runtime.block_on(async move {
+                let listener =
+                    tokio::net::TcpListener::from_std(listener).expect("a tokio listener");
+                let app = Router::new()
+                    .route("/", get(home))
+                    .route("/{*path}", get(file))
+                    .with_state(files);
+                axum::serve(listener, app)
+                    .await
+                    .expect("the benchmark site");
+            });
+        });
+        Ok(address)
+    }
+}
+
+type Files = Arc<HashMap<String, Rendered>>;
+
+async fn home(State(files): State<Files>) -> Response {
+    serve_path(&files, "/list/1.html")
+}
+
+async fn file(State(files): State<Files>, Path(path): Path<String>) -> Response {
+    serve_path(&files, &format!("/{path}"))
+}
+
+fn serve_path(files: &Files, path: &str) -> Response {
+    match files.get(path) {
+        Some(rendered) => (
+            [(header::CONTENT_TYPE, rendered.content_type)],
+            rendered.body.clone(),
+        )
+            .into_response(),
+        None => (StatusCode::NOT_FOUND, "not found").into_response(),
+    }
+}
+
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+const SITE_NAME: &str = "笔趣阁";
+
+fn header_html() -> String {
+    format!(
+        "<div class=\"header\"><a href=\"/\">{SITE_NAME}</a> | <a href=\"/list/1.html\">玄幻小说</a> \
+         | <a href=\"/list/1.html\">都市言情</a> | <a href=\"/list/1.html\">新闻资讯</a> \
+         | <a href=\"/admin/login.html\">登录</a></div>\n\
+         <div class=\"ad\">天才一秒记住本站地址：{SITE_NAME} www.biquge.example 最快更新！无广告！</div>\n"
+    )
+}
+
+fn footer_html() -> &'static str {
+    "<div class=\"footer\">本站所有小说为转载作品，所有章节均由网友上传，转载至本站只是为了宣传，\
+     让更多读者欣赏。如有侵权请联系删除。Copyright © 2026 笔趣阁 All Rights Reserved.</div>\n"
+}
+
+fn render_page(page: &Page, sidebar: &[(&str, &str)]) -> Rendered {
+    let mut html =
+        String::with_capacity(page.paragraphs.iter().map(String::len).sum::<usize>() * 2);
+    let meta = match page.encoding {
+        PageEncoding::Utf8 => "<meta charset=\"utf-8\">",
+        PageEncoding::Gbk => {
+            "<meta http-equiv=\"Content-Type\" content=\"text/html; charset=gbk\">"
+        }
+        PageEncoding::Big5 => {
+            "<meta http-equiv=\"Content-Type\" content=\"text/html; charset=big5\">"
+        }
+    };
+    html.push_str(&format!(
+        "<!DOCTYPE html>\n<html><head>{meta}<title>{} - {SITE_NAME}</title></head>\n<body>\n",
+        escape(&page.title)
+    ));
+    html.push_str(&header_html());
+    html.push_str(&format!(
+        "<h1>{}</h1>\n<div id=\"content\">\n",
+        escape(&page.title)
+    ));
+    for p in &page.paragraphs {
+        html.push_str(&format!("<p>{}</p>\n", escape(p)));
+    }
+    html.push_str("</div>\n<div class=\"pager\">");
+    if let Some(prev) = &page.prev {
+        html.push_str(&format!("<a href=\"{prev}\">上一页</a> "));
+    }
+    html.push_str("<a href=\"/list/1.html\">返回目录</a>");
+    if let Some(next) = &page.next {
+        html.push_str(&format!(" <a href=\"{next}\">下一页</a>"));
+    }
+    html.push_str("</div>\n<div class=\"sidebar\">热门推荐：");
+    for (path, title) in sidebar {
+        html.push_str(&format!("<a href=\"{path}\">{}</a> ", escape(title)));
+    }
+    html.push_str("</div>\n");
+    html.push_str(footer_html());
+    html.push_str("</body></html>\n");
+    encode(&html, page.encoding)
+}
+
+fn render_list(n: usize, total: usize, pages: &[&Page]) -> Rendered {
+    let mut html = format!(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>最新更新 第{n}页 - \
+         {SITE_NAME}</title></head>\n<body>\n{}<h1>最新更新</h1>\n<ul>\n",
+        header_html()
+    );
+    for page in pages {
+        html.push_str(&format!(
+            "<li><a href=\"{}\">{}</a></li>\n",
+            page.path,
+            escape(&page.title)
+        ));
+    }
+    html.push_str("</ul>\n<div class=\"pager\">");
+    if n > 1 {
+        html.push_str(&format!("<a href=\"/list/{}.html\">上一页</a> ", n - 1));
+    }
+    if n < total {
+        html.push_str(&format!("<a href=\"/list/{}.html\">下一页</a>", n + 1));
+    }
+    html.push_str("</div>\n");
+    html.push_str(footer_html());
+    html.push_str("</body></html>\n");
+    encode(&html, PageEncoding::Utf8)
+}
+
+/// Encodes the page; characters the legacy encoding lacks become numeric character references,
+/// as browsers and servers do.
+fn encode(html: &str, encoding: PageEncoding) -> Rendered {
+    match encoding {
+        PageEncoding::Utf8 => Rendered {
+            body: html.as_bytes().to_vec(),
+            content_type: "text/html; charset=utf-8",
+        },
+        PageEncoding::Gbk | PageEncoding::Big5 => {
+            let codec = if encoding == PageEncoding::Gbk {
+                encoding_rs::GBK
+            } else {
+                encoding_rs::BIG5
+            };
+            let (bytes, _, _) = codec.encode(html);
+            Rendered {
+                body: bytes.into_owned(),
+                // No charset in the header: the crawler must read the <meta> tag.
+                content_type: "text/html",
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(path: &str, encoding: PageEncoding) -> Page {
+        Page {
+            path: path.to_owned(),
+            disguise: "verbatim",
+            expected: vec!["w".to_owned()],
+            title: "標題 <b>".to_owned(),
+            paragraphs: vec!["今天天氣很好。".to_owned(), "a < b & c".to_owned()],
+            encoding,
+            prev: None,
+            next: None,
+        }
+    }
+
+    #[test]
+    fn legacy_encodings_round_trip_and_text_is_escaped() {
+        let site = Site::render(&[
+            page("/a.html", PageEncoding::Big5),
+            page("/b.html", PageEncoding::Gbk),
+        ]);
+        let big5 = &site.files["/a.html"];
+        assert_eq!(big5.content_type, "text/html");
+        let (decoded, _, errors) = encoding_rs::BIG5.decode(&big5.body);
+        assert!(!errors);
+        assert!(decoded.contains("今天天氣很好。"));
+        assert!(decoded.contains("a &lt; b &amp; c"));
+        assert!(decoded.contains("charset=big5"));
+        let (gbk, _, errors) = encoding_rs::GBK.decode(&site.files["/b.html"].body);
+        assert!(!errors);
+        assert!(
+            gbk.contains("今天天氣很好。"),
+            "GBK holds traditional characters too"
+        );
+    }
+
+    #[test]
+    fn the_table_of_contents_lists_every_first_part_across_pages() {
+        let mut pages: Vec<Page> = (0..95)
+            .map(|i| page(&format!("/p{i}.html"), PageEncoding::Utf8))
+            .collect();
+        pages[5].prev = Some("/p4.html".to_owned());
+        let site = Site::render(&pages);
+        assert_eq!(site.list_pages(), 3);
+        let lists: String = (1..=3)
+            .map(|n| {
+                String::from_utf8(site.files[&format!("/list/{n}.html")].body.clone()).unwrap()
+            })
+            .collect();
+        assert!(lists.contains("href=\"/p94.html\""));
+        assert!(
+            !lists.contains("href=\"/p5.html\""),
+            "later parts are reached from part one"
+        );
+    }
+}
