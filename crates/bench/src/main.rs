@@ -18,6 +18,7 @@
 mod corpus;
 mod fingerprint;
 mod index;
+mod quality;
 mod redis;
 mod timing;
 
@@ -42,6 +43,9 @@ enum Command {
     /// SimHash index against the brute-force popcount scan: queries/s, recall, memory,
     /// snapshot load time.
     Index(index::Args),
+    /// Quality benchmark corpus: fetch (cached) and print its statistics.
+    #[command(hide = true)]
+    QualityCorpus(quality::corpus::StatsArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -49,5 +53,6 @@ fn main() -> anyhow::Result<()> {
         Command::Fingerprint(args) => fingerprint::run(&args),
         Command::Redis(args) => redis::run(&args),
         Command::Index(args) => index::run(&args),
+        Command::QualityCorpus(args) => quality::corpus::run_stats(&args),
     }
 }

@@ -1,0 +1,3 @@
+//! `copytrace-bench quality`: detection quality on real text.
+
+pub mod corpus;
