@@ -46,6 +46,9 @@ enum Command {
     /// Detection quality end to end on real text: precision, recall and F1 per disguise and
     /// per candidate source, the report threshold sweep, and the peers on the same pages.
     Quality(quality::Args),
+    /// Quality benchmark corpus: fetch (cached) and print its statistics.
+    #[command(hide = true)]
+    QualityCorpus(quality::corpus::StatsArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -54,5 +57,6 @@ fn main() -> anyhow::Result<()> {
         Command::Redis(args) => redis::run(&args),
         Command::Index(args) => index::run(&args),
         Command::Quality(args) => quality::run(&args),
+        Command::QualityCorpus(args) => quality::corpus::run_stats(&args),
     }
 }
