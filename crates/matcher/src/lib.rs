@@ -303,6 +303,10 @@ pub struct Matcher<I: Index = SimHashIndex> {
     works: HashMap<WorkId, PreparedWork>,
     /// In how many works each seed occurs: what the library shares is boilerplate.
     frequency: SeedFrequency,
+    /// Each work's informative characters (those no library boilerplate covers), computed at
+    /// its first verification and kept until the library changes: the count depends on every
+    /// work's seeds, and recomputing it per candidate was most of the matching time.
+    informative: std::sync::RwLock<HashMap<WorkId, usize>>,
 }
 
 /// `config` with windows starting at every initial. Works are indexed at `config`'s step; a
@@ -336,6 +340,7 @@ impl<I: Index> Matcher<I> {
             index,
             works: HashMap::new(),
             frequency: SeedFrequency::new(),
+            informative: std::sync::RwLock::default(),
         }
     }
 
@@ -444,6 +449,7 @@ impl<I: Index> Matcher<I> {
     pub fn remove_work(&mut self, work_id: WorkId) -> Result<(), IndexError> {
         if let Some(work) = self.works.remove(&work_id) {
             self.frequency.remove(&work.seeds);
+            self.library_changed();
             self.index.remove_work(work_id)?;
             self.lsh.remove_work(work_id)?;
             self.dna.remove_work(work_id)?;
@@ -608,7 +614,46 @@ impl<I: Index> Matcher<I> {
     fn count_seeds(&mut self, normalized: &Normalized) -> WorkSeeds {
         let seeds = WorkSeeds::new(&normalized.chars, &self.config.align);
         self.frequency.add(&seeds);
+        self.library_changed();
         seeds
+    }
+
+    /// For each character of the work, whether library boilerplate covers it.
+    fn work_common_mask(&self, work: &PreparedWork) -> Vec<bool> {
+        align::common_mask(
+            work.normalized.chars.len(),
+            &work.seeds.chars,
+            &work.seeds.pinyin,
+            &self.frequency,
+            &self.config.align,
+        )
+    }
+
+    /// Forgets what depends on the library-wide seed frequencies.
+    fn library_changed(&mut self) {
+        self.informative
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
+    }
+
+    /// The work's characters not covered by a common seed (see `informative`).
+    fn informative_chars(&self, work_id: WorkId, work: &PreparedWork) -> usize {
+        let cached = self
+            .informative
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&work_id)
+            .copied();
+        if let Some(count) = cached {
+            return count;
+        }
+        let count = self.work_common_mask(work).iter().filter(|c| !**c).count();
+        self.informative
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(work_id, count);
+        count
     }
 
     fn page_seeds(&self, page: &Normalized) -> align::PageSeeds {
@@ -626,14 +671,7 @@ impl<I: Index> Matcher<I> {
     ) -> Option<WorkMatch> {
         let work = self.works.get(&work_id)?;
         let work_chars = &work.normalized.chars;
-        let work_common = align::common_mask(
-            work_chars.len(),
-            &work.seeds.chars,
-            &work.seeds.pinyin,
-            &self.frequency,
-            &self.config.align,
-        );
-        let work_informative = work_common.iter().filter(|c| !**c).count();
+        let work_informative = self.informative_chars(work_id, work);
         let passages = align::align(
             &page.chars,
             page_seeds,
@@ -646,6 +684,8 @@ impl<I: Index> Matcher<I> {
         if copied_chars < self.config.min_copied_chars.max(1) {
             return None;
         }
+        // Only for reported works: the mask is as costly as the alignment.
+        let work_common = self.work_common_mask(work);
         let mut work_covered = vec![false; work_chars.len()];
         for run in passages.iter().flat_map(|p| &p.runs) {
             work_covered[run.work..run.work + run.len]

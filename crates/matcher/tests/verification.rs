@@ -425,3 +425,24 @@ fn a_work_split_across_three_pages_is_found_on_each_with_a_third_of_its_coverage
         assert!((verdict.score - verdict.containment).abs() < 1e-9);
     }
 }
+
+#[test]
+fn coverage_follows_the_library_as_works_sharing_text_are_added_and_removed() {
+    // RAIN alone: its notice is its own text, so a copy of the chapter alone (without the
+    // notice) covers less than all of it. Once two more works carry the notice, it is library
+    // boilerplate, the work's informative text shrinks to the chapter, and the same copy covers
+    // more of it; removing one of them makes the notice the work's own text again.
+    let mut m = Matcher::new(MatchConfig::default());
+    m.add_work(RAIN_ID, &with_notice(RAIN)).unwrap();
+    let coverage = |m: &Matcher| m.verify_work(RAIN, RAIN_ID).expect("a copy").coverage;
+    let alone = coverage(&m);
+    m.add_work(HARBOR_ID, &with_notice(HARBOR)).unwrap();
+    m.add_work(MOUNTAIN_ID, &with_notice(MOUNTAIN)).unwrap();
+    let shared = coverage(&m);
+    assert!(
+        shared > alone,
+        "boilerplate leaves the denominator: {alone} -> {shared}"
+    );
+    m.remove_work(MOUNTAIN_ID).unwrap();
+    assert_eq!(coverage(&m), alone, "the cached count follows the removal");
+}
