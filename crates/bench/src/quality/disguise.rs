@@ -623,7 +623,8 @@ fn ads(paragraphs: &[String], rng: &mut Rng) -> Vec<String> {
         for s in sentences {
             with_junk.push_str(s);
             if rng.chance(0.15) {
-                with_junk.push_str(*rng.pick(&JUNK));
+                let junk: &&str = rng.pick(&JUNK);
+                with_junk.push_str(junk);
             }
         }
         out.push(with_junk);
@@ -703,8 +704,9 @@ fn shuffle(paragraphs: &[String], rng: &mut Rng) -> Vec<String> {
     kept
 }
 
-/// `parts` contiguous runs of paragraphs of about equal length (long paragraphs are split at
-/// sentences first, so a work in few paragraphs still splits).
+/// `parts` contiguous runs of paragraphs of about equal length, as sites paginate a chapter
+/// (long paragraphs are split at sentences first, so a work in few paragraphs still splits).
+/// Each unit goes to the part its middle falls in, so no part is a sliver of a heading.
 fn split(paragraphs: &[String], parts: usize) -> Vec<Vec<String>> {
     let units: Vec<String> = paragraphs
         .iter()
@@ -716,17 +718,18 @@ fn split(paragraphs: &[String], parts: usize) -> Vec<Vec<String>> {
             }
         })
         .collect();
-    let total: usize = units.iter().map(|u| u.chars().count()).sum();
-    let target = total.div_ceil(parts);
-    let mut out = vec![Vec::new()];
-    let mut size = 0;
+    let total: usize = units
+        .iter()
+        .map(|u| u.chars().count())
+        .sum::<usize>()
+        .max(1);
+    let mut out = vec![Vec::new(); parts];
+    let mut start = 0;
     for unit in units {
-        if size >= target && out.len() < parts {
-            out.push(Vec::new());
-            size = 0;
-        }
-        size += unit.chars().count();
-        out.last_mut().expect("never empty").push(unit);
+        let len = unit.chars().count();
+        let middle = start + len / 2;
+        out[(middle * parts / total).min(parts - 1)].push(unit);
+        start += len;
     }
     out.retain(|part| !part.is_empty());
     out
@@ -914,6 +917,18 @@ mod tests {
             sentences("他说：“走吧。”我们走了！Then he left. End"),
             vec!["他说：“走吧。”", "我们走了！", "Then he left.", " End"]
         );
+    }
+
+    #[test]
+    fn split_parts_are_balanced_even_after_a_short_heading() {
+        let mut paragraphs = vec!["第一章".to_owned()];
+        paragraphs.extend((0..9).map(|i| format!("{}{i}。", "长".repeat(100))));
+        let parts = split(&paragraphs, 3);
+        assert_eq!(parts.concat(), paragraphs);
+        for part in &parts {
+            let len: usize = part.iter().map(|p| p.chars().count()).sum();
+            assert!((250..=420).contains(&len), "{len}: {parts:?}");
+        }
     }
 
     #[test]

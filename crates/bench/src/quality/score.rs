@@ -159,20 +159,26 @@ pub fn sweep(pages: &[Page], predictions: &Predictions, thresholds: &[u32]) -> V
         .collect()
 }
 
-/// The threshold the benchmark recommends: the highest F1 among thresholds with precision at
-/// least `min_precision` and no report on a strict hard negative; among equal F1, the higher
-/// threshold (the more cautious one). `None` when no threshold qualifies.
+/// The threshold the benchmark recommends, among those with precision at least
+/// `min_precision` and no report on a strict hard negative: the one with the highest F1, and
+/// when several share it (a plateau), the middle one (the lower of the two middles), which
+/// keeps the widest margin both from the false positives below and from the misses above, so
+/// the choice holds on texts the benchmark has not seen. `None` when no threshold qualifies.
 pub fn choose(points: &[SweepPoint], min_precision: f64) -> Option<SweepPoint> {
-    points
+    let qualifying: Vec<SweepPoint> = points
         .iter()
         .filter(|p| p.overall.precision() >= min_precision && p.hard_negative_fp == 0)
         .copied()
-        .max_by(|a, b| {
-            a.overall
-                .f1()
-                .total_cmp(&b.overall.f1())
-                .then(a.threshold.cmp(&b.threshold))
-        })
+        .collect();
+    let best = qualifying
+        .iter()
+        .map(|p| p.overall.f1())
+        .max_by(f64::total_cmp)?;
+    let plateau: Vec<SweepPoint> = qualifying
+        .into_iter()
+        .filter(|p| p.overall.f1() == best)
+        .collect();
+    Some(plateau[(plateau.len() - 1) / 2])
 }
 
 /// An SVG chart of precision and recall against the threshold, one pair of lines per
@@ -333,6 +339,12 @@ mod tests {
         assert_eq!(points[0].hard_negative_fp, 1);
         let best = choose(&points, 0.5).unwrap();
         assert_eq!(best.threshold, 100, "w9 (70) is dropped, no hit lost");
+        let plateau = sweep(&pages, &predictions, &[80, 90, 100, 110, 120]);
+        assert_eq!(
+            choose(&plateau, 0.5).unwrap().threshold,
+            100,
+            "the middle of a plateau"
+        );
         assert!(choose(&points, 1.01).is_none());
     }
 
