@@ -26,6 +26,7 @@ pub mod index;
 pub mod lsh;
 pub mod romanized;
 
+use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::str::FromStr;
@@ -295,11 +296,12 @@ pub struct WorkMatch {
 }
 
 /// A page prepared for verification against every candidate: its canonical text with its seeds
-/// and, when it has romanized runs, its reading with syllables and that reading's seeds.
+/// and, when it has romanized runs, its reading with syllables and that reading's seeds (built
+/// on first use: most pages are explained without it).
 struct PageViews {
     page: Normalized,
     seeds: align::PageSeeds,
-    romanized: Option<(RomanizedPage, align::PageSeeds)>,
+    romanized: Option<(RomanizedPage, OnceCell<align::PageSeeds>)>,
 }
 
 /// A library work prepared for verification.
@@ -656,28 +658,21 @@ impl<I: Index> Matcher<I> {
     }
 
     fn page_views(&self, page: Normalized, romanized: Option<RomanizedPage>) -> PageViews {
-        let config = &self.config.align;
-        let seeds = align::PageSeeds::new(&page.chars, config, &self.frequency);
-        let romanized = romanized.map(|read| {
-            let syllables = read.syllables.clone();
-            let seeds = align::PageSeeds::with_syllables(
-                &read.normalized.chars,
-                syllables,
-                config,
-                &self.frequency,
-            );
-            (read, seeds)
-        });
+        let seeds = align::PageSeeds::new(&page.chars, &self.config.align, &self.frequency);
         PageViews {
             page,
             seeds,
-            romanized,
+            romanized: romanized.map(|read| (read, OnceCell::new())),
         }
     }
 
     /// Verifies the page against one work in each of its readings and keeps the verdict that
     /// covers more of the work; on a tie, the page as written. Reading Latin letters as pinyin
     /// is thus never forced on a page: it is used only where it explains more of the work.
+    ///
+    /// Like the pinyin projection, the reading is skipped when the page as written already
+    /// scores `align.pinyin_skip_share`: it can add to a verdict only through pinyin runs, and
+    /// those are not even looked for when the characters explain that much.
     fn verify_views(
         &self,
         views: &PageViews,
@@ -688,6 +683,20 @@ impl<I: Index> Matcher<I> {
         let Some((read, seeds)) = &views.romanized else {
             return written;
         };
+        if written
+            .as_ref()
+            .is_some_and(|w| w.score >= self.config.align.pinyin_skip_share)
+        {
+            return written;
+        }
+        let seeds = seeds.get_or_init(|| {
+            align::PageSeeds::with_syllables(
+                &read.normalized.chars,
+                read.syllables.clone(),
+                &self.config.align,
+                &self.frequency,
+            )
+        });
         let romanized = self.verify(&read.normalized, seeds, work_id, found_by);
         match (written, romanized) {
             (Some(written), Some(romanized)) if romanized.coverage <= written.coverage => {

@@ -102,9 +102,16 @@ fn pinyin_letter(c: char) -> Option<u8> {
     })
 }
 
-/// The placeholder character standing for syllable id `id` (`id ≥ SYLLABLE_ID_BASE`).
+/// The placeholder character standing for the syllable id `id`.
+///
+/// # Panics
+/// If `id` is not a syllable id (below [`SYLLABLE_ID_BASE`], or beyond the 65,536 ranks a
+/// placeholder can hold; the `pinyin` data has about 420 syllables).
 pub fn placeholder(id: u32) -> char {
-    char::from_u32(PLACEHOLDER_BASE + (id - SYLLABLE_ID_BASE)).expect("ranks are small")
+    id.checked_sub(SYLLABLE_ID_BASE)
+        .filter(|&rank| rank < 0x1_0000)
+        .and_then(|rank| char::from_u32(PLACEHOLDER_BASE + rank))
+        .expect("a syllable id")
 }
 
 /// Whether `c` is a placeholder of [`read_romanized`].
