@@ -281,8 +281,21 @@ pub fn dna_codes(
     config: &DnaConfig,
     reference: &ReferenceDistribution,
 ) -> Vec<DnaWindow> {
-    let letters: Vec<(usize, usize)> = initials(chars)
-        .into_iter()
+    dna_codes_of_initials(&initials(chars), config, reference)
+}
+
+/// [`dna_codes`] of a text given as its initials, one byte per canonical character (`a`–`z`,
+/// anything else skipped, as [`crate::pinyin::initials`] produces them): for a reading of a
+/// text that is not its characters' default pinyin, such as the matcher's reading of Latin
+/// letters on a page as romanized syllables. Window positions index `initials`.
+pub fn dna_codes_of_initials(
+    initials: &[u8],
+    config: &DnaConfig,
+    reference: &ReferenceDistribution,
+) -> Vec<DnaWindow> {
+    let letters: Vec<(usize, usize)> = initials
+        .iter()
+        .copied()
         .enumerate()
         .filter(|&(_, b)| b.is_ascii_lowercase())
         .map(|(position, b)| (position, usize::from(b - b'a')))

@@ -41,6 +41,7 @@ pub use algorithm::{
 };
 pub use dna::{
     DnaAlgorithm, DnaConfig, DnaError, DnaWindow, ReferenceDistribution, code_distance, dna_codes,
+    dna_codes_of_initials,
 };
 pub use features::{FeatureKind, SimHashAlgorithm, jieba_words};
 pub use minhash::{MinHashAlgorithm, MinHasher};

@@ -19,7 +19,7 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use ::pinyin::ToPinyin;
+use ::pinyin::{ToPinyin, ToPinyinMulti};
 
 /// First code point covered by the lookup table (start of CJK Extension A).
 const TABLE_START: u32 = 0x3400;
@@ -180,6 +180,49 @@ pub fn initials(chars: &[char]) -> Vec<u8> {
     chars.iter().map(|&c| initial_in(tables, c)).collect()
 }
 
+/// The syllable id every character read `reading` (a toneless syllable as the `pinyin` data
+/// spells it: `xiao`, `lü`) has under [`syllable_id`], or `None` when no character is read that
+/// way. Lets a reader of romanized text (`xiao说` for 小说) give a Latin syllable the identity
+/// of the characters it stands for.
+pub fn reading_syllable_id(reading: &str) -> Option<u32> {
+    TABLES
+        .ranks
+        .get(reading)
+        .map(|&rank| SYLLABLE_ID_BASE + rank)
+}
+
+/// Whether `c` has, among all its readings (a polyphone such as 地 has `di` and `de`, 行 has
+/// `xing` and `hang`), one whose syllable id is `id`. [`syllable_id`] gives the default reading
+/// only; a writer spelling a character in pinyin spells the reading of its context, so a
+/// romanized `de` standing where the work has 地 is read as 地.
+pub fn can_read_as(c: char, id: u32) -> bool {
+    if syllable_id(c) == id {
+        return true;
+    }
+    let Some(readings) = c.to_pinyin_multi() else {
+        return false;
+    };
+    let ranks = &TABLES.ranks;
+    readings.into_iter().any(|p| {
+        ranks
+            .get(p.plain())
+            .is_some_and(|&rank| SYLLABLE_ID_BASE + rank == id)
+    })
+}
+
+/// Every toneless reading of the `pinyin` data with its syllable id (see
+/// [`reading_syllable_id`]), in id order: the inventory a romanized-text reader segments Latin
+/// letters into.
+pub fn readings() -> Vec<(&'static str, u32)> {
+    let mut all: Vec<(&'static str, u32)> = TABLES
+        .ranks
+        .iter()
+        .map(|(&reading, &rank)| (reading, SYLLABLE_ID_BASE + rank))
+        .collect();
+    all.sort_unstable_by_key(|&(_, id)| id);
+    all
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,6 +267,34 @@ mod tests {
     fn ascii_letters_are_their_own_initials_and_digits_have_none() {
         assert_eq!(initials(&chars("aZ7")), [b'a', b'z', NO_INITIAL]);
         assert_eq!(initials(&chars("é")), [NO_INITIAL]);
+    }
+
+    #[test]
+    fn readings_give_the_ids_of_the_characters_read_that_way() {
+        assert_eq!(reading_syllable_id("xiao"), Some(syllable_id('小')));
+        assert_eq!(reading_syllable_id("shuo"), Some(syllable_id('说')));
+        assert_eq!(reading_syllable_id("lü"), Some(syllable_id('绿')));
+        assert_eq!(reading_syllable_id("xyz"), None);
+        assert_eq!(reading_syllable_id("Xiao"), None, "readings are lower case");
+        let all = readings();
+        assert!(all.len() > 400, "{}", all.len());
+        assert!(all.windows(2).all(|pair| pair[0].1 < pair[1].1));
+        assert!(
+            all.iter()
+                .all(|&(reading, id)| reading_syllable_id(reading) == Some(id))
+        );
+    }
+
+    #[test]
+    fn polyphones_can_be_read_in_each_of_their_readings() {
+        let id = |reading| reading_syllable_id(reading).expect("a reading");
+        assert!(can_read_as('地', id("di")) && can_read_as('地', id("de")));
+        assert!(can_read_as('行', id("xing")) && can_read_as('行', id("hang")));
+        assert!(!can_read_as('行', id("de")));
+        assert!(can_read_as('小', id("xiao")) && !can_read_as('小', id("shao")));
+        assert!(!can_read_as('a', id("a")));
+        // The default reading is still the only one `syllable_id` gives.
+        assert_eq!(syllable_id('地'), id("di"));
     }
 
     #[test]

@@ -28,11 +28,12 @@
 
 use std::collections::HashMap;
 
-use copytrace_fingerprint::pinyin::syllable_ids;
+use copytrace_fingerprint::pinyin::{can_read_as, syllable_ids};
 use copytrace_fingerprint::simhash::hash_chars;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::common::SeedFrequency;
+use crate::romanized::is_placeholder;
 
 /// Parameters of the alignment.
 ///
@@ -235,12 +236,33 @@ pub struct PageSeeds {
 impl PageSeeds {
     /// Indexes the seeds of a page's canonical characters, leaving out common ones.
     pub fn new(page: &[char], config: &AlignConfig, frequency: &SeedFrequency) -> Self {
+        let syllables = if config.pinyin {
+            syllable_ids(page)
+        } else {
+            Vec::new()
+        };
+        PageSeeds::with_syllables(page, syllables, config, frequency)
+    }
+
+    /// [`PageSeeds::new`] for a page whose syllables are not its characters' default readings,
+    /// one id per character: a page read with its romanized letters as syllables
+    /// ([`crate::romanized`]), whose placeholders have the syllable id of what they spell.
+    /// `syllables` is ignored when `config.pinyin` is off.
+    ///
+    /// # Panics
+    /// If `config.pinyin` is on and `syllables` does not have one id per character.
+    pub fn with_syllables(
+        page: &[char],
+        syllables: Vec<u32>,
+        config: &AlignConfig,
+        frequency: &SeedFrequency,
+    ) -> Self {
         let min_works = config.common_seed_min_works;
         let char_hashes = seed_hashes(page, config.seed_length.max(1));
         let (syllables, pinyin_hashes) = if config.pinyin {
-            let ids = syllable_ids(page);
-            let hashes = syllable_seed_hashes(&ids, config.pinyin_seed_length.max(1));
-            (ids, hashes)
+            assert_eq!(syllables.len(), page.len(), "one syllable per character");
+            let hashes = syllable_seed_hashes(&syllables, config.pinyin_seed_length.max(1));
+            (syllables, hashes)
         } else {
             (Vec::new(), Vec::new())
         };
@@ -280,7 +302,9 @@ pub fn align(
         return Vec::new();
     }
     let common = &page_seeds.common;
-    let char_runs = find_runs(page, &page_seeds.chars, work, &work_seeds.chars, k);
+    let char_runs = find_runs(&page_seeds.chars, &work_seeds.chars, k, |p, w| {
+        page.get(p).is_some_and(|c| work.get(w) == Some(c))
+    });
     let mut runs = disjoint_on_page(split_common(char_runs, common, k), k);
 
     let page_informative = page.len() - page_seeds.common_count;
@@ -289,13 +313,15 @@ pub fn align(
     let pinyin_ready = !page_seeds.syllables.is_empty() && !work_seeds.syllables.is_empty();
     if config.pinyin && pinyin_ready && (found as f64) < config.pinyin_skip_share * shorter as f64 {
         let kp = config.pinyin_seed_length.max(1);
-        let pinyin_runs = find_runs(
-            &page_seeds.syllables,
-            &page_seeds.pinyin,
-            &work_seeds.syllables,
-            &work_seeds.pinyin,
-            kp,
-        );
+        let (page_ids, work_ids) = (&page_seeds.syllables, &work_seeds.syllables);
+        let pinyin_runs = find_runs(&page_seeds.pinyin, &work_seeds.pinyin, kp, |p, w| {
+            match (page_ids.get(p), work_ids.get(w)) {
+                (Some(a), Some(b)) => {
+                    a == b || (is_placeholder(page[p]) && can_read_as(work[w], *a))
+                }
+                _ => false,
+            }
+        });
         let pinyin_runs: Vec<Run> = split_common(pinyin_runs, common, k)
             .into_iter()
             .filter_map(|run| homophone_run(run, page, work, k, config))
@@ -312,14 +338,14 @@ pub fn align(
 }
 
 /// Seeds shared by both sequences, each extended along its diagonal into a maximal run of
-/// equal elements. Runs are returned as character runs (`exact == len`, `pinyin == false`);
-/// the caller re-labels pinyin runs.
-fn find_runs<T: PartialEq>(
-    page: &[T],
+/// positions where `same(page position, work position)` holds (false past either end). Runs
+/// are returned as character runs (`exact == len`, `pinyin == false`); the caller re-labels
+/// pinyin runs.
+fn find_runs(
     page_positions: &SeedPositions,
-    work: &[T],
     work_seeds: &[u64],
     k: usize,
+    same: impl Fn(usize, usize) -> bool,
 ) -> Vec<Run> {
     // Substrings repeated many times on one page are filler, not evidence; they are not used
     // as seeds.
@@ -344,7 +370,7 @@ fn find_runs<T: PartialEq>(
                 continue;
             }
             let mut len = 0;
-            while p + len < page.len() && w + len < work.len() && page[p + len] == work[w + len] {
+            while same(p + len, w + len) {
                 len += 1;
             }
             extended_until.insert(diagonal, w + len.max(1));

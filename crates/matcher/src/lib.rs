@@ -24,14 +24,17 @@ pub mod common;
 pub mod dna_index;
 pub mod index;
 pub mod lsh;
+pub mod romanized;
 
+use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::str::FromStr;
 
 use copytrace_fingerprint::{
     DnaConfig, FingerprintConfig, MinHasher, Normalized, ReferenceDistribution, Window, dna_codes,
-    fingerprint_normalized, minhash, normalize, shingle_hashes, simhash::ngram_hashes,
+    dna_codes_of_initials, fingerprint_normalized, minhash, normalize, shingle_hashes,
+    simhash::ngram_hashes,
 };
 use serde::{Deserialize, Serialize};
 
@@ -40,6 +43,7 @@ pub use common::SeedFrequency;
 pub use dna_index::DnaIndex;
 pub use index::{Hit, Index, IndexError, SegmentRef, SimHashIndex, WorkId};
 pub use lsh::{LshConfig, MinHashLshIndex, MinHashSignature};
+pub use romanized::{RomanizedPage, read_romanized};
 
 /// Thresholds and parameters of matching.
 ///
@@ -64,6 +68,11 @@ pub struct MatchConfig {
     pub max_candidates: usize,
     /// Which indexes propose candidates, and their parameters.
     pub candidates: CandidateConfig,
+    /// Whether pages are also read with their runs of Latin letters as pinyin syllables
+    /// (`xiao说` for 小说, see [`romanized`]): their DNA codes are looked up too, and each
+    /// candidate is verified against both readings, keeping the one that covers more of the
+    /// work. Needs `align.pinyin`, the only projection in which a romanized syllable can align.
+    pub romanized: bool,
 }
 
 impl Default for MatchConfig {
@@ -75,6 +84,7 @@ impl Default for MatchConfig {
             min_copied_chars: 60,
             max_candidates: 32,
             candidates: CandidateConfig::default(),
+            romanized: true,
         }
     }
 }
@@ -273,13 +283,25 @@ pub struct WorkMatch {
     /// Share of the page's informative canonical characters copied from the work (aligned
     /// exactly or, in homophone passages, as the same syllable).
     pub containment: f64,
-    /// Canonical characters of the page aligned with the work, boilerplate excluded.
+    /// Canonical characters of the page aligned with the work, boilerplate excluded. When the
+    /// page was read with romanized syllables (`+romanized`), a syllable such as `xiao` counts
+    /// as the one character it stands for, here and in `containment`.
     pub copied_chars: usize,
     /// How it was found and verified: `<candidate source>+align`, with `+pinyin` appended when
-    /// part of the evidence was aligned through homophones.
+    /// part of the evidence was aligned through homophones or romanized syllables, and
+    /// `+romanized` when the page's Latin letters were read as pinyin (see [`romanized`]).
     pub method: String,
     /// Evidence passages in page order.
     pub evidence: Vec<Evidence>,
+}
+
+/// A page prepared for verification against every candidate: its canonical text with its seeds
+/// and, when it has romanized runs, its reading with syllables and that reading's seeds (built
+/// on first use: most pages are explained without it).
+struct PageViews {
+    page: Normalized,
+    seeds: align::PageSeeds,
+    romanized: Option<(RomanizedPage, OnceCell<align::PageSeeds>)>,
 }
 
 /// A library work prepared for verification.
@@ -496,17 +518,18 @@ impl<I: Index> Matcher<I> {
         if page.is_empty() {
             return Ok(Vec::new());
         }
-        let candidates = self.candidates(&page)?;
+        let romanized = self.read_romanized(&page, page_text);
+        let candidates = self.candidates(&page, romanized.as_ref())?;
         if candidates.is_empty() {
             // Most crawled pages copy nothing: skip building their seed indexes.
             return Ok(Vec::new());
         }
-        let page_seeds = self.page_seeds(&page);
+        let views = self.page_views(page, romanized);
         let mut matches: Vec<WorkMatch> = candidates
             .into_iter()
             .filter_map(|candidate| {
                 let found_by = candidate.methods.to_string();
-                self.verify(&page, &page_seeds, candidate.work_id, &found_by)
+                self.verify_views(&views, candidate.work_id, &found_by)
             })
             .collect();
         matches.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.work_id.cmp(&b.work_id)));
@@ -520,12 +543,29 @@ impl<I: Index> Matcher<I> {
     /// Each enabled source is queried with the page's own windows: the content-anchored windows'
     /// SimHashes and MinHash signatures, and DNA codes of a window starting at *every* initial
     /// of the page. Works' DNA windows start every few dozen initials from the start of the
-    /// work, so a copy behind boilerplate of any length still lines up with them.
+    /// work, so a copy behind boilerplate of any length still lines up with them. A page with
+    /// romanized runs ([`romanized`]) is also looked up with the DNA codes of its reading as
+    /// syllables.
     pub fn candidates_for(&self, page_text: &str) -> Result<Vec<Candidate>, IndexError> {
-        self.candidates(&normalize(page_text))
+        let page = normalize(page_text);
+        let romanized = self.read_romanized(&page, page_text);
+        self.candidates(&page, romanized.as_ref())
     }
 
-    fn candidates(&self, page: &Normalized) -> Result<Vec<Candidate>, IndexError> {
+    /// The page read with its romanized runs as syllables, when the configuration asks for it
+    /// and the page has such runs.
+    fn read_romanized(&self, page: &Normalized, page_text: &str) -> Option<RomanizedPage> {
+        if !(self.config.romanized && self.config.align.pinyin) {
+            return None;
+        }
+        read_romanized(page, page_text)
+    }
+
+    fn candidates(
+        &self,
+        page: &Normalized,
+        romanized: Option<&RomanizedPage>,
+    ) -> Result<Vec<Candidate>, IndexError> {
         let methods = self.config.candidates.methods;
         // Distinct (work, window) pairs found by each source.
         let mut found: [HashSet<SegmentRef>; 3] = Default::default();
@@ -551,6 +591,11 @@ impl<I: Index> Matcher<I> {
                 .into_iter()
                 .map(|w| w.code)
                 .collect();
+            if let Some(romanized) = romanized {
+                let read =
+                    dna_codes_of_initials(&romanized.initials, &self.page_dna, &self.reference);
+                codes.extend(read.into_iter().map(|w| w.code));
+            }
             // Neighbouring start positions often give the same code: query each once.
             codes.sort_unstable();
             codes.dedup();
@@ -602,7 +647,8 @@ impl<I: Index> Matcher<I> {
         if page.is_empty() {
             return None;
         }
-        self.verify(&page, &self.page_seeds(&page), work_id, "direct")
+        let romanized = self.read_romanized(&page, page_text);
+        self.verify_views(&self.page_views(page, romanized), work_id, "direct")
     }
 
     /// In how many library works a character seed occurs (see [`common`]).
@@ -656,8 +702,57 @@ impl<I: Index> Matcher<I> {
         count
     }
 
-    fn page_seeds(&self, page: &Normalized) -> align::PageSeeds {
-        align::PageSeeds::new(&page.chars, &self.config.align, &self.frequency)
+    fn page_views(&self, page: Normalized, romanized: Option<RomanizedPage>) -> PageViews {
+        let seeds = align::PageSeeds::new(&page.chars, &self.config.align, &self.frequency);
+        PageViews {
+            page,
+            seeds,
+            romanized: romanized.map(|read| (read, OnceCell::new())),
+        }
+    }
+
+    /// Verifies the page against one work in each of its readings and keeps the verdict that
+    /// covers more of the work; on a tie, the page as written. Reading Latin letters as pinyin
+    /// is thus never forced on a page: it is used only where it explains more of the work.
+    ///
+    /// Like the pinyin projection, the reading is skipped when the page as written already
+    /// scores `align.pinyin_skip_share`: it can add to a verdict only through pinyin runs, and
+    /// those are not even looked for when the characters explain that much.
+    fn verify_views(
+        &self,
+        views: &PageViews,
+        work_id: WorkId,
+        found_by: &str,
+    ) -> Option<WorkMatch> {
+        let written = self.verify(&views.page, &views.seeds, work_id, found_by);
+        let Some((read, seeds)) = &views.romanized else {
+            return written;
+        };
+        if written
+            .as_ref()
+            .is_some_and(|w| w.score >= self.config.align.pinyin_skip_share)
+        {
+            return written;
+        }
+        let seeds = seeds.get_or_init(|| {
+            align::PageSeeds::with_syllables(
+                &read.normalized.chars,
+                read.syllables.clone(),
+                &self.config.align,
+                &self.frequency,
+            )
+        });
+        let romanized = self.verify(&read.normalized, seeds, work_id, found_by);
+        match (written, romanized) {
+            (Some(written), Some(romanized)) if romanized.coverage <= written.coverage => {
+                Some(written)
+            }
+            (written, None) => written,
+            (_, Some(mut romanized)) => {
+                romanized.method.push_str("+romanized");
+                Some(romanized)
+            }
+        }
     }
 
     /// Aligns the page with one work and turns the passages into a verdict (see [`WorkMatch`]

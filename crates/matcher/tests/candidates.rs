@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use copytrace_fingerprint::pinyin::syllable_ids;
 use copytrace_fingerprint::{FingerprintConfig, fingerprint_text, normalize};
 use copytrace_matcher::{Candidate, CandidateMethods, MatchConfig, Matcher, WorkId};
+use pinyin::ToPinyin;
 
 const LIBRARY: [(WorkId, &str); 4] = [
     (
@@ -167,6 +168,50 @@ fn work_dna_windows(work: &str) -> usize {
     let mut m = Matcher::new(MatchConfig::default());
     m.add_work(1, work).unwrap();
     m.index_sizes().unwrap().dna
+}
+
+/// `text` with each Chinese character written in toneless pinyin (`xiao说`) with probability
+/// `share`.
+fn romanized(text: &str, share: f64, seed: u64) -> String {
+    let mut state = seed;
+    text.chars()
+        .map(|c| match c.to_pinyin() {
+            Some(p) if ((splitmix(&mut state) % 1000) as f64) < share * 1000.0 => {
+                p.plain().to_owned()
+            }
+            _ => c.to_string(),
+        })
+        .collect()
+}
+
+#[test]
+fn a_romanized_page_is_a_dna_candidate_through_its_reading_as_syllables() {
+    let (_, work) = LIBRARY[0];
+    let page = wrapped(&romanized(work, 0.3, 42));
+    let mut config = MatchConfig::default();
+    config.candidates.methods = CandidateMethods::DNA;
+    let mut written_only = Matcher::new(MatchConfig {
+        romanized: false,
+        ..config
+    });
+    for (id, text) in LIBRARY {
+        written_only.add_work(id, text).unwrap();
+    }
+    let read = matcher(CandidateMethods::DNA)
+        .candidates_for(&page)
+        .unwrap();
+    let written = written_only.candidates_for(&page).unwrap();
+    let windows = work_dna_windows(work);
+    let candidate = find(&read, 1).expect("a candidate through the reading");
+    eprintln!("{candidate:?} {:?} of {windows}", find(&written, 1));
+    assert!(
+        candidate.dna_windows * 10 >= windows * 9,
+        "nearly every DNA window of the work: {candidate:?} of {windows}"
+    );
+    assert!(
+        find(&written, 1).is_none_or(|c| c.dna_windows * 10 < windows),
+        "the letters as written hide the work's DNA: {written:?}"
+    );
 }
 
 #[test]
