@@ -304,6 +304,27 @@ struct PageViews {
     romanized: Option<(RomanizedPage, OnceCell<align::PageSeeds>)>,
 }
 
+/// Characters of the work covered by the passages' runs, each counted once however many page
+/// passages align with it.
+fn distinct_work_chars(passages: &[align::AlignedPassage]) -> usize {
+    let mut spans: Vec<(usize, usize)> = passages
+        .iter()
+        .flat_map(|p| &p.runs)
+        .map(|run| (run.work, run.work + run.len))
+        .collect();
+    spans.sort_unstable();
+    let mut total = 0;
+    let mut reached = 0;
+    for (start, end) in spans {
+        let start = start.max(reached);
+        if end > start {
+            total += end - start;
+            reached = end;
+        }
+    }
+    total
+}
+
 /// A library work prepared for verification.
 #[derive(Debug, Clone)]
 struct PreparedWork {
@@ -775,7 +796,10 @@ impl<I: Index> Matcher<I> {
             work_informative,
             &self.config.align,
         );
-        let copied_chars: usize = passages.iter().map(|p| p.aligned_chars).sum();
+        // A page repeating a work's sentence (a heading, a name, a refrain) copies it once: the
+        // count is capped by the distinct work characters the evidence covers.
+        let page_aligned: usize = passages.iter().map(|p| p.aligned_chars).sum();
+        let copied_chars = page_aligned.min(distinct_work_chars(&passages));
         if copied_chars < self.config.min_copied_chars.max(1) {
             return None;
         }

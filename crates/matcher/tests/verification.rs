@@ -896,3 +896,24 @@ fn romanized_polyphones_in_another_reading_than_the_default_are_still_aligned() 
         }
     }
 }
+
+#[test]
+fn a_sentence_repeated_on_a_page_is_copied_once() {
+    // Found in the quality benchmark: an unrelated act of a play named the same character
+    // (`Thomas Mowbray, Duke of Norfolk`, 27 characters) three times, and each occurrence
+    // aligned with the same work passage, adding up to 78 "copied" characters. The count is
+    // capped by the distinct work characters covered, so repeating a shared line does not
+    // accumulate into an accusation; a real copy is unaffected.
+    let m = library(MatchConfig::default());
+    let rain: Vec<char> = RAIN.chars().filter(|c| !c.is_whitespace()).collect();
+    let line: String = rain[40..72].iter().collect();
+    let page =
+        format!("今天天气晴朗。{line}。我们去公园散步。{line}。然后回家吃饭。{line}。晚上看书。");
+    assert!(
+        m.match_text(&page).unwrap().is_empty(),
+        "one 32-character line, three times, is not a 60-character copy"
+    );
+    let copy = m.match_text(RAIN).unwrap();
+    assert_eq!(copy.len(), 1);
+    assert!(copy[0].copied_chars >= RAIN.chars().count() / 2);
+}
