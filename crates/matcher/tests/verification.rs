@@ -911,7 +911,7 @@ fn a_sentence_repeated_on_a_page_is_copied_once() {
         format!("今天天气晴朗。{line}。我们去公园散步。{line}。然后回家吃饭。{line}。晚上看书。");
     assert!(
         m.match_text(&page).unwrap().is_empty(),
-        "one 32-character line, three times, is not a 60-character copy"
+        "one 32-character line, three times, is not a copy of 80 characters"
     );
     let copy = m.match_text(RAIN).unwrap();
     assert_eq!(copy.len(), 1);

@@ -311,6 +311,6 @@ fn the_report_threshold_and_candidate_sources_can_be_set_and_copied_chars_are_ex
     );
     for row in &export.rows {
         let chars: u32 = row[copied].parse().expect("a count");
-        assert!(chars >= 60, "{row:?}");
+        assert!(chars >= 80, "the default threshold: {row:?}");
     }
 }
