@@ -194,13 +194,19 @@ pub fn plot_svg(series: &[(String, Vec<SweepPoint>)], chosen: Option<u32>) -> St
     let colors = [
         "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
     ];
-    let max_t = series
+    // Thresholds are evenly spaced (a categorical axis): the interesting ones are the small
+    // ones, which a linear axis would crowd together.
+    let thresholds: Vec<u32> = series
         .iter()
         .flat_map(|(_, points)| points.iter().map(|p| p.threshold))
-        .max()
-        .unwrap_or(1)
-        .max(1) as f64;
-    let x = |t: u32| LEFT + (W - LEFT - RIGHT) * f64::from(t) / max_t;
+        .collect::<BTreeSet<u32>>()
+        .into_iter()
+        .collect();
+    let steps = thresholds.len().saturating_sub(1).max(1) as f64;
+    let x = |t: u32| {
+        let i = thresholds.partition_point(|&known| known < t) as f64;
+        LEFT + 10.0 + (W - LEFT - RIGHT - 20.0) * i / steps
+    };
     let y = |v: f64| TOP + (H - TOP - BOTTOM) * (1.0 - (v.max(Y_MIN) - Y_MIN) / (1.0 - Y_MIN));
     let mut svg = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" \
@@ -219,10 +225,6 @@ pub fn plot_svg(series: &[(String, Vec<SweepPoint>)], chosen: Option<u32>) -> St
             y0 = y(v)
         ));
     }
-    let thresholds: BTreeSet<u32> = series
-        .iter()
-        .flat_map(|(_, points)| points.iter().map(|p| p.threshold))
-        .collect();
     for t in &thresholds {
         svg.push_str(&format!(
             "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{t}</text>\n",
