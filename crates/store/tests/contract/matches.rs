@@ -17,6 +17,7 @@ contract_tests!(
     a_failed_recording_changes_nothing,
     scores_outside_zero_to_one_are_refused,
     unknown_match_status_change_is_not_found,
+    a_match_with_twenty_thousand_evidence_passages_round_trips,
 );
 
 /// A page holding `text` and a work of a new holder, for tests about one pair.
@@ -310,4 +311,24 @@ async fn scores_outside_zero_to_one_are_refused(store: Arc<dyn Store>) {
 async fn unknown_match_status_change_is_not_found(store: Arc<dyn Store>) {
     let result = store.set_match_status(31337, MatchStatus::Removed).await;
     assert_eq!(not_found(result), "match 31337");
+}
+
+/// 20,000 passages × 6 columns is more than one multi-row `VALUES` statement can bind.
+async fn a_match_with_twenty_thousand_evidence_passages_round_trips(store: Arc<dyn Store>) {
+    let (page, work) = page_and_work(&*store).await;
+    let hash = hash_of("pirated text");
+    let passages: Vec<(u32, u32)> = (0..20_000).map(|n| (n * 20, (n * 37) % 5_000)).collect();
+    let verdict = [found(work, 0.9, &passages)];
+    for at_seconds in [1, 2] {
+        store
+            .record_page_matches(page, &hash, &verdict, at(at_seconds))
+            .await
+            .unwrap();
+    }
+    let matches = store.list_matches(&MatchFilter::default()).await.unwrap();
+    assert_eq!(matches.len(), 1);
+    assert_eq!(
+        matches[0].evidence, verdict[0].evidence,
+        "all passages, in order, recorded twice but stored once"
+    );
 }
