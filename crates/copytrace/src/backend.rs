@@ -11,7 +11,8 @@ use copytrace_store::sqlite::SqliteStore;
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://copytrace.db";
 
 /// What `--db` accepts, for error messages.
-const EXPECTED_URLS: &str = "expected sqlite://PATH (or sqlite::memory:) or postgres://USER@HOST/DB";
+const EXPECTED_URLS: &str =
+    "expected sqlite://PATH (or sqlite::memory:) or postgres://USER@HOST/DB";
 
 /// Opens the store named by `url` and applies pending migrations: `sqlite:` URLs open the
 /// embedded SQLite backend, `postgres://` and `postgresql://` URLs the PostgreSQL backend.

@@ -571,8 +571,7 @@ impl Store for PostgresStore {
             return Err(StoreError::Invalid("a rights holder needs a name".into()));
         }
         let find = || {
-            sqlx::query_scalar::<_, i64>("SELECT id FROM rights_holders WHERE name = $1")
-                .bind(name)
+            sqlx::query_scalar::<_, i64>("SELECT id FROM rights_holders WHERE name = $1").bind(name)
         };
         // Read first: the usual case writes nothing and leaves no gap in the id sequence.
         if let Some(id) = find().fetch_optional(&self.pool).await? {
@@ -998,7 +997,12 @@ impl Store for PostgresStore {
             .bind(matches.iter().map(|m| m.score).collect::<Vec<f64>>())
             .bind(matches.iter().map(|m| m.coverage).collect::<Vec<f64>>())
             .bind(matches.iter().map(|m| m.containment).collect::<Vec<f64>>())
-            .bind(matches.iter().map(|m| m.method.as_str()).collect::<Vec<&str>>())
+            .bind(
+                matches
+                    .iter()
+                    .map(|m| m.method.as_str())
+                    .collect::<Vec<&str>>(),
+            )
             .bind(u32_to_i64(matches.iter().map(|m| m.copied_chars)))
             .fetch_all(&mut *tx)
             .await?;
@@ -1031,7 +1035,14 @@ impl Store for PostgresStore {
                 }
             }
             if !columns[0].is_empty() {
-                let [match_id, ordinal, page_start, page_end, work_start, work_end] = columns;
+                let [
+                    match_id,
+                    ordinal,
+                    page_start,
+                    page_end,
+                    work_start,
+                    work_end,
+                ] = columns;
                 sqlx::query(
                     "INSERT INTO evidence (match_id, ordinal, page_start, page_end, work_start, \
                      work_end) SELECT * FROM UNNEST($1::bigint[], $2::bigint[], $3::bigint[], \

@@ -192,9 +192,8 @@ pub(crate) fn validate_schedule(schedule: &NewSchedule) -> Result<&str> {
 
 /// Checks a user and returns the email as stored (trimmed, lower-cased).
 pub(crate) fn validate_user(user: &NewUser) -> Result<String> {
-    let email = normalize_email(&user.email).ok_or_else(|| {
-        StoreError::Invalid(format!("{:?} is not an email address", user.email))
-    })?;
+    let email = normalize_email(&user.email)
+        .ok_or_else(|| StoreError::Invalid(format!("{:?} is not an email address", user.email)))?;
     if user.password_hash.is_empty() {
         return Err(StoreError::Invalid(format!(
             "user {email:?} has no password hash"

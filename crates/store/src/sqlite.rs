@@ -25,16 +25,16 @@ use chrono::{DateTime, Utc};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 use sqlx::{FromRow, Sqlite, SqliteConnection, Transaction};
 
+use crate::rules::{
+    from_json, is_unique_violation, lease_until, new_algorithm_versions, normalize_email, page_key,
+    to_json, to_u32, to_u64, validate_job, validate_matches, validate_schedule, validate_user,
+    validate_work,
+};
 use crate::{
     AlgorithmFingerprint, EvidencePassage, Id, IndexedSegment, Job, JobState, MatchFilter,
     MatchRecord, MatchStatus, NewJob, NewMatch, NewPage, NewSchedule, NewUser, NewWork, Page,
     PageWrite, Result, RightsHolder, Role, Schedule, SegmentFingerprint, Site, Store, StoreError,
     User, Work, WorkSummary, WriteOutcome, redact_url,
-};
-use crate::rules::{
-    from_json, is_unique_violation, lease_until, new_algorithm_versions, normalize_email, page_key,
-    to_json, to_u32, to_u64, validate_job, validate_matches, validate_schedule, validate_user,
-    validate_work,
 };
 
 /// The SQLite migrations, embedded at compile time so the binary needs no files beside it.

@@ -38,7 +38,8 @@ impl TestDb {
         match self.place {
             Place::Directory(dir) => drop(dir),
             Place::Postgres { store, name } => {
-                let _ = tokio::time::timeout(std::time::Duration::from_secs(5), store.close()).await;
+                let _ =
+                    tokio::time::timeout(std::time::Duration::from_secs(5), store.close()).await;
                 drop_postgres_database(&name).await;
             }
         }
@@ -67,9 +68,8 @@ pub fn postgres_server_url() -> url::Url {
              user may create databases (postgres://USER@127.0.0.1:PORT/postgres)"
         )
     });
-    url::Url::parse(&url).unwrap_or_else(|error| {
-        panic!("COPYTRACE_TEST_POSTGRES_URL {url:?} is not a URL: {error}")
-    })
+    url::Url::parse(&url)
+        .unwrap_or_else(|error| panic!("COPYTRACE_TEST_POSTGRES_URL {url:?} is not a URL: {error}"))
 }
 
 /// The test server's URL with the database part replaced by `name`.

@@ -25,6 +25,7 @@ contract_tests!(
     unknown_work_has_no_fingerprints,
     a_work_with_seventy_thousand_windows_round_trips,
     names_and_external_ids_sort_bytewise_not_by_locale,
+    concurrent_adds_of_one_work_make_one_row,
 );
 
 async fn ensuring_a_rights_holder_twice_returns_the_same_id(store: Arc<dyn Store>) {
@@ -431,4 +432,36 @@ async fn names_and_external_ids_sort_bytewise_not_by_locale(store: Arc<dyn Store
         .map(|work| work.external_id)
         .collect();
     assert_eq!(external_ids, ["Zeta", "_draft", "alpha", "zulu", "Ébène"]);
+}
+
+/// Two `library add` runs racing over the same file: one row, one set of windows.
+async fn concurrent_adds_of_one_work_make_one_row(store: Arc<dyn Store>) {
+    let holder = store.ensure_rights_holder("Yuewen").await.unwrap();
+    let new = work(
+        holder,
+        "novel",
+        "the same chapter added by eight processes at once",
+    );
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let store = store.clone();
+            let new = new.clone();
+            tokio::spawn(async move { store.upsert_work(&new).await.unwrap() })
+        })
+        .collect();
+    let mut results = Vec::new();
+    for task in tasks {
+        results.push(task.await.unwrap());
+    }
+    let created = results
+        .iter()
+        .filter(|(_, outcome)| *outcome == WriteOutcome::Created)
+        .count();
+    assert_eq!(created, 1, "{results:?}");
+    assert!(results.iter().all(|(id, _)| *id == results[0].0));
+    assert_eq!(store.list_works(None).await.unwrap().len(), 1);
+    assert_eq!(
+        store.all_segments().await.unwrap().len(),
+        new.segments.len()
+    );
 }
