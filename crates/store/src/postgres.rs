@@ -47,7 +47,7 @@ use crate::{
 
 /// The PostgreSQL migrations, embedded at compile time so the binary needs no files beside it.
 /// sqlx takes an advisory lock while migrating, so processes starting together are safe.
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+pub(crate) static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
 /// Connections per process: enough for the concurrent claimers and writers of one worker
 /// without exhausting the server's default 100 connections across a handful of processes.
@@ -1380,5 +1380,39 @@ impl Store for PostgresStore {
         .await?
         .map(UserRow::into_model)
         .transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_migrations_mirror_the_sqlite_ones_one_for_one() {
+        let steps = |migrator: &sqlx::migrate::Migrator| {
+            migrator
+                .iter()
+                .map(|m| (m.version, m.description.to_string()))
+                .collect::<Vec<_>>()
+        };
+        let postgres = steps(&super::MIGRATOR);
+        assert_eq!(postgres, steps(&crate::sqlite::MIGRATOR));
+        assert_eq!(
+            postgres.iter().map(|(v, _)| *v).collect::<Vec<_>>(),
+            [1, 2, 3]
+        );
+    }
+
+    #[test]
+    fn stored_timestamps_are_truncated_to_whole_microseconds() {
+        use chrono::TimeZone;
+        let at = chrono::Utc
+            .timestamp_opt(1_780_000_000, 123_456_789)
+            .unwrap();
+        assert_eq!(super::stored(at).timestamp_subsec_nanos(), 123_456_000);
+        let before_1970 = chrono::Utc.timestamp_opt(-10, 999_999_999).unwrap();
+        assert_eq!(
+            super::stored(before_1970).timestamp_subsec_nanos(),
+            999_999_000,
+            "truncated towards the past, as SQLite's integer microseconds are"
+        );
     }
 }

@@ -38,7 +38,7 @@ use crate::{
 };
 
 /// The SQLite migrations, embedded at compile time so the binary needs no files beside it.
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+pub(crate) static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 
 /// How long a statement waits for another connection's write lock before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
