@@ -123,3 +123,25 @@ fn an_unreachable_postgres_server_is_a_one_line_error_without_the_password() {
     );
     assert!(!error.contains("hunter2"), "{error}");
 }
+
+#[test]
+fn a_missing_postgres_database_is_named_once_in_a_one_line_error() {
+    let mut url = server_url();
+    url.set_path("/copytrace_cli_no_such_database");
+    let workspace = Workspace::new();
+    let mut command = workspace.bare();
+    command.args(["--db", url.as_str(), "library", "list"]);
+    let run = crate::helpers::run_command(&mut command);
+    let error = run.one_line_error();
+    assert!(
+        error.contains("cannot open database postgres://"),
+        "{error}"
+    );
+    assert_eq!(
+        error
+            .matches("database \"copytrace_cli_no_such_database\" does not exist")
+            .count(),
+        1,
+        "the server's reason, once: {error}"
+    );
+}
