@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use sqlx::migrate::MigrateDatabase;
 
-use crate::helpers::{Workspace, write_sample_library};
+use crate::helpers::{TestSite, Workspace, add_crawl_match, write_sample_library};
 
 /// The test server's URL; unset means the suite was not started by `./scripts/test`, which is a
 /// failure, never a reason to skip.
@@ -144,4 +144,34 @@ fn a_missing_postgres_database_is_named_once_in_a_one_line_error() {
         1,
         "the server's reason, once: {error}"
     );
+}
+
+#[test]
+fn the_whole_pipeline_exports_the_same_matches_on_postgres_as_on_sqlite() {
+    let database = Database::new();
+    let site = TestSite::sample();
+    let on_sqlite = Workspace::new();
+    let mut on_postgres = Workspace::new();
+    on_postgres.db = database.url.clone();
+    add_crawl_match(&on_sqlite, &site);
+    add_crawl_match(&on_postgres, &site);
+
+    // Everything agrees, evidence offsets included, but the clock and the ids of pages and
+    // matches: those follow the order in which concurrent fetches finished.
+    let comparable = |workspace: &Workspace| {
+        let mut matches = workspace.export_json();
+        for record in &mut matches {
+            let record = record.as_object_mut().expect("a match is an object");
+            for key in ["first_seen", "last_seen", "id", "page_id"] {
+                assert!(record.remove(key).is_some(), "{key} is exported");
+            }
+        }
+        matches
+    };
+    let exported = comparable(&on_postgres);
+    assert!(
+        exported.len() >= 3,
+        "the sample site has pirated copies: {exported:?}"
+    );
+    assert_eq!(exported, comparable(&on_sqlite));
 }
