@@ -4,29 +4,35 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use copytrace_store::Store;
+use copytrace_store::postgres::PostgresStore;
 use copytrace_store::sqlite::SqliteStore;
 
 /// The database used when neither `--db` nor `COPYTRACE_DATABASE_URL` says otherwise.
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://copytrace.db";
 
-/// Opens the store named by `url` and applies pending migrations.
+/// What `--db` accepts, for error messages.
+const EXPECTED_URLS: &str =
+    "expected sqlite://PATH (or sqlite::memory:) or postgres://USER@HOST/DB";
+
+/// Opens the store named by `url` and applies pending migrations: `sqlite:` URLs open the
+/// embedded SQLite backend, `postgres://` and `postgresql://` URLs the PostgreSQL backend.
 pub async fn open_store(url: &str) -> Result<Arc<dyn Store>> {
     let shown = redact(url);
     let Some((scheme, _)) = url.split_once(':') else {
-        bail!("invalid database URL {shown:?}: expected sqlite://PATH (or sqlite::memory:)");
+        bail!("invalid database URL {shown:?}: {EXPECTED_URLS}");
     };
-    let store: Arc<dyn Store> = match scheme {
+    let store: Arc<dyn Store> = match scheme.to_ascii_lowercase().as_str() {
         "sqlite" => Arc::new(
             SqliteStore::connect(url)
                 .await
                 .with_context(|| format!("cannot open database {shown}"))?,
         ),
-        "postgres" | "postgresql" => {
-            bail!("PostgreSQL ({shown}) is not supported by this build yet; use sqlite://PATH")
-        }
-        other => bail!(
-            "invalid database URL {shown:?}: unknown scheme {other:?}, expected sqlite://PATH"
+        "postgres" | "postgresql" => Arc::new(
+            PostgresStore::connect(url)
+                .await
+                .with_context(|| format!("cannot open database {shown}"))?,
         ),
+        other => bail!("invalid database URL {shown:?}: unknown scheme {other:?}, {EXPECTED_URLS}"),
     };
     store
         .migrate()

@@ -34,7 +34,8 @@ const EXIT_PARTIAL: u8 = 3;
 #[derive(Debug, Parser)]
 #[command(name = "copytrace", version, propagate_version = true)]
 struct Cli {
-    /// Database URL. SQLite (the embedded default) is `sqlite://PATH`.
+    /// Database URL: `sqlite://PATH` (the embedded default) or
+    /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (an existing database; migrated on open).
     #[arg(long, global = true, env = "COPYTRACE_DATABASE_URL", default_value = DEFAULT_DATABASE_URL,
           hide_env_values = true)]
     db: String,
@@ -243,11 +244,23 @@ fn main() -> ExitCode {
         // `copytrace … | head` closing the pipe early is not an error.
         Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
-            let chain: Vec<String> = error.chain().map(ToString::to_string).collect();
-            eprintln!("error: {}", chain.join(": "));
+            eprintln!("error: {}", one_line(&error));
             ExitCode::FAILURE
         }
     }
+}
+
+/// The cause chain on one line. A cause that only repeats the end of the message before it
+/// (database drivers print their source inside their own message) is left out.
+fn one_line(error: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in error.chain().map(ToString::to_string) {
+        if parts.last().is_some_and(|last| last.ends_with(&cause)) {
+            continue;
+        }
+        parts.push(cause);
+    }
+    parts.join(": ")
 }
 
 fn is_broken_pipe(error: &anyhow::Error) -> bool {
@@ -715,4 +728,50 @@ async fn run_demo() -> Result<ExitCode> {
         "\nAll pirated sample pages were found against the right work; no unrelated page was accused."
     );
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt;
+
+    use super::one_line;
+
+    #[derive(Debug)]
+    struct Server;
+
+    impl fmt::Display for Server {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("database \"ct\" does not exist")
+        }
+    }
+
+    impl std::error::Error for Server {}
+
+    /// A driver error that prints its source inside its own message and also returns it.
+    #[derive(Debug)]
+    struct Driver(Server);
+
+    impl fmt::Display for Driver {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "error returned from database: {}", self.0)
+        }
+    }
+
+    impl std::error::Error for Driver {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn a_cause_repeating_the_previous_message_is_printed_once() {
+        let error = anyhow::Error::new(Driver(Server)).context("cannot open database pg://h/ct");
+        assert_eq!(
+            one_line(&error),
+            "cannot open database pg://h/ct: error returned from database: database \"ct\" does \
+             not exist"
+        );
+        let plain = anyhow::anyhow!("disk full").context("cannot write");
+        assert_eq!(one_line(&plain), "cannot write: disk full");
+    }
 }

@@ -9,8 +9,10 @@
 //! [`Store`] is the only way the rest of Copytrace touches the database. It is object safe
 //! (`Arc<dyn Store>`) so the binary chooses the backend exactly once, from the database URL, and
 //! nothing else knows which one runs. The SQLite implementation ([`sqlite::SqliteStore`]) is the
-//! embedded default; a PostgreSQL implementation with the same semantics comes later and must
-//! pass the same contract tests.
+//! embedded default for one machine; the PostgreSQL implementation
+//! ([`postgres::PostgresStore`]) is the production backend shared by several processes. Both
+//! have their own migrations (`migrations/sqlite`, `migrations/postgres`) and pass the same
+//! contract tests.
 //!
 //! Library writes are idempotent: adding the same work or page twice leaves one row, and
 //! recording the matches of a page replaces that page's previous verdict instead of appending to
@@ -24,12 +26,19 @@
 //!   collation and PostgreSQL's `COLLATE "C"` do, never by a locale;
 //! * e-mail addresses are lower-cased by the store before they are written or looked up;
 //! * "does not exist" is always [`StoreError::NotFound`] naming the row (`"work 42"`), and a
-//!   refused value is [`StoreError::Invalid`] with a reason a person can act on.
+//!   refused value is [`StoreError::Invalid`] with a reason a person can act on; both backends
+//!   share the validation code, so they refuse the same values with the same words.
+//!
+//! One difference is PostgreSQL's, not the store's: it cannot hold the NUL character in text, so
+//! such a value is `Invalid` there (SQLite stores it). Works and pages never contain one: text
+//! files with NUL bytes are refused as binary, and HTML parsing drops them.
 //!
 //! `tests/contract` holds the executable form of these rules: every test runs once per backend,
 //! each on a fresh database.
 
 pub mod model;
+pub mod postgres;
+mod rules;
 pub mod sqlite;
 
 use async_trait::async_trait;
@@ -66,6 +75,16 @@ impl From<sqlx::Error> for StoreError {
     fn from(error: sqlx::Error) -> Self {
         match error {
             sqlx::Error::RowNotFound => StoreError::NotFound("row".to_owned()),
+            // character_not_in_repertoire, untranslatable_character: PostgreSQL's answer to a
+            // NUL character in text or jsonb. The value is at fault, not the database.
+            sqlx::Error::Database(db)
+                if matches!(db.code().as_deref(), Some("22021" | "22P05")) =>
+            {
+                StoreError::Invalid(format!(
+                    "text containing a NUL character cannot be stored in PostgreSQL ({})",
+                    db.message()
+                ))
+            }
             other => StoreError::Database(other),
         }
     }

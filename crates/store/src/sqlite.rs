@@ -25,6 +25,11 @@ use chrono::{DateTime, Utc};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 use sqlx::{FromRow, Sqlite, SqliteConnection, Transaction};
 
+use crate::rules::{
+    from_json, is_unique_violation, lease_until, new_algorithm_versions, normalize_email, page_key,
+    to_json, to_u32, to_u64, validate_job, validate_matches, validate_schedule, validate_user,
+    validate_work,
+};
 use crate::{
     AlgorithmFingerprint, EvidencePassage, Id, IndexedSegment, Job, JobState, MatchFilter,
     MatchRecord, MatchStatus, NewJob, NewMatch, NewPage, NewSchedule, NewUser, NewWork, Page,
@@ -33,7 +38,7 @@ use crate::{
 };
 
 /// The SQLite migrations, embedded at compile time so the binary needs no files beside it.
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+pub(crate) static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 
 /// How long a statement waits for another connection's write lock before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -158,128 +163,6 @@ fn from_opt_micros(value: Option<i64>) -> Result<Option<DateTime<Utc>>> {
 /// The clock for rows the caller does not timestamp itself, at stored precision.
 fn now_micros() -> i64 {
     micros(Utc::now())
-}
-
-fn to_u32(value: i64, what: &str) -> Result<u32> {
-    u32::try_from(value)
-        .map_err(|_| StoreError::Invalid(format!("stored {what} {value} is out of range")))
-}
-
-fn to_u64(value: i64, what: &str) -> Result<u64> {
-    u64::try_from(value)
-        .map_err(|_| StoreError::Invalid(format!("stored {what} {value} is out of range")))
-}
-
-fn to_json(value: &impl serde::Serialize, what: &str) -> Result<String> {
-    serde_json::to_string(value)
-        .map_err(|error| StoreError::Invalid(format!("{what} is not serializable: {error}")))
-}
-
-fn from_json<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T> {
-    serde_json::from_str(text)
-        .map_err(|error| StoreError::Invalid(format!("stored {what} is not valid JSON: {error}")))
-}
-
-fn is_unique_violation(error: &sqlx::Error) -> bool {
-    matches!(error, sqlx::Error::Database(db) if db.is_unique_violation())
-}
-
-// ----- validation -----
-
-fn validate_work(work: &NewWork) -> Result<()> {
-    if work.external_id.trim().is_empty() {
-        return Err(StoreError::Invalid("a work needs an external id".into()));
-    }
-    if work.content_hash.is_empty() {
-        return Err(StoreError::Invalid(format!(
-            "work {:?} has an empty content hash",
-            work.external_id
-        )));
-    }
-    let mut ordinals = HashSet::with_capacity(work.segments.len());
-    for segment in &work.segments {
-        if !ordinals.insert(segment.ordinal) {
-            return Err(StoreError::Invalid(format!(
-                "work {:?} has two segments with ordinal {}",
-                work.external_id, segment.ordinal
-            )));
-        }
-        if segment.start > segment.end || segment.end as usize > work.content.len() {
-            return Err(StoreError::Invalid(format!(
-                "segment {} of work {:?} spans bytes {}..{} outside the {}-byte text",
-                segment.ordinal,
-                work.external_id,
-                segment.start,
-                segment.end,
-                work.content.len()
-            )));
-        }
-    }
-    Ok(())
-}
-
-fn validate_matches(page_id: Id, matches: &[NewMatch]) -> Result<()> {
-    let mut works = HashSet::with_capacity(matches.len());
-    for m in matches {
-        if !works.insert(m.work_id) {
-            return Err(StoreError::Invalid(format!(
-                "page {page_id} lists work {} twice",
-                m.work_id
-            )));
-        }
-        for (name, value) in [
-            ("score", m.score),
-            ("coverage", m.coverage),
-            ("containment", m.containment),
-        ] {
-            if !(0.0..=1.0).contains(&value) {
-                return Err(StoreError::Invalid(format!(
-                    "{name} {value} of page {page_id} × work {} is outside [0, 1]",
-                    m.work_id
-                )));
-            }
-        }
-        if m.method.trim().is_empty() {
-            return Err(StoreError::Invalid(format!(
-                "match of page {page_id} × work {} names no method",
-                m.work_id
-            )));
-        }
-        for passage in &m.evidence {
-            if passage.page_start > passage.page_end || passage.work_start > passage.work_end {
-                return Err(StoreError::Invalid(format!(
-                    "evidence of page {page_id} × work {} has a reversed range",
-                    m.work_id
-                )));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The page key and its site: the normalized URL without fragment, and the lower-case host with
-/// the port when it is not the scheme's default (the URL parser drops default ports).
-fn page_key(raw: &str) -> Result<(String, String)> {
-    let mut url = url::Url::parse(raw)
-        .map_err(|error| StoreError::Invalid(format!("page URL {raw:?} is malformed: {error}")))?;
-    let host = url
-        .host_str()
-        .filter(|host| !host.is_empty())
-        .ok_or_else(|| StoreError::Invalid(format!("page URL {raw:?} has no host")))?
-        .to_ascii_lowercase();
-    let host = match url.port() {
-        Some(port) => format!("{host}:{port}"),
-        None => host,
-    };
-    url.set_fragment(None);
-    Ok((url.into(), host))
-}
-
-/// Normalizes an email for storage and lookup; `None` when it cannot be an address.
-fn normalize_email(email: &str) -> Option<String> {
-    let email = email.trim().to_lowercase();
-    let (local, domain) = email.split_once('@')?;
-    (!local.is_empty() && !domain.is_empty()).then_some(email)
 }
 
 // ----- rows -----
@@ -661,17 +544,6 @@ async fn algorithm_versions(
     rows.into_iter()
         .map(|(algorithm, version)| Ok((algorithm, to_u32(version, "fingerprint version")?)))
         .collect()
-}
-
-/// `(algorithm, version)` of a new work's fingerprints, ordered like [`algorithm_versions`].
-fn new_algorithm_versions(work: &NewWork) -> Vec<(String, u32)> {
-    let mut versions: Vec<(String, u32)> = work
-        .fingerprints
-        .iter()
-        .map(|f| (f.algorithm.clone(), f.version))
-        .collect();
-    versions.sort();
-    versions
 }
 
 /// Explains why a job update touched no row: the job is missing or not running.
@@ -1174,15 +1046,7 @@ impl Store for SqliteStore {
     // ----- jobs -----
 
     async fn enqueue_job(&self, job: &NewJob) -> Result<Id> {
-        if job.kind.trim().is_empty() {
-            return Err(StoreError::Invalid("a job needs a kind".into()));
-        }
-        if job.max_attempts == 0 {
-            return Err(StoreError::Invalid(format!(
-                "{} job must allow at least one attempt",
-                job.kind
-            )));
-        }
+        validate_job(job)?;
         let payload = to_json(&job.payload, "job payload")?;
         let now = now_micros();
         let mut tx = self.write().await?;
@@ -1224,14 +1088,7 @@ impl Store for SqliteStore {
         if kinds.is_empty() {
             return Ok(None);
         }
-        if lease <= chrono::Duration::zero() {
-            return Err(StoreError::Invalid(format!(
-                "job lease {lease} is not positive"
-            )));
-        }
-        let lease_until = now
-            .checked_add_signed(lease)
-            .ok_or_else(|| StoreError::Invalid(format!("job lease {lease} is too long")))?;
+        let lease_until = lease_until(now, lease)?;
         // Kinds travel as one JSON array so the statement text stays fixed (PostgreSQL:
         // `kind = ANY($1)`).
         let kinds = to_json(&kinds, "job kinds")?;
@@ -1327,20 +1184,7 @@ impl Store for SqliteStore {
     // ----- schedules -----
 
     async fn create_schedule(&self, schedule: &NewSchedule) -> Result<Id> {
-        let name = schedule.name.trim();
-        if name.is_empty() {
-            return Err(StoreError::Invalid("a schedule needs a name".into()));
-        }
-        if schedule.cron.trim().is_empty() {
-            return Err(StoreError::Invalid(format!(
-                "schedule {name:?} needs a cron expression"
-            )));
-        }
-        if schedule.timezone.trim().is_empty() {
-            return Err(StoreError::Invalid(format!(
-                "schedule {name:?} needs a time zone"
-            )));
-        }
+        let name = validate_schedule(schedule)?;
         let result = sqlx::query_scalar(
             "INSERT INTO schedules (name, cron, timezone, seeds, config, enabled, owner, \
              created_at) VALUES ($1, $2, $3, $4, $5, 1, $6, $7) RETURNING id",
@@ -1401,28 +1245,7 @@ impl Store for SqliteStore {
     // ----- users -----
 
     async fn create_user(&self, user: &NewUser) -> Result<Id> {
-        let email = normalize_email(&user.email).ok_or_else(|| {
-            StoreError::Invalid(format!("{:?} is not an email address", user.email))
-        })?;
-        if user.password_hash.is_empty() {
-            return Err(StoreError::Invalid(format!(
-                "user {email:?} has no password hash"
-            )));
-        }
-        match (user.role, user.rights_holder_id) {
-            (Role::RightsHolder, None) => {
-                return Err(StoreError::Invalid(format!(
-                    "rights-holder user {email:?} needs a rights holder"
-                )));
-            }
-            (role, Some(_)) if role != Role::RightsHolder => {
-                return Err(StoreError::Invalid(format!(
-                    "{} user {email:?} cannot belong to a rights holder",
-                    role.as_str()
-                )));
-            }
-            _ => {}
-        }
+        let email = validate_user(user)?;
         let mut tx = self.write().await?;
         if let Some(holder) = user.rights_holder_id {
             rights_holder_exists(&mut tx, holder).await?;
@@ -1486,20 +1309,6 @@ mod tests {
             };
             assert_eq!(options.get_filename().to_str(), Some(file), "{url}");
         }
-    }
-
-    #[test]
-    fn hosts_are_lower_cased_and_keep_explicit_ports() {
-        let (url, host) = page_key("HTTPS://Example.COM:8443/a?b=1#frag").unwrap();
-        assert_eq!(url, "https://example.com:8443/a?b=1");
-        assert_eq!(host, "example.com:8443");
-        let (_, host) = page_key("http://Example.com:80/").unwrap();
-        assert_eq!(
-            host, "example.com",
-            "the default port is not part of the site"
-        );
-        let (_, host) = page_key("http://[::1]:8080/").unwrap();
-        assert_eq!(host, "[::1]:8080");
     }
 
     #[tokio::test]

@@ -5,7 +5,8 @@
 //! site of `copytrace::demo`, or a small site built from the same parts) whose request log
 //! proves what the crawler did and did not fetch. The Redis index tests use the real
 //! `redis-server` that `./scripts/test` starts (`COPYTRACE_TEST_REDIS_URL`), each under its own
-//! key prefix.
+//! key prefix; the PostgreSQL tests use its PostgreSQL cluster (`COPYTRACE_TEST_POSTGRES_URL`),
+//! each in a database of its own.
 
 mod bad_input;
 mod config;
@@ -15,4 +16,5 @@ mod demo;
 mod helpers;
 mod idempotence;
 mod inspect;
+mod postgres_store;
 mod redis_index;

@@ -1,35 +1,164 @@
 //! Backends under test and the fixtures the contract tests share.
 //!
-//! Adding a backend: write one `async fn NAME() -> Option<TestDb>` here that returns a fresh,
-//! migrated database (or `None` when the test environment provides no server), and add one
-//! `#[tokio::test] async fn NAME()` arm to `contract_tests!`.
+//! Adding a backend: write one `async fn NAME() -> TestDb` here that returns a fresh, migrated
+//! database, and add one `#[tokio::test] async fn NAME()` arm to `contract_tests!`. A backend
+//! whose server the environment does not provide fails its tests; it never skips them.
 
+use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
+use copytrace_store::postgres::PostgresStore;
 use copytrace_store::sqlite::SqliteStore;
 use copytrace_store::{
     AlgorithmFingerprint, EvidencePassage, Id, NewMatch, NewPage, NewWork, SegmentFingerprint,
     Store, StoreError,
 };
+use sqlx::{Connection, PgConnection};
 use tempfile::TempDir;
 
-/// A fresh database for one test; dropping it removes the database.
+/// A fresh database for one test; [`TestDb::remove`] deletes it.
 pub struct TestDb {
     pub store: Arc<dyn Store>,
-    _dir: TempDir,
+    place: Place,
+}
+
+/// Where a test database lives, to remove it afterwards.
+enum Place {
+    Directory(TempDir),
+    Postgres { store: PostgresStore, name: String },
+}
+
+impl TestDb {
+    /// Deletes the database: the SQLite directory, or the PostgreSQL database (closing the
+    /// store's connections and ending any left behind).
+    pub async fn remove(self) {
+        drop(self.store);
+        match self.place {
+            Place::Directory(dir) => drop(dir),
+            Place::Postgres { store, name } => {
+                let _ =
+                    tokio::time::timeout(std::time::Duration::from_secs(5), store.close()).await;
+                drop_postgres_database(&name).await;
+            }
+        }
+    }
 }
 
 /// A migrated SQLite database in its own temporary directory.
-pub async fn sqlite() -> Option<TestDb> {
+pub async fn sqlite() -> TestDb {
     let dir = tempfile::tempdir().expect("temporary directory");
     let url = format!("sqlite://{}", dir.path().join("contract.db").display());
     let store = SqliteStore::connect(&url).await.expect("connect to SQLite");
     store.migrate().await.expect("migrate SQLite");
-    Some(TestDb {
+    TestDb {
         store: Arc::new(store),
-        _dir: dir,
-    })
+        place: Place::Directory(dir),
+    }
+}
+
+/// The PostgreSQL server of the test run (`./scripts/test` starts one). Unset is a failure,
+/// never a reason to skip.
+pub fn postgres_server_url() -> url::Url {
+    let url = std::env::var("COPYTRACE_TEST_POSTGRES_URL").unwrap_or_else(|_| {
+        panic!(
+            "COPYTRACE_TEST_POSTGRES_URL is not set: run ./scripts/test, which starts a \
+             throwaway PostgreSQL cluster for these tests, or set it to a server where the \
+             user may create databases (postgres://USER@127.0.0.1:PORT/postgres)"
+        )
+    });
+    url::Url::parse(&url)
+        .unwrap_or_else(|error| panic!("COPYTRACE_TEST_POSTGRES_URL {url:?} is not a URL: {error}"))
+}
+
+/// The test server's URL with the database part replaced by `name`.
+pub fn postgres_url(name: &str) -> String {
+    let mut url = postgres_server_url();
+    url.set_path(&format!("/{name}"));
+    url.into()
+}
+
+/// Creates a uniquely named, empty database on the test server and returns its name.
+///
+/// Its default collation is ICU's `en-US`, as a production database's often is, so ordering
+/// tests prove the schema sorts text keys bytewise on its own (`COLLATE "C"`).
+pub async fn create_postgres_database() -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("a clock after 1970")
+        .as_micros()
+        % 1_000_000_000_000;
+    // Digits and underscores only, so the name needs no quoting rules beyond the quotes.
+    let name = format!(
+        "copytrace_test_{}_{}_{stamp}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    );
+    let mut admin = admin_connection().await;
+    let create = format!(
+        "CREATE DATABASE \"{name}\" TEMPLATE template0 ENCODING 'UTF8' \
+         LOCALE_PROVIDER icu ICU_LOCALE 'en-US'"
+    );
+    sqlx::raw_sql(sqlx::AssertSqlSafe(create))
+        .execute(&mut admin)
+        .await
+        .unwrap_or_else(|error| panic!("cannot create test database {name}: {error}"));
+    let _ = admin.close().await;
+    name
+}
+
+/// Drops a database made by [`create_postgres_database`], ending its open connections.
+pub async fn drop_postgres_database(name: &str) {
+    assert!(
+        name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'),
+        "{name:?} is not a test database name"
+    );
+    let mut admin = admin_connection().await;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"
+    )))
+    .execute(&mut admin)
+    .await
+    .unwrap_or_else(|error| panic!("cannot drop test database {name}: {error}"));
+    let _ = admin.close().await;
+}
+
+async fn admin_connection() -> PgConnection {
+    let url = postgres_server_url();
+    PgConnection::connect(url.as_str())
+        .await
+        .unwrap_or_else(|error| panic!("cannot connect to the test PostgreSQL server: {error}"))
+}
+
+/// A migrated PostgreSQL database of its own on the test server.
+pub async fn postgres() -> TestDb {
+    let name = create_postgres_database().await;
+    let store = PostgresStore::connect(&postgres_url(&name))
+        .await
+        .expect("connect to the test database");
+    store.migrate().await.expect("migrate PostgreSQL");
+    TestDb {
+        store: Arc::new(store.clone()),
+        place: Place::Postgres { store, name },
+    }
+}
+
+/// Runs one contract test on `db`, then removes the database whether the test passed or not.
+pub async fn run<F, Fut>(test: F, db: TestDb)
+where
+    F: FnOnce(Arc<dyn Store>) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let outcome = tokio::spawn(test(db.store.clone())).await;
+    db.remove().await;
+    if let Err(error) = outcome {
+        match error.try_into_panic() {
+            Ok(panic) => std::panic::resume_unwind(panic),
+            Err(error) => panic!("the test did not finish: {error}"),
+        }
+    }
 }
 
 /// Runs each named `async fn(Arc<dyn Store>)` of the calling module against every backend, as
@@ -41,8 +170,12 @@ macro_rules! contract_tests {
             mod $test {
                 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
                 async fn sqlite() {
-                    let db = $crate::helpers::sqlite().await.expect("SQLite is always available");
-                    super::$test(db.store.clone()).await;
+                    $crate::helpers::run(super::$test, $crate::helpers::sqlite().await).await;
+                }
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn postgres() {
+                    $crate::helpers::run(super::$test, $crate::helpers::postgres().await).await;
                 }
             }
         )+

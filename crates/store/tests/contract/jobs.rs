@@ -20,6 +20,7 @@ contract_tests!(
     a_job_whose_lease_expires_on_its_last_attempt_goes_dead,
     unknown_or_idle_jobs_cannot_be_completed_or_failed,
     a_job_needs_a_kind_and_at_least_one_attempt,
+    concurrent_enqueues_with_one_dedup_key_make_one_job,
 );
 
 fn job(kind: &str, run_at: DateTime<Utc>, max_attempts: u32) -> NewJob {
@@ -319,5 +320,33 @@ async fn a_job_needs_a_kind_and_at_least_one_attempt(store: Arc<dyn Store>) {
             .await
             .unwrap(),
         None
+    );
+}
+
+async fn concurrent_enqueues_with_one_dedup_key_make_one_job(store: Arc<dyn Store>) {
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let keyed = NewJob {
+                    dedup_key: Some("site:pirate.example".to_owned()),
+                    ..job("crawl", at(0), 3)
+                };
+                store.enqueue_job(&keyed).await.unwrap()
+            })
+        })
+        .collect();
+    let mut ids = HashSet::new();
+    for task in tasks {
+        ids.insert(task.await.unwrap());
+    }
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    let id = *ids.iter().next().unwrap();
+    let claimed = store.claim_job(&["crawl"], at(1), lease()).await.unwrap();
+    assert_eq!(claimed.map(|job| job.id), Some(id));
+    assert_eq!(
+        store.claim_job(&["crawl"], at(1), lease()).await.unwrap(),
+        None,
+        "no second job was created"
     );
 }

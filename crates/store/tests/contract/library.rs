@@ -23,6 +23,9 @@ contract_tests!(
     algorithm_fingerprints_come_back_with_their_versions,
     a_changed_algorithm_version_updates_an_unchanged_work,
     unknown_work_has_no_fingerprints,
+    a_work_with_seventy_thousand_windows_round_trips,
+    names_and_external_ids_sort_bytewise_not_by_locale,
+    concurrent_adds_of_one_work_make_one_row,
 );
 
 async fn ensuring_a_rights_holder_twice_returns_the_same_id(store: Arc<dyn Store>) {
@@ -366,4 +369,99 @@ async fn a_changed_algorithm_version_updates_an_unchanged_work(store: Arc<dyn St
 
 async fn unknown_work_has_no_fingerprints(store: Arc<dyn Store>) {
     not_found(store.work_fingerprints(12345).await);
+}
+
+/// More windows than one multi-row `VALUES` statement can bind (65,535 parameters), so a backend
+/// writing them in bulk must not be limited by the parameter count.
+async fn a_work_with_seventy_thousand_windows_round_trips(store: Arc<dyn Store>) {
+    let holder = store.ensure_rights_holder("Yuewen").await.unwrap();
+    let text: String = (0..70_000)
+        .map(|n| format!("{:08}", n * 7919 % 100_000_000))
+        .collect();
+    let new = work(holder, "long-novel", &text);
+    assert_eq!(new.segments.len(), 70_000);
+    let (id, outcome) = store.upsert_work(&new).await.unwrap();
+    assert_eq!(outcome, WriteOutcome::Created);
+
+    let summary = store.get_work(id).await.unwrap().summary;
+    assert_eq!(summary.segment_count, 70_000);
+    let stored: Vec<SegmentFingerprint> = store
+        .all_segments()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|indexed| indexed.segment)
+        .collect();
+    assert_eq!(stored, new.segments, "every window, in ordinal order");
+    assert_eq!(store.work_fingerprints(id).await.unwrap().len(), 2);
+
+    // Replacing them replaces all of them.
+    let mut shorter = work(holder, "long-novel", &text[..80_000]);
+    shorter.content = text.clone();
+    shorter.content_hash = "v2".to_owned();
+    let (_, outcome) = store.upsert_work(&shorter).await.unwrap();
+    assert_eq!(outcome, WriteOutcome::Updated);
+    assert_eq!(store.all_segments().await.unwrap().len(), 10_000);
+}
+
+async fn names_and_external_ids_sort_bytewise_not_by_locale(store: Arc<dyn Store>) {
+    // Bytewise: upper case before lower case, ASCII before accented letters. A linguistic
+    // collation would give alpha, Ébène, Zeta, zulu instead.
+    let names = ["zulu", "Zeta", "alpha", "Ébène", "_draft"];
+    let mut holders = Vec::new();
+    for name in names {
+        holders.push(store.ensure_rights_holder(name).await.unwrap());
+    }
+    let listed: Vec<String> = store
+        .list_rights_holders()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|holder| holder.name)
+        .collect();
+    assert_eq!(listed, ["Zeta", "_draft", "alpha", "zulu", "Ébène"]);
+
+    for name in names {
+        stored_work(&*store, holders[0], name, "some text").await;
+    }
+    let external_ids: Vec<String> = store
+        .list_works(None)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|work| work.external_id)
+        .collect();
+    assert_eq!(external_ids, ["Zeta", "_draft", "alpha", "zulu", "Ébène"]);
+}
+
+/// Two `library add` runs racing over the same file: one row, one set of windows.
+async fn concurrent_adds_of_one_work_make_one_row(store: Arc<dyn Store>) {
+    let holder = store.ensure_rights_holder("Yuewen").await.unwrap();
+    let new = work(
+        holder,
+        "novel",
+        "the same chapter added by eight processes at once",
+    );
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let store = store.clone();
+            let new = new.clone();
+            tokio::spawn(async move { store.upsert_work(&new).await.unwrap() })
+        })
+        .collect();
+    let mut results = Vec::new();
+    for task in tasks {
+        results.push(task.await.unwrap());
+    }
+    let created = results
+        .iter()
+        .filter(|(_, outcome)| *outcome == WriteOutcome::Created)
+        .count();
+    assert_eq!(created, 1, "{results:?}");
+    assert!(results.iter().all(|(id, _)| *id == results[0].0));
+    assert_eq!(store.list_works(None).await.unwrap().len(), 1);
+    assert_eq!(
+        store.all_segments().await.unwrap().len(),
+        new.segments.len()
+    );
 }

@@ -11,6 +11,7 @@ mod jobs;
 mod library;
 mod matches;
 mod pages;
+mod postgres;
 mod schedules;
 mod sqlite;
 mod users;

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use copytrace_store::{EvidencePassage, Id, MatchFilter, MatchStatus, Store};
+use copytrace_store::{EvidencePassage, Id, MatchFilter, MatchStatus, NewMatch, Store};
 
 use crate::helpers::{
     at, contract_tests, found, hash_of, invalid, not_found, stored_page, stored_work,
@@ -17,6 +17,8 @@ contract_tests!(
     a_failed_recording_changes_nothing,
     scores_outside_zero_to_one_are_refused,
     unknown_match_status_change_is_not_found,
+    a_match_with_twenty_thousand_evidence_passages_round_trips,
+    concurrent_recordings_of_one_page_leave_one_whole_verdict,
 );
 
 /// A page holding `text` and a work of a new holder, for tests about one pair.
@@ -310,4 +312,83 @@ async fn scores_outside_zero_to_one_are_refused(store: Arc<dyn Store>) {
 async fn unknown_match_status_change_is_not_found(store: Arc<dyn Store>) {
     let result = store.set_match_status(31337, MatchStatus::Removed).await;
     assert_eq!(not_found(result), "match 31337");
+}
+
+/// 20,000 passages × 6 columns is more than one multi-row `VALUES` statement can bind.
+async fn a_match_with_twenty_thousand_evidence_passages_round_trips(store: Arc<dyn Store>) {
+    let (page, work) = page_and_work(&*store).await;
+    let hash = hash_of("pirated text");
+    let passages: Vec<(u32, u32)> = (0..20_000).map(|n| (n * 20, (n * 37) % 5_000)).collect();
+    let verdict = [found(work, 0.9, &passages)];
+    for at_seconds in [1, 2] {
+        store
+            .record_page_matches(page, &hash, &verdict, at(at_seconds))
+            .await
+            .unwrap();
+    }
+    let matches = store.list_matches(&MatchFilter::default()).await.unwrap();
+    assert_eq!(matches.len(), 1);
+    assert_eq!(
+        matches[0].evidence, verdict[0].evidence,
+        "all passages, in order, recorded twice but stored once"
+    );
+}
+
+/// At-least-once delivery can run two match jobs of one page at the same time: the verdicts
+/// must not mix (no evidence of one kept beside the other's) and neither run may fail.
+async fn concurrent_recordings_of_one_page_leave_one_whole_verdict(store: Arc<dyn Store>) {
+    let holder = store.ensure_rights_holder("Yuewen").await.unwrap();
+    let first = stored_work(&*store, holder, "first", "first work").await;
+    let second = stored_work(&*store, holder, "second", "second work").await;
+    let page = stored_page(&*store, "https://pirate.example/1", "page").await;
+    let verdicts: Vec<Vec<NewMatch>> = (0..6_u32)
+        .map(|n| {
+            let passages: Vec<(u32, u32)> = (0..50 + n).map(|k| (k * 20 + n, k)).collect();
+            let work = if n % 2 == 0 { first } else { second };
+            let mut verdict = vec![found(work, 0.5, &passages)];
+            if n % 3 == 0 {
+                verdict.push(found(
+                    if work == first { second } else { first },
+                    0.4,
+                    &[(n, n)],
+                ));
+            }
+            verdict
+        })
+        .collect();
+    let tasks: Vec<_> = verdicts
+        .iter()
+        .cloned()
+        .map(|verdict| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                store
+                    .record_page_matches(page, &hash_of("page"), &verdict, at(1))
+                    .await
+                    .unwrap()
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let stored: Vec<(Id, Vec<EvidencePassage>)> = store
+        .list_matches(&MatchFilter::default())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|record| (record.work_id, record.evidence))
+        .collect();
+    let whole = verdicts.iter().any(|verdict| {
+        let mut expected: Vec<(Id, Vec<EvidencePassage>)> = verdict
+            .iter()
+            .map(|m| (m.work_id, m.evidence.clone()))
+            .collect();
+        expected.sort_by_key(|(work, _)| if *work == first { 0 } else { 1 });
+        expected == stored
+    });
+    assert!(
+        whole,
+        "the stored verdict is not one of the recorded ones: {stored:?}"
+    );
 }

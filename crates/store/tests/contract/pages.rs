@@ -20,6 +20,8 @@ contract_tests!(
     marking_all_pages_unmatched_makes_every_page_due,
     timestamps_keep_microseconds_and_drop_nanoseconds,
     unknown_page_is_not_found,
+    a_url_longer_than_an_index_entry_is_one_page,
+    concurrent_stores_of_one_url_make_one_page,
 );
 
 async fn a_new_page_is_stored_with_its_fetch_times_and_is_due(store: Arc<dyn Store>) {
@@ -232,4 +234,63 @@ async fn timestamps_keep_microseconds_and_drop_nanoseconds(store: Arc<dyn Store>
 
 async fn unknown_page_is_not_found(store: Arc<dyn Store>) {
     assert_eq!(not_found(store.get_page(77).await), "page 77");
+}
+
+/// Tracking parameters can make URLs many kilobytes long; a B-tree index entry holds about 2.7 kB,
+/// so a backend must not make the whole URL its unique index key. The letters are pseudo-random
+/// so that compression cannot shrink the key below that size either.
+async fn a_url_longer_than_an_index_entry_is_one_page(store: Arc<dyn Store>) {
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let query: String = (0..12_000)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            char::from(b'a' + (state % 26) as u8)
+        })
+        .collect();
+    let url = format!("https://pirate.example/read?session={query}");
+    let first = store.upsert_page(&page(&url, "text", at(0))).await.unwrap();
+    let second = store.upsert_page(&page(&url, "text", at(1))).await.unwrap();
+    assert_eq!(first.outcome, WriteOutcome::Created);
+    assert_eq!(
+        (second.id, second.outcome),
+        (first.id, WriteOutcome::Unchanged)
+    );
+    let other = store
+        .upsert_page(&page(&format!("{url}x"), "text", at(2)))
+        .await
+        .unwrap();
+    assert_ne!(
+        other.id, first.id,
+        "a URL differing only at the end is another page"
+    );
+    assert_eq!(store.get_page(first.id).await.unwrap().url, url);
+    assert_eq!(store.count_pages().await.unwrap(), 2);
+}
+
+/// Several crawlers fetching one URL at once: one creates the page, the others find it.
+async fn concurrent_stores_of_one_url_make_one_page(store: Arc<dyn Store>) {
+    let tasks: Vec<_> = (0..8)
+        .map(|n| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let url = "https://Pirate.Example/book/1";
+                store.upsert_page(&page(url, "text", at(n))).await.unwrap()
+            })
+        })
+        .collect();
+    let mut writes = Vec::new();
+    for task in tasks {
+        writes.push(task.await.unwrap());
+    }
+    let created = writes
+        .iter()
+        .filter(|w| w.outcome == WriteOutcome::Created)
+        .count();
+    assert_eq!(created, 1, "{writes:?}");
+    assert!(writes.iter().all(|w| w.id == writes[0].id), "{writes:?}");
+    assert_eq!(store.count_pages().await.unwrap(), 1);
+    assert_eq!(store.list_sites().await.unwrap().len(), 1);
+    assert_eq!(store.get_page(writes[0].id).await.unwrap().last_seen, at(7));
 }

@@ -1,0 +1,231 @@
+//! The rules both backends apply before touching the database, and the conversions they share.
+//!
+//! Keeping validation here, not in each backend, is what makes "same input, same error" hold by
+//! construction: a refused value is refused with the same [`StoreError::Invalid`] message whether
+//! SQLite or PostgreSQL runs, and nothing is written.
+
+use std::collections::HashSet;
+
+use chrono::{DateTime, Utc};
+
+use crate::{Id, NewJob, NewMatch, NewSchedule, NewUser, NewWork, Result, Role, StoreError};
+
+// ----- conversions -----
+
+pub(crate) fn to_u32(value: i64, what: &str) -> Result<u32> {
+    u32::try_from(value)
+        .map_err(|_| StoreError::Invalid(format!("stored {what} {value} is out of range")))
+}
+
+pub(crate) fn to_u64(value: i64, what: &str) -> Result<u64> {
+    u64::try_from(value)
+        .map_err(|_| StoreError::Invalid(format!("stored {what} {value} is out of range")))
+}
+
+pub(crate) fn to_json(value: &impl serde::Serialize, what: &str) -> Result<String> {
+    serde_json::to_string(value)
+        .map_err(|error| StoreError::Invalid(format!("{what} is not serializable: {error}")))
+}
+
+pub(crate) fn from_json<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T> {
+    serde_json::from_str(text)
+        .map_err(|error| StoreError::Invalid(format!("stored {what} is not valid JSON: {error}")))
+}
+
+pub(crate) fn is_unique_violation(error: &sqlx::Error) -> bool {
+    matches!(error, sqlx::Error::Database(db) if db.is_unique_violation())
+}
+
+// ----- validation -----
+
+pub(crate) fn validate_work(work: &NewWork) -> Result<()> {
+    if work.external_id.trim().is_empty() {
+        return Err(StoreError::Invalid("a work needs an external id".into()));
+    }
+    if work.content_hash.is_empty() {
+        return Err(StoreError::Invalid(format!(
+            "work {:?} has an empty content hash",
+            work.external_id
+        )));
+    }
+    let mut ordinals = HashSet::with_capacity(work.segments.len());
+    for segment in &work.segments {
+        if !ordinals.insert(segment.ordinal) {
+            return Err(StoreError::Invalid(format!(
+                "work {:?} has two segments with ordinal {}",
+                work.external_id, segment.ordinal
+            )));
+        }
+        if segment.start > segment.end || segment.end as usize > work.content.len() {
+            return Err(StoreError::Invalid(format!(
+                "segment {} of work {:?} spans bytes {}..{} outside the {}-byte text",
+                segment.ordinal,
+                work.external_id,
+                segment.start,
+                segment.end,
+                work.content.len()
+            )));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn validate_matches(page_id: Id, matches: &[NewMatch]) -> Result<()> {
+    let mut works = HashSet::with_capacity(matches.len());
+    for m in matches {
+        if !works.insert(m.work_id) {
+            return Err(StoreError::Invalid(format!(
+                "page {page_id} lists work {} twice",
+                m.work_id
+            )));
+        }
+        for (name, value) in [
+            ("score", m.score),
+            ("coverage", m.coverage),
+            ("containment", m.containment),
+        ] {
+            if !(0.0..=1.0).contains(&value) {
+                return Err(StoreError::Invalid(format!(
+                    "{name} {value} of page {page_id} × work {} is outside [0, 1]",
+                    m.work_id
+                )));
+            }
+        }
+        if m.method.trim().is_empty() {
+            return Err(StoreError::Invalid(format!(
+                "match of page {page_id} × work {} names no method",
+                m.work_id
+            )));
+        }
+        for passage in &m.evidence {
+            if passage.page_start > passage.page_end || passage.work_start > passage.work_end {
+                return Err(StoreError::Invalid(format!(
+                    "evidence of page {page_id} × work {} has a reversed range",
+                    m.work_id
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The page key and its site: the normalized URL without fragment, and the lower-case host with
+/// the port when it is not the scheme's default (the URL parser drops default ports).
+pub(crate) fn page_key(raw: &str) -> Result<(String, String)> {
+    let mut url = url::Url::parse(raw)
+        .map_err(|error| StoreError::Invalid(format!("page URL {raw:?} is malformed: {error}")))?;
+    let host = url
+        .host_str()
+        .filter(|host| !host.is_empty())
+        .ok_or_else(|| StoreError::Invalid(format!("page URL {raw:?} has no host")))?
+        .to_ascii_lowercase();
+    let host = match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host,
+    };
+    url.set_fragment(None);
+    Ok((url.into(), host))
+}
+
+/// Normalizes an email for storage and lookup; `None` when it cannot be an address.
+pub(crate) fn normalize_email(email: &str) -> Option<String> {
+    let email = email.trim().to_lowercase();
+    let (local, domain) = email.split_once('@')?;
+    (!local.is_empty() && !domain.is_empty()).then_some(email)
+}
+
+/// `(algorithm, version)` of a new work's fingerprints, ordered by algorithm name
+/// (bytewise), like the stored ones each backend reads back.
+pub(crate) fn new_algorithm_versions(work: &NewWork) -> Vec<(String, u32)> {
+    let mut versions: Vec<(String, u32)> = work
+        .fingerprints
+        .iter()
+        .map(|f| (f.algorithm.clone(), f.version))
+        .collect();
+    versions.sort();
+    versions
+}
+
+/// Checks a job before it is enqueued.
+pub(crate) fn validate_job(job: &NewJob) -> Result<()> {
+    if job.kind.trim().is_empty() {
+        return Err(StoreError::Invalid("a job needs a kind".into()));
+    }
+    if job.max_attempts == 0 {
+        return Err(StoreError::Invalid(format!(
+            "{} job must allow at least one attempt",
+            job.kind
+        )));
+    }
+    Ok(())
+}
+
+/// The end of a lease taken at `now`; a lease must be positive and representable.
+pub(crate) fn lease_until(now: DateTime<Utc>, lease: chrono::Duration) -> Result<DateTime<Utc>> {
+    if lease <= chrono::Duration::zero() {
+        return Err(StoreError::Invalid(format!(
+            "job lease {lease} is not positive"
+        )));
+    }
+    now.checked_add_signed(lease)
+        .ok_or_else(|| StoreError::Invalid(format!("job lease {lease} is too long")))
+}
+
+/// Checks a schedule and returns its trimmed name.
+pub(crate) fn validate_schedule(schedule: &NewSchedule) -> Result<&str> {
+    let name = schedule.name.trim();
+    if name.is_empty() {
+        return Err(StoreError::Invalid("a schedule needs a name".into()));
+    }
+    if schedule.cron.trim().is_empty() {
+        return Err(StoreError::Invalid(format!(
+            "schedule {name:?} needs a cron expression"
+        )));
+    }
+    if schedule.timezone.trim().is_empty() {
+        return Err(StoreError::Invalid(format!(
+            "schedule {name:?} needs a time zone"
+        )));
+    }
+    Ok(name)
+}
+
+/// Checks a user and returns the email as stored (trimmed, lower-cased).
+pub(crate) fn validate_user(user: &NewUser) -> Result<String> {
+    let email = normalize_email(&user.email)
+        .ok_or_else(|| StoreError::Invalid(format!("{:?} is not an email address", user.email)))?;
+    if user.password_hash.is_empty() {
+        return Err(StoreError::Invalid(format!(
+            "user {email:?} has no password hash"
+        )));
+    }
+    match (user.role, user.rights_holder_id) {
+        (Role::RightsHolder, None) => Err(StoreError::Invalid(format!(
+            "rights-holder user {email:?} needs a rights holder"
+        ))),
+        (role, Some(_)) if role != Role::RightsHolder => Err(StoreError::Invalid(format!(
+            "{} user {email:?} cannot belong to a rights holder",
+            role.as_str()
+        ))),
+        _ => Ok(email),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_are_lower_cased_and_keep_explicit_ports() {
+        let (url, host) = page_key("HTTPS://Example.COM:8443/a?b=1#frag").unwrap();
+        assert_eq!(url, "https://example.com:8443/a?b=1");
+        assert_eq!(host, "example.com:8443");
+        let (_, host) = page_key("http://Example.com:80/").unwrap();
+        assert_eq!(
+            host, "example.com",
+            "the default port is not part of the site"
+        );
+        let (_, host) = page_key("http://[::1]:8080/").unwrap();
+        assert_eq!(host, "[::1]:8080");
+    }
+}

@@ -1,0 +1,185 @@
+//! What only the PostgreSQL backend promises: its URLs, its connection errors, its schema types,
+//! and claims that skip locked jobs instead of waiting for them.
+
+use std::time::{Duration, Instant};
+
+use copytrace_store::postgres::PostgresStore;
+use copytrace_store::{JobState, NewJob, Store, StoreError};
+use sqlx::{Connection, PgConnection};
+
+use crate::helpers::{
+    at, create_postgres_database, drop_postgres_database, invalid, page, postgres_url,
+};
+
+/// A migrated database of its own; [`finish`] removes it.
+async fn fresh() -> (PostgresStore, String) {
+    let name = create_postgres_database().await;
+    let store = PostgresStore::connect(&postgres_url(&name)).await.unwrap();
+    store.migrate().await.unwrap();
+    (store, name)
+}
+
+async fn finish(store: PostgresStore, name: String) {
+    store.close().await;
+    drop_postgres_database(&name).await;
+}
+
+#[tokio::test]
+async fn malformed_postgres_url_is_a_clear_error_without_the_password() {
+    for (url, expected_reason) in [
+        ("sqlite://copytrace.db", "expected a PostgreSQL URL"),
+        ("mysql://root:hunter2@db/ct", "expected a PostgreSQL URL"),
+        ("copytrace.db", "expected a PostgreSQL URL"),
+        ("postgres://app:hunter2@db:notaport/ct", "cannot be parsed"),
+    ] {
+        match PostgresStore::connect(url).await {
+            Err(StoreError::InvalidUrl { url: shown, reason }) => {
+                assert!(reason.contains(expected_reason), "{url}: {reason}");
+                assert!(!shown.contains("hunter2"), "the password leaked: {shown}");
+                assert!(!reason.contains("hunter2"), "the password leaked: {reason}");
+            }
+            Err(other) => panic!("{url}: expected InvalidUrl, got {other}"),
+            Ok(_) => panic!("{url}: expected InvalidUrl, got a store"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_unreachable_server_fails_at_once_without_the_password() {
+    // Port 1 on the loopback interface: nothing listens there, the connection is refused.
+    let started = Instant::now();
+    let error = PostgresStore::connect("postgresql://app:hunter2@127.0.0.1:1/ct")
+        .await
+        .unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "a refused connection must not wait for the pool timeout ({:?})",
+        started.elapsed()
+    );
+    assert!(matches!(error, StoreError::Database(_)), "{error:?}");
+    assert!(!error.to_string().contains("hunter2"), "{error}");
+}
+
+#[tokio::test]
+async fn a_missing_database_is_named_by_the_server() {
+    let error = PostgresStore::connect(&postgres_url("copytrace_no_such_database"))
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("does not exist"),
+        "the server's reason is kept: {error}"
+    );
+}
+
+#[tokio::test]
+async fn migrating_twice_is_harmless_and_data_survives_a_reconnect() {
+    let (store, name) = fresh().await;
+    store.migrate().await.expect("migrating twice is harmless");
+    let id = store.ensure_rights_holder("Yuewen").await.unwrap();
+    store.close().await;
+
+    let reopened = PostgresStore::connect(&postgres_url(&name)).await.unwrap();
+    reopened.migrate().await.unwrap();
+    let holders = reopened.list_rights_holders().await.unwrap();
+    assert_eq!(holders.len(), 1);
+    assert_eq!(holders[0].id, id);
+    finish(reopened, name).await;
+}
+
+#[tokio::test]
+async fn the_schema_uses_postgres_types() {
+    let (store, name) = fresh().await;
+    let mut conn = PgConnection::connect(&postgres_url(&name)).await.unwrap();
+    for (table, column, expected) in [
+        ("pages", "first_seen", "timestamp with time zone"),
+        ("jobs", "lease_until", "timestamp with time zone"),
+        ("jobs", "payload", "jsonb"),
+        ("work_fingerprints", "fingerprint", "jsonb"),
+        ("schedules", "seeds", "jsonb"),
+        ("schedules", "enabled", "boolean"),
+        ("work_segments", "simhash", "bigint"),
+        ("matches", "score", "double precision"),
+    ] {
+        let found: String = sqlx::query_scalar(
+            "SELECT data_type FROM information_schema.columns \
+             WHERE table_name = $1 AND column_name = $2",
+        )
+        .bind(table)
+        .bind(column)
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+        assert_eq!(found, expected, "{table}.{column}");
+    }
+    let identity: String = sqlx::query_scalar(
+        "SELECT is_identity FROM information_schema.columns \
+         WHERE table_name = 'works' AND column_name = 'id'",
+    )
+    .fetch_one(&mut conn)
+    .await
+    .unwrap();
+    assert_eq!(identity, "YES");
+    conn.close().await.unwrap();
+    finish(store, name).await;
+}
+
+#[tokio::test]
+async fn a_claim_skips_a_job_locked_by_another_transaction_instead_of_waiting() {
+    let (store, name) = fresh().await;
+    let job = |seconds| NewJob {
+        kind: "match".to_owned(),
+        payload: serde_json::json!({ "page": seconds }),
+        dedup_key: None,
+        run_at: at(seconds),
+        max_attempts: 3,
+    };
+    let older = store.enqueue_job(&job(0)).await.unwrap();
+    let newer = store.enqueue_job(&job(1)).await.unwrap();
+
+    // Another worker is in the middle of taking the older job.
+    let mut other = PgConnection::connect(&postgres_url(&name)).await.unwrap();
+    sqlx::query("BEGIN").execute(&mut other).await.unwrap();
+    sqlx::query("SELECT id FROM jobs WHERE id = $1 FOR UPDATE")
+        .bind(older)
+        .execute(&mut other)
+        .await
+        .unwrap();
+
+    let lease = chrono::Duration::seconds(30);
+    let claimed = tokio::time::timeout(
+        Duration::from_secs(10),
+        store.claim_job(&["match"], at(5), lease),
+    )
+    .await
+    .expect("the claim does not wait for the other transaction")
+    .unwrap()
+    .unwrap();
+    assert_eq!(claimed.id, newer, "the locked older job is skipped");
+
+    sqlx::query("ROLLBACK").execute(&mut other).await.unwrap();
+    let next = store
+        .claim_job(&["match"], at(5), lease)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (next.id, next.state),
+        (older, JobState::Running),
+        "released, it is claimed next"
+    );
+    other.close().await.unwrap();
+    finish(store, name).await;
+}
+
+#[tokio::test]
+async fn text_with_a_nul_character_is_refused_as_invalid() {
+    let (store, name) = fresh().await;
+    let why = invalid(
+        store
+            .upsert_page(&page("https://pirate.example/nul", "before\0after", at(0)))
+            .await,
+    );
+    assert!(why.contains("NUL"), "{why}");
+    assert_eq!(store.count_pages().await.unwrap(), 0);
+    finish(store, name).await;
+}
