@@ -307,25 +307,12 @@ struct PageViews {
     romanized: Option<(RomanizedPage, OnceCell<align::PageSeeds>)>,
 }
 
-/// Characters of the work covered by the passages' runs, each counted once however many page
-/// passages align with it.
-fn distinct_work_chars(passages: &[align::AlignedPassage]) -> usize {
-    let mut spans: Vec<(usize, usize)> = passages
-        .iter()
-        .flat_map(|p| &p.runs)
-        .map(|run| (run.work, run.work + run.len))
-        .collect();
-    spans.sort_unstable();
-    let mut total = 0;
-    let mut reached = 0;
-    for (start, end) in spans {
-        let start = start.max(reached);
-        if end > start {
-            total += end - start;
-            reached = end;
-        }
-    }
-    total
+/// Which characters of a work library boilerplate covers (see [`common`]), and how many it
+/// leaves.
+#[derive(Debug)]
+struct WorkBoilerplate {
+    common: Vec<bool>,
+    informative: usize,
 }
 
 /// A library work prepared for verification.
@@ -349,10 +336,10 @@ pub struct Matcher<I: Index = SimHashIndex> {
     works: HashMap<WorkId, PreparedWork>,
     /// In how many works each seed occurs: what the library shares is boilerplate.
     frequency: SeedFrequency,
-    /// Each work's informative characters (those no library boilerplate covers), computed at
-    /// its first verification and kept until the library changes: the count depends on every
-    /// work's seeds, and recomputing it per candidate was most of the matching time.
-    informative: std::sync::RwLock<HashMap<WorkId, usize>>,
+    /// Each work's boilerplate mask, computed at its first verification and kept until the
+    /// library changes: it depends on every work's seeds, and recomputing it per candidate was
+    /// most of the matching time.
+    boilerplate: std::sync::RwLock<HashMap<WorkId, std::sync::Arc<WorkBoilerplate>>>,
 }
 
 /// `config` with windows starting at every initial. Works are indexed at `config`'s step; a
@@ -386,7 +373,7 @@ impl<I: Index> Matcher<I> {
             index,
             works: HashMap::new(),
             frequency: SeedFrequency::new(),
-            informative: std::sync::RwLock::default(),
+            boilerplate: std::sync::RwLock::default(),
         }
     }
 
@@ -688,42 +675,45 @@ impl<I: Index> Matcher<I> {
         seeds
     }
 
-    /// For each character of the work, whether library boilerplate covers it.
-    fn work_common_mask(&self, work: &PreparedWork) -> Vec<bool> {
-        align::common_mask(
-            work.normalized.chars.len(),
-            &work.seeds.chars,
-            &work.seeds.pinyin,
-            &self.frequency,
-            &self.config.align,
-        )
-    }
-
     /// Forgets what depends on the library-wide seed frequencies.
     fn library_changed(&mut self) {
-        self.informative
+        self.boilerplate
             .get_mut()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clear();
     }
 
-    /// The work's characters not covered by a common seed (see `informative`).
-    fn informative_chars(&self, work_id: WorkId, work: &PreparedWork) -> usize {
+    /// The work's boilerplate mask, from the cache (see `boilerplate`) or computed.
+    fn work_boilerplate(
+        &self,
+        work_id: WorkId,
+        work: &PreparedWork,
+    ) -> std::sync::Arc<WorkBoilerplate> {
         let cached = self
-            .informative
+            .boilerplate
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .get(&work_id)
-            .copied();
-        if let Some(count) = cached {
-            return count;
+            .cloned();
+        if let Some(mask) = cached {
+            return mask;
         }
-        let count = self.work_common_mask(work).iter().filter(|c| !**c).count();
-        self.informative
+        let common = align::common_mask(
+            work.normalized.chars.len(),
+            &work.seeds.chars,
+            &work.seeds.pinyin,
+            &self.frequency,
+            &self.config.align,
+        );
+        let mask = std::sync::Arc::new(WorkBoilerplate {
+            informative: common.iter().filter(|c| !**c).count(),
+            common,
+        });
+        self.boilerplate
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(work_id, count);
-        count
+            .insert(work_id, mask.clone());
+        mask
     }
 
     fn page_views(&self, page: Normalized, romanized: Option<RomanizedPage>) -> PageViews {
@@ -790,7 +780,8 @@ impl<I: Index> Matcher<I> {
     ) -> Option<WorkMatch> {
         let work = self.works.get(&work_id)?;
         let work_chars = &work.normalized.chars;
-        let work_informative = self.informative_chars(work_id, work);
+        let boilerplate = self.work_boilerplate(work_id, work);
+        let work_informative = boilerplate.informative;
         let passages = align::align(
             &page.chars,
             page_seeds,
@@ -799,24 +790,22 @@ impl<I: Index> Matcher<I> {
             work_informative,
             &self.config.align,
         );
-        // A page repeating a work's sentence (a heading, a name, a refrain) copies it once: the
-        // count is capped by the distinct work characters the evidence covers.
-        let page_aligned: usize = passages.iter().map(|p| p.aligned_chars).sum();
-        let copied_chars = page_aligned.min(distinct_work_chars(&passages));
-        if copied_chars < self.config.min_copied_chars.max(1) {
-            return None;
-        }
-        // Only for reported works: the mask is as costly as the alignment.
-        let work_common = self.work_common_mask(work);
         let mut work_covered = vec![false; work_chars.len()];
         for run in passages.iter().flat_map(|p| &p.runs) {
             work_covered[run.work..run.work + run.len]
                 .iter_mut()
                 .for_each(|c| *c = true);
         }
+        // A page repeating a work's sentence (a heading, a name, a refrain) copies it once: the
+        // count is capped by the distinct work characters the evidence covers.
+        let page_aligned: usize = passages.iter().map(|p| p.aligned_chars).sum();
+        let copied_chars = page_aligned.min(work_covered.iter().filter(|c| **c).count());
+        if copied_chars < self.config.min_copied_chars.max(1) {
+            return None;
+        }
         let covered = work_covered
             .iter()
-            .zip(&work_common)
+            .zip(&boilerplate.common)
             .filter(|(covered, common)| **covered && !**common)
             .count();
         let share = |part: usize, whole: usize| (part as f64 / whole.max(1) as f64).min(1.0);

@@ -782,18 +782,17 @@ pub fn census(pages: &[Page]) -> BTreeMap<&'static str, usize> {
     counts
 }
 
-/// The homophone table restricted to characters with pinyin, for tests.
-#[cfg(test)]
-fn table(pairs: &[(char, &str)]) -> std::collections::HashMap<char, Vec<char>> {
-    pairs
-        .iter()
-        .map(|(c, options)| (*c, options.chars().collect()))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A homophone table from (character, its homophones) pairs.
+    fn table(pairs: &[(char, &str)]) -> std::collections::HashMap<char, Vec<char>> {
+        pairs
+            .iter()
+            .map(|(c, options)| (*c, options.chars().collect()))
+            .collect()
+    }
 
     fn text(id: &str, source: &'static str, lang: Lang, paragraphs: &[&str]) -> Text {
         Text {

@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::disguise::{Page, PageEncoding};
+use super::disguise::Page;
 
 /// A reported (page, work) match: the work's id and the copied characters the matcher verified.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,15 +107,11 @@ pub fn score(pages: &[Page], predictions: &Predictions, threshold: u32) -> Table
             .add(counts);
         table
             .by_encoding
-            .entry(encoding_label(page.encoding))
+            .entry(page.encoding.name())
             .or_default()
             .add(counts);
     }
     table
-}
-
-fn encoding_label(encoding: PageEncoding) -> &'static str {
-    encoding.name()
 }
 
 /// One point of the threshold sweep.
@@ -286,6 +282,7 @@ pub fn plot_svg(series: &[(String, Vec<SweepPoint>)], chosen: Option<u32>) -> St
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::quality::disguise::PageEncoding;
 
     fn page(path: &str, disguise: &'static str, expected: &[&str]) -> Page {
         Page {
