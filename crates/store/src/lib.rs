@@ -66,6 +66,11 @@ pub enum StoreError {
     /// Applying migrations failed.
     #[error("database migration failed: {0}")]
     Migration(#[from] sqlx::migrate::MigrateError),
+    /// A job operation used a claim that is no longer current: the lease expired and another
+    /// worker took the job over, or the job already ended. The caller must drop its work on the
+    /// job without recording anything.
+    #[error("lease lost: {0}")]
+    LeaseLost(String),
     /// Any other database error.
     #[error("database error: {0}")]
     Database(#[source] sqlx::Error),
@@ -88,6 +93,18 @@ impl From<sqlx::Error> for StoreError {
             other => StoreError::Database(other),
         }
     }
+}
+
+/// Leadership won through [`Store::try_lead`]. Dropping it without [`Leadership::resign`] ends
+/// it too, only later (when the connection closes or the lease lapses).
+#[async_trait]
+pub trait Leadership: Send + Sync {
+    /// Checks that this process still leads (and renews a lease-based leadership). `false`
+    /// means leadership was lost (the database restarted, the lease lapsed): the caller must
+    /// stop leading and may try again with [`Store::try_lead`].
+    async fn confirm(&mut self) -> Result<bool>;
+    /// Gives leadership up now, so another process can take over without waiting.
+    async fn resign(self: Box<Self>) -> Result<()>;
 }
 
 /// Result alias of this crate.
@@ -216,14 +233,48 @@ pub trait Store: Send + Sync {
         now: DateTime<Utc>,
         lease: chrono::Duration,
     ) -> Result<Option<Job>>;
-    /// Marks a running job done. `NotFound` if absent, `Invalid` if it is not running.
-    async fn complete_job(&self, job_id: Id) -> Result<()>;
-    /// Records a failure of a running job: back to queued at `retry_at`, or dead once attempts
-    /// are used up (`attempts >= max_attempts`). `NotFound` if absent, `Invalid` if it is not
-    /// running.
-    async fn fail_job(&self, job_id: Id, error: &str, retry_at: DateTime<Utc>) -> Result<()>;
+    /// Marks a claimed job done. The work is accepted even if the lease ran out meanwhile, as
+    /// long as nobody claimed the job since. `NotFound` if the job is absent; `LeaseLost` if it
+    /// is no longer running under this claim (taken over after the lease expired, or dead).
+    async fn complete_job(&self, lease: JobLease) -> Result<()>;
+    /// Records a failure of a claimed job: back to queued at `retry_at`, or dead once attempts
+    /// are used up (`attempts >= max_attempts`). `NotFound` / `LeaseLost` as for
+    /// [`Store::complete_job`].
+    async fn fail_job(&self, lease: JobLease, error: &str, retry_at: DateTime<Utc>) -> Result<()>;
+    /// Extends the lease of a claimed job that is still being worked on, so that a long job is
+    /// not taken over by another worker. `NotFound` / `LeaseLost` as for
+    /// [`Store::complete_job`]: a worker that gets `LeaseLost` must stop and not record
+    /// anything.
+    async fn renew_job_lease(&self, lease: JobLease, lease_until: DateTime<Utc>) -> Result<()>;
+    /// Gives a claimed job back unfinished (graceful shutdown): queued again at `run_at`, and the
+    /// attempt does not count against `max_attempts`. `NotFound` / `LeaseLost` as for
+    /// [`Store::complete_job`].
+    async fn release_job(&self, lease: JobLease, run_at: DateTime<Utc>) -> Result<()>;
+    /// Puts a dead job back in the queue with its attempts reset, after the operator fixed what
+    /// made it fail. `NotFound` if absent, `Invalid` if it is not dead.
+    async fn requeue_dead_job(&self, job_id: Id, run_at: DateTime<Utc>) -> Result<()>;
     /// One job. `NotFound` if absent.
     async fn get_job(&self, job_id: Id) -> Result<Job>;
+    /// Jobs matching the filter, newest first (by id).
+    async fn list_jobs(&self, filter: &JobFilter) -> Result<Vec<Job>>;
+    /// Number of jobs per kind and state, ordered by kind then state; pairs without jobs are
+    /// left out.
+    async fn job_counts(&self) -> Result<Vec<JobCount>>;
+
+    // ----- leadership -----
+
+    /// Tries to become the one leader named `name` across every process sharing this database
+    /// (the scheduler loop must run exactly once). Returns `None` when another process leads.
+    ///
+    /// PostgreSQL holds a session-level advisory lock on a dedicated connection: leadership
+    /// ends when that connection ends, so a killed or partitioned leader frees it at once.
+    /// SQLite keeps a lease row that the holder renews through [`Leadership::confirm`] and that
+    /// lapses `ttl` after the last renewal.
+    async fn try_lead(
+        &self,
+        name: &str,
+        ttl: chrono::Duration,
+    ) -> Result<Option<Box<dyn Leadership>>>;
 
     // ----- schedules -----
 

@@ -381,6 +381,55 @@ pub struct Job {
     pub lease_until: Option<DateTime<Utc>>,
     /// Last error message.
     pub last_error: Option<String>,
+    /// The key that made its enqueue idempotent, if any.
+    pub dedup_key: Option<String>,
+    /// When it was enqueued.
+    pub created_at: DateTime<Utc>,
+    /// When its state, lease or error last changed.
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Job {
+    /// The claim this job was handed out under: what [`crate::Store::complete_job`] and the
+    /// other lease operations take, so a worker whose lease expired (and whose job another
+    /// worker took over) cannot finish or fail the newer claim.
+    pub fn lease(&self) -> JobLease {
+        JobLease {
+            job_id: self.id,
+            attempt: self.attempts,
+        }
+    }
+}
+
+/// One claim of a job: the job and the attempt number it was claimed as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobLease {
+    /// The job.
+    pub job_id: Id,
+    /// The job's `attempts` right after the claim.
+    pub attempt: u32,
+}
+
+/// Filter for [`crate::Store::list_jobs`].
+#[derive(Debug, Clone, Default)]
+pub struct JobFilter {
+    /// Only jobs of this kind.
+    pub kind: Option<String>,
+    /// Only jobs in this state.
+    pub state: Option<JobState>,
+    /// At most this many jobs, newest first (by id); `None` lists all.
+    pub limit: Option<u32>,
+}
+
+/// How many jobs of one kind are in one state (queue depth for dashboards and metrics).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobCount {
+    /// Job kind.
+    pub kind: String,
+    /// State.
+    pub state: JobState,
+    /// Number of jobs.
+    pub count: u64,
 }
 
 /// A crawl schedule.

@@ -35,14 +35,15 @@ use sqlx::types::Json;
 use sqlx::{Connection, FromRow, PgConnection, Postgres, Transaction};
 
 use crate::rules::{
-    is_unique_violation, lease_until, new_algorithm_versions, normalize_email, page_key, to_u32,
-    to_u64, validate_job, validate_matches, validate_schedule, validate_user, validate_work,
+    self, is_unique_violation, lease_until, new_algorithm_versions, normalize_email, page_key,
+    to_u32, to_u64, validate_job, validate_matches, validate_schedule, validate_user,
+    validate_work,
 };
 use crate::{
-    AlgorithmFingerprint, EvidencePassage, Id, IndexedSegment, Job, JobState, MatchFilter,
-    MatchRecord, MatchStatus, NewJob, NewMatch, NewPage, NewSchedule, NewUser, NewWork, Page,
-    PageWrite, Result, RightsHolder, Role, Schedule, SegmentFingerprint, Site, Store, StoreError,
-    User, Work, WorkSummary, WriteOutcome, redact_url,
+    AlgorithmFingerprint, EvidencePassage, Id, IndexedSegment, Job, JobCount, JobFilter, JobLease,
+    JobState, Leadership, MatchFilter, MatchRecord, MatchStatus, NewJob, NewMatch, NewPage,
+    NewSchedule, NewUser, NewWork, Page, PageWrite, Result, RightsHolder, Role, Schedule,
+    SegmentFingerprint, Site, Store, StoreError, User, Work, WorkSummary, WriteOutcome, redact_url,
 };
 
 /// The PostgreSQL migrations, embedded at compile time so the binary needs no files beside it.
@@ -373,7 +374,8 @@ impl MatchEvidenceRow {
 /// Columns of a job; keep in sync with [`JobRow`].
 macro_rules! job_columns {
     () => {
-        "id, kind, payload, state, attempts, max_attempts, run_at, lease_until, last_error"
+        "id, kind, payload, state, attempts, max_attempts, run_at, lease_until, last_error, \
+         dedup_key, created_at, updated_at"
     };
 }
 
@@ -388,6 +390,9 @@ struct JobRow {
     run_at: DateTime<Utc>,
     lease_until: Option<DateTime<Utc>>,
     last_error: Option<String>,
+    dedup_key: Option<String>,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
 }
 
 impl JobRow {
@@ -404,6 +409,9 @@ impl JobRow {
             run_at: self.run_at,
             lease_until: self.lease_until,
             last_error: self.last_error,
+            dedup_key: self.dedup_key,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
         })
     }
 }
@@ -541,17 +549,75 @@ async fn algorithm_versions(conn: &mut PgConnection, work_id: Id) -> Result<Vec<
         .collect()
 }
 
-/// Explains why a job update touched no row: the job is missing or not running.
-async fn job_not_running(pool: &PgPool, job_id: Id) -> StoreError {
-    let state: std::result::Result<Option<String>, sqlx::Error> =
-        sqlx::query_scalar("SELECT state FROM jobs WHERE id = $1")
-            .bind(job_id)
+/// Explains why an update of a claimed job touched no row: the job is missing, or it is no
+/// longer running under this claim.
+async fn lease_not_current(pool: &PgPool, lease: JobLease) -> StoreError {
+    let found: std::result::Result<Option<(String, i64)>, sqlx::Error> =
+        sqlx::query_as("SELECT state, attempts FROM jobs WHERE id = $1")
+            .bind(lease.job_id)
             .fetch_optional(pool)
             .await;
-    match state {
-        Ok(Some(state)) => StoreError::Invalid(format!("job {job_id} is {state}, not running")),
-        Ok(None) => StoreError::NotFound(format!("job {job_id}")),
+    match found {
+        Ok(Some((state, attempts))) => {
+            StoreError::LeaseLost(rules::describe_lost_lease(lease, &state, attempts))
+        }
+        Ok(None) => StoreError::NotFound(format!("job {}", lease.job_id)),
         Err(error) => error.into(),
+    }
+}
+
+/// The advisory lock key of a leadership name: FNV-1a of the name, stable across processes,
+/// versions and platforms (PostgreSQL's own `hashtext` is not promised to be).
+fn advisory_key(name: &str) -> i64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in b"copytrace-leader:".iter().chain(name.as_bytes()) {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    i64::from_ne_bytes(hash.to_ne_bytes())
+}
+
+/// Leadership held as a session-level advisory lock on a connection of its own (taken out of
+/// the pool, so no other query ever runs on it and it is never recycled while the lock is held).
+struct PostgresLeadership {
+    connection: Option<PgConnection>,
+    key: i64,
+}
+
+#[async_trait]
+impl Leadership for PostgresLeadership {
+    async fn confirm(&mut self) -> Result<bool> {
+        let Some(connection) = self.connection.as_mut() else {
+            return Ok(false);
+        };
+        // The lock lives as long as the session: if the session still answers, and still holds
+        // the lock, we lead. A restarted server or a broken connection ends both.
+        let held: std::result::Result<bool, sqlx::Error> = sqlx::query_scalar(
+            "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' \
+               AND pid = pg_backend_pid() AND granted \
+               AND ((classid::bigint << 32) | objid::bigint) = $1)",
+        )
+        .bind(self.key)
+        .fetch_one(&mut *connection)
+        .await;
+        match held {
+            Ok(true) => Ok(true),
+            Ok(false) | Err(_) => {
+                self.connection = None;
+                Ok(false)
+            }
+        }
+    }
+
+    async fn resign(mut self: Box<Self>) -> Result<()> {
+        if let Some(mut connection) = self.connection.take() {
+            sqlx::query("SELECT pg_advisory_unlock($1)")
+                .bind(self.key)
+                .execute(&mut connection)
+                .await?;
+            connection.close().await?;
+        }
+        Ok(())
     }
 }
 
@@ -1226,39 +1292,109 @@ impl Store for PostgresStore {
         row.map(JobRow::into_model).transpose()
     }
 
-    async fn complete_job(&self, job_id: Id) -> Result<()> {
+    async fn complete_job(&self, lease: JobLease) -> Result<()> {
         let done = sqlx::query(
-            "UPDATE jobs SET state = 'done', lease_until = NULL, updated_at = $2 \
-             WHERE id = $1 AND state = 'running'",
+            "UPDATE jobs SET state = 'done', lease_until = NULL, updated_at = $3 \
+             WHERE id = $1 AND attempts = $2 AND state = 'running'",
         )
-        .bind(job_id)
+        .bind(lease.job_id)
+        .bind(i64::from(lease.attempt))
         .bind(now())
         .execute(&self.pool)
         .await?;
         if done.rows_affected() == 0 {
-            return Err(job_not_running(&self.pool, job_id).await);
+            return Err(lease_not_current(&self.pool, lease).await);
         }
         Ok(())
     }
 
-    async fn fail_job(&self, job_id: Id, error: &str, retry_at: DateTime<Utc>) -> Result<()> {
+    async fn fail_job(&self, lease: JobLease, error: &str, retry_at: DateTime<Utc>) -> Result<()> {
         let done = sqlx::query(
             "UPDATE jobs SET \
                state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'queued' END, \
-               run_at = CASE WHEN attempts >= max_attempts THEN run_at ELSE $2 END, \
-               lease_until = NULL, last_error = $3, updated_at = $4 \
-             WHERE id = $1 AND state = 'running'",
+               run_at = CASE WHEN attempts >= max_attempts THEN run_at ELSE $3 END, \
+               lease_until = NULL, last_error = $4, updated_at = $5 \
+             WHERE id = $1 AND attempts = $2 AND state = 'running'",
         )
-        .bind(job_id)
+        .bind(lease.job_id)
+        .bind(i64::from(lease.attempt))
         .bind(stored(retry_at))
         .bind(error)
         .bind(now())
         .execute(&self.pool)
         .await?;
         if done.rows_affected() == 0 {
-            return Err(job_not_running(&self.pool, job_id).await);
+            return Err(lease_not_current(&self.pool, lease).await);
         }
         Ok(())
+    }
+
+    async fn renew_job_lease(&self, lease: JobLease, lease_until: DateTime<Utc>) -> Result<()> {
+        let done = sqlx::query(
+            "UPDATE jobs SET lease_until = $3, updated_at = $4 \
+             WHERE id = $1 AND attempts = $2 AND state = 'running'",
+        )
+        .bind(lease.job_id)
+        .bind(i64::from(lease.attempt))
+        .bind(stored(lease_until))
+        .bind(now())
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(lease_not_current(&self.pool, lease).await);
+        }
+        Ok(())
+    }
+
+    async fn release_job(&self, lease: JobLease, run_at: DateTime<Utc>) -> Result<()> {
+        let done = sqlx::query(
+            "UPDATE jobs SET state = 'queued', attempts = attempts - 1, run_at = $3, \
+               lease_until = NULL, updated_at = $4 \
+             WHERE id = $1 AND attempts = $2 AND state = 'running'",
+        )
+        .bind(lease.job_id)
+        .bind(i64::from(lease.attempt))
+        .bind(stored(run_at))
+        .bind(now())
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(lease_not_current(&self.pool, lease).await);
+        }
+        Ok(())
+    }
+
+    async fn requeue_dead_job(&self, job_id: Id, run_at: DateTime<Utc>) -> Result<()> {
+        let requeued = sqlx::query(
+            "UPDATE jobs SET state = 'queued', attempts = 0, run_at = $2, lease_until = NULL, \
+               updated_at = $3 WHERE id = $1 AND state = 'dead'",
+        )
+        .bind(job_id)
+        .bind(stored(run_at))
+        .bind(now())
+        .execute(&self.pool)
+        .await;
+        match requeued {
+            Ok(done) if done.rows_affected() == 1 => Ok(()),
+            Ok(_) => {
+                let state: Option<String> =
+                    sqlx::query_scalar("SELECT state FROM jobs WHERE id = $1")
+                        .bind(job_id)
+                        .fetch_optional(&self.pool)
+                        .await?;
+                Err(match state {
+                    None => StoreError::NotFound(format!("job {job_id}")),
+                    Some(state) => StoreError::Invalid(format!(
+                        "job {job_id} is {state}; only dead jobs are requeued"
+                    )),
+                })
+            }
+            // A pending job with the same dedup key took its place meanwhile.
+            Err(error) if is_unique_violation(&error) => Err(StoreError::Invalid(format!(
+                "job {job_id} cannot be requeued: another pending job has its dedup key"
+            ))),
+            Err(error) => Err(error.into()),
+        }
     }
 
     async fn get_job(&self, job_id: Id) -> Result<Job> {
@@ -1272,6 +1408,61 @@ impl Store for PostgresStore {
         .await?
         .ok_or_else(|| StoreError::NotFound(format!("job {job_id}")))?
         .into_model()
+    }
+
+    async fn list_jobs(&self, filter: &JobFilter) -> Result<Vec<Job>> {
+        sqlx::query_as::<_, JobRow>(concat!(
+            "SELECT ",
+            job_columns!(),
+            " FROM jobs WHERE ($1::text IS NULL OR kind = $1) \
+               AND ($2::text IS NULL OR state = $2) ORDER BY id DESC LIMIT $3"
+        ))
+        .bind(&filter.kind)
+        .bind(filter.state.map(JobState::as_str))
+        .bind(filter.limit.map(i64::from))
+        .fetch_all(&self.pool)
+        .await?
+        .into_iter()
+        .map(JobRow::into_model)
+        .collect()
+    }
+
+    async fn job_counts(&self) -> Result<Vec<JobCount>> {
+        let rows: Vec<(String, String, i64)> = sqlx::query_as(
+            "SELECT kind, state, COUNT(*) FROM jobs GROUP BY kind, state \
+             ORDER BY kind COLLATE \"C\", state COLLATE \"C\"",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|(kind, state, count)| rules::job_count(kind, &state, count))
+            .collect()
+    }
+
+    // ----- leadership -----
+
+    async fn try_lead(
+        &self,
+        name: &str,
+        ttl: chrono::Duration,
+    ) -> Result<Option<Box<dyn Leadership>>> {
+        // The lock ends with its session, so PostgreSQL needs no ttl; it is still validated so
+        // that both backends refuse the same arguments.
+        rules::positive_micros(ttl, "leadership ttl")?;
+        let key = advisory_key(name);
+        let mut connection = self.pool.acquire().await?.detach();
+        let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
+            .bind(key)
+            .fetch_one(&mut connection)
+            .await?;
+        if !locked {
+            let _ = connection.close().await;
+            return Ok(None);
+        }
+        Ok(Some(Box::new(PostgresLeadership {
+            connection: Some(connection),
+            key,
+        })))
     }
 
     // ----- schedules -----
@@ -1397,7 +1588,7 @@ mod tests {
         assert_eq!(postgres, steps(&crate::sqlite::MIGRATOR));
         assert_eq!(
             postgres.iter().map(|(v, _)| *v).collect::<Vec<_>>(),
-            [1, 2, 3]
+            [1, 2, 3, 4]
         );
     }
 

@@ -8,7 +8,10 @@ use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
 
-use crate::{Id, NewJob, NewMatch, NewSchedule, NewUser, NewWork, Result, Role, StoreError};
+use crate::{
+    Id, JobCount, JobLease, JobState, NewJob, NewMatch, NewSchedule, NewUser, NewWork, Result,
+    Role, StoreError,
+};
 
 // ----- conversions -----
 
@@ -169,6 +172,53 @@ pub(crate) fn lease_until(now: DateTime<Utc>, lease: chrono::Duration) -> Result
     }
     now.checked_add_signed(lease)
         .ok_or_else(|| StoreError::Invalid(format!("job lease {lease} is too long")))
+}
+
+/// Why a claim is no longer current, given the job's state and attempt count now.
+pub(crate) fn describe_lost_lease(lease: JobLease, state: &str, attempts: i64) -> String {
+    if state == "running" {
+        format!(
+            "job {} was taken over (attempt {attempts} runs now, this was attempt {})",
+            lease.job_id, lease.attempt
+        )
+    } else {
+        format!(
+            "job {} is {state}, no longer running as attempt {}",
+            lease.job_id, lease.attempt
+        )
+    }
+}
+
+/// One row of [`crate::Store::job_counts`] from stored values.
+pub(crate) fn job_count(kind: String, state: &str, count: i64) -> Result<JobCount> {
+    Ok(JobCount {
+        kind,
+        state: JobState::parse(state)
+            .ok_or_else(|| StoreError::Invalid(format!("stored job state {state:?} is unknown")))?,
+        count: to_u64(count, "job count")?,
+    })
+}
+
+/// A name for this process as a leader: host, process id and a random part, so two processes
+/// (or two stores in one process) never mistake each other's lease for their own.
+pub(crate) fn leader_holder_id() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_default();
+    let nanos = Utc::now().timestamp_subsec_nanos();
+    let unique = std::collections::hash_map::RandomState::new();
+    let random = std::hash::BuildHasher::hash_one(&unique, nanos);
+    format!("{host}:{}:{random:016x}", std::process::id())
+}
+
+/// A positive duration in whole microseconds.
+pub(crate) fn positive_micros(duration: chrono::Duration, what: &str) -> Result<i64> {
+    match duration.num_microseconds() {
+        Some(micros) if micros > 0 => Ok(micros),
+        _ => Err(StoreError::Invalid(format!(
+            "{what} {duration} is not a positive number of microseconds"
+        ))),
+    }
 }
 
 /// Checks a schedule and returns its trimmed name.

@@ -26,15 +26,15 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePo
 use sqlx::{FromRow, Sqlite, SqliteConnection, Transaction};
 
 use crate::rules::{
-    from_json, is_unique_violation, lease_until, new_algorithm_versions, normalize_email, page_key,
-    to_json, to_u32, to_u64, validate_job, validate_matches, validate_schedule, validate_user,
-    validate_work,
+    self, from_json, is_unique_violation, lease_until, new_algorithm_versions, normalize_email,
+    page_key, to_json, to_u32, to_u64, validate_job, validate_matches, validate_schedule,
+    validate_user, validate_work,
 };
 use crate::{
-    AlgorithmFingerprint, EvidencePassage, Id, IndexedSegment, Job, JobState, MatchFilter,
-    MatchRecord, MatchStatus, NewJob, NewMatch, NewPage, NewSchedule, NewUser, NewWork, Page,
-    PageWrite, Result, RightsHolder, Role, Schedule, SegmentFingerprint, Site, Store, StoreError,
-    User, Work, WorkSummary, WriteOutcome, redact_url,
+    AlgorithmFingerprint, EvidencePassage, Id, IndexedSegment, Job, JobCount, JobFilter, JobLease,
+    JobState, Leadership, MatchFilter, MatchRecord, MatchStatus, NewJob, NewMatch, NewPage,
+    NewSchedule, NewUser, NewWork, Page, PageWrite, Result, RightsHolder, Role, Schedule,
+    SegmentFingerprint, Site, Store, StoreError, User, Work, WorkSummary, WriteOutcome, redact_url,
 };
 
 /// The SQLite migrations, embedded at compile time so the binary needs no files beside it.
@@ -407,6 +407,9 @@ struct JobRow {
     run_at: i64,
     lease_until: Option<i64>,
     last_error: Option<String>,
+    dedup_key: Option<String>,
+    created_at: i64,
+    updated_at: i64,
 }
 
 impl JobRow {
@@ -423,6 +426,9 @@ impl JobRow {
             run_at: from_micros(self.run_at)?,
             lease_until: from_opt_micros(self.lease_until)?,
             last_error: self.last_error,
+            dedup_key: self.dedup_key,
+            created_at: from_micros(self.created_at)?,
+            updated_at: from_micros(self.updated_at)?,
         })
     }
 }
@@ -546,16 +552,62 @@ async fn algorithm_versions(
         .collect()
 }
 
-/// Explains why a job update touched no row: the job is missing or not running.
-async fn job_not_running(conn: &mut SqliteConnection, job_id: Id) -> StoreError {
-    let state: std::result::Result<Option<String>, sqlx::Error> =
-        sqlx::query_scalar("SELECT state FROM jobs WHERE id = $1")
-            .bind(job_id)
+/// Leadership held through a row of `leader_leases`, renewed by [`Leadership::confirm`].
+struct SqliteLeadership {
+    pool: SqlitePool,
+    name: String,
+    holder: String,
+    ttl_micros: i64,
+}
+
+#[async_trait]
+impl Leadership for SqliteLeadership {
+    async fn confirm(&mut self) -> Result<bool> {
+        let now = now_micros();
+        let renewed = sqlx::query(
+            "UPDATE leader_leases SET lease_until = $3 \
+             WHERE name = $1 AND holder = $2 AND lease_until > $4",
+        )
+        .bind(&self.name)
+        .bind(&self.holder)
+        .bind(now.saturating_add(self.ttl_micros))
+        .bind(now)
+        .execute(&self.pool)
+        .await?;
+        Ok(renewed.rows_affected() == 1)
+    }
+
+    async fn resign(self: Box<Self>) -> Result<()> {
+        sqlx::query("DELETE FROM leader_leases WHERE name = $1 AND holder = $2")
+            .bind(&self.name)
+            .bind(&self.holder)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+}
+
+/// Columns of a job; keep in sync with [`JobRow`].
+macro_rules! job_columns {
+    () => {
+        "id, kind, payload, state, attempts, max_attempts, run_at, lease_until, last_error, \
+         dedup_key, created_at, updated_at"
+    };
+}
+
+/// Explains why an update of a claimed job touched no row: the job is missing, or it is no
+/// longer running under this claim.
+async fn lease_not_current(conn: &mut SqliteConnection, lease: JobLease) -> StoreError {
+    let found: std::result::Result<Option<(String, i64)>, sqlx::Error> =
+        sqlx::query_as("SELECT state, attempts FROM jobs WHERE id = $1")
+            .bind(lease.job_id)
             .fetch_optional(conn)
             .await;
-    match state {
-        Ok(Some(state)) => StoreError::Invalid(format!("job {job_id} is {state}, not running")),
-        Ok(None) => StoreError::NotFound(format!("job {job_id}")),
+    match found {
+        Ok(Some((state, attempts))) => {
+            StoreError::LeaseLost(rules::describe_lost_lease(lease, &state, attempts))
+        }
+        Ok(None) => StoreError::NotFound(format!("job {}", lease.job_id)),
         Err(error) => error.into(),
     }
 }
@@ -1109,7 +1161,7 @@ impl Store for SqliteStore {
 
         // One statement picks and takes the job, so no other claimer can take it in between
         // (and the write lock of the transaction serializes claimers anyway).
-        let row = sqlx::query_as::<_, JobRow>(
+        let row = sqlx::query_as::<_, JobRow>(concat!(
             "UPDATE jobs SET state = 'running', attempts = attempts + 1, lease_until = $3, \
              updated_at = $2 \
              WHERE id = ( \
@@ -1118,9 +1170,9 @@ impl Store for SqliteStore {
                  AND ((state = 'queued' AND run_at <= $2) \
                    OR (state = 'running' AND lease_until <= $2)) \
                ORDER BY run_at, id LIMIT 1) \
-             RETURNING id, kind, payload, state, attempts, max_attempts, run_at, lease_until, \
-                       last_error",
-        )
+             RETURNING ",
+            job_columns!()
+        ))
         .bind(&kinds)
         .bind(now)
         .bind(micros(lease_until))
@@ -1130,50 +1182,130 @@ impl Store for SqliteStore {
         row.map(JobRow::into_model).transpose()
     }
 
-    async fn complete_job(&self, job_id: Id) -> Result<()> {
+    async fn complete_job(&self, lease: JobLease) -> Result<()> {
         let mut tx = self.write().await?;
         let done = sqlx::query(
-            "UPDATE jobs SET state = 'done', lease_until = NULL, updated_at = $2 \
-             WHERE id = $1 AND state = 'running'",
+            "UPDATE jobs SET state = 'done', lease_until = NULL, updated_at = $3 \
+             WHERE id = $1 AND attempts = $2 AND state = 'running'",
         )
-        .bind(job_id)
+        .bind(lease.job_id)
+        .bind(i64::from(lease.attempt))
         .bind(now_micros())
         .execute(&mut *tx)
         .await?;
         if done.rows_affected() == 0 {
-            return Err(job_not_running(&mut tx, job_id).await);
+            return Err(lease_not_current(&mut tx, lease).await);
         }
         tx.commit().await?;
         Ok(())
     }
 
-    async fn fail_job(&self, job_id: Id, error: &str, retry_at: DateTime<Utc>) -> Result<()> {
+    async fn fail_job(&self, lease: JobLease, error: &str, retry_at: DateTime<Utc>) -> Result<()> {
         let mut tx = self.write().await?;
         let done = sqlx::query(
             "UPDATE jobs SET \
                state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'queued' END, \
-               run_at = CASE WHEN attempts >= max_attempts THEN run_at ELSE $2 END, \
-               lease_until = NULL, last_error = $3, updated_at = $4 \
-             WHERE id = $1 AND state = 'running'",
+               run_at = CASE WHEN attempts >= max_attempts THEN run_at ELSE $3 END, \
+               lease_until = NULL, last_error = $4, updated_at = $5 \
+             WHERE id = $1 AND attempts = $2 AND state = 'running'",
         )
-        .bind(job_id)
+        .bind(lease.job_id)
+        .bind(i64::from(lease.attempt))
         .bind(micros(retry_at))
         .bind(error)
         .bind(now_micros())
         .execute(&mut *tx)
         .await?;
         if done.rows_affected() == 0 {
-            return Err(job_not_running(&mut tx, job_id).await);
+            return Err(lease_not_current(&mut tx, lease).await);
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn renew_job_lease(&self, lease: JobLease, lease_until: DateTime<Utc>) -> Result<()> {
+        let mut tx = self.write().await?;
+        let done = sqlx::query(
+            "UPDATE jobs SET lease_until = $3, updated_at = $4 \
+             WHERE id = $1 AND attempts = $2 AND state = 'running'",
+        )
+        .bind(lease.job_id)
+        .bind(i64::from(lease.attempt))
+        .bind(micros(lease_until))
+        .bind(now_micros())
+        .execute(&mut *tx)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(lease_not_current(&mut tx, lease).await);
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn release_job(&self, lease: JobLease, run_at: DateTime<Utc>) -> Result<()> {
+        let mut tx = self.write().await?;
+        let done = sqlx::query(
+            "UPDATE jobs SET state = 'queued', attempts = attempts - 1, run_at = $3, \
+               lease_until = NULL, updated_at = $4 \
+             WHERE id = $1 AND attempts = $2 AND state = 'running'",
+        )
+        .bind(lease.job_id)
+        .bind(i64::from(lease.attempt))
+        .bind(micros(run_at))
+        .bind(now_micros())
+        .execute(&mut *tx)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(lease_not_current(&mut tx, lease).await);
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn requeue_dead_job(&self, job_id: Id, run_at: DateTime<Utc>) -> Result<()> {
+        let mut tx = self.write().await?;
+        let state: Option<String> = sqlx::query_scalar("SELECT state FROM jobs WHERE id = $1")
+            .bind(job_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+        match state.as_deref() {
+            None => return Err(StoreError::NotFound(format!("job {job_id}"))),
+            Some("dead") => {}
+            Some(other) => {
+                return Err(StoreError::Invalid(format!(
+                    "job {job_id} is {other}; only dead jobs are requeued"
+                )));
+            }
+        }
+        let requeued = sqlx::query(
+            "UPDATE jobs SET state = 'queued', attempts = 0, run_at = $2, lease_until = NULL, \
+               updated_at = $3 WHERE id = $1 AND state = 'dead'",
+        )
+        .bind(job_id)
+        .bind(micros(run_at))
+        .bind(now_micros())
+        .execute(&mut *tx)
+        .await;
+        match requeued {
+            Ok(_) => {}
+            // A pending job with the same dedup key took its place meanwhile.
+            Err(error) if is_unique_violation(&error) => {
+                return Err(StoreError::Invalid(format!(
+                    "job {job_id} cannot be requeued: another pending job has its dedup key"
+                )));
+            }
+            Err(error) => return Err(error.into()),
         }
         tx.commit().await?;
         Ok(())
     }
 
     async fn get_job(&self, job_id: Id) -> Result<Job> {
-        sqlx::query_as::<_, JobRow>(
-            "SELECT id, kind, payload, state, attempts, max_attempts, run_at, lease_until, \
-             last_error FROM jobs WHERE id = $1",
-        )
+        sqlx::query_as::<_, JobRow>(concat!(
+            "SELECT ",
+            job_columns!(),
+            " FROM jobs WHERE id = $1"
+        ))
         .bind(job_id)
         .fetch_optional(&self.pool)
         .await?
@@ -1181,6 +1313,69 @@ impl Store for SqliteStore {
         .into_model()
     }
 
+    async fn list_jobs(&self, filter: &JobFilter) -> Result<Vec<Job>> {
+        sqlx::query_as::<_, JobRow>(concat!(
+            "SELECT ",
+            job_columns!(),
+            " FROM jobs WHERE ($1 IS NULL OR kind = $1) AND ($2 IS NULL OR state = $2) \
+             ORDER BY id DESC LIMIT $3"
+        ))
+        .bind(&filter.kind)
+        .bind(filter.state.map(JobState::as_str))
+        .bind(filter.limit.map_or(-1, i64::from))
+        .fetch_all(&self.pool)
+        .await?
+        .into_iter()
+        .map(JobRow::into_model)
+        .collect()
+    }
+
+    async fn job_counts(&self) -> Result<Vec<JobCount>> {
+        let rows: Vec<(String, String, i64)> = sqlx::query_as(
+            "SELECT kind, state, COUNT(*) FROM jobs GROUP BY kind, state ORDER BY kind, state",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|(kind, state, count)| rules::job_count(kind, &state, count))
+            .collect()
+    }
+
+    // ----- leadership -----
+
+    async fn try_lead(
+        &self,
+        name: &str,
+        ttl: chrono::Duration,
+    ) -> Result<Option<Box<dyn Leadership>>> {
+        let holder = rules::leader_holder_id();
+        let ttl_micros = rules::positive_micros(ttl, "leadership ttl")?;
+        let now = now_micros();
+        let mut tx = self.write().await?;
+        // Take the row if it is free, lapsed, or ours already.
+        let taken = sqlx::query(
+            "INSERT INTO leader_leases (name, holder, lease_until) VALUES ($1, $2, $3) \
+             ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, \
+               lease_until = excluded.lease_until \
+             WHERE leader_leases.lease_until <= $4 OR leader_leases.holder = excluded.holder",
+        )
+        .bind(name)
+        .bind(&holder)
+        .bind(now.saturating_add(ttl_micros))
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        if taken.rows_affected() == 0 {
+            return Ok(None);
+        }
+        Ok(Some(Box::new(SqliteLeadership {
+            pool: self.pool.clone(),
+            name: name.to_owned(),
+            holder,
+            ttl_micros,
+        })))
+    }
     // ----- schedules -----
 
     async fn create_schedule(&self, schedule: &NewSchedule) -> Result<Id> {

@@ -297,6 +297,15 @@ pub fn not_found<T: std::fmt::Debug>(result: Result<T, StoreError>) -> String {
     }
 }
 
+/// The message of a `LeaseLost`, failing the test on anything else.
+#[track_caller]
+pub fn lease_lost<T: std::fmt::Debug>(result: Result<T, StoreError>) -> String {
+    match result {
+        Err(StoreError::LeaseLost(why)) => why,
+        other => panic!("expected LeaseLost, got {other:?}"),
+    }
+}
+
 /// The message of an `Invalid`, failing the test on anything else.
 #[track_caller]
 pub fn invalid<T: std::fmt::Debug>(result: Result<T, StoreError>) -> String {

@@ -4,10 +4,10 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
-use copytrace_store::{JobState, NewJob, Store};
+use copytrace_store::{JobCount, JobFilter, JobLease, JobState, NewJob, Store};
 use serde_json::json;
 
-use crate::helpers::{at, contract_tests, invalid, not_found};
+use crate::helpers::{at, contract_tests, invalid, lease_lost, not_found};
 
 contract_tests!(
     a_job_is_claimed_once_and_reclaimed_after_its_lease_expires,
@@ -21,6 +21,12 @@ contract_tests!(
     unknown_or_idle_jobs_cannot_be_completed_or_failed,
     a_job_needs_a_kind_and_at_least_one_attempt,
     concurrent_enqueues_with_one_dedup_key_make_one_job,
+    a_worker_whose_job_was_taken_over_cannot_finish_it,
+    a_renewed_lease_keeps_the_job_from_other_workers,
+    a_released_job_is_queued_again_without_spending_an_attempt,
+    a_dead_job_can_be_requeued_with_fresh_attempts,
+    jobs_are_listed_newest_first_and_counted_by_kind_and_state,
+    only_one_leader_at_a_time,
 );
 
 fn job(kind: &str, run_at: DateTime<Utc>, max_attempts: u32) -> NewJob {
@@ -115,25 +121,28 @@ async fn concurrent_claimers_never_get_the_same_job(store: Arc<dyn Store>) {
 async fn a_job_goes_dead_after_max_attempts(store: Arc<dyn Store>) {
     let id = store.enqueue_job(&job("crawl", at(0), 2)).await.unwrap();
 
-    store
+    let first = store
         .claim_job(&["crawl"], at(1), lease())
         .await
         .unwrap()
         .unwrap();
-    store.fail_job(id, "timeout", at(10)).await.unwrap();
+    store
+        .fail_job(first.lease(), "timeout", at(10))
+        .await
+        .unwrap();
     let retry = store.get_job(id).await.unwrap();
     assert_eq!(retry.state, JobState::Queued);
     assert_eq!(retry.run_at, at(10));
     assert_eq!(retry.lease_until, None);
     assert_eq!(retry.last_error.as_deref(), Some("timeout"));
 
-    store
+    let second = store
         .claim_job(&["crawl"], at(10), lease())
         .await
         .unwrap()
         .unwrap();
     store
-        .fail_job(id, "connection refused", at(20))
+        .fail_job(second.lease(), "connection refused", at(20))
         .await
         .unwrap();
     let dead = store.get_job(id).await.unwrap();
@@ -151,12 +160,15 @@ async fn a_job_goes_dead_after_max_attempts(store: Arc<dyn Store>) {
 
 async fn a_failed_job_waits_until_its_retry_time(store: Arc<dyn Store>) {
     let id = store.enqueue_job(&job("crawl", at(0), 5)).await.unwrap();
-    store
+    let claimed = store
         .claim_job(&["crawl"], at(0), lease())
         .await
         .unwrap()
         .unwrap();
-    store.fail_job(id, "503", at(60)).await.unwrap();
+    store
+        .fail_job(claimed.lease(), "503", at(60))
+        .await
+        .unwrap();
 
     assert_eq!(
         store.claim_job(&["crawl"], at(59), lease()).await.unwrap(),
@@ -227,7 +239,7 @@ async fn enqueuing_with_a_pending_dedup_key_returns_the_pending_job(store: Arc<d
         .unwrap();
     assert_ne!(other, first);
 
-    store
+    let claimed = store
         .claim_job(&["crawl"], at(1), lease())
         .await
         .unwrap()
@@ -242,7 +254,7 @@ async fn enqueuing_with_a_pending_dedup_key_returns_the_pending_job(store: Arc<d
         "a running job is pending too"
     );
 
-    store.complete_job(first).await.unwrap();
+    store.complete_job(claimed.lease()).await.unwrap();
     let next = store
         .enqueue_job(&keyed("site:pirate.example"))
         .await
@@ -259,12 +271,12 @@ async fn enqueuing_with_a_pending_dedup_key_returns_the_pending_job(store: Arc<d
 
 async fn a_completed_job_is_done_and_is_not_claimed_again(store: Arc<dyn Store>) {
     let id = store.enqueue_job(&job("crawl", at(0), 3)).await.unwrap();
-    store
+    let claimed = store
         .claim_job(&["crawl"], at(1), lease())
         .await
         .unwrap()
         .unwrap();
-    store.complete_job(id).await.unwrap();
+    store.complete_job(claimed.lease()).await.unwrap();
 
     let done = store.get_job(id).await.unwrap();
     assert_eq!((done.state, done.lease_until), (JobState::Done, None));
@@ -275,7 +287,7 @@ async fn a_completed_job_is_done_and_is_not_claimed_again(store: Arc<dyn Store>)
             .unwrap(),
         None
     );
-    assert!(invalid(store.complete_job(id).await).contains("not running"));
+    assert!(lease_lost(store.complete_job(claimed.lease()).await).contains("is done"));
 }
 
 async fn a_job_whose_lease_expires_on_its_last_attempt_goes_dead(store: Arc<dyn Store>) {
@@ -297,12 +309,39 @@ async fn a_job_whose_lease_expires_on_its_last_attempt_goes_dead(store: Arc<dyn 
 }
 
 async fn unknown_or_idle_jobs_cannot_be_completed_or_failed(store: Arc<dyn Store>) {
-    assert_eq!(not_found(store.complete_job(404).await), "job 404");
-    assert_eq!(not_found(store.fail_job(404, "x", at(0)).await), "job 404");
+    let missing = JobLease {
+        job_id: 404,
+        attempt: 1,
+    };
+    assert_eq!(not_found(store.complete_job(missing).await), "job 404");
+    assert_eq!(
+        not_found(store.fail_job(missing, "x", at(0)).await),
+        "job 404"
+    );
+    assert_eq!(
+        not_found(store.renew_job_lease(missing, at(0)).await),
+        "job 404"
+    );
+    assert_eq!(
+        not_found(store.release_job(missing, at(0)).await),
+        "job 404"
+    );
     assert_eq!(not_found(store.get_job(404).await), "job 404");
+    assert_eq!(
+        not_found(store.requeue_dead_job(404, at(0)).await),
+        "job 404"
+    );
 
     let id = store.enqueue_job(&job("crawl", at(0), 3)).await.unwrap();
-    assert!(invalid(store.fail_job(id, "x", at(5)).await).contains("queued"));
+    let never_claimed = JobLease {
+        job_id: id,
+        attempt: 0,
+    };
+    assert!(lease_lost(store.fail_job(never_claimed, "x", at(5)).await).contains("queued"));
+    assert!(
+        invalid(store.requeue_dead_job(id, at(5)).await).contains("only dead jobs"),
+        "a queued job is not requeued"
+    );
     let unchanged = store.get_job(id).await.unwrap();
     assert_eq!(
         (unchanged.state, unchanged.last_error),
@@ -348,5 +387,259 @@ async fn concurrent_enqueues_with_one_dedup_key_make_one_job(store: Arc<dyn Stor
         store.claim_job(&["crawl"], at(1), lease()).await.unwrap(),
         None,
         "no second job was created"
+    );
+}
+
+async fn a_worker_whose_job_was_taken_over_cannot_finish_it(store: Arc<dyn Store>) {
+    let id = store.enqueue_job(&job("match", at(0), 3)).await.unwrap();
+    let slow = store
+        .claim_job(&["match"], at(0), lease())
+        .await
+        .unwrap()
+        .unwrap();
+    let taker = store
+        .claim_job(&["match"], at(31), lease())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((taker.id, taker.attempts), (id, 2));
+
+    // The first worker comes back after its lease: nothing it does counts any more.
+    for lost in [
+        lease_lost(store.complete_job(slow.lease()).await),
+        lease_lost(store.fail_job(slow.lease(), "late", at(40)).await),
+        lease_lost(store.renew_job_lease(slow.lease(), at(90)).await),
+        lease_lost(store.release_job(slow.lease(), at(40)).await),
+    ] {
+        assert!(lost.contains("taken over"), "{lost}");
+    }
+    let running = store.get_job(id).await.unwrap();
+    assert_eq!(
+        (running.state, running.attempts, running.lease_until),
+        (JobState::Running, 2, Some(at(31) + lease()))
+    );
+    assert_eq!(running.last_error, None);
+
+    store.complete_job(taker.lease()).await.unwrap();
+    assert_eq!(store.get_job(id).await.unwrap().state, JobState::Done);
+}
+
+async fn a_renewed_lease_keeps_the_job_from_other_workers(store: Arc<dyn Store>) {
+    let id = store.enqueue_job(&job("crawl", at(0), 3)).await.unwrap();
+    let claimed = store
+        .claim_job(&["crawl"], at(0), lease())
+        .await
+        .unwrap()
+        .unwrap();
+    store
+        .renew_job_lease(claimed.lease(), at(20) + lease())
+        .await
+        .unwrap();
+    assert_eq!(store.get_job(id).await.unwrap().lease_until, Some(at(50)));
+    assert_eq!(
+        store.claim_job(&["crawl"], at(49), lease()).await.unwrap(),
+        None,
+        "the renewed lease runs to 50 s"
+    );
+    // A lease may be renewed after it ran out, as long as nobody took the job.
+    store
+        .renew_job_lease(claimed.lease(), at(60) + lease())
+        .await
+        .unwrap();
+    assert_eq!(
+        store.claim_job(&["crawl"], at(80), lease()).await.unwrap(),
+        None
+    );
+    store.complete_job(claimed.lease()).await.unwrap();
+    let done = store.get_job(id).await.unwrap();
+    assert_eq!((done.state, done.attempts), (JobState::Done, 1));
+}
+
+async fn a_released_job_is_queued_again_without_spending_an_attempt(store: Arc<dyn Store>) {
+    let id = store.enqueue_job(&job("crawl", at(0), 1)).await.unwrap();
+    let claimed = store
+        .claim_job(&["crawl"], at(0), lease())
+        .await
+        .unwrap()
+        .unwrap();
+    store.release_job(claimed.lease(), at(5)).await.unwrap();
+    let released = store.get_job(id).await.unwrap();
+    assert_eq!(
+        (
+            released.state,
+            released.attempts,
+            released.run_at,
+            released.lease_until
+        ),
+        (JobState::Queued, 0, at(5), None)
+    );
+    assert_eq!(
+        store.claim_job(&["crawl"], at(4), lease()).await.unwrap(),
+        None
+    );
+    let again = store
+        .claim_job(&["crawl"], at(5), lease())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (again.id, again.attempts),
+        (id, 1),
+        "its only attempt is still available"
+    );
+}
+
+async fn a_dead_job_can_be_requeued_with_fresh_attempts(store: Arc<dyn Store>) {
+    let keyed = NewJob {
+        dedup_key: Some("page:7".to_owned()),
+        ..job("match", at(0), 1)
+    };
+    let id = store.enqueue_job(&keyed).await.unwrap();
+    let claimed = store
+        .claim_job(&["match"], at(0), lease())
+        .await
+        .unwrap()
+        .unwrap();
+    store
+        .fail_job(claimed.lease(), "index missing", at(10))
+        .await
+        .unwrap();
+    assert_eq!(store.get_job(id).await.unwrap().state, JobState::Dead);
+
+    store.requeue_dead_job(id, at(100)).await.unwrap();
+    let requeued = store.get_job(id).await.unwrap();
+    assert_eq!(
+        (requeued.state, requeued.attempts, requeued.run_at),
+        (JobState::Queued, 0, at(100))
+    );
+    assert_eq!(
+        requeued.last_error.as_deref(),
+        Some("index missing"),
+        "the error that killed it stays visible"
+    );
+    assert_eq!(
+        store.enqueue_job(&keyed).await.unwrap(),
+        id,
+        "the requeued job is pending again for its dedup key"
+    );
+    let again = store
+        .claim_job(&["match"], at(100), lease())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((again.id, again.attempts), (id, 1));
+    store.complete_job(again.lease()).await.unwrap();
+
+    // A dead job whose key is pending again under a newer job is not revived next to it.
+    let second = store.enqueue_job(&keyed).await.unwrap();
+    let claimed = store
+        .claim_job(&["match"], at(200), lease())
+        .await
+        .unwrap()
+        .unwrap();
+    store
+        .fail_job(claimed.lease(), "again", at(0))
+        .await
+        .unwrap();
+    store.enqueue_job(&keyed).await.unwrap();
+    assert!(
+        invalid(store.requeue_dead_job(second, at(300)).await).contains("dedup key"),
+        "two pending jobs with one key"
+    );
+}
+
+async fn jobs_are_listed_newest_first_and_counted_by_kind_and_state(store: Arc<dyn Store>) {
+    let crawl = store.enqueue_job(&job("crawl", at(0), 1)).await.unwrap();
+    let keyed = NewJob {
+        dedup_key: Some("page:1:abc".to_owned()),
+        ..job("match", at(0), 2)
+    };
+    let first_match = store.enqueue_job(&keyed).await.unwrap();
+    let second_match = store.enqueue_job(&job("match", at(0), 2)).await.unwrap();
+    let claimed = store
+        .claim_job(&["match"], at(1), lease())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(claimed.id, first_match);
+    store.complete_job(claimed.lease()).await.unwrap();
+
+    let all = store.list_jobs(&JobFilter::default()).await.unwrap();
+    assert_eq!(
+        all.iter().map(|j| j.id).collect::<Vec<_>>(),
+        [second_match, first_match, crawl]
+    );
+    assert_eq!(all[1].dedup_key.as_deref(), Some("page:1:abc"));
+    assert_eq!(all[1].state, JobState::Done);
+    assert!(all[1].updated_at >= all[1].created_at);
+
+    let matches = store
+        .list_jobs(&JobFilter {
+            kind: Some("match".into()),
+            ..JobFilter::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(matches.len(), 2);
+    let queued = store
+        .list_jobs(&JobFilter {
+            state: Some(JobState::Queued),
+            limit: Some(1),
+            ..JobFilter::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        queued.iter().map(|j| j.id).collect::<Vec<_>>(),
+        [second_match]
+    );
+
+    let count = |kind: &str, state, count| JobCount {
+        kind: kind.to_owned(),
+        state,
+        count,
+    };
+    assert_eq!(
+        store.job_counts().await.unwrap(),
+        [
+            count("crawl", JobState::Queued, 1),
+            count("match", JobState::Done, 1),
+            count("match", JobState::Queued, 1),
+        ]
+    );
+}
+
+async fn only_one_leader_at_a_time(store: Arc<dyn Store>) {
+    let ttl = Duration::seconds(60);
+    let mut leader = store
+        .try_lead("scheduler", ttl)
+        .await
+        .unwrap()
+        .expect("nobody leads yet");
+    assert!(
+        store.try_lead("scheduler", ttl).await.unwrap().is_none(),
+        "a second contender is refused while the first leads"
+    );
+    assert!(leader.confirm().await.unwrap());
+    let other = store
+        .try_lead("daily-dedup", ttl)
+        .await
+        .unwrap()
+        .expect("names are independent");
+    other.resign().await.unwrap();
+
+    leader.resign().await.unwrap();
+    let mut next = store
+        .try_lead("scheduler", ttl)
+        .await
+        .unwrap()
+        .expect("resigning frees leadership at once");
+    assert!(next.confirm().await.unwrap());
+    next.resign().await.unwrap();
+    invalid(
+        store
+            .try_lead("scheduler", Duration::zero())
+            .await
+            .map(|l| l.is_some()),
     );
 }

@@ -183,3 +183,37 @@ async fn text_with_a_nul_character_is_refused_as_invalid() {
     assert_eq!(store.count_pages().await.unwrap(), 0);
     finish(store, name).await;
 }
+
+#[tokio::test]
+async fn leadership_ends_with_the_leaders_session() {
+    let (store, name) = fresh().await;
+    let ttl = chrono::Duration::seconds(60);
+    let mut leader = store.try_lead("scheduler", ttl).await.unwrap().unwrap();
+    assert!(store.try_lead("scheduler", ttl).await.unwrap().is_none());
+
+    // What a crash of the leader's process, or a server restart, does to its session.
+    let mut admin = PgConnection::connect(&postgres_url(&name)).await.unwrap();
+    let ended: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_locks \
+         WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()) AS t",
+    )
+    .fetch_one(&mut admin)
+    .await
+    .unwrap();
+    assert_eq!(ended, 1, "one session held the lock");
+    admin.close().await.unwrap();
+
+    assert!(
+        !leader.confirm().await.unwrap(),
+        "the old leader learns it lost"
+    );
+    let mut successor = store
+        .try_lead("scheduler", ttl)
+        .await
+        .unwrap()
+        .expect("the lock died with its session");
+    assert!(successor.confirm().await.unwrap());
+    successor.resign().await.unwrap();
+    drop(leader);
+    finish(store, name).await;
+}

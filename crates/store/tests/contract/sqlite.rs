@@ -75,3 +75,36 @@ async fn an_in_memory_database_lives_as_long_as_its_store_and_is_private() {
     assert_eq!(first.list_rights_holders().await.unwrap().len(), 1);
     assert!(second.list_rights_holders().await.unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn a_leader_that_stops_renewing_loses_leadership_after_its_ttl() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("lead.db").display());
+    // Two stores on one file stand for two processes.
+    let first = SqliteStore::connect(&url).await.unwrap();
+    first.migrate().await.unwrap();
+    let second = SqliteStore::connect(&url).await.unwrap();
+    let ttl = chrono::Duration::milliseconds(300);
+
+    let mut leader = first.try_lead("scheduler", ttl).await.unwrap().unwrap();
+    assert!(second.try_lead("scheduler", ttl).await.unwrap().is_none());
+    tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+    assert!(leader.confirm().await.unwrap(), "renewed within its ttl");
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert!(
+        second.try_lead("scheduler", ttl).await.unwrap().is_none(),
+        "the renewal moved the end of the lease"
+    );
+
+    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+    let mut successor = second
+        .try_lead("scheduler", ttl)
+        .await
+        .unwrap()
+        .expect("the lease lapsed");
+    assert!(
+        !leader.confirm().await.unwrap(),
+        "the old leader learns it lost"
+    );
+    assert!(successor.confirm().await.unwrap());
+}

@@ -1,0 +1,173 @@
+# Throwaway services for Copytrace's tests, sourced by scripts/test and scripts/with-services.
+#
+# start_redis and start_postgres start a redis-server and a PostgreSQL cluster on free loopback
+# ports in one temporary directory, export their URLs (COPYTRACE_TEST_REDIS_URL,
+# COPYTRACE_TEST_POSTGRES_URL) and, for tests that run servers of their own (fault tests that
+# restart PostgreSQL), where the server binaries are and which user runs them
+# (COPYTRACE_TEST_PG_BIN, COPYTRACE_TEST_PG_USER). An EXIT trap stops everything and deletes the
+# directory, whatever way the calling script ends.
+
+# Everything started below is stopped here, whatever way the script ends.
+service_dir=""
+redis_pid=""
+pg_data=""
+cleanup() {
+    if [[ -n "$redis_pid" ]]; then
+        kill "$redis_pid" 2>/dev/null || true
+        wait "$redis_pid" 2>/dev/null || true
+    fi
+    if [[ -n "$pg_data" ]]; then
+        as_pg_user "$pg_bin/pg_ctl" stop -D "$pg_data" -m immediate -s >/dev/null 2>&1 || true
+    fi
+    if [[ -n "$service_dir" ]]; then
+        rm -rf "$service_dir"
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# One temporary directory for every service's data, sockets and logs.
+make_service_dir() {
+    if [[ -z "$service_dir" ]]; then
+        service_dir=$(mktemp -d "${TMPDIR:-/tmp}/copytrace-test.XXXXXX")
+        chmod 755 "$service_dir"
+    fi
+}
+
+# A throwaway redis-server on a free loopback port, with no persistence, in a temporary
+# directory; its URL is exported as COPYTRACE_TEST_REDIS_URL. Installs redis-server (which also
+# brings redis-benchmark) from Debian's packages when it is missing. Any failure stops the
+# script: the Redis tests fail rather than skip without a server.
+start_redis() {
+    if ! command -v redis-server >/dev/null; then
+        echo "redis-server not found: installing it with apt-get"
+        if [[ $(id -u) -ne 0 ]]; then
+            echo "error: redis-server is missing and installing it needs root" >&2
+            exit 1
+        fi
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+    fi
+    make_service_dir
+    local port attempt
+    # A random high port; if another process holds it, redis-server exits and the next is tried.
+    for attempt in 1 2 3 4 5 6 7 8; do
+        port=$(( 20000 + RANDOM % 40000 ))
+        redis-server --bind 127.0.0.1 --port "$port" --dir "$service_dir" --save "" \
+            --appendonly no --daemonize no --logfile "$service_dir/redis.log" &
+        redis_pid=$!
+        for _ in $(seq 1 100); do
+            if redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null | grep -q PONG; then
+                export COPYTRACE_TEST_REDIS_URL="redis://127.0.0.1:$port/0"
+                echo "redis-server on 127.0.0.1:$port (pid $redis_pid, attempt $attempt)"
+                return
+            fi
+            if ! kill -0 "$redis_pid" 2>/dev/null; then
+                break
+            fi
+            sleep 0.1
+        done
+        kill "$redis_pid" 2>/dev/null || true
+        wait "$redis_pid" 2>/dev/null || true
+        redis_pid=""
+    done
+    echo "error: redis-server did not start (last port tried: $port); its log:" >&2
+    cat "$service_dir/redis.log" >&2 || true
+    exit 1
+}
+
+# PostgreSQL refuses to run as root, so under root (as in CI) the cluster runs as an
+# unprivileged system user: `postgres` when the Debian package created it, else `copytrace-pg`,
+# created here. Other users run it as themselves.
+pg_bin=""
+pg_user=""
+as_pg_user() {
+    if [[ -n "$pg_user" ]]; then
+        # From a directory the user may enter, so the server does not warn about the cwd.
+        (cd / && runuser -u "$pg_user" -- "$@")
+    else
+        "$@"
+    fi
+}
+
+# The directory holding initdb, pg_ctl and postgres: from PATH (or /usr/local/bin), else the
+# newest /usr/lib/postgresql/*/bin of Debian's packages, installed with apt-get when missing.
+find_pg_bin() {
+    local initdb_path dir
+    initdb_path=$(command -v initdb || true)
+    if [[ -z "$initdb_path" && -x /usr/local/bin/initdb ]]; then
+        initdb_path=/usr/local/bin/initdb
+    fi
+    if [[ -n "$initdb_path" ]]; then
+        dir=$(dirname "$(readlink -f "$initdb_path")")
+    else
+        dir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
+    fi
+    if [[ -n "$dir" && -x "$dir/initdb" && -x "$dir/pg_ctl" && -x "$dir/postgres" ]]; then
+        pg_bin=$dir
+        return 0
+    fi
+    return 1
+}
+
+# A throwaway PostgreSQL cluster: initdb into a temporary directory, listening on 127.0.0.1
+# only, on a free port, trust authentication for the test user `copytrace` (the only user; it
+# is a superuser so the tests can create and drop a database each). Durability is switched off
+# (fsync, synchronous commit, full-page writes): the cluster is deleted on exit and the tests
+# create a hundred databases. Its URL is exported as COPYTRACE_TEST_POSTGRES_URL. Any failure
+# stops the script: the PostgreSQL tests fail rather than skip without a server.
+start_postgres() {
+    if ! find_pg_bin; then
+        echo "PostgreSQL server binaries not found: installing them with apt-get"
+        if [[ $(id -u) -ne 0 ]]; then
+            echo "error: PostgreSQL is missing and installing it needs root" >&2
+            exit 1
+        fi
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+        # The package starts a cluster of its own on port 5432; the tests never use it.
+        find_pg_bin || { echo "error: no initdb after installing postgresql" >&2; exit 1; }
+    fi
+    make_service_dir
+    if [[ $(id -u) -eq 0 ]]; then
+        if id postgres >/dev/null 2>&1; then
+            pg_user=postgres
+        else
+            pg_user=copytrace-pg
+            id "$pg_user" >/dev/null 2>&1 || useradd --system --no-create-home \
+                --shell /usr/sbin/nologin "$pg_user"
+        fi
+    fi
+    local dir="$service_dir/postgres"
+    mkdir -p "$dir"
+    if [[ -n "$pg_user" ]]; then
+        chown "$pg_user" "$dir"
+    fi
+    # ICU is needed by the contract tests' databases (ICU en-US default collation).
+    as_pg_user "$pg_bin/initdb" -D "$dir/data" -U copytrace --auth=trust --encoding=UTF8 \
+        --locale=C.UTF-8 --no-sync >"$service_dir/initdb.log" 2>&1 || {
+        echo "error: initdb failed; its log:" >&2
+        cat "$service_dir/initdb.log" >&2
+        exit 1
+    }
+    local port attempt
+    for attempt in 1 2 3 4 5 6 7 8; do
+        port=$(( 20000 + RANDOM % 40000 ))
+        if as_pg_user "$pg_bin/pg_ctl" start -D "$dir/data" -w -t 60 -l "$dir/postgres.log" \
+            -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir \
+                -c fsync=off -c synchronous_commit=off -c full_page_writes=off \
+                -c max_connections=200" >/dev/null; then
+            pg_data="$dir/data"
+            export COPYTRACE_TEST_POSTGRES_URL="postgres://copytrace@127.0.0.1:$port/postgres"
+            export COPYTRACE_TEST_PG_BIN="$pg_bin" COPYTRACE_TEST_PG_USER="$pg_user"
+            echo "PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}') on" \
+                "127.0.0.1:$port (data in $dir/data, attempt $attempt)"
+            return
+        fi
+        # Most likely the port was taken: the server exits and the next port is tried.
+        as_pg_user "$pg_bin/pg_ctl" stop -D "$dir/data" -m immediate -s >/dev/null 2>&1 || true
+    done
+    echo "error: PostgreSQL did not start (last port tried: $port); its log:" >&2
+    cat "$dir/postgres.log" >&2 || true
+    exit 1
+}
