@@ -1,10 +1,25 @@
-//! Copytrace scheduler: cron crawl schedules, the durable job runner and the daily dedup run.
+//! Copytrace scheduler: the durable job runner, leader election, and (issue 8) cron schedules
+//! and the daily dedup run.
 //!
-//! This crate will own the scheduler loop (five-field and seconds cron expressions evaluated in
-//! the operator's time zone, missed runs caught up once, one leader across processes), the
-//! workers that claim jobs from the store's durable queue, and the daily re-run of dedup of all
-//! stored pages against the growing source library. Time is injected through a clock so tests
-//! never sleep.
+//! Work travels between processes as jobs in the store's durable queue (`copytrace-store`):
+//! a crawl, the matching of one page. This crate runs them:
 //!
-//! Nothing is implemented yet: the foundation issue runs crawl and match in-process from the
-//! binary; the schedule and job *records* already live in `copytrace-store`.
+//! * [`worker::run_worker`] claims jobs of the kinds a [`worker::JobHandler`] runs, keeps the
+//!   claim's lease alive while the handler works, records the outcome, retries failures with
+//!   exponential backoff and jitter ([`backoff`]), and on shutdown finishes or gives back the
+//!   job in hand. Delivery is at least once: a worker killed mid-job leaves a lease that runs
+//!   out, and another worker takes the job over. Handlers are therefore idempotent.
+//! * [`leader::run_as_leader`] runs a task in exactly one process of a deployment (the
+//!   scheduler loop), taking over when the leader dies.
+//!
+//! Time comes from a [`clock::Clock`] so that tests can run days of schedule in milliseconds.
+//! The concrete handlers (what a crawl or a match job does) live in the binary, which is the
+//! only place that knows the backends; this crate depends on the store's trait only.
+
+pub mod backoff;
+pub mod clock;
+pub mod leader;
+pub mod worker;
+
+pub use clock::{Clock, SystemClock};
+pub use worker::{JobHandler, WorkerConfig, WorkerReport, run_worker};
