@@ -7,7 +7,10 @@
 //! chosen once, from the database URL, in [`backend::open_store`].
 
 pub mod backend;
+pub mod config;
 pub mod demo;
 pub mod inspect;
+pub mod jobs;
 pub mod pipeline;
+pub mod processes;
 pub mod textfile;

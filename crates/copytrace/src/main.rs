@@ -6,7 +6,8 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,12 +17,14 @@ use clap::{Parser, Subcommand, ValueEnum};
 use copytrace::backend::{DEFAULT_DATABASE_URL, open_store, redact};
 use copytrace::demo;
 use copytrace::inspect;
+use copytrace::jobs;
 use copytrace::pipeline::{self, LibraryFile};
+use copytrace::processes;
 use copytrace::textfile::{TextFile, read_text_file};
 use copytrace_crawler::CrawlConfig;
 use copytrace_index_redis::RedisIndex;
 use copytrace_matcher::{CandidateMethods, Index, MatchConfig};
-use copytrace_store::{MatchFilter, Store, WriteOutcome};
+use copytrace_store::{JobFilter, JobState, MatchFilter, Store, WriteOutcome};
 use indicatif::{ProgressBar, ProgressStyle};
 use url::Url;
 
@@ -55,6 +58,11 @@ struct Cli {
           default_value = copytrace_index_redis::DEFAULT_PREFIX)]
     redis_prefix: String,
 
+    /// Configuration file (TOML; see deploy/copytrace.toml). Its settings apply where neither a
+    /// flag nor a COPYTRACE_… variable gives one.
+    #[arg(long, global = true, env = "COPYTRACE_CONFIG", value_name = "PATH")]
+    config: Option<PathBuf>,
+
     /// More log output on stderr (repeat for more).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     verbose: u8,
@@ -68,12 +76,156 @@ struct Cli {
 #[derive(Debug, clap::Args)]
 struct MatchArgs {
     /// Candidate sources, joined by `+`: simhash, minhash, dna, or all
-    #[arg(long, default_value_t = MatchConfig::default().candidates.methods)]
+    #[arg(long, env = "COPYTRACE_CANDIDATES",
+          default_value_t = MatchConfig::default().candidates.methods)]
     candidates: CandidateMethods,
     /// Report a work only when at least this many characters of the page are verified as copied
     /// from it (boilerplate excluded)
-    #[arg(long, default_value_t = MatchConfig::default().min_copied_chars)]
+    #[arg(long, env = "COPYTRACE_MIN_COPIED_CHARS",
+          default_value_t = MatchConfig::default().min_copied_chars)]
     min_copied_chars: usize,
+}
+
+/// `copytrace match`: the matching settings, and whether to match now or queue jobs.
+#[derive(Debug, clap::Args)]
+struct MatchCommandArgs {
+    #[command(flatten)]
+    settings: MatchArgs,
+    /// Enqueue a match job for every page due instead of matching now (for `copytrace worker
+    /// match` processes); prints how many pages are due.
+    #[arg(long)]
+    queue: bool,
+    /// Match every stored page again, not only new or changed ones (after restoring an index,
+    /// or to apply changed settings).
+    #[arg(long)]
+    all: bool,
+}
+
+/// Settings of the job loops of a worker process.
+#[derive(Debug, clap::Args)]
+struct WorkerArgs {
+    /// Job loops in this process (jobs worked on at once).
+    #[arg(long, env = "COPYTRACE_WORKER_CONCURRENCY", default_value_t = 1)]
+    concurrency: u32,
+    /// Seconds a claimed job stays reserved for this process; renewed every third of it while
+    /// the job runs. A killed worker's job is taken over after at most this long.
+    #[arg(long, env = "COPYTRACE_LEASE_SECS", default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    lease_secs: u64,
+    /// Seconds before the first retry of a failed job; each further retry waits up to twice as
+    /// long (with jitter), at most 30 minutes.
+    #[arg(long, env = "COPYTRACE_RETRY_BASE_SECS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..=3_600))]
+    retry_base_secs: u64,
+    /// Stop when no job is due instead of waiting for more (batch runs).
+    #[arg(long)]
+    exit_when_idle: bool,
+}
+
+impl WorkerArgs {
+    fn runner(&self) -> copytrace_scheduler::WorkerConfig {
+        copytrace_scheduler::WorkerConfig {
+            lease: Duration::from_secs(self.lease_secs),
+            backoff: copytrace_scheduler::backoff::Backoff {
+                base: Duration::from_secs(self.retry_base_secs),
+                max: Duration::from_secs(30 * 60),
+            },
+            exit_when_idle: self.exit_when_idle,
+            ..copytrace_scheduler::WorkerConfig::default()
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+enum WorkerCommand {
+    /// Run crawl jobs (enqueued by `copytrace crawl --queue` and the scheduler).
+    Crawl {
+        #[command(flatten)]
+        worker: WorkerArgs,
+        /// Serve /healthz, /readyz and /metrics on this address.
+        #[arg(long, env = "COPYTRACE_WORKER_LISTEN")]
+        listen: Option<SocketAddr>,
+    },
+    /// Run match jobs: match one page against the library each, over the Redis index when
+    /// --redis-url is set (shared by all workers), else over an in-memory index.
+    Match {
+        #[command(flatten)]
+        worker: WorkerArgs,
+        #[command(flatten)]
+        settings: MatchArgs,
+        /// Serve /healthz, /readyz and /metrics on this address.
+        #[arg(long, env = "COPYTRACE_WORKER_LISTEN")]
+        listen: Option<SocketAddr>,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+struct ServeArgs {
+    /// Address of the HTTP endpoints (/healthz, /readyz, /metrics).
+    #[arg(long, env = "COPYTRACE_LISTEN", default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// Crawl and match job loops run inside this process. Default: 1 on SQLite (one process
+    /// does everything), 0 on PostgreSQL (`copytrace worker` processes run the jobs).
+    #[arg(long, env = "COPYTRACE_SERVE_WORKERS")]
+    workers: Option<u32>,
+    /// Seconds between two rounds of the scheduler (enqueueing match jobs for due pages).
+    #[arg(long, env = "COPYTRACE_SWEEP_SECS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    sweep_secs: u64,
+    #[command(flatten)]
+    worker: WorkerArgs,
+    #[command(flatten)]
+    settings: MatchArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum JobsCommand {
+    /// List jobs, newest first.
+    List {
+        /// Only jobs in this state.
+        #[arg(long, value_enum)]
+        state: Option<JobStateArg>,
+        /// Only jobs of this kind (crawl, match).
+        #[arg(long)]
+        kind: Option<String>,
+        /// At most this many.
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Count jobs by kind and state.
+    Stats {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Put dead jobs back in the queue with fresh attempts (after fixing what killed them).
+    Retry {
+        /// Job ids.
+        #[arg(required = true)]
+        ids: Vec<i64>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum JobStateArg {
+    Queued,
+    Running,
+    Done,
+    Dead,
+}
+
+impl JobStateArg {
+    fn state(self) -> JobState {
+        match self {
+            JobStateArg::Queued => JobState::Queued,
+            JobStateArg::Running => JobState::Running,
+            JobStateArg::Done => JobState::Done,
+            JobStateArg::Dead => JobState::Dead,
+        }
+    }
 }
 
 impl MatchArgs {
@@ -95,7 +247,21 @@ enum Command {
     /// Crawl sites and store their pages' text. Only the seeds' own sites are followed.
     Crawl(CrawlArgs),
     /// Match every page not yet matched against the library and record the verdicts.
-    Match(MatchArgs),
+    Match(MatchCommandArgs),
+    /// Run a worker process that takes jobs from the durable queue (production: many of them,
+    /// against PostgreSQL and Redis). Stops cleanly on SIGTERM.
+    #[command(subcommand)]
+    Worker(WorkerCommand),
+    /// Run the service process: health, readiness and metrics endpoints, the scheduler (one
+    /// leader across all `serve` processes) and, on SQLite, the workers. Stops on SIGTERM.
+    Serve(ServeArgs),
+    /// Inspect and retry jobs of the durable queue.
+    #[command(subcommand)]
+    Jobs(JobsCommand),
+    /// Apply pending database migrations and exit (every command also migrates on open).
+    Migrate,
+    /// Print the effective settings (file, environment and defaults), secrets hidden.
+    Config,
     /// Manage the Redis window index (production; needs --redis-url).
     #[command(subcommand)]
     Index(IndexCommand),
@@ -177,6 +343,23 @@ struct CrawlArgs {
     /// Per-request timeout in seconds.
     #[arg(long, default_value_t = 30)]
     timeout: u64,
+    /// Enqueue the crawl as a job for `copytrace worker crawl` instead of crawling now; prints
+    /// the job id.
+    #[arg(long)]
+    queue: bool,
+}
+
+impl CrawlArgs {
+    fn job(&self, seeds: &[Url]) -> jobs::CrawlJob {
+        jobs::CrawlJob {
+            seeds: seeds.iter().map(Url::to_string).collect(),
+            max_pages: self.max_pages,
+            depth: self.depth,
+            allow_private_addresses: self.allow_private_addresses,
+            concurrency: self.concurrency,
+            timeout_secs: self.timeout,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -230,6 +413,12 @@ enum ExportFormat {
 }
 
 fn main() -> ExitCode {
+    // The configuration file feeds the command-line parser (as environment defaults), so it is
+    // read first; see `copytrace::config`.
+    if let Err(error) = apply_config_file() {
+        eprintln!("error: {}", one_line(&error));
+        return ExitCode::from(2);
+    }
     let cli = Cli::parse();
     init_logging(cli.verbose);
     let runtime = match tokio::runtime::Runtime::new() {
@@ -248,6 +437,27 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Sets the environment variable of every setting of the configuration file that the
+/// environment does not set already.
+fn apply_config_file() -> Result<()> {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let Some(path) = copytrace::config::config_path(&args) else {
+        return Ok(());
+    };
+    let file = copytrace::config::ConfigFile::read(&path)?;
+    for (name, value) in file.to_env() {
+        if std::env::var_os(name).is_none() {
+            #[allow(unsafe_code)]
+            // SAFETY: called first thing in `main`, before the async runtime or any other
+            // thread exists, so nothing can read the environment concurrently.
+            unsafe {
+                std::env::set_var(name, value);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The cause chain on one line. A cause that only repeats the end of the message before it
@@ -289,12 +499,18 @@ fn init_logging(verbose: u8) {
 }
 
 async fn run(cli: Cli) -> Result<ExitCode> {
+    let index = index_source(&cli);
     match cli.command {
         Command::Demo => run_demo().await,
         Command::Crawl(args) => {
             // Validate every URL before touching the database or the network.
             let seeds = parse_seeds(&args.urls)?;
             let store = open_store(&cli.db).await?;
+            if args.queue {
+                let id = jobs::enqueue_crawl(store.as_ref(), &args.job(&seeds)).await?;
+                println!("enqueued crawl job {id}");
+                return Ok(ExitCode::SUCCESS);
+            }
             crawl(store, &seeds, &args).await
         }
         Command::Library(LibraryCommand::Add { paths, holder }) => {
@@ -306,11 +522,24 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             let store = open_store(&cli.db).await?;
             library_list(store.as_ref(), json).await
         }
-        Command::Match(args) => {
+        Command::Match(MatchCommandArgs {
+            settings: args,
+            queue,
+            all,
+        }) => {
             if args.candidates.is_empty() {
                 bail!("--candidates none would match nothing; name at least one source");
             }
             let store = open_store(&cli.db).await?;
+            if all {
+                let marked = store.mark_all_pages_unmatched().await?;
+                eprintln!("{marked} page(s) will be matched again");
+            }
+            if queue {
+                let due = jobs::enqueue_due_matches(store.as_ref()).await?;
+                println!("{due} page(s) due for matching have a match job");
+                return Ok(ExitCode::SUCCESS);
+            }
             match &cli.redis_url {
                 Some(url) => {
                     run_match_redis(store.as_ref(), url, &cli.redis_prefix, args.config()).await
@@ -399,6 +628,78 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Worker(command) => {
+            let store = open_store(&cli.db).await?;
+            let redis = cli
+                .redis_url
+                .clone()
+                .map(|url| (url, cli.redis_prefix.clone()));
+            let (kind, worker, listen) = match command {
+                WorkerCommand::Crawl { worker, listen } => {
+                    (processes::WorkerKind::Crawl, worker, listen)
+                }
+                WorkerCommand::Match {
+                    worker,
+                    settings,
+                    listen,
+                } => {
+                    if settings.candidates.is_empty() {
+                        bail!("--candidates none would match nothing; name at least one source");
+                    }
+                    (
+                        processes::WorkerKind::Match(index, settings.config()),
+                        worker,
+                        listen,
+                    )
+                }
+            };
+            let settings = processes::WorkerSettings {
+                concurrency: worker.concurrency.max(1),
+                runner: worker.runner(),
+            };
+            let report = processes::worker(store, kind, settings, listen, redis).await?;
+            eprintln!(
+                "worker stopped: {} job(s) done, {} failed attempt(s), {} released, {} lost to another worker",
+                report.completed, report.failed, report.released, report.lost
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Serve(args) => {
+            let store = open_store(&cli.db).await?;
+            let embedded = !cli.db.to_ascii_lowercase().starts_with("postgres");
+            let settings = processes::ServeSettings {
+                listen: args.listen,
+                workers: args.workers.unwrap_or(u32::from(embedded)),
+                sweep_every: Duration::from_secs(args.sweep_secs),
+                runner: args.worker.runner(),
+                index,
+                match_config: args.settings.config(),
+            };
+            let redis = cli
+                .redis_url
+                .clone()
+                .map(|url| (url, cli.redis_prefix.clone()));
+            processes::serve(store, settings, redis).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Jobs(command) => {
+            let store = open_store(&cli.db).await?;
+            jobs_command(store.as_ref(), command).await
+        }
+        Command::Migrate => {
+            open_store(&cli.db).await?;
+            println!("database {} is up to date", redact(&cli.db));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Config => {
+            print_config(
+                &cli.db,
+                cli.redis_url.as_deref(),
+                &cli.redis_prefix,
+                cli.config.as_deref(),
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Report => {
             let store = open_store(&cli.db).await?;
             let mut stdout = std::io::stdout().lock();
@@ -406,6 +707,108 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Where match workers find the window index.
+fn index_source(cli: &Cli) -> jobs::IndexSource {
+    match &cli.redis_url {
+        Some(url) => jobs::IndexSource::Redis {
+            url: url.clone(),
+            prefix: cli.redis_prefix.clone(),
+        },
+        None => jobs::IndexSource::Memory,
+    }
+}
+
+fn print_config(db: &str, redis_url: Option<&str>, redis_prefix: &str, file: Option<&Path>) {
+    let shown = |name: &str| std::env::var(name).ok();
+    println!("database_url = {:?}", redact(db));
+    match redis_url {
+        Some(url) => println!("redis_url = {:?}", redact(url)),
+        None => println!("# redis_url: not set (in-memory index)"),
+    }
+    println!("redis_prefix = {redis_prefix:?}");
+    if let Some(path) = file {
+        println!("# configuration file: {}", path.display());
+    }
+    for name in [
+        "COPYTRACE_LOG",
+        "COPYTRACE_LISTEN",
+        "COPYTRACE_SERVE_WORKERS",
+        "COPYTRACE_SWEEP_SECS",
+        "COPYTRACE_WORKER_CONCURRENCY",
+        "COPYTRACE_LEASE_SECS",
+        "COPYTRACE_RETRY_BASE_SECS",
+        "COPYTRACE_WORKER_LISTEN",
+        "COPYTRACE_CANDIDATES",
+        "COPYTRACE_MIN_COPIED_CHARS",
+    ] {
+        match shown(name) {
+            Some(value) => println!("# {name} = {value:?}"),
+            None => println!("# {name}: default"),
+        }
+    }
+}
+
+async fn jobs_command(store: &dyn Store, command: JobsCommand) -> Result<ExitCode> {
+    match command {
+        JobsCommand::List {
+            state,
+            kind,
+            limit,
+            json,
+        } => {
+            let jobs = store
+                .list_jobs(&JobFilter {
+                    kind,
+                    state: state.map(JobStateArg::state),
+                    limit: Some(limit),
+                })
+                .await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&jobs)?);
+            } else {
+                for job in &jobs {
+                    println!(
+                        "{:>8}  {:<6} {:<8} attempts {}/{}  run at {}  {}",
+                        job.id,
+                        job.kind,
+                        job.state.as_str(),
+                        job.attempts,
+                        job.max_attempts,
+                        job.run_at.format("%Y-%m-%d %H:%M:%S"),
+                        job.last_error.as_deref().unwrap_or("")
+                    );
+                }
+                println!("{} job(s)", jobs.len());
+            }
+        }
+        JobsCommand::Stats { json } => {
+            let counts = store.job_counts().await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&counts)?);
+            } else {
+                for count in &counts {
+                    println!(
+                        "{:<8} {:<8} {}",
+                        count.kind,
+                        count.state.as_str(),
+                        count.count
+                    );
+                }
+            }
+        }
+        JobsCommand::Retry { ids } => {
+            for id in ids {
+                store
+                    .requeue_dead_job(id, chrono::Utc::now())
+                    .await
+                    .with_context(|| format!("cannot retry job {id}"))?;
+                println!("job {id} queued again");
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn parse_seeds(urls: &[String]) -> Result<Vec<Url>> {
@@ -663,6 +1066,7 @@ async fn run_demo() -> Result<ExitCode> {
         allow_private_addresses: true,
         concurrency: 4,
         timeout: 30,
+        queue: false,
     };
     let seeds = parse_seeds(&crawl_args.urls)?;
     crawl(store.clone(), &seeds, &crawl_args).await?;

@@ -386,7 +386,8 @@ pub async fn match_pending<I: Index>(
     Ok(summary)
 }
 
-fn to_new_match(found: &WorkMatch) -> NewMatch {
+/// The store record of a verdict on one work.
+pub fn to_new_match(found: &WorkMatch) -> NewMatch {
     NewMatch {
         work_id: found.work_id,
         score: found.score,
@@ -423,7 +424,7 @@ pub struct RebuildSummary {
 /// Digest of what an index built from the store must reflect: every work's id, content hash and
 /// fingerprint version. Recorded in the Redis index by [`rebuild_redis_index`] and compared by
 /// [`load_redis_matcher`], so a match never runs against an index older than the library.
-async fn library_digest(store: &dyn Store) -> Result<String> {
+pub async fn library_digest(store: &dyn Store) -> Result<String> {
     let mut works = store.list_works(None).await?;
     works.sort_by_key(|w| w.id);
     let mut listing = String::new();

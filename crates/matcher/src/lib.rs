@@ -382,6 +382,12 @@ impl<I: Index> Matcher<I> {
         &self.config
     }
 
+    /// The window index: a shared (remote) index may need checking, e.g. that it was not
+    /// emptied while this matcher held it.
+    pub fn index(&self) -> &I {
+        &self.index
+    }
+
     /// Number of works known.
     pub fn work_count(&self) -> usize {
         self.works.len()

@@ -185,6 +185,10 @@ pub trait Store: Send + Sync {
     /// Pages whose current text has not been matched yet (`matched_hash` missing or different
     /// from `content_hash`), oldest first (by id), at most `limit`.
     async fn pages_to_match(&self, limit: u32) -> Result<Vec<Page>>;
+    /// `(id, content_hash)` of the pages due for matching (as [`Store::pages_to_match`]) whose id
+    /// is above `after_id`, by id, at most `limit`: how a sweeper walks every due page once
+    /// without reading their texts.
+    async fn due_page_ids(&self, after_id: Id, limit: u32) -> Result<Vec<(Id, String)>>;
     /// Marks every page as due for matching (after the library changed). Returns how many pages
     /// were matched before and are now due.
     async fn mark_all_pages_unmatched(&self) -> Result<u64>;

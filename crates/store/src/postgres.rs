@@ -979,6 +979,18 @@ impl Store for PostgresStore {
             .collect()
     }
 
+    async fn due_page_ids(&self, after_id: Id, limit: u32) -> Result<Vec<(Id, String)>> {
+        Ok(sqlx::query_as(
+            "SELECT id, content_hash FROM pages \
+             WHERE id > $1 AND (matched_hash IS NULL OR matched_hash <> content_hash) \
+             ORDER BY id LIMIT $2",
+        )
+        .bind(after_id)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
     async fn mark_all_pages_unmatched(&self) -> Result<u64> {
         // Rows are locked in id order, like a work update does, so the two cannot deadlock.
         let done = sqlx::query(

@@ -934,6 +934,18 @@ impl Store for SqliteStore {
             .collect()
     }
 
+    async fn due_page_ids(&self, after_id: Id, limit: u32) -> Result<Vec<(Id, String)>> {
+        Ok(sqlx::query_as(
+            "SELECT id, content_hash FROM pages \
+             WHERE id > $1 AND (matched_hash IS NULL OR matched_hash <> content_hash) \
+             ORDER BY id LIMIT $2",
+        )
+        .bind(after_id)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
     async fn mark_all_pages_unmatched(&self) -> Result<u64> {
         let done =
             sqlx::query("UPDATE pages SET matched_hash = NULL WHERE matched_hash IS NOT NULL")

@@ -60,6 +60,7 @@ pub fn copytrace() -> assert_cmd::Command {
         .env_remove("COPYTRACE_REDIS_URL")
         .env_remove("COPYTRACE_REDIS_PREFIX")
         .env_remove("COPYTRACE_LOG")
+        .env_remove("COPYTRACE_CONFIG")
         .env("NO_COLOR", "1")
         .timeout(COMMAND_TIMEOUT);
     command

@@ -182,6 +182,21 @@ async fn pages_to_match_lists_due_pages_by_id_and_honours_the_limit(store: Arc<d
     assert_eq!(due(store.pages_to_match(10).await.unwrap()), [first, third]);
     assert_eq!(due(store.pages_to_match(1).await.unwrap()), [first]);
     assert!(store.pages_to_match(0).await.unwrap().is_empty());
+
+    // The same pages by id and hash only, walked in steps.
+    assert_eq!(
+        store.due_page_ids(0, 10).await.unwrap(),
+        [(first, hash_of("one")), (third, hash_of("three"))]
+    );
+    assert_eq!(
+        store.due_page_ids(0, 1).await.unwrap(),
+        [(first, hash_of("one"))]
+    );
+    assert_eq!(
+        store.due_page_ids(first, 1).await.unwrap(),
+        [(third, hash_of("three"))]
+    );
+    assert!(store.due_page_ids(third, 10).await.unwrap().is_empty());
 }
 
 async fn a_page_matched_on_an_older_text_stays_due(store: Arc<dyn Store>) {

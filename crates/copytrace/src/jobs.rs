@@ -1,0 +1,413 @@
+//! The job kinds of Copytrace and their handlers: what `copytrace worker crawl` and
+//! `copytrace worker match` do with a claimed job.
+//!
+//! * A **crawl** job ([`CrawlJob`]) crawls its seeds into the page library and enqueues a match
+//!   job for every page whose text is new or changed.
+//! * A **match** job ([`MatchJob`]) matches one page, as it was when the job was enqueued,
+//!   against the whole library and records the verdict.
+//!
+//! Both are idempotent, because delivery is at least once: pages are upserted by URL, a match
+//! job is keyed by page and content hash (a second job for the same text is not even created
+//! while the first is pending) and skips a page already matched on that text, and recording a
+//! page's verdict replaces the previous one.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use chrono::Utc;
+use copytrace_crawler::{CrawlConfig, CrawlError, FetchedPage, PageSink};
+use copytrace_index_redis::RedisIndex;
+use copytrace_matcher::{IndexError, MatchConfig, Matcher, WorkMatch};
+use copytrace_scheduler::JobHandler;
+use copytrace_scheduler::worker::JobError;
+use copytrace_store::{Id, Job, NewJob, NewPage, Store, WriteOutcome};
+use serde::{Deserialize, Serialize};
+use tokio::sync::Mutex;
+use url::Url;
+
+use crate::pipeline::{self, content_hash};
+
+/// Kind of a crawl job.
+pub const CRAWL: &str = "crawl";
+/// Kind of a match job.
+pub const MATCH: &str = "match";
+
+/// Attempts of a crawl job before it goes dead (a crawl repeats cheaply: unchanged pages are
+/// only touched).
+pub const CRAWL_ATTEMPTS: u32 = 3;
+/// Attempts of a match job before it goes dead.
+pub const MATCH_ATTEMPTS: u32 = 8;
+
+/// Payload of a crawl job: the seeds and the limits of `copytrace crawl`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CrawlJob {
+    /// Seed URLs.
+    pub seeds: Vec<String>,
+    /// Page requests at most.
+    pub max_pages: usize,
+    /// Link depth limit.
+    pub depth: Option<u32>,
+    /// Allow loopback and private addresses.
+    pub allow_private_addresses: bool,
+    /// Requests in flight.
+    pub concurrency: usize,
+    /// Per-request timeout in seconds.
+    pub timeout_secs: u64,
+}
+
+impl CrawlJob {
+    /// The crawler configuration this job asks for.
+    pub fn config(&self) -> CrawlConfig {
+        CrawlConfig {
+            max_pages: self.max_pages,
+            max_depth: self.depth,
+            allow_private_addresses: self.allow_private_addresses,
+            concurrency: self.concurrency.max(1),
+            request_timeout: Duration::from_secs(self.timeout_secs.max(1)),
+            ..CrawlConfig::default()
+        }
+    }
+
+    /// The seeds, parsed (they were validated when the job was enqueued).
+    pub fn seed_urls(&self) -> Result<Vec<Url>> {
+        self.seeds
+            .iter()
+            .map(|s| Url::parse(s).with_context(|| format!("invalid seed URL {s:?}")))
+            .collect()
+    }
+}
+
+/// Payload of a match job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MatchJob {
+    /// The page.
+    pub page_id: Id,
+    /// The hash of the page text this job matches; a newer text gets a job of its own.
+    pub content_hash: String,
+}
+
+/// Enqueues a crawl job and returns its id.
+pub async fn enqueue_crawl(store: &dyn Store, job: &CrawlJob) -> Result<Id> {
+    Ok(store
+        .enqueue_job(&NewJob {
+            kind: CRAWL.to_owned(),
+            payload: serde_json::to_value(job)?,
+            dedup_key: None,
+            run_at: Utc::now(),
+            max_attempts: CRAWL_ATTEMPTS,
+        })
+        .await?)
+}
+
+/// Enqueues the match job of one page text; while such a job is pending, returns its id.
+pub async fn enqueue_match(store: &dyn Store, page_id: Id, content_hash: &str) -> Result<Id> {
+    let job = MatchJob {
+        page_id,
+        content_hash: content_hash.to_owned(),
+    };
+    Ok(store
+        .enqueue_job(&NewJob {
+            kind: MATCH.to_owned(),
+            payload: serde_json::to_value(&job)?,
+            dedup_key: Some(format!("match:{page_id}:{content_hash}")),
+            run_at: Utc::now(),
+            max_attempts: MATCH_ATTEMPTS,
+        })
+        .await?)
+}
+
+/// Enqueues a match job for every page due for matching (new or changed text, or every page
+/// after the library changed). Pages with a pending job are not enqueued twice. Returns how
+/// many due pages were seen.
+pub async fn enqueue_due_matches(store: &dyn Store) -> Result<u64> {
+    const BATCH: u32 = 1000;
+    let mut after = 0;
+    let mut seen = 0;
+    loop {
+        let due = store.due_page_ids(after, BATCH).await?;
+        let Some(&(last, _)) = due.last() else {
+            return Ok(seen);
+        };
+        for (page_id, hash) in &due {
+            enqueue_match(store, *page_id, hash).await?;
+        }
+        seen += due.len() as u64;
+        after = last;
+    }
+}
+
+// ----- crawl -----
+
+/// Runs crawl jobs.
+pub struct CrawlHandler {
+    store: Arc<dyn Store>,
+}
+
+impl CrawlHandler {
+    /// A handler storing into `store`.
+    pub fn new(store: Arc<dyn Store>) -> Self {
+        Self { store }
+    }
+}
+
+/// Stores pages and enqueues the match job of each new or changed one.
+struct QueueingSink {
+    store: Arc<dyn Store>,
+    stored: usize,
+    changed: usize,
+    failures: usize,
+}
+
+#[async_trait::async_trait]
+impl PageSink for QueueingSink {
+    async fn page(
+        &mut self,
+        page: FetchedPage,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let hash = content_hash(&page.text);
+        let write = self
+            .store
+            .upsert_page(&NewPage {
+                url: page.url.to_string(),
+                title: page.title.clone(),
+                content_hash: hash.clone(),
+                text: page.text,
+                http_status: page.status,
+                fetched_at: page.fetched_at,
+            })
+            .await?;
+        self.stored += 1;
+        if write.outcome != WriteOutcome::Unchanged {
+            self.changed += 1;
+            enqueue_match(self.store.as_ref(), write.id, &hash)
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    async fn failure(&mut self, url: &Url, error: &CrawlError) {
+        self.failures += 1;
+        tracing::debug!(%url, %error, "crawl failure");
+    }
+}
+
+#[async_trait::async_trait]
+impl JobHandler for CrawlHandler {
+    fn kinds(&self) -> Vec<String> {
+        vec![CRAWL.to_owned()]
+    }
+
+    async fn run(&self, job: &Job) -> Result<String, JobError> {
+        let crawl: CrawlJob = serde_json::from_value(job.payload.clone())
+            .map_err(|e| format!("malformed crawl job payload: {e}"))?;
+        let seeds = crawl.seed_urls().map_err(|e| e.to_string())?;
+        let mut sink = QueueingSink {
+            store: self.store.clone(),
+            stored: 0,
+            changed: 0,
+            failures: 0,
+        };
+        let report = copytrace_crawler::crawl(&crawl.config(), &seeds, &mut sink)
+            .await
+            .map_err(|e| format!("crawl aborted: {e}"))?;
+        // Pages stored by an earlier, interrupted attempt of this crawl (or by `copytrace crawl`)
+        // may still lack their match job: the sweep enqueues every due page once.
+        let due = enqueue_due_matches(self.store.as_ref())
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(format!(
+            "crawled {} page(s): {} stored, {} new or changed, {} failed; {due} page(s) due for matching",
+            report.fetched, sink.stored, sink.changed, sink.failures
+        ))
+    }
+}
+
+// ----- match -----
+
+/// Where the window index of a match worker lives.
+#[derive(Debug, Clone)]
+pub enum IndexSource {
+    /// Built in memory from the store, again whenever the library changes.
+    Memory,
+    /// The shared Redis index (`copytrace index rebuild` fills it).
+    Redis {
+        /// Redis URL.
+        url: String,
+        /// Key prefix.
+        prefix: String,
+    },
+}
+
+/// A matcher over one of the index kinds.
+enum LoadedMatcher {
+    Memory(Matcher),
+    Redis(Matcher<RedisIndex>),
+}
+
+impl LoadedMatcher {
+    fn match_text(&self, text: &str) -> Result<Vec<WorkMatch>, IndexError> {
+        match self {
+            LoadedMatcher::Memory(m) => m.match_text(text),
+            LoadedMatcher::Redis(m) => m.match_text(text),
+        }
+    }
+
+    /// Fails unless the shared index is still the one this matcher was loaded for: a flushed
+    /// or half-rebuilt Redis would otherwise answer "no candidates" and the page would be
+    /// recorded as clean.
+    fn check_index(&self, library: &str) -> Result<()> {
+        let LoadedMatcher::Redis(matcher) = self else {
+            return Ok(());
+        };
+        let index = matcher.index();
+        match index.source_digest()? {
+            Some(found) if found == library => Ok(()),
+            Some(_) => bail!(
+                "the Redis index under {:?} no longer matches the library: run `copytrace index rebuild`",
+                index.prefix()
+            ),
+            None => bail!(
+                "the Redis index under {:?} is empty or being rebuilt: run `copytrace index rebuild`",
+                index.prefix()
+            ),
+        }
+    }
+}
+
+/// The matcher in use and the library state it reflects.
+struct Loaded {
+    library: String,
+    matcher: Arc<LoadedMatcher>,
+    checked: Instant,
+}
+
+/// Runs match jobs, reloading the library when it changes.
+pub struct MatchHandler {
+    store: Arc<dyn Store>,
+    source: IndexSource,
+    config: MatchConfig,
+    loaded: Mutex<Option<Loaded>>,
+    /// How often the library is checked for changes.
+    recheck: Duration,
+}
+
+impl MatchHandler {
+    /// A handler matching with `config` over the index in `source`.
+    pub fn new(store: Arc<dyn Store>, source: IndexSource, config: MatchConfig) -> Self {
+        Self {
+            store,
+            source,
+            config,
+            loaded: Mutex::new(None),
+            recheck: Duration::from_secs(2),
+        }
+    }
+
+    /// Loads the matcher now (at start, so the first job does not pay for it and a broken
+    /// index is reported before any job is claimed).
+    pub async fn preload(&self) -> Result<()> {
+        self.current().await.map(|_| ())
+    }
+
+    /// The matcher for the library as it is now.
+    async fn current(&self) -> Result<(String, Arc<LoadedMatcher>)> {
+        let mut loaded = self.loaded.lock().await;
+        if let Some(l) = loaded.as_mut()
+            && l.checked.elapsed() < self.recheck
+        {
+            return Ok((l.library.clone(), l.matcher.clone()));
+        }
+        let library = pipeline::library_digest(self.store.as_ref()).await?;
+        if let Some(l) = loaded.as_mut()
+            && l.library == library
+        {
+            l.checked = Instant::now();
+            return Ok((l.library.clone(), l.matcher.clone()));
+        }
+        tracing::info!("loading the library for matching");
+        let matcher = match &self.source {
+            IndexSource::Memory => LoadedMatcher::Memory(
+                pipeline::load_matcher(self.store.as_ref(), self.config.clone()).await?,
+            ),
+            IndexSource::Redis { url, prefix } => {
+                let index = RedisIndex::connect(url, prefix, self.config.max_distance)
+                    .with_context(|| {
+                        format!(
+                            "cannot open the Redis index at {}",
+                            crate::backend::redact(url)
+                        )
+                    })?;
+                LoadedMatcher::Redis(
+                    pipeline::load_redis_matcher(self.store.as_ref(), index, self.config.clone())
+                        .await?,
+                )
+            }
+        };
+        let matcher = Arc::new(matcher);
+        *loaded = Some(Loaded {
+            library: library.clone(),
+            matcher: matcher.clone(),
+            checked: Instant::now(),
+        });
+        Ok((library, matcher))
+    }
+
+    async fn run_match(&self, job: &MatchJob) -> Result<String> {
+        let page = match self.store.get_page(job.page_id).await {
+            Ok(page) => page,
+            Err(copytrace_store::StoreError::NotFound(_)) => {
+                return Ok(format!("page {} no longer exists", job.page_id));
+            }
+            Err(error) => return Err(error.into()),
+        };
+        if page.content_hash != job.content_hash {
+            return Ok(format!(
+                "page {} changed since; its newer text has a job of its own",
+                page.id
+            ));
+        }
+        if page.matched_hash.as_deref() == Some(job.content_hash.as_str()) {
+            return Ok(format!("page {} already matched on this text", page.id));
+        }
+        let (library, matcher) = self.current().await?;
+        let text = page.text.clone();
+        let found = tokio::task::spawn_blocking(move || -> Result<Vec<WorkMatch>> {
+            matcher.check_index(&library)?;
+            let found = matcher.match_text(&text)?;
+            // Checked again: the index must not have been flushed while we read it.
+            matcher.check_index(&library)?;
+            Ok(found)
+        })
+        .await
+        .context("the matching task panicked")??;
+        let matches: Vec<_> = found.iter().map(pipeline::to_new_match).collect();
+        self.store
+            .record_page_matches(page.id, &page.content_hash, &matches, Utc::now())
+            .await
+            .with_context(|| format!("cannot record matches of {}", page.url))?;
+        Ok(format!(
+            "page {} ({}): {} match(es)",
+            page.id,
+            page.url,
+            matches.len()
+        ))
+    }
+}
+
+#[async_trait::async_trait]
+impl JobHandler for MatchHandler {
+    fn kinds(&self) -> Vec<String> {
+        vec![MATCH.to_owned()]
+    }
+
+    async fn run(&self, job: &Job) -> Result<String, JobError> {
+        let payload: MatchJob = serde_json::from_value(job.payload.clone())
+            .map_err(|e| format!("malformed match job payload: {e}"))?;
+        self.run_match(&payload).await.map_err(|e| {
+            let message = format!("{e:#}");
+            JobError::from(message)
+        })
+    }
+}

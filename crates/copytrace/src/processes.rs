@@ -1,0 +1,275 @@
+//! The long-running processes: `copytrace serve` and `copytrace worker crawl|match`.
+//!
+//! Every process stops cleanly on SIGTERM or Ctrl-C: it claims no new job, gives the job in
+//! hand a grace period to finish and otherwise releases it for another worker, resigns the
+//! scheduler leadership, and exits 0.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use copytrace_admin_web::ops::{self, Metrics, Probe};
+use copytrace_index_redis::RedisIndex;
+use copytrace_matcher::MatchConfig;
+use copytrace_scheduler::leader::{LeaderConfig, run_as_leader};
+use copytrace_scheduler::{JobHandler, SystemClock, WorkerConfig, WorkerReport, run_worker};
+use copytrace_store::Store;
+use tokio_util::sync::CancellationToken;
+
+use crate::jobs::{self, IndexSource};
+
+/// A token cancelled by the first SIGTERM or SIGINT.
+pub fn shutdown_on_signals() -> Result<CancellationToken> {
+    let token = CancellationToken::new();
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("cannot listen for SIGTERM")?;
+    let cancel = token.clone();
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = terminate.recv() => tracing::info!("SIGTERM: shutting down"),
+            _ = tokio::signal::ctrl_c() => tracing::info!("interrupted: shutting down"),
+        }
+        cancel.cancel();
+    });
+    Ok(token)
+}
+
+/// Readiness and metrics of a process.
+pub struct ProcessProbe {
+    store: Arc<dyn Store>,
+    redis: Option<(String, String)>,
+    leader: Option<Arc<AtomicBool>>,
+}
+
+#[async_trait::async_trait]
+impl Probe for ProcessProbe {
+    async fn ready(&self) -> Result<(), String> {
+        self.store
+            .job_counts()
+            .await
+            .map_err(|e| format!("database: {e}"))?;
+        if let Some((url, prefix)) = &self.redis {
+            let (url, prefix) = (url.clone(), prefix.clone());
+            let built = tokio::task::spawn_blocking(move || {
+                let index =
+                    RedisIndex::connect(&url, &prefix, MatchConfig::default().max_distance)?;
+                index.source_digest()
+            })
+            .await
+            .map_err(|e| format!("redis check panicked: {e}"))?
+            .map_err(|e| format!("redis: {e}"))?;
+            if built.is_none() {
+                return Err("redis: the index is not built (run `copytrace index rebuild`)".into());
+            }
+        }
+        Ok(())
+    }
+
+    async fn metrics(&self) -> Metrics {
+        Metrics {
+            jobs: self.store.job_counts().await.ok(),
+            leader: self.leader.as_ref().map(|l| l.load(Ordering::Relaxed)),
+        }
+    }
+}
+
+/// Serves the operations endpoints on `listen` until `shutdown`.
+async fn serve_ops(
+    listen: SocketAddr,
+    probe: ProcessProbe,
+    shutdown: CancellationToken,
+) -> Result<()> {
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("cannot listen on {listen}"))?;
+    tracing::info!("operations endpoints on http://{}", listener.local_addr()?);
+    axum::serve(listener, ops::router(Arc::new(probe)))
+        .with_graceful_shutdown(async move { shutdown.cancelled().await })
+        .await
+        .context("the HTTP server failed")
+}
+
+/// Settings of the worker loops of one process.
+#[derive(Debug, Clone)]
+pub struct WorkerSettings {
+    /// Job loops run at once.
+    pub concurrency: u32,
+    /// Runner settings.
+    pub runner: WorkerConfig,
+}
+
+/// Runs `concurrency` loops of `handler` until shutdown and sums their reports.
+async fn run_loops(
+    store: Arc<dyn Store>,
+    handler: Arc<dyn JobHandler>,
+    settings: &WorkerSettings,
+    shutdown: CancellationToken,
+) -> WorkerReport {
+    let loops: Vec<_> = (0..settings.concurrency.max(1))
+        .map(|_| {
+            tokio::spawn(run_worker(
+                store.clone(),
+                handler.clone(),
+                Arc::new(SystemClock),
+                settings.runner.clone(),
+                shutdown.clone(),
+            ))
+        })
+        .collect();
+    let mut total = WorkerReport::default();
+    for handle in loops {
+        match handle.await {
+            Ok(report) => {
+                total.completed += report.completed;
+                total.failed += report.failed;
+                total.released += report.released;
+                total.lost += report.lost;
+            }
+            Err(error) => tracing::error!(%error, "a worker loop panicked"),
+        }
+    }
+    total
+}
+
+/// Which jobs a worker process runs.
+#[derive(Debug, Clone)]
+pub enum WorkerKind {
+    /// Crawl jobs.
+    Crawl,
+    /// Match jobs, with this index and configuration.
+    Match(IndexSource, MatchConfig),
+}
+
+/// The handler of a worker kind; a match handler loads the library first, so a broken index
+/// fails the start instead of every job.
+async fn handler_for(store: &Arc<dyn Store>, kind: &WorkerKind) -> Result<Arc<dyn JobHandler>> {
+    Ok(match kind {
+        WorkerKind::Crawl => Arc::new(jobs::CrawlHandler::new(store.clone())),
+        WorkerKind::Match(source, config) => {
+            let handler = jobs::MatchHandler::new(store.clone(), source.clone(), config.clone());
+            handler.preload().await?;
+            Arc::new(handler)
+        }
+    })
+}
+
+/// `copytrace worker crawl|match`: runs jobs of one kind until shutdown (or until idle).
+pub async fn worker(
+    store: Arc<dyn Store>,
+    kind: WorkerKind,
+    settings: WorkerSettings,
+    listen: Option<SocketAddr>,
+    redis: Option<(String, String)>,
+) -> Result<WorkerReport> {
+    let shutdown = shutdown_on_signals()?;
+    let handler = handler_for(&store, &kind).await?;
+    let ops = listen.map(|listen| {
+        let probe = ProcessProbe {
+            store: store.clone(),
+            redis: redis.clone(),
+            leader: None,
+        };
+        tokio::spawn(serve_ops(listen, probe, shutdown.clone()))
+    });
+    tracing::info!(kind = ?handler.kinds(), concurrency = settings.concurrency, "worker started");
+    let report = run_loops(store, handler, &settings, shutdown.clone()).await;
+    shutdown.cancel();
+    if let Some(ops) = ops {
+        ops.await.context("the HTTP server panicked")??;
+    }
+    Ok(report)
+}
+
+/// Settings of `copytrace serve`.
+#[derive(Debug, Clone)]
+pub struct ServeSettings {
+    /// Address of the HTTP endpoints.
+    pub listen: SocketAddr,
+    /// In-process crawl and match worker loops (embedded mode); 0 leaves the jobs to
+    /// `copytrace worker` processes.
+    pub workers: u32,
+    /// How often the scheduler leader sweeps for pages due for matching.
+    pub sweep_every: Duration,
+    /// Runner settings of the in-process workers.
+    pub runner: WorkerConfig,
+    /// Index of the in-process match workers.
+    pub index: IndexSource,
+    /// Matching settings of the in-process match workers.
+    pub match_config: MatchConfig,
+}
+
+/// `copytrace serve`: the HTTP endpoints, the scheduler loop (in whichever `serve` process leads)
+/// and, in embedded mode, the workers.
+pub async fn serve(
+    store: Arc<dyn Store>,
+    settings: ServeSettings,
+    redis: Option<(String, String)>,
+) -> Result<()> {
+    let shutdown = shutdown_on_signals()?;
+    let leading = Arc::new(AtomicBool::new(false));
+    let probe = ProcessProbe {
+        store: store.clone(),
+        redis,
+        leader: Some(leading.clone()),
+    };
+    let http = tokio::spawn(serve_ops(settings.listen, probe, shutdown.clone()));
+
+    let scheduler = {
+        let store = store.clone();
+        let sweep_store = store.clone();
+        let leading = leading.clone();
+        let config = LeaderConfig {
+            check_every: settings.sweep_every,
+            ..LeaderConfig::scheduler()
+        };
+        tokio::spawn(run_as_leader(store, config, shutdown.clone(), move || {
+            let store = sweep_store.clone();
+            let leading = leading.clone();
+            async move {
+                leading.store(true, Ordering::Relaxed);
+                // Pages stored outside a crawl job, and every page after the library changed,
+                // get their match jobs here.
+                let due = jobs::enqueue_due_matches(store.as_ref())
+                    .await
+                    .map_err(|e| e.to_string())?;
+                if due > 0 {
+                    tracing::info!("{due} page(s) due for matching have a match job");
+                }
+                Ok(())
+            }
+        }))
+    };
+
+    let mut workers = Vec::new();
+    if settings.workers > 0 {
+        let worker_settings = WorkerSettings {
+            concurrency: settings.workers,
+            runner: settings.runner.clone(),
+        };
+        for kind in [
+            WorkerKind::Crawl,
+            WorkerKind::Match(settings.index.clone(), settings.match_config.clone()),
+        ] {
+            let handler = handler_for(&store, &kind).await?;
+            workers.push(tokio::spawn({
+                let (store, settings, shutdown) =
+                    (store.clone(), worker_settings.clone(), shutdown.clone());
+                async move { run_loops(store, handler, &settings, shutdown).await }
+            }));
+        }
+    }
+
+    let served = http.await.context("the HTTP server panicked")?;
+    // The server ends on shutdown, or on its own error: either way everything else stops too.
+    shutdown.cancel();
+    let ticks = scheduler.await.context("the scheduler panicked")?;
+    tracing::info!("scheduler stopped after {ticks} tick(s) as leader");
+    leading.store(false, Ordering::Relaxed);
+    for worker in workers {
+        let report = worker.await.context("a worker panicked")?;
+        tracing::info!(?report, "in-process worker stopped");
+    }
+    served
+}

@@ -1,0 +1,287 @@
+//! Real servers for the production tests: a database on the shared PostgreSQL test server, or a
+//! private PostgreSQL cluster (for tests that restart it), and a private redis-server (for tests
+//! that flush it). Nothing here skips: a missing server is a failure with the reason.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use sqlx::migrate::MigrateDatabase;
+
+fn required_env(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| {
+        panic!(
+            "{name} is not set: run ./scripts/test (or scripts/with-services cargo test …), which \
+             starts the PostgreSQL and Redis servers these tests need"
+        )
+    })
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a Tokio runtime")
+}
+
+/// A free loopback port (bound, then released).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// Waits until `ready` holds, or panics with `what` after `limit`.
+pub fn wait_for(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ready() {
+        assert!(
+            start.elapsed() < limit,
+            "timed out after {limit:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A fresh database on the shared test server, dropped at the end.
+pub struct Database {
+    pub url: String,
+}
+
+impl Database {
+    pub fn on_shared_server() -> Database {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let mut url = url::Url::parse(&required_env("COPYTRACE_TEST_POSTGRES_URL"))
+            .expect("COPYTRACE_TEST_POSTGRES_URL is a URL");
+        url.set_path(&format!(
+            "/copytrace_prod_{}_{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let url = url.to_string();
+        runtime().block_on(async {
+            let _ = sqlx::Postgres::force_drop_database(&url).await;
+            sqlx::Postgres::create_database(&url)
+                .await
+                .unwrap_or_else(|error| panic!("cannot create the test database: {error}"));
+        });
+        Database { url }
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        let _ = runtime().block_on(sqlx::Postgres::force_drop_database(&self.url));
+    }
+}
+
+/// A PostgreSQL cluster of this test alone, so the test may stop and restart it. Uses the
+/// server binaries `./scripts/test` found (`COPYTRACE_TEST_PG_BIN`), run as the user it chose
+/// (`COPYTRACE_TEST_PG_USER`, set when the tests run as root).
+pub struct PrivatePostgres {
+    bin: PathBuf,
+    user: Option<String>,
+    _dir: tempfile::TempDir,
+    data: PathBuf,
+    log: PathBuf,
+    pub port: u16,
+}
+
+impl PrivatePostgres {
+    pub fn start() -> PrivatePostgres {
+        let bin = PathBuf::from(required_env("COPYTRACE_TEST_PG_BIN"));
+        let user = std::env::var("COPYTRACE_TEST_PG_USER")
+            .ok()
+            .filter(|u| !u.is_empty());
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        if let Some(user) = &user {
+            let status = Command::new("chown")
+                .arg(user)
+                .arg(dir.path())
+                .status()
+                .expect("chown runs");
+            assert!(
+                status.success(),
+                "cannot hand the cluster directory to {user}"
+            );
+        }
+        let data = dir.path().join("data");
+        let log = dir.path().join("postgres.log");
+        let cluster = PrivatePostgres {
+            bin,
+            user,
+            data,
+            log,
+            port: free_port(),
+            _dir: dir,
+        };
+        cluster.run(
+            "initdb",
+            &[
+                "-D".as_ref(),
+                cluster.data.as_os_str(),
+                "-U".as_ref(),
+                "copytrace".as_ref(),
+                "--auth=trust".as_ref(),
+                "--encoding=UTF8".as_ref(),
+                "--locale=C.UTF-8".as_ref(),
+                "--no-sync".as_ref(),
+            ],
+        );
+        cluster.pg_ctl("start");
+        cluster
+    }
+
+    /// Runs one of the server programs as the cluster's user; panics with its output on failure.
+    fn run(&self, program: &str, args: &[&std::ffi::OsStr]) {
+        let path = self.bin.join(program);
+        let mut command = match &self.user {
+            Some(user) => {
+                let mut c = Command::new("runuser");
+                c.args(["-u", user, "--"]).arg(&path);
+                c
+            }
+            None => Command::new(&path),
+        };
+        let output = command
+            .args(args)
+            .current_dir("/")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", path.display()));
+        assert!(
+            output.status.success(),
+            "{program} failed: {}{}\nserver log: {}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr),
+            std::fs::read_to_string(&self.log).unwrap_or_default()
+        );
+    }
+
+    fn pg_ctl(&self, action: &str) {
+        let options = format!(
+            "-c listen_addresses=127.0.0.1 -p {} -c unix_socket_directories={} -c fsync=off \
+             -c synchronous_commit=off -c max_connections=100",
+            self.port,
+            self.data.parent().unwrap_or(Path::new("/tmp")).display()
+        );
+        let mut args: Vec<&std::ffi::OsStr> = vec![
+            action.as_ref(),
+            "-D".as_ref(),
+            self.data.as_os_str(),
+            "-w".as_ref(),
+            "-t".as_ref(),
+            "60".as_ref(),
+            "-l".as_ref(),
+            self.log.as_os_str(),
+        ];
+        if action != "stop" {
+            args.extend([std::ffi::OsStr::new("-o"), std::ffi::OsStr::new(&options)]);
+        }
+        if action != "start" {
+            args.extend([std::ffi::OsStr::new("-m"), std::ffi::OsStr::new("fast")]);
+        }
+        self.run("pg_ctl", &args);
+    }
+
+    /// Stops the server (ending every session) and starts it again on the same port.
+    pub fn restart(&self) {
+        self.pg_ctl("restart");
+    }
+
+    /// A new database on this cluster.
+    pub fn database(&self, name: &str) -> String {
+        let url = format!("postgres://copytrace@127.0.0.1:{}/{name}", self.port);
+        runtime().block_on(async {
+            sqlx::Postgres::create_database(&url)
+                .await
+                .unwrap_or_else(|error| panic!("cannot create {name}: {error}"));
+        });
+        url
+    }
+}
+
+impl Drop for PrivatePostgres {
+    fn drop(&mut self) {
+        let path = self.bin.join("pg_ctl");
+        let mut command = match &self.user {
+            Some(user) => {
+                let mut c = Command::new("runuser");
+                c.args(["-u", user, "--"]).arg(&path);
+                c
+            }
+            None => Command::new(&path),
+        };
+        let _ = command
+            .arg("stop")
+            .arg("-D")
+            .arg(&self.data)
+            .args(["-m", "immediate", "-s"])
+            .current_dir("/")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// A redis-server of this test alone, without persistence.
+pub struct PrivateRedis {
+    child: Child,
+    pub url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl PrivateRedis {
+    pub fn start() -> PrivateRedis {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let port = free_port();
+        let child = Command::new("redis-server")
+            .args([
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                &port.to_string(),
+                "--save",
+                "",
+            ])
+            .args(["--appendonly", "no"])
+            .arg("--dir")
+            .arg(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server is installed (./scripts/test installs it)");
+        let url = format!("redis://127.0.0.1:{port}/0");
+        let redis = PrivateRedis {
+            child,
+            url,
+            _dir: dir,
+        };
+        wait_for("redis-server to answer", Duration::from_secs(20), || {
+            redis::Client::open(redis.url.as_str())
+                .and_then(|c| c.get_connection())
+                .is_ok()
+        });
+        redis
+    }
+
+    /// Deletes every key: what a Redis restart without persistence or an operator's mistake does.
+    pub fn flush_all(&self) {
+        let mut connection = redis::Client::open(self.url.as_str())
+            .and_then(|c| c.get_connection())
+            .expect("connect to redis");
+        redis::cmd("FLUSHALL")
+            .exec(&mut connection)
+            .expect("FLUSHALL");
+    }
+}
+
+impl Drop for PrivateRedis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
