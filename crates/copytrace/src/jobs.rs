@@ -329,7 +329,7 @@ impl MatchHandler {
         tracing::info!("loading the library for matching");
         let matcher = match &self.source {
             IndexSource::Memory => LoadedMatcher::Memory(
-                pipeline::load_matcher(self.store.as_ref(), self.config.clone()).await?,
+                pipeline::load_matcher(self.store.as_ref(), self.config).await?,
             ),
             IndexSource::Redis { url, prefix } => {
                 let index = RedisIndex::connect(url, prefix, self.config.max_distance)
@@ -340,8 +340,7 @@ impl MatchHandler {
                         )
                     })?;
                 LoadedMatcher::Redis(
-                    pipeline::load_redis_matcher(self.store.as_ref(), index, self.config.clone())
-                        .await?,
+                    pipeline::load_redis_matcher(self.store.as_ref(), index, self.config).await?,
                 )
             }
         };

@@ -647,7 +647,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                         bail!("--candidates none would match nothing; name at least one source");
                     }
                     (
-                        processes::WorkerKind::Match(index, settings.config()),
+                        processes::WorkerKind::Match(index, Box::new(settings.config())),
                         worker,
                         listen,
                     )

@@ -139,7 +139,7 @@ pub enum WorkerKind {
     /// Crawl jobs.
     Crawl,
     /// Match jobs, with this index and configuration.
-    Match(IndexSource, MatchConfig),
+    Match(IndexSource, Box<MatchConfig>),
 }
 
 /// The handler of a worker kind; a match handler loads the library first, so a broken index
@@ -148,7 +148,7 @@ async fn handler_for(store: &Arc<dyn Store>, kind: &WorkerKind) -> Result<Arc<dy
     Ok(match kind {
         WorkerKind::Crawl => Arc::new(jobs::CrawlHandler::new(store.clone())),
         WorkerKind::Match(source, config) => {
-            let handler = jobs::MatchHandler::new(store.clone(), source.clone(), config.clone());
+            let handler = jobs::MatchHandler::new(store.clone(), source.clone(), **config);
             handler.preload().await?;
             Arc::new(handler)
         }
@@ -250,7 +250,7 @@ pub async fn serve(
         };
         for kind in [
             WorkerKind::Crawl,
-            WorkerKind::Match(settings.index.clone(), settings.match_config.clone()),
+            WorkerKind::Match(settings.index.clone(), Box::new(settings.match_config)),
         ] {
             let handler = handler_for(&store, &kind).await?;
             workers.push(tokio::spawn({
