@@ -101,12 +101,9 @@ struct MatchCommandArgs {
     all: bool,
 }
 
-/// Settings of the job loops of a worker process.
+/// How jobs are held and retried, for every process that runs jobs.
 #[derive(Debug, clap::Args)]
-struct WorkerArgs {
-    /// Job loops in this process (jobs worked on at once).
-    #[arg(long, env = "COPYTRACE_WORKER_CONCURRENCY", default_value_t = 1)]
-    concurrency: u32,
+struct LeaseArgs {
     /// Seconds a claimed job stays reserved for this process; renewed every third of it while
     /// the job runs. A killed worker's job is taken over after at most this long.
     #[arg(long, env = "COPYTRACE_LEASE_SECS", default_value_t = 60,
@@ -117,23 +114,34 @@ struct WorkerArgs {
     #[arg(long, env = "COPYTRACE_RETRY_BASE_SECS", default_value_t = 10,
           value_parser = clap::value_parser!(u64).range(1..=3_600))]
     retry_base_secs: u64,
-    /// Stop when no job is due instead of waiting for more (batch runs).
-    #[arg(long)]
-    exit_when_idle: bool,
 }
 
-impl WorkerArgs {
-    fn runner(&self) -> copytrace_scheduler::WorkerConfig {
+impl LeaseArgs {
+    fn runner(&self, exit_when_idle: bool) -> copytrace_scheduler::WorkerConfig {
         copytrace_scheduler::WorkerConfig {
             lease: Duration::from_secs(self.lease_secs),
             backoff: copytrace_scheduler::backoff::Backoff {
                 base: Duration::from_secs(self.retry_base_secs),
                 max: Duration::from_secs(30 * 60),
             },
-            exit_when_idle: self.exit_when_idle,
+            exit_when_idle,
             ..copytrace_scheduler::WorkerConfig::default()
         }
     }
+}
+
+/// Settings of a worker process.
+#[derive(Debug, clap::Args)]
+struct WorkerArgs {
+    /// Job loops in this process (jobs worked on at once).
+    #[arg(long, env = "COPYTRACE_WORKER_CONCURRENCY", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=256))]
+    concurrency: u32,
+    #[command(flatten)]
+    lease: LeaseArgs,
+    /// Stop when no job is due instead of waiting for more (batch runs).
+    #[arg(long)]
+    exit_when_idle: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -164,16 +172,17 @@ struct ServeArgs {
     /// Address of the HTTP endpoints (/healthz, /readyz, /metrics).
     #[arg(long, env = "COPYTRACE_LISTEN", default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
-    /// Crawl and match job loops run inside this process. Default: 1 on SQLite (one process
-    /// does everything), 0 on PostgreSQL (`copytrace worker` processes run the jobs).
-    #[arg(long, env = "COPYTRACE_SERVE_WORKERS")]
+    /// Crawl and match job loops run inside this process (each). Default: 1 on SQLite (one
+    /// process does everything), 0 on PostgreSQL (`copytrace worker` processes run the jobs).
+    #[arg(long, env = "COPYTRACE_SERVE_WORKERS",
+          value_parser = clap::value_parser!(u32).range(0..=256))]
     workers: Option<u32>,
     /// Seconds between two rounds of the scheduler (enqueueing match jobs for due pages).
     #[arg(long, env = "COPYTRACE_SWEEP_SECS", default_value_t = 10,
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     sweep_secs: u64,
     #[command(flatten)]
-    worker: WorkerArgs,
+    lease: LeaseArgs,
     #[command(flatten)]
     settings: MatchArgs,
 }
@@ -654,8 +663,8 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 }
             };
             let settings = processes::WorkerSettings {
-                concurrency: worker.concurrency.max(1),
-                runner: worker.runner(),
+                concurrency: worker.concurrency,
+                runner: worker.lease.runner(worker.exit_when_idle),
             };
             let report = processes::worker(store, kind, settings, listen, redis).await?;
             eprintln!(
@@ -671,7 +680,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 listen: args.listen,
                 workers: args.workers.unwrap_or(u32::from(embedded)),
                 sweep_every: Duration::from_secs(args.sweep_secs),
-                runner: args.worker.runner(),
+                runner: args.lease.runner(false),
                 index,
                 match_config: args.settings.config(),
             };
