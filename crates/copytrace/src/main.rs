@@ -525,7 +525,34 @@ async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Library(LibraryCommand::Add { paths, holder }) => {
             let files = pipeline::read_library_files(&paths)?;
             let store = open_store(&cli.db).await?;
-            library_add(store.as_ref(), &holder, &files).await
+            let Some(url) = &cli.redis_url else {
+                return library_add(store.as_ref(), &holder, &files).await;
+            };
+            // Keep the shared index in step, so running match workers pick the change up.
+            let mut index = open_redis_index(url, &cli.redis_prefix)?;
+            let before = pipeline::library_digest(store.as_ref()).await?;
+            let code = library_add(store.as_ref(), &holder, &files).await?;
+            let holder_id = store.ensure_rights_holder(&holder).await?;
+            let ids: HashMap<String, i64> = store
+                .list_works(Some(holder_id))
+                .await?
+                .into_iter()
+                .map(|w| (w.external_id, w.id))
+                .collect();
+            let changed: Vec<i64> = files
+                .iter()
+                .filter_map(|f| ids.get(&f.external_id).copied())
+                .collect();
+            if pipeline::update_redis_index(store.as_ref(), &mut index, &before, &changed).await? {
+                println!("Redis index under {:?} updated", cli.redis_prefix);
+            } else {
+                eprintln!(
+                    "note: the Redis index under {:?} was not built from this library; run \
+                     `copytrace index rebuild` before matching",
+                    cli.redis_prefix
+                );
+            }
+            Ok(code)
         }
         Command::Library(LibraryCommand::List { json }) => {
             let store = open_store(&cli.db).await?;

@@ -468,6 +468,37 @@ pub async fn rebuild_redis_index(
     Ok(summary)
 }
 
+/// Brings a Redis index that was in step with the library before `library add` in step with it
+/// again, by re-indexing only the works that `ingest` added or changed. `before` is the
+/// [`library_digest`] taken before the ingest. Returns `false`, touching nothing, when the index
+/// was not in step to begin with (never built, or built from another state): only a full
+/// [`rebuild_redis_index`] can fix that.
+///
+/// While the works are re-indexed the recorded digest is blanked, so match workers refuse the
+/// half-updated index (their jobs wait and retry) rather than trusting it.
+pub async fn update_redis_index(
+    store: &dyn Store,
+    index: &mut RedisIndex,
+    before: &str,
+    changed: &[Id],
+) -> Result<bool> {
+    if index.source_digest()?.as_deref() != Some(before) {
+        return Ok(false);
+    }
+    if changed.is_empty() {
+        return Ok(true);
+    }
+    index.set_source_digest("")?;
+    let mut segments = stored_windows(store).await?;
+    for work_id in changed {
+        index.remove_work(*work_id)?;
+        let windows = segments.remove(work_id).unwrap_or_default();
+        index.insert_work(*work_id, &windows)?;
+    }
+    index.set_source_digest(&library_digest(store).await?)?;
+    Ok(true)
+}
+
 /// A matcher over the shared Redis index: the store provides only the works' texts, for
 /// verification; the index is used as `index rebuild` left it. Refuses an index that was not
 /// built from the library as it is now (a work added, changed or removed since, or a rebuild

@@ -190,6 +190,47 @@ fn match_refuses_a_redis_index_older_than_the_library() {
 }
 
 #[test]
+fn library_add_with_a_redis_url_keeps_a_built_index_in_step() {
+    let url = redis_url();
+    let namespace = Namespace::new();
+    let workspace = Workspace::new();
+    let site = TestSite::sample();
+    let first = workspace.write("lib/xingchen-ch1.txt", library_text("xingchen-ch1"));
+    let added = workspace.ok(&namespace.args(&url, &["library", "add", first.to_str().unwrap()]));
+    assert!(
+        added.stderr.contains("index rebuild"),
+        "an index never built is not patched: {added:#?}"
+    );
+    workspace.ok(&namespace.args(&url, &["index", "rebuild"]));
+    workspace.ok(&["crawl", &site.base_url(), "--allow-private-addresses"]);
+
+    // The rest of the library arrives after the crawl; the index follows without a rebuild.
+    let library = write_sample_library(&workspace);
+    let added = workspace.ok(&namespace.args(&url, &["library", "add", library.to_str().unwrap()]));
+    assert!(added.stdout.contains("Redis index under"), "{added:#?}");
+    assert_eq!(
+        namespace.index().len().expect("len"),
+        stored_windows(&workspace)
+    );
+    workspace.ok(&namespace.args(&url, &["match"]));
+    let found: BTreeSet<(String, String)> = workspace.export_csv().pairs().into_iter().collect();
+    assert_eq!(found, site.expected_matches());
+
+    // A changed work replaces its windows instead of adding to them.
+    let changed = format!(
+        "{}\n新增的一段文字，作者修订了本章。\n",
+        library_text("xingchen-ch1")
+    );
+    let revised = workspace.write("lib2/xingchen-ch1.txt", changed);
+    workspace.ok(&namespace.args(&url, &["library", "add", revised.to_str().unwrap()]));
+    assert_eq!(
+        namespace.index().len().expect("len"),
+        stored_windows(&workspace)
+    );
+    workspace.ok(&namespace.args(&url, &["match"]));
+}
+
+#[test]
 fn index_rebuild_without_a_redis_url_is_refused() {
     let workspace = Workspace::new();
     let run = workspace.run(&["index", "rebuild"]);
