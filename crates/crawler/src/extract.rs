@@ -3,10 +3,10 @@
 //! The approach is a small, predictable cousin of Readability:
 //!
 //! 1. Drop boilerplate subtrees: `script, style, noscript, nav, header, footer, aside, form,
-//!    iframe` (and a few more such as `select`, `svg`, `template`), hidden elements, and
+//!    iframe, figure` (and a few more such as `select`, `svg`, `template`), hidden elements, and
 //!    elements whose `class`/`id` looks like navigation, ads, comments, sidebars,
-//!    share/recommend widgets, breadcrumbs, disclaimers or copyright footers — in English and
-//!    in the pinyin that Chinese sites use (`guanggao`, `tuijian`, `pinglun`, ...). A class
+//!    share/recommend widgets, breadcrumbs, bylines, disclaimers or copyright footers — in
+//!    English and in the pinyin that Chinese sites use (`guanggao`, `tuijian`, ...). A class
 //!    name that reads as content (`content`, `article`, `chapter`, ...) without a boilerplate
 //!    word protects its element, so `<div class="main has-sidebar">` survives while
 //!    `<div class="comment-content">` does not.
@@ -17,8 +17,10 @@
 //!    it is dropped. The exception is a hidden element holding at least half of the page's
 //!    text: that is an article hidden until a script shows it (WeChat pages do this).
 //! 2. Score every remaining block element by its paragraph text: its own text (text not inside
-//!    a nested block) plus the own text of its child paragraphs (`<p>` and blocks without
-//!    nested blocks). Link text does not count, so menus and chapter lists score nothing.
+//!    a nested block) plus the own text of its child paragraphs (`<p>`, blocks without
+//!    nested blocks, and text-less wrappers around a single `<p>`, as on pages that put every
+//!    paragraph in its own `<div>`). Link text does not count, so menus and chapter lists
+//!    score nothing.
 //!    Blocks near the heading that repeats the page title (inside the heading's grandparent)
 //!    score triple: a chapter or article sits next to its heading, while a book blurb in a
 //!    sidebar, a comment list or a list of related stories usually does not, and on a short
@@ -26,7 +28,8 @@
 //! 3. Take the highest-scoring element (the deeper one on ties) and render it with its block
 //!    structure: block boundaries and `<br>` end a paragraph, whitespace runs (including
 //!    `&nbsp;` and the ideographic space used for indentation) collapse to one space, every
-//!    paragraph is trimmed, empty and link-dominated paragraphs are dropped.
+//!    paragraph is trimmed, empty and link-dominated paragraphs are dropped, and so are whole
+//!    blocks whose text is mostly links ("More on this story" lists with their heading).
 //! 4. Clean the paragraphs (the `lines` submodule): site ads written into the text
 //!    ("天才一秒记住本站地址…", "最新章节请访问…"), page furniture ("本章未完，点击下一页继续阅读",
 //!    "(本章完)", "Advertisement"), byline and editor lines at the ends, the heading repeated
@@ -125,11 +128,12 @@ fn links(doc: &Html, page: &Url) -> Vec<Url> {
     out
 }
 
-/// Tags whose whole subtree is never main text.
+/// Tags whose whole subtree is never main text. `figure` holds illustrations with their
+/// captions and credits, which the expected texts do not count as the work.
 const EXCLUDED_TAGS: &[&str] = &[
     "script", "style", "noscript", "nav", "header", "footer", "aside", "form", "iframe", "head",
     "title", "template", "svg", "canvas", "select", "button", "textarea", "object", "embed",
-    "video", "audio", "map", "dialog", "menu",
+    "video", "audio", "map", "dialog", "menu", "figure",
 ];
 
 /// Tags that start a new paragraph.
@@ -233,6 +237,9 @@ const BOILERPLATE_WORDS: &[&str] = &[
     "pagination",
     "statement",
     "disclaimer",
+    "byline",
+    "dateline",
+    "writtenby",
     // pinyin used by Chinese sites
     "gg",
     "guanggao",
@@ -523,6 +530,9 @@ struct Frame<'a> {
     is_p: bool,
     /// Inside [`Page::anchor`].
     near_title: bool,
+    /// Child blocks, and the text of the last one if it was a `<p>` or a paragraph wrapper.
+    block_children: usize,
+    last_child_p: Option<usize>,
 }
 
 /// Finds the block element with the most paragraph text.
@@ -564,6 +574,8 @@ fn best_block<'a>(root: NodeRef<'a, Node>, mode: Mode, page: &Page) -> Option<No
                                 has_block_descendant: false,
                                 is_p: el.name() == "p",
                                 near_title,
+                                block_children: 0,
+                                last_child_p: None,
                             });
                         }
                     }
@@ -606,11 +618,25 @@ fn best_block<'a>(root: NodeRef<'a, Node>, mode: Mode, page: &Page) -> Option<No
                 if score > 0 && best.is_none_or(|(s, _)| score > s) {
                     best = Some((score, frame.node));
                 }
+                // A block with no text of its own around a single `<p>` (or around such a
+                // wrapper) is a paragraph too: pages that wrap every paragraph in its own
+                // `<div>` then score like pages with bare `<p>`s.
+                let p_text = if frame.is_p {
+                    Some(frame.own)
+                } else if frame.own == 0 && frame.block_children == 1 {
+                    frame.last_child_p
+                } else {
+                    None
+                };
                 if let Some(parent) = stack.last_mut() {
-                    if frame.is_p || !frame.has_block_descendant {
+                    if let Some(text) = p_text {
+                        parent.child_paragraphs += text;
+                    } else if !frame.has_block_descendant {
                         parent.child_paragraphs += frame.own;
                     }
                     parent.has_block_descendant = true;
+                    parent.block_children += 1;
+                    parent.last_child_p = p_text;
                     if score > 0 {
                         children
                             .entry(parent.node.id())
@@ -675,8 +701,70 @@ impl Paragraphs {
     }
 }
 
+/// Blocks under `root` more than half of whose text is link text: a "More on this story" list
+/// with its heading, a tag list, a pager. Dropped whole when rendering, heading included
+/// (the per-paragraph link rule alone would keep the heading).
+fn link_heavy_blocks(root: NodeRef<'_, Node>, mode: Mode, page: &Page) -> HashSet<NodeId> {
+    let mut heavy = HashSet::new();
+    // (text, link text) of each open block.
+    let mut open: Vec<(usize, usize)> = Vec::new();
+    let mut skip: Option<NodeId> = None;
+    let mut link_depth = 0usize;
+    for edge in root.traverse() {
+        match edge {
+            Edge::Open(node) if skip.is_none() => match node.value() {
+                Node::Element(el) => {
+                    if node != root && page.is_excluded(node, el, mode) {
+                        skip = Some(node.id());
+                    } else if el.name() == "a" {
+                        link_depth += 1;
+                    } else if is_block(el.name()) {
+                        open.push((0, 0));
+                    }
+                }
+                Node::Text(text) => {
+                    let n = text.chars().filter(|c| !c.is_whitespace()).count();
+                    if let Some(top) = open.last_mut() {
+                        top.0 += n;
+                        if link_depth > 0 {
+                            top.1 += n;
+                        }
+                    }
+                }
+                _ => {}
+            },
+            Edge::Close(node) => {
+                if skip.is_some() {
+                    if skip == Some(node.id()) {
+                        skip = None;
+                    }
+                    continue;
+                }
+                let Node::Element(el) = node.value() else {
+                    continue;
+                };
+                if el.name() == "a" {
+                    link_depth = link_depth.saturating_sub(1);
+                } else if is_block(el.name()) {
+                    let (text, links) = open.pop().unwrap_or_default();
+                    if links * 2 > text {
+                        heavy.insert(node.id());
+                    }
+                    if let Some(parent) = open.last_mut() {
+                        parent.0 += text;
+                        parent.1 += links;
+                    }
+                }
+            }
+            Edge::Open(_) => {}
+        }
+    }
+    heavy
+}
+
 /// Renders an element's text as paragraphs.
 fn render(root: NodeRef<'_, Node>, mode: Mode, page: &Page) -> Vec<String> {
+    let link_heavy = link_heavy_blocks(root, mode, page);
     let mut p = Paragraphs::default();
     let mut skip: Option<NodeId> = None;
     let mut link_depth = 0usize;
@@ -691,7 +779,9 @@ fn render(root: NodeRef<'_, Node>, mode: Mode, page: &Page) -> Vec<String> {
                     Node::Element(el) => {
                         // The chosen root itself may carry a boilerplate-looking class (it won
                         // the scoring anyway); only its descendants are filtered.
-                        if node != root && page.is_excluded(node, el, mode) {
+                        if node != root
+                            && (page.is_excluded(node, el, mode) || link_heavy.contains(&node.id()))
+                        {
                             skip = Some(node.id());
                             continue;
                         }
@@ -948,6 +1038,24 @@ mod tests {
         assert_eq!(
             extract(html, &base()).text,
             "他说：记住这个地址。\n正文第二行。"
+        );
+    }
+
+    #[test]
+    fn paragraphs_wrapped_one_per_div_add_up_and_link_lists_go_whole() {
+        let html = r#"<html><head><title>Ferry returns</title></head><body><article>
+<h1>Ferry returns</h1>
+<div class="text-block"><p>The first paragraph of the story, long enough to matter here.</p></div>
+<div class="text-block"><p>The second paragraph, which is a little longer than the first one is.</p></div>
+<div class="links-block"><h2>More on this story</h2><ul><li><a href="/1">Islanders call for better ferry links</a></li><li><a href="/2">New ferry contract awarded</a></li></ul></div>
+<div class="text-block"><p>A third paragraph, shorter.</p></div>
+<figure><img src="x.jpg"><figcaption>A ferry at dusk</figcaption></figure>
+</article></body></html>"#;
+        assert_eq!(
+            extract(html, &base()).text,
+            "The first paragraph of the story, long enough to matter here.\n\
+             The second paragraph, which is a little longer than the first one is.\n\
+             A third paragraph, shorter."
         );
     }
 

@@ -113,6 +113,10 @@ const MARKER_PHRASES: &[&str] = &[
     "长按识别",
     "長按識別",
     "阅读原文",
+    "支持正版",
+    "看正版",
+    "正版阅读",
+    "正版閱讀",
     "閱讀原文",
     "章节错误",
     "章節錯誤",
@@ -136,6 +140,8 @@ const MARKER_PHRASES: &[&str] = &[
 const MARKER_PAIRS: &[(&str, &[&str])] = &[
     ("书友", &["推荐", "收藏", "月票"]),
     ("書友", &["推薦", "收藏", "月票"]),
+    ("首发", &["小说网", "正版", "本站"]),
+    ("首發", &["小說網", "正版", "本站"]),
 ];
 
 /// Labels of byline, source and editor lines.
@@ -166,6 +172,11 @@ const META_LABELS: &[&str] = &[
     "瀏覽",
     "时间",
     "時間",
+    "translator:",
+    "translated by",
+    "editor:",
+    "edited by",
+    "proofreader:",
 ];
 
 /// Openings of author notes.
@@ -212,11 +223,15 @@ const LEADING_LABELS: &[&str] = &[
 const TRAILING_MARKERS: &[&str] = &["(本章完)", "（本章完）", "【本章完】"];
 
 /// Top-level domains that identify a web address; short ones that are also English words or
-/// abbreviations (`in`, `me`, `us`, `co`, `so`) are left out.
+/// abbreviations (`in`, `me`, `us`, `co`, `so`) are left out, but any alphabetic top-level
+/// domain counts after a `www.`, `m.` or `wap.` host (`www.xbqg.so`).
 const TLDS: &[&str] = &[
     "com", "net", "org", "cn", "cc", "la", "tw", "hk", "info", "io", "xyz", "top", "vip", "biz",
     "tv", "app", "site", "online", "club",
 ];
+
+/// Host labels that make a dotted token a web address whatever its top-level domain.
+const HOST_PREFIXES: &[&str] = &["www", "m", "wap"];
 
 /// Cleans the paragraphs of a chosen main text; `title` is the page's `<title>`.
 pub(super) fn clean(paragraphs: Vec<String>, title: Option<&str>) -> Vec<String> {
@@ -301,7 +316,8 @@ fn is_meta(p: &str) -> bool {
     if significant_len(p) > META_MAX_CHARS {
         return false;
     }
-    let labels = META_LABELS.iter().filter(|l| p.contains(*l)).count();
+    let folded = fold(p);
+    let labels = META_LABELS.iter().filter(|l| folded.contains(*l)).count();
     labels >= 2 || labels == 1 && has_date_or_time(p)
 }
 
@@ -324,40 +340,104 @@ fn opens_with(p: &str, openings: &[&str]) -> bool {
     openings.iter().any(|o| start.starts_with(o))
 }
 
-/// Removes runs of full-width characters that spell a domain (`ｗｗｗ．ｘｘ．ｃｏｍ`).
+/// Removes runs of full-width characters that spell a domain (`ｗｗｗ．ｘｘ．ｃｏｍ`), with the
+/// site name that precedes such a run when one stands there on its own (`ｕｕ看书　ｗｗｗ．…`).
 fn strip_watermarks(p: &str) -> Cow<'_, str> {
     if !p.chars().any(is_fullwidth_ascii) {
         return Cow::Borrowed(p);
     }
     let mut out = String::with_capacity(p.len());
     let mut run = String::new();
+    let mut removed = false;
     let flush = |run: &mut String, out: &mut String| {
-        if !has_domain(&fold(run)) {
+        if run.is_empty() {
+            return false;
+        }
+        let domain = has_domain(&fold(run));
+        if domain {
+            drop_site_name(out);
+        } else {
             out.push_str(run);
         }
         run.clear();
+        domain
     };
     for c in p.chars() {
-        if is_fullwidth_ascii(c) {
+        if is_fullwidth_address_char(c) {
             run.push(c);
-        } else {
-            flush(&mut run, &mut out);
-            out.push(c);
+            continue;
         }
+        if !run.is_empty() {
+            removed = flush(&mut run, &mut out);
+        }
+        // Spacing that only separated the watermark from the text goes with it.
+        if removed && c.is_whitespace() {
+            continue;
+        }
+        removed = false;
+        out.push(c);
     }
     flush(&mut run, &mut out);
     Cow::Owned(out)
 }
 
+/// Longest site name removed in front of a watermark.
+const SITE_NAME_MAX_CHARS: usize = 6;
+
+/// If `out` ends with a short site name and spacing (`…。ｕｕ看书　`), removes them. A name is
+/// at most [`SITE_NAME_MAX_CHARS`], starts after punctuation, spacing or the start of the
+/// paragraph, and looks like one: it has Latin letters or digits, or a character or word
+/// sites name themselves with (书, 网, 阁, 小说, 文学).
+fn drop_site_name(out: &mut String) {
+    let trimmed = out.trim_end();
+    if trimmed.len() == out.len() {
+        return;
+    }
+    let name_start = trimmed
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| c.is_whitespace() || is_punctuation(c))
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let name = &trimmed[name_start..];
+    let len = name.chars().count();
+    let looks_like_site = name
+        .chars()
+        .any(|c| c.is_ascii_alphanumeric() || is_fullwidth_ascii(c) || "书書网網阁閣".contains(c))
+        || ["小说", "小說", "文学", "文學"]
+            .iter()
+            .any(|w| name.contains(w));
+    if (1..=SITE_NAME_MAX_CHARS).contains(&len) && looks_like_site {
+        out.truncate(name_start);
+    }
+}
+
+fn is_punctuation(c: char) -> bool {
+    c.is_ascii_punctuation() || "。，、；：？！…—「」『』“”‘’（）《》〈〉【】".contains(c)
+}
+
+/// Full-width letters, digits and the `．－／：` of a web address (not `，` and friends, which
+/// end a watermark).
+fn is_fullwidth_address_char(c: char) -> bool {
+    halfwidth(c).is_some_and(|a| a.is_ascii_alphanumeric() || ".-/:".contains(a))
+}
+
 fn is_fullwidth_ascii(c: char) -> bool {
-    ('\u{FF01}'..='\u{FF5E}').contains(&c)
+    halfwidth(c).is_some()
+}
+
+/// The ASCII character a full-width form (U+FF01–U+FF5E) stands for.
+fn halfwidth(c: char) -> Option<char> {
+    ('\u{FF01}'..='\u{FF5E}')
+        .contains(&c)
+        .then(|| char::from_u32(c as u32 - 0xFF01 + 0x21))
+        .flatten()
 }
 
 /// Full-width ASCII forms to ASCII, the ideographic space to a space, lower case.
 fn fold(s: &str) -> String {
     s.chars()
         .map(|c| match c {
-            c if is_fullwidth_ascii(c) => char::from_u32(c as u32 - 0xFF01 + 0x21).unwrap_or(c),
+            c if is_fullwidth_ascii(c) => halfwidth(c).unwrap_or(c),
             '\u{3000}' => ' ',
             c => c,
         })
@@ -373,9 +453,15 @@ fn has_domain(folded: &str) -> bool {
         .any(|token| {
             let token = token.trim_matches(|c| c == '.' || c == '-');
             let labels: Vec<&str> = token.split('.').collect();
+            let tld = labels.last().copied().unwrap_or("");
+            let known_tld = TLDS.contains(&tld)
+                || labels.len() >= 3
+                    && HOST_PREFIXES.contains(&labels[0])
+                    && (2..=6).contains(&tld.len())
+                    && tld.chars().all(|c| c.is_ascii_alphabetic());
             labels.len() >= 2
                 && labels.iter().all(|l| !l.is_empty())
-                && TLDS.contains(labels.last().unwrap_or(&""))
+                && known_tld
                 && labels[..labels.len() - 1]
                     .iter()
                     .any(|l| l.chars().any(|c| c.is_ascii_alphabetic()) || l.len() >= 2)
@@ -507,10 +593,37 @@ mod tests {
             out,
             [
                 "“探测器回传的信号又变了。”",
-                "舰桥上安静下来，ｕｕ看书　只剩下嗡嗡声。",
+                "舰桥上安静下来，只剩下嗡嗡声。",
                 "林宛点点头。"
             ]
         );
+    }
+
+    #[test]
+    fn watermarks_go_with_their_site_name_but_not_with_prose() {
+        assert_eq!(
+            strip_watermarks("交與陸家莊。ｕｕ看書　ｗｗｗ．ｕｕｋａｎｓｈｕ．ｃｏｍ他不知道"),
+            "交與陸家莊。他不知道"
+        );
+        assert_eq!(
+            strip_watermarks("他看了一眼　ｗｗｗ．ｘｘｓｗ．ｃｏｍ，没说话。"),
+            "他看了一眼　，没说话。"
+        );
+        assert_eq!(
+            strip_watermarks("他说道，ｗｗｗ．ｘｘｓｗ．ｃｏｍ这件事"),
+            "他说道，这件事"
+        );
+        // Full-width text that is not a domain stays.
+        assert_eq!(strip_watermarks("ＡＢＣ三个字母"), "ＡＢＣ三个字母");
+    }
+
+    #[test]
+    fn more_ad_and_meta_lines() {
+        assert!(is_site_ad("笔趣阁 www.xbqg.so，最快更新万剑归宗最新章节！"));
+        assert!(is_marker("本书首发来自17K小说网，第一时间看正版内容！"));
+        assert!(!is_marker("他第一次进入首发阵容，激动得一夜没睡。"));
+        assert!(is_meta("Translator: Rain  Editor: Cloud"));
+        assert!(!is_meta("The editor: a tired man with ink on his cuffs."));
     }
 
     #[test]
