@@ -240,6 +240,7 @@ const BOILERPLATE_WORDS: &[&str] = &[
     "byline",
     "dateline",
     "writtenby",
+    "caption",
     // pinyin used by Chinese sites
     "gg",
     "guanggao",
@@ -270,6 +271,7 @@ const BOILERPLATE_AFFIXES: &[&str] = &[
     "guanggao",
     "tuijian",
     "pinglun",
+    "caption",
 ];
 
 /// Class/id words that mark main content.

@@ -14,9 +14,12 @@
 //!   (本章未完, 继续阅读, 本章完, 关注公众号, 识别二维码, 章节报错, 加入书签, …; "Advertisement",
 //!   "continues below", "report chapter" in English).
 //! - **meta lines**, only at the start or end of the text: short lines with two labels
-//!   (来源, 编辑, 作者, 发布, 字数, …) or one label and a date or time.
+//!   (来源, 编辑, 作者, 发布, 字数, translator, …), one label and a date or time, or one that
+//!   opens with a credit label and a colon ("（责编：…）").
 //! - **title lines** at the start: a line contained in the page's `<title>` is the heading.
 //! - **author notes** ("作者有话要说：…") and **disclaimers** ("声明：…") by their opening words.
+//! - **image captions**: short lines opening with "图为" or closing with a photo credit
+//!   ("（受访者供图）", "（记者 王某 摄）").
 //! - **watermarks**: runs of full-width Latin letters and digits that spell a domain are cut out
 //!   of the paragraph (prose writes web addresses in ASCII, ad injectors use full width to
 //!   dodge filters).
@@ -142,6 +145,14 @@ const MARKER_PAIRS: &[(&str, &[&str])] = &[
     ("書友", &["推薦", "收藏", "月票"]),
     ("首发", &["小说网", "正版", "本站"]),
     ("首發", &["小說網", "正版", "本站"]),
+    (
+        "小说网",
+        &["更新最快", "最快更新", "无弹窗", "提供", "手打", "免费阅读"],
+    ),
+    (
+        "小說網",
+        &["更新最快", "最快更新", "無彈窗", "提供", "手打", "免費閱讀"],
+    ),
 ];
 
 /// Labels of byline, source and editor lines.
@@ -205,7 +216,53 @@ const DISCLAIMER_OPENINGS: &[&str] = &[
     "版權聲明",
     "郑重声明",
     "鄭重聲明",
+    "disclaimer:",
 ];
+
+/// Labels that open an editor, source or credit line when a colon follows them
+/// ("责任编辑：…", "（责编：…）", "来源：…").
+const CREDIT_OPENINGS: &[&str] = &[
+    "责任编辑",
+    "責任編輯",
+    "责编",
+    "責編",
+    "编辑",
+    "編輯",
+    "审核",
+    "審核",
+    "校对",
+    "校對",
+    "本文来源",
+    "文章来源",
+    "来源",
+    "來源",
+    "原标题",
+    "原標題",
+    "作者",
+    "记者",
+    "記者",
+    "通讯员",
+    "通訊員",
+    "摄影",
+    "攝影",
+];
+
+/// Photo credits that end a caption ("（受访者供图）", "（记者 王某 摄）").
+const PHOTO_CREDITS: &[&str] = &[
+    "摄",
+    "攝",
+    "供图",
+    "供圖",
+    "图源",
+    "圖源",
+    "资料图",
+    "資料圖",
+    "图片来源",
+    "圖片來源",
+];
+
+/// Longest paragraph treated as an image caption.
+const CAPTION_MAX_CHARS: usize = 80;
 
 /// Labels stripped from the start of a paragraph (a book description's "简介：").
 const LEADING_LABELS: &[&str] = &[
@@ -279,7 +336,32 @@ fn tidy(p: &str) -> String {
 }
 
 fn is_boilerplate(p: &str) -> bool {
-    is_site_ad(p) || is_marker(p) || opens_with(p, AUTHOR_NOTE_OPENINGS) || is_disclaimer(p)
+    is_site_ad(p)
+        || is_marker(p)
+        || is_caption(p)
+        || opens_with(p, AUTHOR_NOTE_OPENINGS)
+        || is_disclaimer(p)
+}
+
+/// A short image caption: it starts with "图为" / "图：", or ends with a bracketed photo
+/// credit ("（受访者供图）", "（记者 王某 摄）").
+fn is_caption(p: &str) -> bool {
+    if significant_len(p) > CAPTION_MAX_CHARS {
+        return false;
+    }
+    let folded = fold(p);
+    let folded = folded.trim();
+    if ["图为", "圖為", "图:", "圖:", "图片:", "圖片:"]
+        .iter()
+        .any(|o| folded.starts_with(o))
+    {
+        return true;
+    }
+    let Some(inner) = folded.strip_suffix(')') else {
+        return false;
+    };
+    let credit = inner.rsplit('(').next().unwrap_or("");
+    credit.len() < inner.len() && PHOTO_CREDITS.iter().any(|c| credit.contains(c))
 }
 
 /// A short paragraph naming a domain in promotion vocabulary.
@@ -318,7 +400,17 @@ fn is_meta(p: &str) -> bool {
     }
     let folded = fold(p);
     let labels = META_LABELS.iter().filter(|l| folded.contains(*l)).count();
-    labels >= 2 || labels == 1 && has_date_or_time(p)
+    labels >= 2 || labels == 1 && has_date_or_time(p) || opens_with_credit(&folded)
+}
+
+/// Whether folded text opens (after any brackets) with a credit label and a colon.
+fn opens_with_credit(folded: &str) -> bool {
+    let start = folded.trim_start_matches(|c: char| c.is_whitespace() || "([【〔".contains(c));
+    CREDIT_OPENINGS.iter().any(|label| {
+        start
+            .strip_prefix(label)
+            .is_some_and(|rest| rest.trim_start().starts_with(':'))
+    })
 }
 
 fn is_disclaimer(p: &str) -> bool {
@@ -624,6 +716,24 @@ mod tests {
         assert!(!is_marker("他第一次进入首发阵容，激动得一夜没睡。"));
         assert!(is_meta("Translator: Rain  Editor: Cloud"));
         assert!(!is_meta("The editor: a tired man with ink on his cuffs."));
+    }
+
+    #[test]
+    fn captions_credits_and_bracketed_site_lines() {
+        assert!(is_caption(
+            "11月6日，支教老师在给孩子们上美术课。（受访者供图）"
+        ));
+        assert!(is_caption("图为游客在景区参观。"));
+        assert!(is_caption("市民在公园赏花。（记者 王某 摄）"));
+        assert!(!is_caption("他说（这句话是后来才想起来的）。"));
+        assert!(!is_caption("图书馆里很安静。"));
+        assert!(is_meta("（责编：王小川、陈静）"));
+        assert!(is_meta("责任编辑：李文"));
+        assert!(!is_meta("编辑部的灯还亮着。"));
+        assert!(is_marker("【手打小说网 提供更新最快的小说】"));
+        assert!(is_disclaimer(
+            "Disclaimer: The characters and town are my own invention."
+        ));
     }
 
     #[test]
