@@ -10,7 +10,8 @@
 //!
 //! Set `COPYTRACE_EXTRACT_DUMP=DIR` to also write each page's extracted title and text to
 //! `DIR/NAME.extracted.txt`, for comparing with `NAME.expected.txt` when working on the
-//! extractor.
+//! extractor. `peers.py` beside this file scores trafilatura and readability-lxml on the same
+//! pages next to those dumps (optional; it needs Python packages).
 
 mod metric;
 
