@@ -21,6 +21,7 @@ mod index;
 mod quality;
 mod redis;
 mod timing;
+mod workers;
 
 use clap::{Parser, Subcommand};
 
@@ -46,6 +47,9 @@ enum Command {
     /// Detection quality end to end on real text: precision, recall and F1 per disguise and
     /// per candidate source, the report threshold sweep, and the peers on the same pages.
     Quality(quality::Args),
+    /// Pages matched per second with 1, 2 and 4 `copytrace worker match` processes on one
+    /// PostgreSQL database and Redis index (run through `scripts/scaling`).
+    Workers(workers::Args),
     /// Quality benchmark corpus: fetch (cached) and print its statistics.
     #[command(hide = true)]
     QualityCorpus(quality::corpus::StatsArgs),
@@ -57,6 +61,7 @@ fn main() -> anyhow::Result<()> {
         Command::Redis(args) => redis::run(&args),
         Command::Index(args) => index::run(&args),
         Command::Quality(args) => quality::run(&args),
+        Command::Workers(args) => workers::run(&args),
         Command::QualityCorpus(args) => quality::corpus::run_stats(&args),
     }
 }

@@ -19,7 +19,7 @@
 pub mod corpus;
 pub mod disguise;
 mod score;
-mod site;
+pub(crate) mod site;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
