@@ -224,22 +224,26 @@ pub async fn serve(
             check_every: settings.sweep_every,
             ..LeaderConfig::scheduler()
         };
-        tokio::spawn(run_as_leader(store, config, shutdown.clone(), move || {
-            let store = sweep_store.clone();
-            let leading = leading.clone();
-            async move {
-                leading.store(true, Ordering::Relaxed);
-                // Pages stored outside a crawl job, and every page after the library changed,
-                // get their match jobs here.
-                let due = jobs::enqueue_due_matches(store.as_ref())
-                    .await
-                    .map_err(|e| e.to_string())?;
-                if due > 0 {
-                    tracing::info!("{due} page(s) due for matching have a match job");
+        tokio::spawn(run_as_leader(
+            store,
+            config,
+            shutdown.clone(),
+            leading,
+            move || {
+                let store = sweep_store.clone();
+                async move {
+                    // Pages stored outside a crawl job, and every page after the library changed,
+                    // get their match jobs here.
+                    let due = jobs::enqueue_due_matches(store.as_ref())
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    if due > 0 {
+                        tracing::info!("{due} page(s) due for matching have a match job");
+                    }
+                    Ok(())
                 }
-                Ok(())
-            }
-        }))
+            },
+        ))
     };
 
     let mut workers = Vec::new();
@@ -266,7 +270,6 @@ pub async fn serve(
     shutdown.cancel();
     let ticks = scheduler.await.context("the scheduler panicked")?;
     tracing::info!("scheduler stopped after {ticks} tick(s) as leader");
-    leading.store(false, Ordering::Relaxed);
     for worker in workers {
         let report = worker.await.context("a worker panicked")?;
         tracing::info!(?report, "in-process worker stopped");

@@ -2,6 +2,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use copytrace_store::{Leadership, Store};
@@ -36,17 +37,20 @@ impl LeaderConfig {
 /// the process goes back to competing. Returns how many ticks ran here.
 ///
 /// `tick` is called only between confirmations, never concurrently with itself; its errors are
-/// logged, not fatal, because the next tick tries again.
+/// logged, not fatal, because the next tick tries again. `leading` follows whether this process
+/// leads right now (for metrics).
 pub async fn run_as_leader<F, Fut>(
     store: Arc<dyn Store>,
     config: LeaderConfig,
     shutdown: CancellationToken,
+    leading: Arc<AtomicBool>,
     mut tick: F,
 ) -> u64
 where
     F: FnMut() -> Fut + Send,
     Fut: Future<Output = Result<(), Box<dyn std::error::Error + Send + Sync>>> + Send,
 {
+    let leading_flag = leading;
     let ttl = chrono::Duration::from_std(config.ttl).unwrap_or(chrono::Duration::seconds(30));
     let mut leadership: Option<Box<dyn Leadership>> = None;
     let mut ticks = 0;
@@ -78,6 +82,7 @@ where
                 }
             },
         };
+        leading_flag.store(leading, Ordering::Relaxed);
         if leading {
             ticks += 1;
             if let Err(error) = tick().await {
@@ -89,6 +94,7 @@ where
             () = shutdown.cancelled() => {}
         }
     }
+    leading_flag.store(false, Ordering::Relaxed);
     if let Some(held) = leadership
         && let Err(error) = held.resign().await
     {

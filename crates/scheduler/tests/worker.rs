@@ -249,7 +249,8 @@ async fn one_of_two_contenders_leads_and_the_other_takes_over_when_it_stops() {
     let overlap = Arc::new(AtomicU32::new(0));
     let contender = |store: Arc<dyn Store>, stop: CancellationToken| {
         let (active, overlap, config) = (active.clone(), overlap.clone(), config.clone());
-        tokio::spawn(run_as_leader(store, config, stop, move || {
+        let leading = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        tokio::spawn(run_as_leader(store, config, stop, leading, move || {
             let (active, overlap) = (active.clone(), overlap.clone());
             async move {
                 if active.fetch_add(1, Ordering::SeqCst) > 0 {

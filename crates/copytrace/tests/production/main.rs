@@ -13,3 +13,4 @@ mod site;
 
 mod faults;
 mod multi_process;
+mod serve;
