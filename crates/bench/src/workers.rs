@@ -166,6 +166,15 @@ fn measure(ct: &Cli, workers: u32) -> anyhow::Result<(u64, f64)> {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+    for worker in &processes {
+        if let Some(kib) = resident_kib(worker.child.id()) {
+            eprintln!(
+                "  match worker {} holds {:.0} MiB resident after loading the library",
+                worker.child.id(),
+                kib as f64 / 1024.0
+            );
+        }
+    }
     let clock = Instant::now();
     let queued = ct.ok(&["match", "--all", "--queue"])?;
     let pages: u64 = queued
@@ -194,6 +203,13 @@ fn measure(ct: &Cli, workers: u32) -> anyhow::Result<(u64, f64)> {
         worker.stop()?;
     }
     Ok((pages, seconds))
+}
+
+/// Resident memory of a process in KiB (Linux `/proc`), `None` elsewhere.
+fn resident_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// The JSON export without what depends on the clock or on row ids, in a stable order.
