@@ -6,4 +6,6 @@ mod decoding;
 mod failures;
 mod frontier;
 mod guard;
+mod hostile;
+mod politeness;
 mod robots;
