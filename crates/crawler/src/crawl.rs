@@ -211,7 +211,7 @@ impl Run {
                 self.report.fetched += 1;
                 self.report.stats.pages += 1;
                 frontier.add_links(item, &page.url, links);
-                sink.page(page).await.map_err(CrawlError::Sink)?;
+                sink.page(*page).await.map_err(CrawlError::Sink)?;
             }
             Ok(Fetched::NotModified(final_url)) => {
                 frontier.mark_redirect_target(item, &final_url);
@@ -266,7 +266,7 @@ enum Failure {
 }
 
 enum Fetched {
-    Page(FetchedPage, Vec<Link>),
+    Page(Box<FetchedPage>, Vec<Link>),
     /// A conditional request answered 304 (with the URL that answered).
     NotModified(Url),
 }
@@ -393,7 +393,7 @@ async fn fetch_page(shared: &Shared, item: &Item, turn_taken: bool) -> Result<Fe
         depth: item.depth,
         validators: new_validators,
     };
-    Ok(Fetched::Page(page, links))
+    Ok(Fetched::Page(Box::new(page), links))
 }
 
 fn header_string(headers: &HeaderMap, name: header::HeaderName) -> Option<String> {

@@ -140,7 +140,7 @@ fn hostile_site(server: &TestServer, huge_produced: Arc<AtomicUsize>) {
     let chapter = |path: &str, next: Option<&str>| {
         let paragraphs = GOOD.iter().find(|(p, _)| *p == path).unwrap().1;
         let mut html =
-            format!("<html><head><title>第七章</title></head><body><div id=\"content\">");
+            String::from("<html><head><title>第七章</title></head><body><div id=\"content\">");
         for p in paragraphs {
             html.push_str(&format!("<p>{p}</p>"));
         }
