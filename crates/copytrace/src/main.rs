@@ -177,6 +177,39 @@ struct CrawlArgs {
     /// Per-request timeout in seconds.
     #[arg(long, default_value_t = 30)]
     timeout: u64,
+    /// The User-Agent header; robots.txt rules for its first word apply.
+    #[arg(long, default_value = copytrace_crawler::DEFAULT_USER_AGENT)]
+    user_agent: String,
+    /// Seconds between two requests to the same host (a robots.txt Crawl-delay may ask more).
+    #[arg(long, value_name = "SECONDS", default_value = "0", value_parser = parse_seconds)]
+    delay: Duration,
+    /// Requests in flight at once to one host.
+    #[arg(long, default_value_t = 2)]
+    per_host: usize,
+    /// Retries after a timeout, a connection error, 429 or 5xx.
+    #[arg(long, default_value_t = 2)]
+    retries: u32,
+    /// Also queue the URLs of the seeds' sitemaps (robots.txt `Sitemap:` or /sitemap.xml).
+    #[arg(long)]
+    sitemaps: bool,
+    /// Follow only links matching this regular expression (repeatable; seeds always go).
+    #[arg(long, value_name = "REGEX")]
+    include: Vec<String>,
+    /// Never follow links matching this regular expression (repeatable).
+    #[arg(long, value_name = "REGEX")]
+    exclude: Vec<String>,
+    /// Also follow links to this host (repeatable; `*.example.cn` means any subdomain).
+    #[arg(long, value_name = "HOST")]
+    allow_host: Vec<String>,
+}
+
+/// Parses a non-negative number of seconds (`0`, `1.5`).
+fn parse_seconds(raw: &str) -> Result<Duration, String> {
+    raw.trim()
+        .parse::<f64>()
+        .ok()
+        .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
+        .ok_or_else(|| format!("{raw:?} is not a number of seconds >= 0"))
 }
 
 #[derive(Debug, Subcommand)]
@@ -483,6 +516,14 @@ async fn crawl(store: Arc<dyn Store>, seeds: &[Url], args: &CrawlArgs) -> Result
         allow_private_addresses: args.allow_private_addresses,
         concurrency: args.concurrency.max(1),
         request_timeout: Duration::from_secs(args.timeout.max(1)),
+        user_agent: args.user_agent.clone(),
+        host_delay: args.delay,
+        per_host_concurrency: args.per_host.max(1),
+        max_retries: args.retries,
+        sitemaps: args.sitemaps,
+        include_patterns: args.include.clone(),
+        exclude_patterns: args.exclude.clone(),
+        allowed_hosts: args.allow_host.clone(),
         ..CrawlConfig::default()
     };
     let progress = spinner("crawling, pages stored:");
@@ -491,16 +532,25 @@ async fn crawl(store: Arc<dyn Store>, seeds: &[Url], args: &CrawlArgs) -> Result
     progress.finish_and_clear();
     let report = report.context("crawl aborted")?;
     let counts = &sink.counts;
+    let stats = &report.stats;
     println!(
-        "crawled {} page(s): {} new, {} changed, {} unchanged; {} failed, {} disallowed by robots.txt, {} left unvisited (limits)",
+        "crawled {} page(s): {} new, {} changed, {} unchanged; {} failed, {} disallowed by robots.txt, {} left unvisited (limits); {} request(s), {} retried, {} not modified, {} received, {:.1} pages/s",
         report.fetched,
         counts.created,
         counts.updated,
         counts.unchanged,
         report.failures.len(),
         report.disallowed_by_robots,
-        report.skipped
+        report.skipped,
+        stats.requests,
+        stats.retries,
+        stats.not_modified,
+        indicatif::HumanBytes(stats.bytes),
+        stats.pages_per_second()
     );
+    if !stats.errors.is_empty() {
+        println!("failures by kind: {}", stats.errors_line());
+    }
     for (url, reason) in &report.failures {
         eprintln!("failed: {url}: {reason}");
     }
@@ -663,6 +713,14 @@ async fn run_demo() -> Result<ExitCode> {
         allow_private_addresses: true,
         concurrency: 4,
         timeout: 30,
+        user_agent: copytrace_crawler::DEFAULT_USER_AGENT.to_owned(),
+        delay: Duration::ZERO,
+        per_host: 2,
+        retries: 2,
+        sitemaps: false,
+        include: Vec::new(),
+        exclude: Vec::new(),
+        allow_host: Vec::new(),
     };
     let seeds = parse_seeds(&crawl_args.urls)?;
     crawl(store.clone(), &seeds, &crawl_args).await?;
