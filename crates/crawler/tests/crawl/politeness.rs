@@ -1,9 +1,11 @@
 //! Pacing, per-host concurrency and retries, checked from the server's request timestamps.
 //!
 //! The crawler spaces the *starts* of its requests; the server logs their *arrival*. The two
-//! differ by the connect and scheduling latency of each request, which varies by a few
-//! milliseconds on loopback (more on a loaded machine), so gaps are checked against the delay
-//! minus a 100 ms allowance. All timing assertions are lower bounds.
+//! differ by the connect and scheduling latency of each request, a few milliseconds on loopback
+//! but more on a loaded two-core CI machine, so single gaps are checked against three quarters
+//! of the delay (without pacing they would be a few milliseconds) and a whole sequence against
+//! its total minus a 250 ms allowance. Waits that start only after a response arrived
+//! (`Retry-After`, backoff) are checked exactly. All timing assertions are lower bounds.
 
 use std::time::{Duration, Instant};
 
@@ -11,7 +13,7 @@ use copytrace_crawler::{CrawlConfig, ErrorKind, crawl};
 
 use crate::helpers::{Recorder, Route, TestServer, html_page, local_config};
 
-const ALLOWANCE: Duration = Duration::from_millis(100);
+const ALLOWANCE: Duration = Duration::from_millis(250);
 
 /// Arrival times of every request except robots.txt, in order.
 fn page_arrivals(server: &TestServer) -> Vec<(String, Instant)> {
@@ -27,7 +29,7 @@ fn assert_spaced(arrivals: &[(String, Instant)], delay: Duration) {
     for pair in arrivals.windows(2) {
         let gap = pair[1].1 - pair[0].1;
         assert!(
-            gap + ALLOWANCE >= delay,
+            gap >= delay * 3 / 4,
             "{} came {gap:?} after {} (delay {delay:?}); all: {arrivals:?}",
             pair[1].0,
             pair[0].0
@@ -146,10 +148,11 @@ async fn a_retry_after_pauses_the_whole_host() {
     let busy = server.arrivals("/busy");
     assert_eq!(busy.len(), 2);
     assert!(busy[1] - busy[0] >= Duration::from_secs(1));
-    // /after waited for a slot that /slowish freed after 300 ms, and then for the pause.
+    // /after waited for a slot that /slowish freed after 300 ms, and then for the pause, which
+    // began when the 429 arrived at the crawler (after the server logged /busy).
     let after = server.arrivals("/after")[0];
     assert!(
-        after - busy[0] + ALLOWANCE >= Duration::from_secs(1),
+        after - busy[0] >= Duration::from_secs(1),
         "{:?}",
         after - busy[0]
     );
