@@ -40,7 +40,7 @@ pub const CRAWL_ATTEMPTS: u32 = 3;
 pub const MATCH_ATTEMPTS: u32 = 8;
 
 /// Payload of a crawl job: the seeds and the limits of `copytrace crawl`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CrawlJob {
     /// Seed URLs.
     pub seeds: Vec<String>,
@@ -54,6 +54,42 @@ pub struct CrawlJob {
     pub concurrency: usize,
     /// Per-request timeout in seconds.
     pub timeout_secs: u64,
+    /// User-Agent header.
+    #[serde(default = "default_user_agent")]
+    pub user_agent: String,
+    /// Minimum seconds between two requests to one host.
+    #[serde(default)]
+    pub delay_secs: f64,
+    /// Requests in flight to one host.
+    #[serde(default = "default_per_host")]
+    pub per_host: usize,
+    /// Retries of a failed request.
+    #[serde(default = "default_retries")]
+    pub retries: u32,
+    /// Read sitemaps.
+    #[serde(default)]
+    pub sitemaps: bool,
+    /// Only follow links matching one of these regular expressions.
+    #[serde(default)]
+    pub include: Vec<String>,
+    /// Never follow links matching one of these regular expressions.
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    /// Further hosts to follow links to.
+    #[serde(default)]
+    pub allow_host: Vec<String>,
+}
+
+fn default_user_agent() -> String {
+    copytrace_crawler::DEFAULT_USER_AGENT.to_owned()
+}
+
+fn default_per_host() -> usize {
+    CrawlConfig::default().per_host_concurrency
+}
+
+fn default_retries() -> u32 {
+    CrawlConfig::default().max_retries
 }
 
 impl CrawlJob {
@@ -65,6 +101,14 @@ impl CrawlJob {
             allow_private_addresses: self.allow_private_addresses,
             concurrency: self.concurrency.max(1),
             request_timeout: Duration::from_secs(self.timeout_secs.max(1)),
+            user_agent: self.user_agent.clone(),
+            host_delay: Duration::try_from_secs_f64(self.delay_secs).unwrap_or_default(),
+            per_host_concurrency: self.per_host.max(1),
+            max_retries: self.retries,
+            sitemaps: self.sitemaps,
+            include_patterns: self.include.clone(),
+            exclude_patterns: self.exclude.clone(),
+            allowed_hosts: self.allow_host.clone(),
             ..CrawlConfig::default()
         }
     }

@@ -21,7 +21,6 @@ use copytrace::jobs;
 use copytrace::pipeline::{self, LibraryFile};
 use copytrace::processes;
 use copytrace::textfile::{TextFile, read_text_file};
-use copytrace_crawler::CrawlConfig;
 use copytrace_index_redis::RedisIndex;
 use copytrace_matcher::{CandidateMethods, Index, MatchConfig};
 use copytrace_store::{JobFilter, JobState, MatchFilter, Store, WriteOutcome};
@@ -352,6 +351,30 @@ struct CrawlArgs {
     /// Per-request timeout in seconds.
     #[arg(long, default_value_t = 30)]
     timeout: u64,
+    /// The User-Agent header; robots.txt rules for its first word apply.
+    #[arg(long, default_value = copytrace_crawler::DEFAULT_USER_AGENT)]
+    user_agent: String,
+    /// Seconds between two requests to the same host (a robots.txt Crawl-delay may ask more).
+    #[arg(long, value_name = "SECONDS", default_value = "0", value_parser = parse_seconds)]
+    delay: Duration,
+    /// Requests in flight at once to one host.
+    #[arg(long, default_value_t = 2)]
+    per_host: usize,
+    /// Retries after a timeout, a connection error, 429 or 5xx.
+    #[arg(long, default_value_t = 2)]
+    retries: u32,
+    /// Also queue the URLs of the seeds' sitemaps (robots.txt `Sitemap:` or /sitemap.xml).
+    #[arg(long)]
+    sitemaps: bool,
+    /// Follow only links matching this regular expression (repeatable; seeds always go).
+    #[arg(long, value_name = "REGEX")]
+    include: Vec<String>,
+    /// Never follow links matching this regular expression (repeatable).
+    #[arg(long, value_name = "REGEX")]
+    exclude: Vec<String>,
+    /// Also follow links to this host (repeatable; `*.example.cn` means any subdomain).
+    #[arg(long, value_name = "HOST")]
+    allow_host: Vec<String>,
     /// Enqueue the crawl as a job for `copytrace worker crawl` instead of crawling now; prints
     /// the job id.
     #[arg(long)]
@@ -367,8 +390,25 @@ impl CrawlArgs {
             allow_private_addresses: self.allow_private_addresses,
             concurrency: self.concurrency,
             timeout_secs: self.timeout,
+            user_agent: self.user_agent.clone(),
+            delay_secs: self.delay.as_secs_f64(),
+            per_host: self.per_host,
+            retries: self.retries,
+            sitemaps: self.sitemaps,
+            include: self.include.clone(),
+            exclude: self.exclude.clone(),
+            allow_host: self.allow_host.clone(),
         }
     }
+}
+
+/// Parses a non-negative number of seconds (`0`, `1.5`).
+fn parse_seconds(raw: &str) -> Result<Duration, String> {
+    raw.trim()
+        .parse::<f64>()
+        .ok()
+        .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
+        .ok_or_else(|| format!("{raw:?} is not a number of seconds >= 0"))
 }
 
 #[derive(Debug, Subcommand)]
@@ -916,30 +956,33 @@ fn spinner(message: &'static str) -> ProgressBar {
 }
 
 async fn crawl(store: Arc<dyn Store>, seeds: &[Url], args: &CrawlArgs) -> Result<ExitCode> {
-    let config = CrawlConfig {
-        max_pages: args.max_pages,
-        max_depth: args.depth,
-        allow_private_addresses: args.allow_private_addresses,
-        concurrency: args.concurrency.max(1),
-        request_timeout: Duration::from_secs(args.timeout.max(1)),
-        ..CrawlConfig::default()
-    };
+    // The same settings a queued crawl job carries, so both ways crawl alike.
+    let config = args.job(seeds).config();
     let progress = spinner("crawling, pages stored:");
     let mut sink = pipeline::StoreSink::new(store, progress.clone());
     let report = copytrace_crawler::crawl(&config, seeds, &mut sink).await;
     progress.finish_and_clear();
     let report = report.context("crawl aborted")?;
     let counts = &sink.counts;
+    let stats = &report.stats;
     println!(
-        "crawled {} page(s): {} new, {} changed, {} unchanged; {} failed, {} disallowed by robots.txt, {} left unvisited (limits)",
+        "crawled {} page(s): {} new, {} changed, {} unchanged; {} failed, {} disallowed by robots.txt, {} left unvisited (limits); {} request(s), {} retried, {} not modified, {} received, {:.1} pages/s",
         report.fetched,
         counts.created,
         counts.updated,
         counts.unchanged,
         report.failures.len(),
         report.disallowed_by_robots,
-        report.skipped
+        report.skipped,
+        stats.requests,
+        stats.retries,
+        stats.not_modified,
+        indicatif::HumanBytes(stats.bytes),
+        stats.pages_per_second()
     );
+    if !stats.errors.is_empty() {
+        println!("failures by kind: {}", stats.errors_line());
+    }
     for (url, reason) in &report.failures {
         eprintln!("failed: {url}: {reason}");
     }
@@ -1102,6 +1145,14 @@ async fn run_demo() -> Result<ExitCode> {
         allow_private_addresses: true,
         concurrency: 4,
         timeout: 30,
+        user_agent: copytrace_crawler::DEFAULT_USER_AGENT.to_owned(),
+        delay: Duration::ZERO,
+        per_host: 2,
+        retries: 2,
+        sitemaps: false,
+        include: Vec::new(),
+        exclude: Vec::new(),
+        allow_host: Vec::new(),
         queue: false,
     };
     let seeds = parse_seeds(&crawl_args.urls)?;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use chrono::Utc;
-use copytrace_crawler::{CrawlError, FetchedPage, PageSink};
+use copytrace_crawler::{CrawlError, CrawlProgress, FetchedPage, PageSink};
 use copytrace_fingerprint::{
     FINGERPRINT_VERSION, WindowFingerprint, default_algorithms, fingerprint_text,
 };
@@ -268,7 +268,6 @@ impl PageSink for StoreSink {
             WriteOutcome::Unchanged => self.counts.unchanged += 1,
         }
         self.progress.inc(1);
-        self.progress.set_message(page.url.to_string());
         Ok(())
     }
 
@@ -279,6 +278,22 @@ impl PageSink for StoreSink {
             "crawling ({} failed), pages stored:",
             self.failures
         ));
+    }
+
+    fn progress(&mut self, progress: &CrawlProgress) {
+        let stats = &progress.stats;
+        let mut message = format!(
+            "{:.1} pages/s, {} queued, {} in flight, {} requests",
+            stats.pages_per_second(),
+            progress.queued,
+            progress.in_flight,
+            stats.requests
+        );
+        if !stats.errors.is_empty() {
+            message.push_str("; errors: ");
+            message.push_str(&stats.errors_line());
+        }
+        self.progress.set_message(message);
     }
 }
 

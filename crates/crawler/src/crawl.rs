@@ -1,24 +1,31 @@
-//! The crawl loop: a breadth-first frontier feeding up to `concurrency` spawned page tasks.
+//! The crawl loop: the frontier feeding up to `concurrency` spawned page and sitemap tasks.
 
-use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
-use reqwest::header;
+use reqwest::header::{self, HeaderMap};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
-use url::{Host, Url};
+use url::Url;
 
 use crate::error::CrawlError;
-use crate::fetch::{ContentKind, FetchFailure, Fetcher, content_kind, read_body, sniff_html};
-use crate::robots::{RobotsCache, Verdict};
-use crate::{CrawlConfig, CrawlReport, FetchedPage, PageSink, decode, extract};
+use crate::fetch::{
+    ContentKind, FetchFailure, Fetcher, Gate, RequestOptions, content_kind, looks_binary,
+    sniff_html,
+};
+use crate::frontier::{Frontier, Item, Next, Rules, Scope};
+use crate::links::{self, Link};
+use crate::robots::{HostRobots, Verdict};
+use crate::sitemap::{self, MAX_SITEMAP_FILES};
+use crate::stats::CrawlProgress;
+use crate::urls::normalize;
+use crate::{CrawlConfig, CrawlReport, FetchedPage, PageSink, Validators, decode, extract};
 
 /// Crawls from `seeds`, handing each fetched HTML page to `sink`.
 ///
-/// Returns `Err` only for fatal problems: the HTTP client could not be built, or the sink
-/// returned an error (the crawl stops at once and requests in flight are cancelled). Every
-/// per-URL problem is recorded in [`CrawlReport::failures`], passed to
+/// Returns `Err` only for fatal problems: an invalid scope pattern, the HTTP client could not
+/// be built, or the sink returned an error (the crawl stops at once and requests in flight are
+/// cancelled). Every per-URL problem is recorded in [`CrawlReport::failures`], passed to
 /// [`PageSink::failure`], and the crawl goes on. Seeds that are not `http`/`https` URLs are
 /// reported as failures.
 pub async fn crawl(
@@ -26,261 +33,229 @@ pub async fn crawl(
     seeds: &[Url],
     sink: &mut dyn PageSink,
 ) -> Result<CrawlReport, CrawlError> {
+    let started = Instant::now();
+    let rules = Rules::new(config)?;
     let fetcher = Fetcher::new(config)?;
+    let validators = config
+        .validators
+        .iter()
+        .map(|(url, v)| (normalize(url).to_string(), v.clone()))
+        .collect();
     let shared = Arc::new(Shared {
-        robots: RobotsCache::new(&config.user_agent),
+        gate: Gate::new(config),
         fetcher,
-        politeness: Politeness::default(),
         config: config.clone(),
+        validators,
     });
-    let mut report = CrawlReport::default();
-    let mut frontier = Frontier::new(config.max_depth);
+    let mut run = Run {
+        report: CrawlReport::default(),
+        started,
+    };
+    let mut frontier = Frontier::new(rules);
+    let mut tasks: JoinSet<TaskOutput> = JoinSet::new();
+    let mut in_flight: HashMap<tokio::task::Id, Job> = HashMap::new();
 
+    let mut sitemap_origins = HashSet::new();
     for seed in seeds {
-        let mut url = seed.clone();
-        url.set_fragment(None);
+        let url = normalize(seed);
         match Scope::of(&url) {
             Some(scope) if matches!(url.scheme(), "http" | "https") => {
+                let scope = Arc::new(scope);
+                if config.sitemaps
+                    && config.max_depth != Some(0)
+                    && sitemap_origins.insert(url.origin().ascii_serialization())
+                {
+                    let handle = tasks.spawn(sitemap_task(shared.clone(), url.clone()));
+                    in_flight.insert(handle.id(), Job::Sitemap(scope.clone()));
+                }
                 frontier.push_seed(url, scope);
             }
             _ => {
                 let error = CrawlError::UnsupportedScheme { url: url.clone() };
-                report.failures.push((url.to_string(), error.to_string()));
-                sink.failure(&url, &error).await;
+                run.fail(sink, &url, &error).await;
             }
         }
     }
 
     let concurrency = config.concurrency.max(1);
-    let mut tasks: JoinSet<Outcome> = JoinSet::new();
-    let mut in_flight: HashMap<tokio::task::Id, Item> = HashMap::new();
     // Requests started or about to start; given back by tasks that never requested their page.
     let mut budget_used = 0usize;
 
     loop {
+        let mut wake = None;
         while tasks.len() < concurrency && budget_used < config.max_pages {
-            let Some(item) = frontier.pop() else {
-                break;
-            };
-            budget_used += 1;
-            let handle = tasks.spawn(page_task(shared.clone(), item.clone()));
-            in_flight.insert(handle.id(), item);
-        }
-        let Some(joined) = tasks.join_next_with_id().await else {
-            break;
-        };
-        let (id, outcome) = match joined {
-            Ok((id, outcome)) => (id, outcome),
-            Err(e) => {
-                let message = e.to_string();
-                (
-                    e.id(),
-                    Outcome::not_requested(Err(Failure::Internal(message))),
-                )
+            match frontier.next(&shared.gate) {
+                Next::Fetch(item, turn_taken) => {
+                    budget_used += 1;
+                    let handle = tasks.spawn(page_task(shared.clone(), item.clone(), turn_taken));
+                    in_flight.insert(handle.id(), Job::Page(item));
+                }
+                Next::Disallowed(item) => {
+                    tracing::debug!(url = %item.url, "disallowed by robots.txt");
+                    run.report.disallowed_by_robots += 1;
+                    run.progress(sink, &frontier, &shared, tasks.len());
+                }
+                Next::Unavailable(item, origin, reason) => {
+                    let error = CrawlError::RobotsUnavailable {
+                        url: item.url.clone(),
+                        origin,
+                        reason,
+                    };
+                    run.fail(sink, &item.url, &error).await;
+                    run.progress(sink, &frontier, &shared, tasks.len());
+                }
+                Next::Wait(until) => {
+                    wake = Some(until);
+                    break;
+                }
+                Next::Idle => break,
             }
+        }
+        let joined = match (tasks.is_empty(), wake) {
+            (true, None) => break,
+            (true, Some(until)) => {
+                tokio::time::sleep_until(until).await;
+                continue;
+            }
+            (false, None) => tasks.join_next_with_id().await,
+            (false, Some(until)) => tokio::select! {
+                joined = tasks.join_next_with_id() => joined,
+                () = tokio::time::sleep_until(until) => continue,
+            },
         };
-        let Some(item) = in_flight.remove(&id) else {
+        let Some(joined) = joined else {
             continue;
         };
-        if !outcome.requested {
-            budget_used = budget_used.saturating_sub(1);
-        }
-        match outcome.result {
-            Ok((page, links)) => {
-                report.fetched += 1;
-                frontier.add_links(&item, &page.url, links);
-                sink.page(page).await.map_err(CrawlError::Sink)?;
+        let (id, output) = match joined {
+            Ok((id, output)) => (id, output),
+            Err(e) => (e.id(), TaskOutput::Panicked(e.to_string())),
+        };
+        let Some(job) = in_flight.remove(&id) else {
+            continue;
+        };
+        match (job, output) {
+            (Job::Sitemap(scope), TaskOutput::Sitemap(urls)) => {
+                run.report.stats.sitemap_urls += frontier.add_sitemap_urls(&scope, urls);
             }
-            Err(Failure::Disallowed) => report.disallowed_by_robots += 1,
+            (Job::Sitemap(_), _) => {}
+            (Job::Page(item), output) => {
+                frontier.done(&item);
+                let outcome = match output {
+                    TaskOutput::Page(outcome) => outcome,
+                    TaskOutput::Panicked(message) => {
+                        Outcome::not_requested(Err(Failure::Internal(message)))
+                    }
+                    TaskOutput::Sitemap(_) => {
+                        Outcome::not_requested(Err(Failure::Internal("task mix-up".into())))
+                    }
+                };
+                if !outcome.requested {
+                    budget_used = budget_used.saturating_sub(1);
+                }
+                run.settle(sink, &mut frontier, &item, outcome.result)
+                    .await?;
+            }
+        }
+        run.progress(sink, &frontier, &shared, tasks.len());
+    }
+    run.report.skipped = frontier.skipped();
+    run.report.stats.link_limits = frontier.link_limits;
+    run.snapshot(&shared);
+    Ok(run.report)
+}
+
+struct Shared {
+    fetcher: Fetcher,
+    gate: Gate,
+    config: CrawlConfig,
+    /// [`CrawlConfig::validators`] keyed by normalized URL.
+    validators: HashMap<String, Validators>,
+}
+
+/// What a spawned task was doing (kept outside the task so a panic can still be attributed).
+enum Job {
+    Page(Item),
+    Sitemap(Arc<Scope>),
+}
+
+enum TaskOutput {
+    Page(Outcome),
+    Sitemap(Vec<Url>),
+    Panicked(String),
+}
+
+/// The report under construction.
+struct Run {
+    report: CrawlReport,
+    started: Instant,
+}
+
+impl Run {
+    async fn fail(&mut self, sink: &mut dyn PageSink, url: &Url, error: &CrawlError) {
+        *self.report.stats.errors.entry(error.kind()).or_default() += 1;
+        self.report
+            .failures
+            .push((url.to_string(), error.to_string()));
+        sink.failure(url, error).await;
+    }
+
+    async fn settle(
+        &mut self,
+        sink: &mut dyn PageSink,
+        frontier: &mut Frontier,
+        item: &Item,
+        result: Result<Fetched, Failure>,
+    ) -> Result<(), CrawlError> {
+        match result {
+            Ok(Fetched::Page(page, links)) => {
+                self.report.fetched += 1;
+                self.report.stats.pages += 1;
+                frontier.add_links(item, &page.url, links);
+                sink.page(*page).await.map_err(CrawlError::Sink)?;
+            }
+            Ok(Fetched::NotModified(final_url)) => {
+                frontier.mark_redirect_target(item, &final_url);
+                self.report.stats.not_modified += 1;
+                sink.not_modified(&item.url).await;
+            }
+            Err(Failure::Disallowed) => self.report.disallowed_by_robots += 1,
             Err(Failure::Internal(message)) => {
                 let error = CrawlError::Internal {
                     url: item.url.to_string(),
                     message,
                 };
                 tracing::error!(%error, "crawl task failed");
-                report
-                    .failures
-                    .push((item.url.to_string(), error.to_string()));
-                sink.failure(&item.url, &error).await;
+                self.fail(sink, &item.url, &error).await;
             }
             Err(Failure::Crawl(error)) => {
                 tracing::info!(url = %item.url, %error, "fetch failed");
-                report
-                    .failures
-                    .push((item.url.to_string(), error.to_string()));
-                sink.failure(&item.url, &error).await;
+                self.fail(sink, &item.url, &error).await;
             }
         }
-    }
-    report.skipped = frontier.skipped();
-    Ok(report)
-}
-
-struct Shared {
-    fetcher: Fetcher,
-    robots: RobotsCache,
-    politeness: Politeness,
-    config: CrawlConfig,
-}
-
-/// A frontier entry.
-#[derive(Clone, Debug)]
-struct Item {
-    url: Url,
-    depth: u32,
-    scope: Arc<Scope>,
-}
-
-/// The sites a crawl branch may visit: the seed's, plus the one a seed redirected to.
-#[derive(Debug, PartialEq, Eq)]
-struct Scope {
-    sites: Vec<Site>,
-}
-
-/// A site: host without a leading `www.`, and the port when it is not the scheme's default
-/// (so `http://x/` and `https://www.x/` are the same site, `http://x:8080/` is another).
-#[derive(Debug, PartialEq, Eq, Clone)]
-struct Site {
-    host: String,
-    port: Option<u16>,
-}
-
-impl Site {
-    fn of(url: &Url) -> Option<Site> {
-        let host = match url.host()? {
-            Host::Domain(d) => {
-                let d = d.trim_end_matches('.').to_ascii_lowercase();
-                d.strip_prefix("www.").map(str::to_owned).unwrap_or(d)
-            }
-            Host::Ipv4(ip) => ip.to_string(),
-            Host::Ipv6(ip) => ip.to_string(),
-        };
-        Some(Site {
-            host,
-            port: url.port(),
-        })
-    }
-}
-
-impl Scope {
-    fn of(url: &Url) -> Option<Scope> {
-        Some(Scope {
-            sites: vec![Site::of(url)?],
-        })
+        Ok(())
     }
 
-    fn contains(&self, url: &Url) -> bool {
-        Site::of(url).is_some_and(|site| self.sites.contains(&site))
-    }
-}
-
-struct Frontier {
-    queue: VecDeque<Item>,
-    /// Normalised URLs queued or fetched (including final URLs of redirects).
-    seen: HashSet<String>,
-    /// In-scope URLs found only beyond `max_depth` so far.
-    too_deep: HashSet<String>,
-    /// Final URLs of redirected requests: already fetched, never to be requested again.
-    redirect_targets: HashSet<String>,
-    max_depth: Option<u32>,
-}
-
-impl Frontier {
-    fn new(max_depth: Option<u32>) -> Self {
-        Self {
-            queue: VecDeque::new(),
-            seen: HashSet::new(),
-            too_deep: HashSet::new(),
-            redirect_targets: HashSet::new(),
-            max_depth,
-        }
+    fn snapshot(&mut self, shared: &Shared) {
+        let stats = &mut self.report.stats;
+        shared.fetcher.counters.fill(stats);
+        stats.disallowed_by_robots = self.report.disallowed_by_robots;
+        stats.elapsed = self.started.elapsed();
     }
 
-    fn push_seed(&mut self, url: Url, scope: Scope) {
-        if self.seen.insert(url.as_str().to_owned()) {
-            self.queue.push_back(Item {
-                url,
-                depth: 0,
-                scope: Arc::new(scope),
-            });
-        }
-    }
-
-    fn pop(&mut self) -> Option<Item> {
-        // A queued URL may meanwhile have been fetched as the target of a redirect.
-        while let Some(item) = self.queue.pop_front() {
-            if !self.redirect_targets.contains(item.url.as_str()) {
-                return Some(item);
-            }
-        }
-        None
-    }
-
-    /// Queues the in-scope links of a fetched page.
-    fn add_links(&mut self, parent: &Item, final_url: &Url, links: Vec<Url>) {
-        if final_url != &parent.url {
-            self.seen.insert(final_url.as_str().to_owned());
-            self.redirect_targets.insert(final_url.as_str().to_owned());
-        }
-        let mut scope = parent.scope.clone();
-        if parent.depth == 0 && !scope.contains(final_url) {
-            // A seed that moved (old domain → new domain) is crawled where it moved to.
-            if let Some(site) = Site::of(final_url) {
-                let mut sites = scope.sites.clone();
-                sites.push(site);
-                scope = Arc::new(Scope { sites });
-            }
-        }
-        let depth = parent.depth.saturating_add(1);
-        for mut link in links {
-            link.set_fragment(None);
-            if !matches!(link.scheme(), "http" | "https") || !scope.contains(&link) {
-                continue;
-            }
-            let key = link.as_str().to_owned();
-            if self.seen.contains(&key) {
-                continue;
-            }
-            if self.max_depth.is_some_and(|max| depth > max) {
-                self.too_deep.insert(key);
-                continue;
-            }
-            self.too_deep.remove(&key);
-            self.seen.insert(key);
-            self.queue.push_back(Item {
-                url: link,
-                depth,
-                scope: scope.clone(),
-            });
-        }
-    }
-
-    /// URLs discovered but never requested: too deep, or left in the queue when the page
-    /// budget ran out.
-    fn skipped(&self) -> usize {
-        self.too_deep.len() + self.queue.len()
-    }
-}
-
-/// Per-host spacing of request starts (`host_delay`, robots.txt `Crawl-delay`).
-#[derive(Default)]
-struct Politeness {
-    next_start: Mutex<HashMap<String, Instant>>,
-}
-
-impl Politeness {
-    async fn wait_turn(&self, host: &str, delay: Duration) {
-        if delay.is_zero() {
-            return;
-        }
-        let start = {
-            let mut next = self.next_start.lock().unwrap_or_else(|p| p.into_inner());
-            let now = Instant::now();
-            let start = next.get(host).copied().unwrap_or(now).max(now);
-            next.insert(host.to_owned(), start + delay);
-            start
-        };
-        tokio::time::sleep_until(start).await;
+    fn progress(
+        &mut self,
+        sink: &mut dyn PageSink,
+        frontier: &Frontier,
+        shared: &Shared,
+        in_flight: usize,
+    ) {
+        self.snapshot(shared);
+        self.report.stats.link_limits = frontier.link_limits;
+        sink.progress(&CrawlProgress {
+            stats: self.report.stats.clone(),
+            queued: frontier.queued(),
+            in_flight,
+        });
     }
 }
 
@@ -290,21 +265,27 @@ enum Failure {
     Internal(String),
 }
 
+enum Fetched {
+    Page(Box<FetchedPage>, Vec<Link>),
+    /// A conditional request answered 304 (with the URL that answered).
+    NotModified(Url),
+}
+
 struct Outcome {
     /// Whether the page itself was requested (counts against `max_pages`).
     requested: bool,
-    result: Result<(FetchedPage, Vec<Url>), Failure>,
+    result: Result<Fetched, Failure>,
 }
 
 impl Outcome {
-    fn not_requested(result: Result<(FetchedPage, Vec<Url>), Failure>) -> Self {
+    fn not_requested(result: Result<Fetched, Failure>) -> Self {
         Self {
             requested: false,
             result,
         }
     }
 
-    fn requested(result: Result<(FetchedPage, Vec<Url>), Failure>) -> Self {
+    fn requested(result: Result<Fetched, Failure>) -> Self {
         Self {
             requested: true,
             result,
@@ -312,14 +293,17 @@ impl Outcome {
     }
 }
 
-async fn page_task(shared: Arc<Shared>, item: Item) -> Outcome {
+async fn page_task(shared: Arc<Shared>, item: Item, turn_taken: bool) -> TaskOutput {
+    TaskOutput::Page(page_outcome(&shared, &item, turn_taken).await)
+}
+
+async fn page_outcome(shared: &Shared, item: &Item, turn_taken: bool) -> Outcome {
     let url = &item.url;
     // Literal hosts are refused before robots.txt is even asked for.
     if let Err(e) = shared.fetcher.policy().check_host_literal(url) {
         return Outcome::requested(Err(Failure::Crawl(CrawlError::from_guard(url, &e))));
     }
-    let robots = shared.robots.for_url(&shared.fetcher, url).await;
-    match robots.verdict(url) {
+    match shared.gate.prepare(&shared.fetcher, url).await.0 {
         Verdict::Allowed => {}
         Verdict::Disallowed => return Outcome::not_requested(Err(Failure::Disallowed)),
         Verdict::Unavailable { origin, reason } => {
@@ -330,38 +314,33 @@ async fn page_task(shared: Arc<Shared>, item: Item) -> Outcome {
             })));
         }
     }
-    let config = &shared.config;
-    let delay = robots
-        .crawl_delay()
-        .map_or(Duration::ZERO, |d| d.min(config.max_crawl_delay))
-        .max(config.host_delay);
-    shared
-        .politeness
-        .wait_turn(url.host_str().unwrap_or_default(), delay)
-        .await;
-
-    Outcome::requested(fetch_page(&shared, &item).await)
+    Outcome::requested(fetch_page(shared, item, turn_taken).await)
 }
 
-async fn fetch_page(shared: &Shared, item: &Item) -> Result<(FetchedPage, Vec<Url>), Failure> {
-    let (final_url, mut response) = match shared.fetcher.get(&item.url, Some(&shared.robots)).await
-    {
+async fn fetch_page(shared: &Shared, item: &Item, turn_taken: bool) -> Result<Fetched, Failure> {
+    let validators = shared.validators.get(item.url.as_str());
+    let options = RequestOptions {
+        gate: Some(&shared.gate),
+        first_turn_taken: turn_taken,
+        validators,
+    };
+    let (final_url, mut response) = match shared.fetcher.get(&item.url, options).await {
         Ok(ok) => ok,
         Err(FetchFailure::Disallowed) => return Err(Failure::Disallowed),
         Err(FetchFailure::Failed(e)) => return Err(Failure::Crawl(e)),
     };
     let fetched_at = chrono::Utc::now();
     let status = response.status();
+    if status.as_u16() == 304 && validators.is_some() {
+        return Ok(Fetched::NotModified(final_url));
+    }
     if !status.is_success() {
         return Err(Failure::Crawl(CrawlError::HttpStatus {
             url: final_url,
             status: status.as_u16(),
         }));
     }
-    let content_type = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    let content_type = header_string(response.headers(), header::CONTENT_TYPE);
     let kind = content_kind(content_type.as_deref());
     if let ContentKind::Other(mime) = kind {
         return Err(Failure::Crawl(CrawlError::NotHtml {
@@ -369,8 +348,14 @@ async fn fetch_page(shared: &Shared, item: &Item) -> Result<(FetchedPage, Vec<Ur
             content_type: mime,
         }));
     }
+    let new_validators = Validators {
+        etag: header_string(response.headers(), header::ETAG),
+        last_modified: header_string(response.headers(), header::LAST_MODIFIED),
+    };
     let limit = shared.config.max_body_bytes;
-    let body = read_body(&final_url, &mut response, limit, false)
+    let body = shared
+        .fetcher
+        .read_body(&final_url, &mut response, limit, false)
         .await
         .map_err(Failure::Crawl)?;
     drop(response);
@@ -380,15 +365,24 @@ async fn fetch_page(shared: &Shared, item: &Item) -> Result<(FetchedPage, Vec<Ur
             content_type: "unknown".into(),
         }));
     }
+    if looks_binary(&body) {
+        return Err(Failure::Crawl(CrawlError::NotHtml {
+            url: final_url,
+            content_type: "binary data".into(),
+        }));
+    }
 
     // Parsing a few megabytes of HTML takes long enough to keep off the async workers.
     let base = final_url.clone();
     let parsed = tokio::task::spawn_blocking(move || {
         let (html, encoding) = decode::decode_html(&body, content_type.as_deref(), Some(&base));
-        (extract::extract(&html, &base), encoding)
+        let doc = scraper::Html::parse_document(&html);
+        let extracted = extract::extract_document(&doc, &base);
+        let links = links::discover_in(&doc, &base);
+        (extracted, links, encoding)
     })
     .await;
-    let (extracted, encoding) = parsed.map_err(|e| Failure::Internal(e.to_string()))?;
+    let (extracted, links, encoding) = parsed.map_err(|e| Failure::Internal(e.to_string()))?;
     let page = FetchedPage {
         requested_url: item.url.clone(),
         url: final_url,
@@ -398,17 +392,89 @@ async fn fetch_page(shared: &Shared, item: &Item) -> Result<(FetchedPage, Vec<Ur
         encoding,
         fetched_at,
         depth: item.depth,
+        validators: new_validators,
     };
-    Ok((page, extracted.links))
+    Ok(Fetched::Page(Box::new(page), links))
+}
+
+fn header_string(headers: &HeaderMap, name: header::HeaderName) -> Option<String> {
+    headers
+        .get(name)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).trim().to_owned())
+        .filter(|v| !v.is_empty())
+}
+
+/// Reads the sitemaps of `seed`'s origin: those robots.txt lists, else `/sitemap.xml`, and the
+/// files a sitemap index lists, up to [`MAX_SITEMAP_FILES`]. Every file is fetched like a page
+/// (guarded, robots-checked, paced, retried); a missing or broken file is skipped quietly.
+async fn sitemap_task(shared: Arc<Shared>, seed: Url) -> TaskOutput {
+    let (_, robots) = shared.gate.prepare(&shared.fetcher, &seed).await;
+    if matches!(*robots, HostRobots::Unavailable(_)) {
+        return TaskOutput::Sitemap(Vec::new());
+    }
+    let mut queue: std::collections::VecDeque<Url> = robots.sitemaps().into();
+    if queue.is_empty() {
+        let mut default = seed.clone();
+        default.set_path("/sitemap.xml");
+        default.set_query(None);
+        queue.push_back(default);
+    }
+    let mut visited = HashSet::new();
+    let mut pages = Vec::new();
+    while let Some(url) = queue.pop_front() {
+        if visited.len() >= MAX_SITEMAP_FILES {
+            break;
+        }
+        let url = normalize(&url);
+        if !visited.insert(url.to_string()) {
+            continue;
+        }
+        match read_sitemap(&shared, &url).await {
+            Ok(found) => {
+                pages.extend(found.pages);
+                queue.extend(found.sitemaps);
+            }
+            Err(reason) => tracing::info!(%url, %reason, "sitemap skipped"),
+        }
+    }
+    TaskOutput::Sitemap(pages)
+}
+
+async fn read_sitemap(shared: &Shared, url: &Url) -> Result<sitemap::Sitemap, String> {
+    if shared.fetcher.policy().check_host_literal(url).is_err() {
+        return Err("refused address".into());
+    }
+    if shared.gate.prepare(&shared.fetcher, url).await.0 != Verdict::Allowed {
+        return Err("not allowed by robots.txt".into());
+    }
+    let options = RequestOptions {
+        gate: Some(&shared.gate),
+        ..RequestOptions::default()
+    };
+    let (final_url, mut response) = match shared.fetcher.get(url, options).await {
+        Ok(ok) => ok,
+        Err(FetchFailure::Disallowed) => return Err("redirected to a disallowed URL".into()),
+        Err(FetchFailure::Failed(e)) => return Err(e.to_string()),
+    };
+    if !response.status().is_success() {
+        return Err(format!("HTTP {}", response.status().as_u16()));
+    }
+    let limit = shared.config.max_body_bytes;
+    let body = shared
+        .fetcher
+        .read_body(&final_url, &mut response, limit, true)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(
+        tokio::task::spawn_blocking(move || sitemap::parse(&body, limit))
+            .await
+            .unwrap_or_default(),
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn url(s: &str) -> Url {
-        Url::parse(s).unwrap()
-    }
 
     #[test]
     fn the_crawl_future_can_be_spawned_on_a_multi_threaded_runtime() {
@@ -419,51 +485,15 @@ mod tests {
         assert_send(&future);
     }
 
-    #[test]
-    fn sites_ignore_www_and_default_ports_but_not_other_ports() {
-        let scope = Scope::of(&url("http://www.example.cn/")).unwrap();
-        assert!(scope.contains(&url("https://example.cn/a")));
-        assert!(scope.contains(&url("http://WWW.example.cn:80/b")));
-        assert!(!scope.contains(&url("http://example.cn:8080/")));
-        assert!(!scope.contains(&url("http://m.example.cn/")));
-        assert!(!scope.contains(&url("http://example.com/")));
-    }
-
-    #[test]
-    fn links_beyond_max_depth_are_counted_as_skipped_once() {
-        let mut frontier = Frontier::new(Some(0));
-        frontier.push_seed(
-            url("http://a.cn/"),
-            Scope::of(&url("http://a.cn/")).unwrap(),
-        );
-        let seed = frontier.pop().unwrap();
-        let links = vec![
-            url("http://a.cn/1"),
-            url("http://a.cn/1#x"),
-            url("http://b.cn/"),
-        ];
-        frontier.add_links(&seed, &seed.url.clone(), links);
-        assert!(frontier.pop().is_none());
-        assert_eq!(frontier.skipped(), 1);
-    }
-
-    #[test]
-    fn a_seed_that_redirects_to_another_domain_is_followed_there() {
-        let mut frontier = Frontier::new(None);
-        frontier.push_seed(
-            url("http://old.cn/"),
-            Scope::of(&url("http://old.cn/")).unwrap(),
-        );
-        let seed = frontier.pop().unwrap();
-        let links = vec![
-            url("http://new.cn/2"),
-            url("http://old.cn/3"),
-            url("http://x.cn/"),
-        ];
-        frontier.add_links(&seed, &url("http://new.cn/"), links);
-        let queued: Vec<String> = std::iter::from_fn(|| frontier.pop())
-            .map(|i| i.url.to_string())
-            .collect();
-        assert_eq!(queued, ["http://new.cn/2", "http://old.cn/3"]);
+    #[tokio::test]
+    async fn an_invalid_pattern_stops_the_crawl_before_any_request() {
+        let config = CrawlConfig {
+            include_patterns: vec!["[".into()],
+            ..CrawlConfig::default()
+        };
+        let seeds = [Url::parse("http://example.invalid/").unwrap()];
+        let err = crawl(&config, &seeds, &mut Vec::new()).await.unwrap_err();
+        assert!(matches!(err, CrawlError::InvalidPattern { .. }), "{err}");
+        assert!(err.is_fatal());
     }
 }

@@ -13,8 +13,11 @@
 //!    U+FFFD.
 //!
 //! One pragmatic deviation from browsers: when a *declared* charset (header or meta) produces
-//! malformed sequences but the detector's guess decodes the same bytes cleanly, the guess wins.
-//! Pirate sites copy templates and often declare a charset their bytes do not use.
+//! many malformed sequences (more than one in twenty non-ASCII characters) but the detector's
+//! guess decodes the same bytes cleanly, the guess wins. Pirate sites copy templates and often
+//! declare a charset their bytes do not use. A few malformed sequences do not count: a page
+//! with one corrupt byte is still in its declared charset, and a single-byte guess such as
+//! windows-1252 decodes *any* bytes "cleanly" into mojibake.
 //!
 //! Labels are resolved by the WHATWG rules in `encoding_rs`, so `gb2312` and `gbk` both mean
 //! the GBK decoder, which is the GB18030 decoder (a superset).
@@ -52,7 +55,7 @@ pub fn decode_html(
 
     if let Some(encoding) = declared {
         let (text, had_errors) = encoding.decode_without_bom_handling(bytes);
-        if !had_errors {
+        if !had_errors || mostly_clean(&text) {
             return (text.into_owned(), encoding.name());
         }
         let guess = detect(bytes, url);
@@ -68,6 +71,16 @@ pub fn decode_html(
     let encoding = detect(bytes, url);
     let (text, _) = encoding.decode_without_bom_handling(bytes);
     (text.into_owned(), encoding.name())
+}
+
+/// Whether at most one in twenty non-ASCII characters of a decoded text is U+FFFD.
+fn mostly_clean(text: &str) -> bool {
+    let (mut non_ascii, mut replaced) = (0usize, 0usize);
+    for c in text.chars().filter(|c| !c.is_ascii()) {
+        non_ascii += 1;
+        replaced += usize::from(c == '\u{FFFD}');
+    }
+    replaced * 20 <= non_ascii
 }
 
 /// Runs `chardetng` over (a prefix of) the bytes with the URL's top-level domain as a hint.
@@ -281,6 +294,10 @@ mod tests {
         )
     }
 
+    fn traditional_page(head: &str, body: &str) -> String {
+        page(head, body).replace("测试", "測試")
+    }
+
     #[test]
     fn gbk_without_any_declaration_is_detected() {
         let bytes = gbk(&page("", CHAPTER));
@@ -383,6 +400,68 @@ mod tests {
         let (text, encoding) = decode_html(page("", CHAPTER).as_bytes(), None, None);
         assert_eq!(encoding, "UTF-8");
         assert!(text.contains(CHAPTER));
+    }
+
+    fn encode(encoding: &'static Encoding, text: &str) -> Vec<u8> {
+        let (bytes, _, had_errors) = encoding.encode(text);
+        assert!(!had_errors, "{} cannot encode {text}", encoding.name());
+        bytes.into_owned()
+    }
+
+    const TRADITIONAL: &str = "第一章 風起\n　　夜色如墨，少年推開了那扇沉重的木門。\n\
+        他知道，從今天起，一切都將不同。師父曾說過，江湖險惡，人心難測。";
+
+    #[test]
+    fn big5_is_honoured_when_declared_and_detected_when_not() {
+        let bytes = encode(encoding_rs::BIG5, &traditional_page("", TRADITIONAL));
+        let (text, encoding) = decode_html(&bytes, Some("text/html; charset=big5"), None);
+        assert_eq!(encoding, "Big5");
+        assert!(text.contains(TRADITIONAL));
+        let meta = encode(
+            encoding_rs::BIG5,
+            &traditional_page("<meta charset=big5>", TRADITIONAL),
+        );
+        assert_eq!(decode_html(&meta, None, None).1, "Big5");
+        let tw = Url::parse("http://www.example.com.tw/1.html").unwrap();
+        let (text, encoding) = decode_html(&bytes, Some("text/html"), Some(&tw));
+        assert_eq!(encoding, "Big5");
+        assert!(text.contains(TRADITIONAL));
+        let (text, encoding) = decode_html(&bytes, None, None);
+        assert_eq!(encoding, "Big5");
+        assert!(text.contains(TRADITIONAL));
+    }
+
+    #[test]
+    fn gb18030_four_byte_characters_survive() {
+        // U+20000 and U+2A6A5 (CJK Extension B) and the euro sign need GB18030's
+        // four-byte sequences or its one-byte 0x80; GBK has no bytes for the first two.
+        let rare = "𠀀和𪚥是罕见字，价格是100€。";
+        let text = format!("{CHAPTER}\n{rare}");
+        let bytes = encode(encoding_rs::GB18030, &page("", &text));
+        for ct in [
+            Some("text/html; charset=gb18030"),
+            Some("text/html; charset=gbk"),
+        ] {
+            let (decoded, encoding) = decode_html(&bytes, ct, None);
+            assert!(decoded.contains(rare), "{ct:?}: {encoding}");
+        }
+        let meta = encode(encoding_rs::GB18030, &page("<meta charset=gb18030>", &text));
+        let (decoded, encoding) = decode_html(&meta, None, None);
+        assert_eq!(encoding, "gb18030");
+        assert!(decoded.contains(rare));
+    }
+
+    #[test]
+    fn malformed_bytes_in_a_declared_charset_become_replacement_characters() {
+        let mut bytes = gbk(&page("", CHAPTER));
+        // A lone lead byte and a lead byte followed by a control byte.
+        let at = bytes.len() / 2;
+        bytes.splice(at..at, [0x81, 0x0a, 0xFE]);
+        bytes.push(0x81);
+        let (text, encoding) = decode_html(&bytes, Some("text/html; charset=gbk"), None);
+        assert_eq!(encoding, "GBK");
+        assert!(text.contains('\u{FFFD}'));
+        assert!(text.contains("第一章 风起"));
     }
 
     #[test]

@@ -92,6 +92,15 @@ pub enum CrawlError {
         /// The configured limit.
         max: usize,
     },
+    /// A redirect chain came back to a URL it had already visited. Without cookies (the
+    /// crawler keeps none) such a chain would only repeat itself until the hop limit.
+    #[error("redirect loop starting at {url}: {target} was already visited")]
+    RedirectLoop {
+        /// The URL first requested.
+        url: Url,
+        /// The hop that closed the loop.
+        target: Url,
+    },
     /// A redirect's `Location` could not be resolved to a URL.
     #[error("invalid redirect from {url} to {location:?}")]
     BadRedirect {
@@ -126,6 +135,17 @@ pub enum CrawlError {
         origin: String,
         /// Why robots.txt was unavailable.
         reason: String,
+    },
+    /// A scope pattern of the configuration is not a valid regular expression (fatal: the crawl
+    /// does not start).
+    #[error("invalid {which} pattern {pattern:?}: {message}")]
+    InvalidPattern {
+        /// `include` or `exclude`.
+        which: &'static str,
+        /// The pattern as given.
+        pattern: String,
+        /// The regex compiler's message, on one line.
+        message: String,
     },
     /// A crawl task ended unexpectedly (a bug; reported, and the crawl goes on).
     #[error("internal error while crawling {url}: {message}")]
@@ -199,7 +219,103 @@ impl CrawlError {
 
     /// True for errors that end the whole crawl rather than one URL.
     pub fn is_fatal(&self) -> bool {
-        matches!(self, CrawlError::Client(_) | CrawlError::Sink(_))
+        matches!(
+            self,
+            CrawlError::Client(_) | CrawlError::Sink(_) | CrawlError::InvalidPattern { .. }
+        )
+    }
+
+    /// The kind of failure, for per-kind counts in [`CrawlStats::errors`](crate::CrawlStats).
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            CrawlError::Client(_) | CrawlError::Sink(_) | CrawlError::InvalidPattern { .. } => {
+                ErrorKind::Fatal
+            }
+            CrawlError::InvalidUrl { .. }
+            | CrawlError::UnsupportedScheme { .. }
+            | CrawlError::BadRedirect { .. } => ErrorKind::InvalidUrl,
+            CrawlError::RefusedAddress { .. } => ErrorKind::RefusedAddress,
+            CrawlError::Dns { .. } => ErrorKind::Dns,
+            CrawlError::Connect { .. } => ErrorKind::Connect,
+            CrawlError::Timeout { .. } => ErrorKind::Timeout,
+            CrawlError::Network { .. } => ErrorKind::Network,
+            CrawlError::HttpStatus { status, .. } if *status >= 500 => ErrorKind::Http5xx,
+            CrawlError::HttpStatus { status, .. } if *status == 429 => ErrorKind::Http429,
+            CrawlError::HttpStatus { .. } => ErrorKind::Http4xx,
+            CrawlError::TooManyRedirects { .. } | CrawlError::RedirectLoop { .. } => {
+                ErrorKind::Redirects
+            }
+            CrawlError::TooLarge { .. } => ErrorKind::TooLarge,
+            CrawlError::NotHtml { .. } => ErrorKind::NotHtml,
+            CrawlError::RobotsUnavailable { .. } => ErrorKind::RobotsUnavailable,
+            CrawlError::Internal { .. } => ErrorKind::Internal,
+        }
+    }
+}
+
+/// Coarse classes of [`CrawlError`], small enough to show side by side on a progress bar
+/// (`timeout 3, http-5xx 2`) and stable enough to store with a crawl run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The connect, read or total timeout expired (after retries).
+    Timeout,
+    /// The TCP or TLS connection failed.
+    Connect,
+    /// The host name did not resolve.
+    Dns,
+    /// Another transport error (reset, bad compression, ...).
+    Network,
+    /// The SSRF guard refused the address.
+    RefusedAddress,
+    /// A 4xx status other than 429.
+    Http4xx,
+    /// 429 Too Many Requests (after retries).
+    Http429,
+    /// A 5xx status (after retries).
+    Http5xx,
+    /// Too many redirects, or a redirect loop.
+    Redirects,
+    /// The body exceeded the cap.
+    TooLarge,
+    /// Not an HTML document (by type, sniffing, or binary content).
+    NotHtml,
+    /// robots.txt could not be fetched, so the origin is off limits.
+    RobotsUnavailable,
+    /// A URL that cannot be crawled (scheme, no host, bad redirect target).
+    InvalidUrl,
+    /// A crawler bug caught at run time.
+    Internal,
+    /// A crawl-ending error (client, sink, configuration).
+    Fatal,
+}
+
+impl ErrorKind {
+    /// A short, stable, lower-case name (`"timeout"`, `"http-5xx"`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Connect => "connect",
+            ErrorKind::Dns => "dns",
+            ErrorKind::Network => "network",
+            ErrorKind::RefusedAddress => "refused-address",
+            ErrorKind::Http4xx => "http-4xx",
+            ErrorKind::Http429 => "http-429",
+            ErrorKind::Http5xx => "http-5xx",
+            ErrorKind::Redirects => "redirects",
+            ErrorKind::TooLarge => "too-large",
+            ErrorKind::NotHtml => "not-html",
+            ErrorKind::RobotsUnavailable => "robots-unavailable",
+            ErrorKind::InvalidUrl => "invalid-url",
+            ErrorKind::Internal => "internal",
+            ErrorKind::Fatal => "fatal",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

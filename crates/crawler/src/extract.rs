@@ -72,12 +72,17 @@ pub struct Extracted {
 /// Extracts the title, the main text and the links of an HTML document. Relative links are
 /// resolved against `<base href>` if present, else against `base`.
 pub fn extract(html: &str, base: &Url) -> Extracted {
-    let doc = Html::parse_document(html);
-    let title = title(&doc);
+    extract_document(&Html::parse_document(html), base)
+}
+
+/// [`extract`] on a document parsed already, so a caller that also reads the links of the page
+/// (the crawler's link discovery) parses each page once.
+pub fn extract_document(doc: &Html, base: &Url) -> Extracted {
+    let title = title(doc);
     Extracted {
-        text: main_text(&doc, title.as_deref()),
+        text: main_text(doc, title.as_deref()),
         title,
-        links: links(&doc, base),
+        links: links(doc, base),
     }
 }
 

@@ -42,12 +42,48 @@
 //! without a header charset and mangles GBK pages): BOM, header, `<meta>` prescan, then
 //! `chardetng` with the TLD as a hint. See [`decode`].
 //!
-//! **Scope and order.** The frontier is breadth-first, each normalised URL (fragment removed)
-//! is fetched at most once, links are followed only within the seed's site (same host, `www.`
-//! ignored, same port), and [`CrawlConfig::max_depth`] and [`CrawlConfig::max_pages`] bound
-//! the crawl. Up to [`CrawlConfig::concurrency`] requests run at once, as spawned tasks, so a
-//! slow sink does not stall requests that are already in flight; the sink itself is only ever
-//! called from the task running [`crawl`].
+//! **Politeness is per host.** The frontier keeps one queue per host (host and port) and
+//! serves hosts round-robin, at most [`CrawlConfig::concurrency`] requests in flight overall and
+//! [`CrawlConfig::per_host_concurrency`] per host. Each host has its own `governor` rate limiter
+//! (governor has no per-key quota) whose period is the larger of [`CrawlConfig::host_delay`]
+//! and the host's robots.txt `Crawl-delay`; a host that must wait does not hold a concurrency
+//! slot, the frontier serves another host meanwhile. Every request to a host is paced,
+//! redirect hops and retries included. A `Retry-After` pauses the whole host. Details in the
+//! `politeness` module source.
+//!
+//! **Transient failures are retried** ([`CrawlConfig::max_retries`]): timeouts, connection
+//! errors, 408, 429 and most 5xx, after the server's `Retry-After` (seconds or HTTP-date, up to
+//! [`CrawlConfig::max_retry_after`]) or an exponential backoff with jitter. robots.txt itself is
+//! fetched once, without retries, as RFC 9309 describes.
+//!
+//! **Redirect chains** are limited to [`CrawlConfig::max_redirects`] hops and stop as soon as
+//! they come back to a URL they already visited ([`CrawlError::RedirectLoop`]).
+//!
+//! **Re-crawls can be conditional.** [`CrawlConfig::validators`] carries the `ETag` and
+//! `Last-Modified` of pages fetched before; the request then says `If-None-Match` /
+//! `If-Modified-Since`, and a `304 Not Modified` is reported through
+//! [`PageSink::not_modified`], not as a failure. [`FetchedPage`] carries the new validators.
+//!
+//! **URLs are normalized** ([`urls::normalize`]: case, default ports, fragments, sorted query,
+//! tracking and session parameters removed) and each normalized URL is fetched at most once.
+//!
+//! **Scope and order.** Links are followed within the seed's site (same host, `www.` ignored,
+//! same port) and [`CrawlConfig::allowed_hosts`], filtered by
+//! [`CrawlConfig::include_patterns`] and [`CrawlConfig::exclude_patterns`], and bounded by
+//! [`CrawlConfig::max_depth`] and [`CrawlConfig::max_pages`]. Within a host the order is
+//! breadth-first, except that pagination and chapter links ([`links`]) go first, so a page
+//! budget is spent on the novel being tracked rather than on site navigation; a "next page"
+//! link continues its page and keeps its depth, so a chapter split over several pages is read
+//! whole even at a small depth. Infinite link spaces (calendars, ever-longer query strings) are
+//! cut by [`CrawlConfig::max_url_length`], [`CrawlConfig::max_query_variants`] and
+//! [`CrawlConfig::max_page_chain`]. Sitemaps ([`sitemap`]) are read when
+//! [`CrawlConfig::sitemaps`] is on. Page tasks run as spawned tasks, so a slow sink does not
+//! stall requests already in flight; the sink itself is only ever called from the task running
+//! [`crawl`].
+//!
+//! **Numbers.** [`CrawlReport::stats`] counts requests, retries, bytes, pages per second,
+//! `304`s, robots.txt refusals and failures by [`ErrorKind`]; [`PageSink::progress`] receives
+//! the same numbers while the crawl runs, for progress bars.
 
 #![allow(
     clippy::result_large_err,
@@ -55,6 +91,7 @@
               URL, far off any hot path, and boxing it would change the public API"
 )]
 
+use std::collections::HashMap;
 use std::net::IpAddr;
 use std::time::Duration;
 
@@ -65,12 +102,20 @@ pub mod decode;
 mod error;
 pub mod extract;
 mod fetch;
+mod frontier;
 pub mod guard;
+pub mod links;
+mod politeness;
+mod retry;
 mod robots;
+pub mod sitemap;
+mod stats;
+pub mod urls;
 
 pub use crate::crawl::crawl;
-pub use crate::error::CrawlError;
+pub use crate::error::{CrawlError, ErrorKind};
 pub use crate::robots::ROBOTS_MAX_BYTES;
+pub use crate::stats::{CrawlProgress, CrawlStats};
 
 /// The User-Agent sent by default.
 pub const DEFAULT_USER_AGENT: &str = "CopytraceBot/0.1 (+https://example.invalid/copytrace)";
@@ -78,10 +123,11 @@ pub const DEFAULT_USER_AGENT: &str = "CopytraceBot/0.1 (+https://example.invalid
 /// How a crawl behaves. Start from [`CrawlConfig::default`] and override fields.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CrawlConfig {
-    /// Total page requests, successful or not (robots.txt fetches and URLs never requested
-    /// because of robots.txt do not count). Default 100.
+    /// Total page requests, successful or not (robots.txt and sitemap fetches, redirect hops,
+    /// retries and URLs never requested because of robots.txt do not count). Default 100.
     pub max_pages: usize,
-    /// How many links away from a seed to go; seeds are depth 0. `None` means no limit.
+    /// How many links away from a seed to go; seeds are depth 0, sitemap entries depth 1, and a
+    /// "next page" link has the depth of the page it is on. `None` means no limit.
     pub max_depth: Option<u32>,
     /// Allow loopback, private, link-local and other non-public addresses. Default false.
     pub allow_private_addresses: bool,
@@ -93,12 +139,16 @@ pub struct CrawlConfig {
     pub user_agent: String,
     /// Time allowed to establish a connection. Default 10 s.
     pub connect_timeout: Duration,
+    /// Longest silence while reading a response (headers or body). Default 20 s.
+    pub read_timeout: Duration,
     /// Total time per request including the body. Default 30 s.
     pub request_timeout: Duration,
     /// Maximum *decompressed* body size in bytes. Default 8 MiB.
     pub max_body_bytes: usize,
-    /// Requests in flight at once. Default 4.
+    /// Requests in flight at once, all hosts together. Default 4.
     pub concurrency: usize,
+    /// Requests in flight at once to one host (host and port). Default 2.
+    pub per_host_concurrency: usize,
     /// Redirect hops followed per URL. Default 5.
     pub max_redirects: usize,
     /// Minimum time between the starts of two requests to the same host. Default 0.
@@ -106,6 +156,36 @@ pub struct CrawlConfig {
     /// Upper bound on a robots.txt `Crawl-delay` (which would otherwise let a site stall the
     /// crawl for hours). Default 10 s.
     pub max_crawl_delay: Duration,
+    /// Retries after a timeout, connection error, 408, 429 or 5xx (except 501 and 505).
+    /// Default 2.
+    pub max_retries: u32,
+    /// First backoff before a retry; doubled per attempt, with jitter. Default 500 ms.
+    pub retry_base_delay: Duration,
+    /// Upper bound of the backoff. Default 30 s.
+    pub max_retry_delay: Duration,
+    /// Longest `Retry-After` waited for; a server asking for more gets no retry. Default 60 s.
+    pub max_retry_after: Duration,
+    /// Validators of pages fetched before, by URL (normalized when the crawl starts): requests
+    /// for them are conditional. Default empty.
+    pub validators: HashMap<Url, Validators>,
+    /// Hosts whose links are followed besides each seed's own site, e.g. the domain a site
+    /// serves its chapters from. `www.` is ignored; `*.example.cn` means any subdomain.
+    pub allowed_hosts: Vec<String>,
+    /// Regular expressions over the normalized URL: when any are given, a link is followed only
+    /// if one of them matches. Seeds are always fetched.
+    pub include_patterns: Vec<String>,
+    /// Regular expressions over the normalized URL: a link matching any of them is not followed.
+    pub exclude_patterns: Vec<String>,
+    /// Links longer than this (normalized, in bytes) are not followed. Default 2048.
+    pub max_url_length: usize,
+    /// Distinct query strings followed per host and path (`/search?q=…` variants). Default 1000.
+    pub max_query_variants: usize,
+    /// "Next page" links followed in a row without a level of depth. Default 100.
+    pub max_page_chain: u32,
+    /// Read the seeds' sitemaps (robots.txt `Sitemap:` lines, else `/sitemap.xml`) and queue
+    /// their in-scope URLs at depth 1. Off by default: on a large site they compete with the
+    /// seed's own links for the page budget.
+    pub sitemaps: bool,
 }
 
 impl Default for CrawlConfig {
@@ -117,14 +197,37 @@ impl Default for CrawlConfig {
             allowed_addresses: Vec::new(),
             user_agent: DEFAULT_USER_AGENT.to_owned(),
             connect_timeout: Duration::from_secs(10),
+            read_timeout: Duration::from_secs(20),
             request_timeout: Duration::from_secs(30),
             max_body_bytes: 8 * 1024 * 1024,
             concurrency: 4,
+            per_host_concurrency: 2,
             max_redirects: 5,
             host_delay: Duration::ZERO,
             max_crawl_delay: Duration::from_secs(10),
+            max_retries: 2,
+            retry_base_delay: Duration::from_millis(500),
+            max_retry_delay: Duration::from_secs(30),
+            max_retry_after: Duration::from_secs(60),
+            validators: HashMap::new(),
+            allowed_hosts: Vec::new(),
+            include_patterns: Vec::new(),
+            exclude_patterns: Vec::new(),
+            max_url_length: 2048,
+            max_query_variants: 1000,
+            max_page_chain: 100,
+            sitemaps: false,
         }
     }
+}
+
+/// The HTTP validators of a page fetched before, for a conditional re-fetch.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Validators {
+    /// The `ETag` header as received (sent back as `If-None-Match`).
+    pub etag: Option<String>,
+    /// The `Last-Modified` header as received (sent back as `If-Modified-Since`).
+    pub last_modified: Option<String>,
 }
 
 /// One successfully fetched and extracted HTML page.
@@ -146,6 +249,9 @@ pub struct FetchedPage {
     pub fetched_at: chrono::DateTime<chrono::Utc>,
     /// Links followed from the seed to reach this page (seeds are 0).
     pub depth: u32,
+    /// The `ETag` and `Last-Modified` headers of the response, to make the next fetch of this
+    /// page conditional (see [`CrawlConfig::validators`]).
+    pub validators: Validators,
 }
 
 /// Receives the crawl's results. Called from a single task, in completion order.
@@ -160,6 +266,14 @@ pub trait PageSink: Send {
     /// Called for every URL that failed (network error, refused address, HTTP error status,
     /// too large, not HTML, robots.txt unavailable...). Default: do nothing.
     async fn failure(&mut self, _url: &Url, _error: &CrawlError) {}
+
+    /// Called for every URL whose conditional request was answered `304 Not Modified`: the
+    /// stored copy is still current. `url` is the URL as requested. Default: do nothing.
+    async fn not_modified(&mut self, _url: &Url) {}
+
+    /// Called after every settled URL with the crawl's numbers so far (for progress bars;
+    /// keep it cheap). Default: do nothing.
+    fn progress(&mut self, _progress: &CrawlProgress) {}
 }
 
 /// Collects pages in memory (handy for tests and `--json` output).
@@ -186,4 +300,6 @@ pub struct CrawlReport {
     /// Distinct in-scope URLs that were discovered but not requested because of `max_depth` or
     /// `max_pages`.
     pub skipped: usize,
+    /// Requests, retries, bytes, rates and failures by kind.
+    pub stats: CrawlStats,
 }

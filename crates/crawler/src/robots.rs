@@ -24,7 +24,7 @@ use tokio::sync::OnceCell;
 use url::Url;
 
 use crate::error::CrawlError;
-use crate::fetch::{FetchFailure, Fetcher, read_body};
+use crate::fetch::{FetchFailure, Fetcher, RequestOptions};
 
 /// How much of a robots.txt file is read.
 pub const ROBOTS_MAX_BYTES: usize = 512 * 1024;
@@ -77,9 +77,11 @@ impl RobotsCache {
         .clone()
     }
 
-    /// Whether `url` may be requested.
-    pub(crate) async fn verdict(&self, fetcher: &Fetcher, url: &Url) -> Verdict {
-        self.for_url(fetcher, url).await.verdict(url)
+    /// The rules for `url`'s origin if they are already loaded (never fetches).
+    pub(crate) fn peek(&self, url: &Url) -> Option<Arc<HostRobots>> {
+        let origin = url.origin().ascii_serialization();
+        let origins = self.origins.lock().unwrap_or_else(|p| p.into_inner());
+        origins.get(&origin)?.get().cloned()
     }
 }
 
@@ -94,6 +96,19 @@ impl HostRobots {
                 origin: url.origin().ascii_serialization(),
                 reason: reason.clone(),
             },
+        }
+    }
+
+    /// The `Sitemap:` URLs of the file (they apply to every agent).
+    pub(crate) fn sitemaps(&self) -> Vec<Url> {
+        match self {
+            HostRobots::Rules(robot) => robot
+                .sitemaps
+                .iter()
+                .filter_map(|s| Url::parse(s.trim()).ok())
+                .filter(|u| matches!(u.scheme(), "http" | "https"))
+                .collect(),
+            _ => Vec::new(),
         }
     }
 
@@ -130,14 +145,18 @@ fn robots_url(url: &Url) -> Url {
 
 async fn load(fetcher: &Fetcher, agent: &str, url: &Url) -> HostRobots {
     let robots_url = robots_url(url);
-    let (final_url, mut response) = match fetcher.get(&robots_url, None).await {
+    let (final_url, mut response) = match fetcher.get(&robots_url, RequestOptions::default()).await
+    {
         Ok(ok) => ok,
         Err(FetchFailure::Disallowed) => return HostRobots::AllowAll,
         Err(FetchFailure::Failed(e)) => return from_fetch_error(&robots_url, e),
     };
     let status = response.status();
     if status.is_success() {
-        return match read_body(&final_url, &mut response, ROBOTS_MAX_BYTES, true).await {
+        return match fetcher
+            .read_body(&final_url, &mut response, ROBOTS_MAX_BYTES, true)
+            .await
+        {
             Ok(body) => match Robot::new(agent, &body) {
                 Ok(robot) => HostRobots::Rules(Box::new(robot)),
                 Err(e) => {
@@ -164,6 +183,7 @@ fn from_fetch_error(robots_url: &Url, error: CrawlError) -> HostRobots {
         | CrawlError::UnsupportedScheme { .. }
         | CrawlError::BadRedirect { .. }
         | CrawlError::TooManyRedirects { .. }
+        | CrawlError::RedirectLoop { .. }
         | CrawlError::InvalidUrl { .. }
         | CrawlError::RobotsUnavailable { .. } => {
             tracing::debug!(url = %robots_url, %error, "robots.txt not followable; allowing all");

@@ -88,3 +88,37 @@ fn the_page_budget_bounds_a_crawl_of_unlimited_depth() {
 
     assert_eq!(site.page_requests(), chain_paths(0..5));
 }
+
+#[test]
+fn scope_and_politeness_flags_reach_the_crawler_and_the_summary_counts_requests() {
+    let workspace = Workspace::new();
+    let site = TestSite::serve(chain_site(6));
+    let run = workspace.ok(&[
+        "crawl",
+        &site.url("/chain/0.html"),
+        "--allow-private-addresses",
+        "--exclude",
+        r"/chain/3\.html$",
+        "--delay",
+        "0.05",
+        "--user-agent",
+        "PirateHunter/2.0",
+    ]);
+
+    assert_eq!(site.page_requests(), chain_paths(0..3));
+    assert!(
+        run.stdout.starts_with("crawled 3 page(s): 3 new"),
+        "{}",
+        run.stdout
+    );
+    // robots.txt and three pages.
+    assert!(
+        run.stdout.contains("; 4 request(s), 0 retried"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("pages/s"), "{}", run.stdout);
+
+    let bad = workspace.run(&["crawl", &site.url("/"), "--delay", "-1"]);
+    assert_eq!(bad.code, Some(2), "{bad:#?}");
+}

@@ -81,3 +81,71 @@ async fn extraction_drops_navigation_ads_and_comments_and_keeps_the_article() {
         "第一段正文，讲述了事情的来龙去脉。\n第二段正文，给出了专家的评论和分析。"
     );
 }
+
+#[tokio::test]
+async fn big5_and_gb18030_pages_are_decoded() {
+    let traditional = [
+        "夜色如墨，少年推開了那扇沉重的木門。",
+        "他知道，從今天起，一切都將不同。",
+    ];
+    let html = format!(
+        "<html><head><title>第一章 風起</title></head><body><div id=\"content\">\
+         <p>{}</p><p>{}</p></div></body></html>",
+        traditional[0], traditional[1]
+    );
+    let (big5, _, had_errors) = encoding_rs::BIG5.encode(&html);
+    assert!(!had_errors);
+    let page = crawl_one(Route::with_type(
+        "text/html; charset=big5",
+        big5.into_owned(),
+    ))
+    .await;
+    assert_eq!(page.encoding, "Big5");
+    assert_eq!(page.title.as_deref(), Some("第一章 風起"));
+    assert_eq!(page.text, traditional.join("\n"));
+
+    // Characters beyond GBK (CJK Extension B) need GB18030's four-byte sequences.
+    let rare = "𠀀和𪚥是罕见字，书里用了很多次。";
+    let html = format!(
+        "<html><head><meta charset=\"gb18030\"><title>罕见字</title></head><body>\
+         <div id=\"content\"><p>{}</p><p>{rare}</p></div></body></html>",
+        PARAGRAPHS[0]
+    );
+    let (bytes, _, had_errors) = encoding_rs::GB18030.encode(&html);
+    assert!(!had_errors);
+    let page = crawl_one(Route::with_type("text/html", bytes.into_owned())).await;
+    assert_eq!(page.encoding, "gb18030");
+    assert_eq!(page.text, format!("{}\n{rare}", PARAGRAPHS[0]));
+}
+
+#[tokio::test]
+async fn undecodable_bytes_become_replacement_characters_and_the_crawl_goes_on() {
+    let server = TestServer::start().await;
+    let mut broken = gbk_chapter("");
+    // A lead byte without its trail byte in the middle of the first paragraph.
+    let at = broken.windows(2).position(|w| w == [0xD2, 0xB9]).unwrap(); // 夜
+    broken.insert(at, 0x81);
+    broken.insert(at + 1, b'\n');
+    server
+        .route(
+            "/broken.html",
+            Route::with_type(
+                "text/html; charset=gbk",
+                [broken, b"<a href=\"/next.html\">next</a>".to_vec()].concat(),
+            ),
+        )
+        .route("/next.html", Route::with_type("text/html", gbk_chapter("")));
+    let mut sink = Recorder::default();
+    let report = crawl(&local_config(), &[server.url("/broken.html")], &mut sink)
+        .await
+        .unwrap();
+    assert_eq!(report.fetched, 2, "{:?}", report.failures);
+    let page = sink.page(&server.url("/broken.html"));
+    assert_eq!(page.encoding, "GBK");
+    assert!(page.text.contains('\u{FFFD}'), "{}", page.text);
+    assert!(page.text.contains(PARAGRAPHS[1]), "{}", page.text);
+    assert_eq!(
+        sink.page(&server.url("/next.html")).text,
+        PARAGRAPHS.join("\n")
+    );
+}

@@ -1,7 +1,7 @@
 use std::io::Write;
 use std::time::Duration;
 
-use copytrace_crawler::{CrawlConfig, crawl};
+use copytrace_crawler::{CrawlConfig, ErrorKind, crawl};
 
 use crate::helpers::{Recorder, Route, TestServer, html_page, local_config};
 
@@ -92,16 +92,32 @@ async fn error_statuses_non_html_and_redirect_loops_are_failures() {
             &html_page(
                 "home",
                 &["首页"],
-                &["/missing", "/broken", "/file.pdf", "/loop", "/blob"],
+                &[
+                    "/missing",
+                    "/broken",
+                    "/file.pdf",
+                    "/loop",
+                    "/self",
+                    "/chain/1",
+                    "/blob",
+                ],
             ),
         )
         .route("/broken", Route::status(500))
         .route("/file.pdf", Route::with_type("application/pdf", "%PDF-1.7"))
         .route("/blob", Route::untyped(vec![0u8, 1, 2, 3]))
         .route("/loop", Route::redirect(302, "/loop2"))
-        .route("/loop2", Route::redirect(302, "/loop"));
+        .route("/loop2", Route::redirect(302, "/loop"))
+        .route("/self", Route::redirect(301, "/self#again"));
+    for i in 1..6 {
+        server.route(
+            &format!("/chain/{i}"),
+            Route::redirect(302, &format!("/chain/{}", i + 1)),
+        );
+    }
     let config = CrawlConfig {
         max_redirects: 3,
+        max_retries: 0,
         ..local_config()
     };
     let mut sink = Recorder::default();
@@ -115,15 +131,31 @@ async fn error_statuses_non_html_and_redirect_loops_are_failures() {
     assert!(reason("/broken").starts_with("HTTP 500 Internal Server Error"));
     assert!(reason("/file.pdf").starts_with("not HTML (application/pdf)"));
     assert!(reason("/blob").starts_with("not HTML (unknown)"));
-    assert!(reason("/loop").starts_with("more than 3 redirects"));
-    // 1 request + 3 followed hops.
-    let loop_requests = server
-        .requests()
-        .iter()
-        .filter(|p| p.starts_with("/loop"))
-        .count();
-    assert_eq!(loop_requests, 4);
-    assert_eq!(report.failures.len(), 5);
+    // A loop is recognised when it closes, not when the hop limit runs out.
+    assert_eq!(
+        reason("/loop"),
+        format!(
+            "redirect loop starting at {}: {} was already visited",
+            server.url("/loop"),
+            server.url("/loop")
+        )
+    );
+    assert!(reason("/self").starts_with("redirect loop"));
+    let requested = |prefix: &str| {
+        server
+            .requests()
+            .iter()
+            .filter(|p| p.starts_with(prefix))
+            .count()
+    };
+    assert_eq!(requested("/loop"), 2);
+    assert_eq!(requested("/self"), 1);
+    // A chain without a loop stops at the limit: 1 request + 3 followed hops.
+    assert!(reason("/chain/1").starts_with("more than 3 redirects"));
+    assert_eq!(requested("/chain/"), 4);
+    assert_eq!(report.failures.len(), 7);
+    assert_eq!(report.stats.errors[&ErrorKind::Redirects], 3);
+    assert_eq!(report.stats.errors[&ErrorKind::NotHtml], 2);
 }
 
 #[tokio::test]

@@ -2,8 +2,12 @@
 
 mod helpers;
 
+mod conditional;
 mod decoding;
 mod failures;
 mod frontier;
 mod guard;
+mod hostile;
+mod links;
+mod politeness;
 mod robots;

@@ -117,3 +117,33 @@ async fn a_crawl_delay_spaces_requests_to_the_same_host() {
     // Three page requests at least 0.3 s apart: two gaps.
     assert!(started.elapsed() >= std::time::Duration::from_millis(600));
 }
+
+#[tokio::test]
+async fn a_configured_user_agent_is_sent_and_its_robots_group_obeyed() {
+    let server = TestServer::start().await;
+    server
+        .route(
+            "/robots.txt",
+            Route::with_type(
+                "text/plain",
+                "User-agent: *\nDisallow: /\n\nUser-agent: PirateHunter\nDisallow: /members/\n",
+            ),
+        )
+        .page("/", &html_page("home", &["首页"], &["/members/1", "/a"]))
+        .page("/a", &html_page("a", &["甲"], &[]));
+    let config = CrawlConfig {
+        user_agent: "PirateHunter/2.0 (+mailto:ops@example.invalid)".into(),
+        ..local_config()
+    };
+    let report = crawl(&config, &[server.url("/")], &mut Recorder::default())
+        .await
+        .unwrap();
+    assert_eq!(report.fetched, 2);
+    assert_eq!(report.disallowed_by_robots, 1);
+    for request in server.log() {
+        assert_eq!(
+            request.headers["user-agent"],
+            "PirateHunter/2.0 (+mailto:ops@example.invalid)"
+        );
+    }
+}
