@@ -191,11 +191,13 @@ async fn leadership_ends_with_the_leaders_session() {
     let mut leader = store.try_lead("scheduler", ttl).await.unwrap().unwrap();
     assert!(store.try_lead("scheduler", ttl).await.unwrap().is_none());
 
-    // What a crash of the leader's process, or a server restart, does to its session.
+    // What a crash of the leader's process, or a server restart, does to its session. Only this
+    // test's database: other tests on the server hold advisory locks too (migrations).
     let mut admin = PgConnection::connect(&postgres_url(&name)).await.unwrap();
     let ended: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_locks \
-         WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()) AS t",
+         WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid() \
+           AND database = (SELECT oid FROM pg_database WHERE datname = current_database())) AS t",
     )
     .fetch_one(&mut admin)
     .await
