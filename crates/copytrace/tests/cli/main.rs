@@ -13,6 +13,7 @@ mod config;
 mod contract;
 mod crawl_limits;
 mod demo;
+mod deploy;
 mod helpers;
 mod idempotence;
 mod inspect;
