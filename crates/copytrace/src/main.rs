@@ -62,7 +62,8 @@ struct Cli {
     #[arg(long, global = true, env = "COPYTRACE_CONFIG", value_name = "PATH")]
     config: Option<PathBuf>,
 
-    /// More log output on stderr (repeat for more).
+    /// More log output on stderr (repeat for more). COPYTRACE_LOG (a tracing filter such as
+    /// `info` or `warn,copytrace=debug`) sets it precisely and wins over this flag.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     verbose: u8,
 

@@ -75,15 +75,20 @@ impl Probe for ProcessProbe {
     }
 }
 
-/// Serves the operations endpoints on `listen` until `shutdown`.
+/// Binds the address of the operations endpoints, before anything else starts, so a taken port
+/// fails the start instead of leaving a process without health checks.
+async fn bind(listen: SocketAddr) -> Result<tokio::net::TcpListener> {
+    tokio::net::TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("cannot listen on {listen}"))
+}
+
+/// Serves the operations endpoints on `listener` until `shutdown`.
 async fn serve_ops(
-    listen: SocketAddr,
+    listener: tokio::net::TcpListener,
     probe: ProcessProbe,
     shutdown: CancellationToken,
 ) -> Result<()> {
-    let listener = tokio::net::TcpListener::bind(listen)
-        .await
-        .with_context(|| format!("cannot listen on {listen}"))?;
     tracing::info!("operations endpoints on http://{}", listener.local_addr()?);
     axum::serve(listener, ops::router(Arc::new(probe)))
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
@@ -164,14 +169,18 @@ pub async fn worker(
     redis: Option<(String, String)>,
 ) -> Result<WorkerReport> {
     let shutdown = shutdown_on_signals()?;
+    let listener = match listen {
+        Some(listen) => Some(bind(listen).await?),
+        None => None,
+    };
     let handler = handler_for(&store, &kind).await?;
-    let ops = listen.map(|listen| {
+    let ops = listener.map(|listener| {
         let probe = ProcessProbe {
             store: store.clone(),
             redis: redis.clone(),
             leader: None,
         };
-        tokio::spawn(serve_ops(listen, probe, shutdown.clone()))
+        tokio::spawn(serve_ops(listener, probe, shutdown.clone()))
     });
     tracing::info!(kind = ?handler.kinds(), concurrency = settings.concurrency, "worker started");
     let report = run_loops(store, handler, &settings, shutdown.clone()).await;
@@ -214,7 +223,11 @@ pub async fn serve(
         redis,
         leader: Some(leading.clone()),
     };
-    let http = tokio::spawn(serve_ops(settings.listen, probe, shutdown.clone()));
+    let http = tokio::spawn(serve_ops(
+        bind(settings.listen).await?,
+        probe,
+        shutdown.clone(),
+    ));
 
     let scheduler = {
         let store = store.clone();

@@ -309,3 +309,16 @@ fn a_symlink_loop_in_the_library_is_not_followed() {
     assert!(run.stdout.contains("1 work(s): 1 added"), "{}", run.stdout);
     assert_eq!(workspace.work_ids().len(), 1);
 }
+
+#[test]
+fn a_worker_whose_listen_port_is_taken_fails_at_start() {
+    let workspace = Workspace::new();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a port");
+    let address = taken.local_addr().expect("address").to_string();
+    let run = workspace.run(&["worker", "crawl", "--exit-when-idle", "--listen", &address]);
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(
+        run.one_line_error().contains(&format!("cannot listen on {address}")),
+        "{run:#?}"
+    );
+}
