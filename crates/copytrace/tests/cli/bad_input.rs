@@ -318,7 +318,8 @@ fn a_worker_whose_listen_port_is_taken_fails_at_start() {
     let run = workspace.run(&["worker", "crawl", "--exit-when-idle", "--listen", &address]);
     assert_eq!(run.code, Some(1), "{run:#?}");
     assert!(
-        run.one_line_error().contains(&format!("cannot listen on {address}")),
+        run.one_line_error()
+            .contains(&format!("cannot listen on {address}")),
         "{run:#?}"
     );
 }
