@@ -14,17 +14,18 @@
 //! * **Timestamps are `timestamptz`**, written as whole microseconds (finer parts are truncated
 //!   before binding, as SQLite's integer microseconds do), so both backends return identical
 //!   values. The clock of rows the caller does not timestamp is the process's, like SQLite's.
-//! * **Bulk writes are one statement each**: a work's window fingerprints go in with one binary
-//!   `COPY`; its document fingerprints, a page's matches and all their evidence as `UNNEST` of
-//!   one array per column, whatever the row count (no bind-parameter limit, one round trip).
+//! * **Bulk writes are one statement each**: a work's window fingerprints, its document
+//!   fingerprints, a page's matches and all their evidence go in as `UNNEST` of one array per
+//!   column, whatever the row count (no bind-parameter limit, one round trip). Measured against
+//!   a binary `COPY` of a work's windows, `UNNEST` was as fast over a Unix socket and faster
+//!   over TCP, where sqlx 0.9.0 does not set `TCP_NODELAY` and each COPY's final message waits
+//!   for the server's delayed acknowledgement (docs/benchmarks.md, "Store bulk load").
 //! * **Text keys sort bytewise** (`COLLATE "C"` in the schema); page URLs and job dedup keys are
 //!   unique through `md5(value)` because a B-tree entry cannot hold a very long URL.
 //! * **Only parameterized, static SQL** (`$n` binds), as in the SQLite backend.
 //!
 //! PostgreSQL cannot store the NUL character in `text` or `jsonb`; such a value is refused as
 //! [`StoreError::Invalid`] (SQLite would store it; no Copytrace input path produces one).
-
-mod copy;
 
 use std::collections::{HashMap, HashSet};
 use std::str::FromStr;
@@ -476,29 +477,28 @@ async fn rights_holder_exists(conn: &mut PgConnection, id: Id) -> Result<()> {
         .ok_or_else(|| StoreError::NotFound(format!("rights holder {id}")))
 }
 
-/// Inserts all window fingerprints of a work with one binary `COPY` (see [`copy`]): a large
-/// library is millions of rows, and COPY is PostgreSQL's fastest way to load rows.
+/// Inserts all window fingerprints of a work in one statement.
 async fn insert_segments(conn: &mut PgConnection, work_id: Id, work: &NewWork) -> Result<()> {
     if work.segments.is_empty() {
         return Ok(());
     }
-    let mut copy = copy::BinaryCopy::begin(
-        conn,
-        "COPY work_segments (work_id, ordinal, start_offset, end_offset, simhash) \
-         FROM STDIN (FORMAT binary)",
+    let segments = &work.segments;
+    sqlx::query(
+        "INSERT INTO work_segments (work_id, ordinal, start_offset, end_offset, simhash) \
+         SELECT $1, * FROM UNNEST($2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[])",
     )
+    .bind(work_id)
+    .bind(u32_to_i64(segments.iter().map(|s| s.ordinal)))
+    .bind(u32_to_i64(segments.iter().map(|s| s.start)))
+    .bind(u32_to_i64(segments.iter().map(|s| s.end)))
+    .bind(
+        segments
+            .iter()
+            .map(|s| s.simhash as i64)
+            .collect::<Vec<i64>>(),
+    )
+    .execute(conn)
     .await?;
-    for s in &work.segments {
-        copy.row([
-            work_id,
-            i64::from(s.ordinal),
-            i64::from(s.start),
-            i64::from(s.end),
-            s.simhash as i64,
-        ])
-        .await?;
-    }
-    copy.finish().await?;
     Ok(())
 }
 
