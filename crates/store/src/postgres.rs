@@ -610,7 +610,18 @@ impl Store for PostgresStore {
         let content_len = i64::try_from(work.content.len())
             .map_err(|_| StoreError::Invalid("work text is too long".into()))?;
         for _ in 0..ATTEMPTS {
-            let mut tx = self.begin().await?;
+            // The server checks each window row's foreign key with a query it plans once per
+            // connection and keeps until the next ANALYZE of `works`. Planned while the table
+            // was small (early in a library load, right after autovacuum analyzed a few rows),
+            // it is a sequential scan, and as the load goes on every window of every new work
+            // reads every work: loading a library into a new database became several times
+            // slower. Planned with sequential scans disabled, the check is the primary-key
+            // lookup it should be, whenever it is (re)planned: window rows are only ever
+            // inserted here. In the BEGIN's own round trip, and for this transaction only.
+            let mut tx = self
+                .pool
+                .begin_with("BEGIN; SET LOCAL enable_seqscan = off")
+                .await?;
             let existing: Option<(i64, String, String, i64)> = sqlx::query_as(
                 "SELECT id, title, content_hash, fingerprint_version FROM works \
                  WHERE rights_holder_id = $1 AND external_id = $2 FOR NO KEY UPDATE",
@@ -698,17 +709,6 @@ impl Store for PostgresStore {
                     (id, WriteOutcome::Created)
                 }
             };
-            if !work.segments.is_empty() {
-                // Each window row's foreign key is checked with a plan the server caches per
-                // connection. One made while `works` was small scans the whole table, and it is
-                // kept (until the next ANALYZE) while a library load makes the table grow: every
-                // window of every later work then reads every work. Discarding this
-                // connection's cached plans makes the checks planned for the table as it is now
-                // (an index lookup once it has more than a few pages). It costs one round trip
-                // and a re-plan of the next statements; measured, it made a 1,000-work load 3x
-                // faster (docs/benchmarks.md, "Store bulk load").
-                sqlx::raw_sql("DISCARD PLANS").execute(&mut *tx).await?;
-            }
             insert_segments(&mut tx, id, work).await?;
             insert_fingerprints(&mut tx, id, work).await?;
             tx.commit().await?;
