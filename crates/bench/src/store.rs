@@ -9,12 +9,17 @@
 //!    [`Store::upsert_work`], one after the other, as `copytrace library add` does it: one
 //!    transaction per work writing the work (with its text) and all its windows;
 //! 2. **psql**: `work_segments` alone is emptied (the works stay, the foreign keys need them),
-//!    then `psql \copy` loads the same rows from a text file.
+//!    then `psql \copy` loads the same rows from a text file: the acceptance ratio is
+//!    store rows/s ÷ these rows/s;
+//! 3. **psql with the works**: every table is emptied again, and `psql \copy` loads the works
+//!    exactly as the store wrote them (with their texts, dumped by `psql \copy works TO` after
+//!    the first round), then the same window rows. This is what the store writes too, so the
+//!    second ratio tells the cost of the store's path from the cost of the data.
 //!
-//! Both sides start after a `CHECKPOINT`, so neither pays for the other's dirty pages, and both
-//! end with a checksum of the table (row count and the sum of every column), which must equal
-//! the generated rows'. The reported figure per side is the median over `--reps` rounds after
-//! `--warmup` untimed ones; the ratio is the median of the per-round ratios.
+//! Every side starts after a `CHECKPOINT`, so none pays for another's dirty pages, and ends with
+//! checksums of both tables (row counts, column sums, a hash of each text), which must equal the
+//! store's. The figure per side is the median over `--reps` rounds after `--warmup` untimed
+//! ones; each ratio is the median of the per-round ratios.
 //!
 //! Without `--url` the benchmark starts a throwaway cluster with PostgreSQL's default
 //! durability (see [`crate::pgcluster`]); with `--url` it creates a database of its own on that
@@ -239,31 +244,26 @@ async fn measure(args: &Args, url: &str, psql: &Path) -> Result<()> {
     );
 
     let dir = tempfile::tempdir()?;
-    let file = dir.path().join("work_segments.tsv");
-    let file_text = file.to_str().context("temporary path is not UTF-8")?;
-    ensure!(
-        !file_text.contains('\''),
-        "temporary path {file_text:?} has a quote"
+    let segments_file = dir.path().join("work_segments.tsv");
+    let works_file = dir.path().join("works.tsv");
+    for file in [&segments_file, &works_file] {
+        let text = file.to_str().context("temporary path is not UTF-8")?;
+        ensure!(!text.contains('\''), "temporary path {text:?} has a quote");
+    }
+    let copy_segments = format!(
+        "\\copy work_segments (work_id, ordinal, start_offset, end_offset, simhash) FROM '{}'",
+        segments_file.display()
     );
-    let copy_command = format!(
-        "\\copy work_segments (work_id, ordinal, start_offset, end_offset, simhash) \
-         FROM '{file_text}'"
-    );
+    let copy_works = format!("\\copy works FROM '{}'", works_file.display());
 
     let mut ids: Option<Vec<Id>> = None;
     let mut expected = String::new();
-    let mut store_times = Vec::new();
-    let mut psql_times = Vec::new();
+    let mut expected_works = String::new();
+    let mut times: [Vec<Duration>; 3] = Default::default();
     let mut can_checkpoint = true;
     for round in 0..args.warmup + args.reps {
         // ----- the store's path -----
-        sqlx::raw_sql(
-            "TRUNCATE works, work_segments, work_fingerprints, matches, evidence \
-             RESTART IDENTITY CASCADE",
-        )
-        .execute(&mut connection)
-        .await?;
-        checkpoint(&mut connection, &mut can_checkpoint).await;
+        empty(&mut connection, EVERY_TABLE, &mut can_checkpoint).await?;
         let start = Instant::now();
         let mut loaded = Vec::with_capacity(works.len());
         for work in &works {
@@ -273,67 +273,57 @@ async fn measure(args: &Args, url: &str, psql: &Path) -> Result<()> {
         match &ids {
             None => {
                 expected = expected_checksum(&works, &loaded);
-                write_copy_file(&file, &works, &loaded)?;
+                write_copy_file(&segments_file, &works, &loaded)?;
+                // The works as the store wrote them, escaped by psql itself, for side 3.
+                let dump = format!("\\copy works TO '{}'", works_file.display());
+                run_psql(psql, url, &[&dump]).await?;
+                expected_works = works_checksum(&mut connection).await?;
                 ids = Some(loaded);
             }
             Some(ids) => ensure!(*ids == loaded, "work ids differ between rounds"),
         }
-        let found = table_checksum(&mut connection).await?;
-        ensure!(
-            found == expected,
-            "store load: table holds {found}, expected {expected}"
-        );
+        check(&mut connection, &expected, &expected_works, "store").await?;
 
-        // ----- psql \copy of the same rows -----
-        sqlx::raw_sql("TRUNCATE work_segments RESTART IDENTITY")
-            .execute(&mut connection)
-            .await?;
-        checkpoint(&mut connection, &mut can_checkpoint).await;
-        let start = Instant::now();
-        let output = tokio::process::Command::new(psql)
-            .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", url, "-c"])
-            .arg(&copy_command)
-            .output()
-            .await
-            .with_context(|| format!("cannot run {}", psql.display()))?;
-        let psql_time = start.elapsed();
-        if !output.status.success() {
-            bail!("psql failed: {}", String::from_utf8_lossy(&output.stderr));
-        }
-        let found = table_checksum(&mut connection).await?;
-        ensure!(
-            found == expected,
-            "psql load: table holds {found}, expected {expected}"
-        );
+        // ----- psql \copy of the same window rows (the works stay) -----
+        empty(&mut connection, "work_segments", &mut can_checkpoint).await?;
+        let psql_time = run_psql(psql, url, &[&copy_segments]).await?;
+        check(&mut connection, &expected, &expected_works, "psql").await?;
+
+        // ----- psql \copy of the works and their window rows: what the store writes -----
+        empty(&mut connection, EVERY_TABLE, &mut can_checkpoint).await?;
+        let both_time = run_psql(psql, url, &[&copy_works, &copy_segments]).await?;
+        check(&mut connection, &expected, &expected_works, "psql works").await?;
 
         let timed = round >= args.warmup;
+        let secs = |time: Duration| time.as_secs_f64();
         println!(
-            "round {} ({}): store {:.2} s, psql \\copy {:.2} s, ratio {:.2}",
+            "round {} ({}): store {:.2} s, psql \\copy {:.2} s (ratio {:.2}), \
+             with the works {:.2} s (ratio {:.2})",
             round + 1,
             if timed { "timed" } else { "warm-up" },
-            store_time.as_secs_f64(),
-            psql_time.as_secs_f64(),
-            psql_time.as_secs_f64() / store_time.as_secs_f64()
+            secs(store_time),
+            secs(psql_time),
+            secs(psql_time) / secs(store_time),
+            secs(both_time),
+            secs(both_time) / secs(store_time),
         );
         if timed {
-            store_times.push(store_time);
-            psql_times.push(psql_time);
+            for (side, time) in times.iter_mut().zip([store_time, psql_time, both_time]) {
+                side.push(time);
+            }
         }
     }
     store.close().await;
     connection.close().await?;
-
     println!("load average after: {}", load_average());
+
+    let [store_times, psql_times, both_times] = &mut times;
+    let ratio = median_ratio(psql_times, store_times);
+    let both_ratio = median_ratio(both_times, store_times);
     let rows = args.rows as f64;
-    let mut ratios: Vec<f64> = store_times
-        .iter()
-        .zip(&psql_times)
-        .map(|(store, psql)| psql.as_secs_f64() / store.as_secs_f64())
-        .collect();
-    ratios.sort_by(f64::total_cmp);
-    let ratio = ratios[ratios.len() / 2];
-    let store_rate = rows / median(&mut store_times).as_secs_f64();
-    let psql_rate = rows / median(&mut psql_times).as_secs_f64();
+    let store_rate = rows / median(store_times).as_secs_f64();
+    let psql_rate = rows / median(psql_times).as_secs_f64();
+    let both_rate = rows / median(both_times).as_secs_f64();
 
     println!();
     for (name, setting) in &settings {
@@ -342,46 +332,131 @@ async fn measure(args: &Args, url: &str, psql: &Path) -> Result<()> {
     if !can_checkpoint {
         println!("(CHECKPOINT was refused: the user is not allowed to; rounds ran without it)");
     }
-    println!("{:<40} {:>12}  note", "measurement", "value");
+    println!("{:<44} {:>10}  note", "measurement", "value");
     println!(
-        "{:<40} {:>12.0}  {} works of {} windows, one upsert_work each",
-        "store upsert_work (rows/s)",
+        "{:<44} {:>10.0}  {} works of {} windows, one upsert_work each",
+        "store upsert_work (window rows/s)",
         store_rate,
         works.len(),
         args.windows_per_work
     );
     println!(
-        "{:<40} {:>12.0}  same rows from a text file, one COPY",
+        "{:<44} {:>10.0}  same rows from a text file, one COPY",
         "psql \\copy work_segments (rows/s)", psql_rate
     );
     println!(
-        "{:<40} {:>12.2}  median of {} rounds, target >= 0.70",
-        "store ÷ psql \\copy", ratio, args.reps
+        "{:<44} {:>10.0}  the works' {:.1} MB of text too",
+        "psql \\copy works + work_segments (rows/s)",
+        both_rate,
+        text_bytes as f64 / 1e6
+    );
+    println!(
+        "{:<44} {:>10.2}  median of {} rounds, target >= 0.70",
+        "store ÷ psql \\copy work_segments", ratio, args.reps
+    );
+    println!(
+        "{:<44} {:>10.2}  the same work on both sides",
+        "store ÷ psql \\copy works + work_segments", both_ratio
     );
     println!(
         "RESULT store_rows_per_s={store_rate:.0} psql_copy_rows_per_s={psql_rate:.0} \
-         ratio={ratio:.2} rows={} windows_per_work={} reps={}",
+         ratio={ratio:.2} psql_copy_with_works_rows_per_s={both_rate:.0} \
+         ratio_with_works={both_ratio:.2} rows={} windows_per_work={} reps={}",
         args.rows, args.windows_per_work, args.reps
     );
     Ok(())
 }
 
-fn median(times: &mut [Duration]) -> Duration {
-    times.sort_unstable();
-    times[times.len() / 2]
-}
+/// Every table of the fingerprint library, and those whose rows would point at its works.
+const EVERY_TABLE: &str = "works, work_segments, work_fingerprints, matches, evidence";
 
-/// Flushes dirty pages so the next load starts from the same state; a user without the right
-/// to checkpoint gets a note in the output instead.
-async fn checkpoint(connection: &mut PgConnection, allowed: &mut bool) {
-    if *allowed
+/// Empties `tables` (restarting their ids) and checkpoints, so the next load starts from the
+/// same state whatever the previous one left dirty.
+async fn empty(
+    connection: &mut PgConnection,
+    tables: &str,
+    can_checkpoint: &mut bool,
+) -> Result<()> {
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "TRUNCATE {tables} RESTART IDENTITY CASCADE"
+    )))
+    .execute(&mut *connection)
+    .await?;
+    // A user without the right to checkpoint gets a note in the output instead.
+    if *can_checkpoint
         && sqlx::raw_sql("CHECKPOINT")
             .execute(connection)
             .await
             .is_err()
     {
-        *allowed = false;
+        *can_checkpoint = false;
     }
+    Ok(())
+}
+
+/// Runs `psql -c COMMAND ...` (each command its own transaction) and returns how long it took.
+async fn run_psql(psql: &Path, url: &str, commands: &[&str]) -> Result<Duration> {
+    let mut command = tokio::process::Command::new(psql);
+    command.args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", url]);
+    for sql in commands {
+        command.arg("-c").arg(sql);
+    }
+    let start = Instant::now();
+    let output = command
+        .output()
+        .await
+        .with_context(|| format!("cannot run {}", psql.display()))?;
+    let time = start.elapsed();
+    if !output.status.success() {
+        bail!("psql failed: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    Ok(time)
+}
+
+/// Row count and total text length of `works`, as PostgreSQL prints them.
+async fn works_checksum(connection: &mut PgConnection) -> Result<String> {
+    Ok(sqlx::query_scalar(
+        "SELECT concat_ws(' ', count(*), sum(id), sum(octet_length(content)), \
+         sum(content_len), sum(hashtext(content)::numeric)) FROM works",
+    )
+    .fetch_one(connection)
+    .await?)
+}
+
+/// Fails unless both tables hold what the store wrote in the first round.
+async fn check(
+    connection: &mut PgConnection,
+    segments: &str,
+    works: &str,
+    side: &str,
+) -> Result<()> {
+    let found = table_checksum(connection).await?;
+    ensure!(
+        found == segments,
+        "{side} load: work_segments holds {found}, expected {segments}"
+    );
+    let found = works_checksum(connection).await?;
+    ensure!(
+        found == works,
+        "{side} load: works holds {found}, expected {works}"
+    );
+    Ok(())
+}
+
+/// The median of the per-round ratios `numerators[i] / denominators[i]`.
+fn median_ratio(numerators: &[Duration], denominators: &[Duration]) -> f64 {
+    let mut ratios: Vec<f64> = numerators
+        .iter()
+        .zip(denominators)
+        .map(|(n, d)| n.as_secs_f64() / d.as_secs_f64())
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    ratios[ratios.len() / 2]
+}
+
+fn median(times: &mut [Duration]) -> Duration {
+    times.sort_unstable();
+    times[times.len() / 2]
 }
 
 /// The machine's 1, 5 and 15 minute load averages: the benchmark shares its cores with
