@@ -16,10 +16,11 @@
 //!   values. The clock of rows the caller does not timestamp is the process's, like SQLite's.
 //! * **Bulk writes are one statement each**: a work's window fingerprints, its document
 //!   fingerprints, a page's matches and all their evidence go in as `UNNEST` of one array per
-//!   column, whatever the row count (no bind-parameter limit, one round trip). Measured against
-//!   a binary `COPY` of a work's windows, `UNNEST` was as fast over a Unix socket and faster
-//!   over TCP, where sqlx 0.9.0 does not set `TCP_NODELAY` and each COPY's final message waits
-//!   for the server's delayed acknowledgement (docs/benchmarks.md, "Store bulk load").
+//!   column, whatever the row count (no bind-parameter limit, one round trip). A binary `COPY`
+//!   of a work's windows was measured instead: no faster for large works, and over TCP 4.5x
+//!   slower for works of 1,000 windows, because sqlx 0.9.0 does not set `TCP_NODELAY` and the
+//!   message ending each COPY waits about 40 ms for the server's delayed acknowledgement
+//!   (docs/benchmarks.md, "Store bulk load").
 //! * **Text keys sort bytewise** (`COLLATE "C"` in the schema); page URLs and job dedup keys are
 //!   unique through `md5(value)` because a B-tree entry cannot hold a very long URL.
 //! * **Only parameterized, static SQL** (`$n` binds), as in the SQLite backend.
