@@ -11,6 +11,10 @@
 //! `copytrace-bench redis --url URL` measures the Redis window index against the same server's
 //! `redis-benchmark -P 16` figure and ends with `RESULT probes_per_s=… ratio=…`.
 //!
+//! `copytrace-bench store [--url URL]` loads 1,000,000 window fingerprint rows through the
+//! PostgreSQL store and, in the same run, through `psql \copy` into the same table, and ends
+//! with `RESULT store_rows_per_s=… psql_copy_rows_per_s=… ratio=…`.
+//!
 //! `copytrace-bench index` measures the SimHash index (1 and 2 threads) against the
 //! brute-force popcount scan in the same run and ends with
 //! `RESULT n=… k=… index_qps=… brute_qps=… speedup=… recall=… bytes_per_fp=… …`.
@@ -18,8 +22,10 @@
 mod corpus;
 mod fingerprint;
 mod index;
+mod pgcluster;
 mod quality;
 mod redis;
+mod store;
 mod timing;
 mod workers;
 
@@ -41,6 +47,9 @@ enum Command {
     Fingerprint(fingerprint::Args),
     /// Redis window index: pipelined probes/s against `redis-benchmark -P 16` on one server.
     Redis(redis::Args),
+    /// PostgreSQL store: window fingerprint rows/s of `upsert_work` against `psql \copy` of the
+    /// same rows into the same table.
+    Store(store::Args),
     /// SimHash index against the brute-force popcount scan: queries/s, recall, memory,
     /// snapshot load time.
     Index(index::Args),
@@ -59,6 +68,7 @@ fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Fingerprint(args) => fingerprint::run(&args),
         Command::Redis(args) => redis::run(&args),
+        Command::Store(args) => store::run(&args),
         Command::Index(args) => index::run(&args),
         Command::Quality(args) => quality::run(&args),
         Command::Workers(args) => workers::run(&args),

@@ -16,7 +16,11 @@
 //!   values. The clock of rows the caller does not timestamp is the process's, like SQLite's.
 //! * **Bulk writes are one statement each**: a work's window fingerprints, its document
 //!   fingerprints, a page's matches and all their evidence go in as `UNNEST` of one array per
-//!   column, whatever the row count (no bind-parameter limit, one round trip).
+//!   column, whatever the row count (no bind-parameter limit, one round trip). A binary `COPY`
+//!   of a work's windows was measured instead: no faster for large works, and over TCP 4.5x
+//!   slower for works of 1,000 windows, because sqlx 0.9.0 does not set `TCP_NODELAY` and the
+//!   message ending each COPY waits about 40 ms for the server's delayed acknowledgement
+//!   (docs/benchmarks.md, "Store bulk load").
 //! * **Text keys sort bytewise** (`COLLATE "C"` in the schema); page URLs and job dedup keys are
 //!   unique through `md5(value)` because a B-tree entry cannot hold a very long URL.
 //! * **Only parameterized, static SQL** (`$n` binds), as in the SQLite backend.
@@ -673,7 +677,18 @@ impl Store for PostgresStore {
         let content_len = i64::try_from(work.content.len())
             .map_err(|_| StoreError::Invalid("work text is too long".into()))?;
         for _ in 0..ATTEMPTS {
-            let mut tx = self.begin().await?;
+            // The server checks each window row's foreign key with a query it plans once per
+            // connection and keeps until the next ANALYZE of `works`. Planned while the table
+            // was small (early in a library load, right after autovacuum analyzed a few rows),
+            // it is a sequential scan, and as the load goes on every window of every new work
+            // reads every work: loading a library into a new database became several times
+            // slower. Planned with sequential scans disabled, the check is the primary-key
+            // lookup it should be, whenever it is (re)planned: window rows are only ever
+            // inserted here. In the BEGIN's own round trip, and for this transaction only.
+            let mut tx = self
+                .pool
+                .begin_with("BEGIN; SET LOCAL enable_seqscan = off")
+                .await?;
             let existing: Option<(i64, String, String, i64)> = sqlx::query_as(
                 "SELECT id, title, content_hash, fingerprint_version FROM works \
                  WHERE rights_holder_id = $1 AND external_id = $2 FOR NO KEY UPDATE",
