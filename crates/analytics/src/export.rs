@@ -146,6 +146,7 @@ mod tests {
             status: MatchStatus::Open,
             first_seen: at,
             last_seen: at,
+            removed_at: None,
             evidence: vec![EvidencePassage {
                 page_start: 0,
                 page_end: 3,

@@ -35,6 +35,8 @@ CREATE TABLE runs (
 ) STRICT;
 
 CREATE INDEX runs_job_id ON runs (job_id);
+-- Runs of one schedule (list_runs, and the foreign key when a schedule is deleted).
+CREATE INDEX runs_schedule_id ON runs (schedule_id);
 CREATE INDEX runs_kind_state ON runs (kind, state);
 
 -- The latest removal check of a page: NULL until checked.
