@@ -9,7 +9,7 @@ use crate::AnalyticsError;
 
 /// Columns of the CSV export, in order. The first seven are a stable contract: scripts read
 /// them by name, so new columns are only ever appended.
-pub const CSV_HEADER: [&str; 12] = [
+pub const CSV_HEADER: [&str; 13] = [
     "page_url",
     "work_external_id",
     "work_title",
@@ -22,6 +22,7 @@ pub const CSV_HEADER: [&str; 12] = [
     "status",
     "evidence_passages",
     "copied_chars",
+    "removed_at",
 ];
 
 /// One exported row: a page × work match.
@@ -51,6 +52,8 @@ pub struct ExportRow<'a> {
     pub evidence_passages: usize,
     /// Characters of the page verified as copied: what the report threshold applies to.
     pub copied_chars: u32,
+    /// When a removal check found the copy gone (RFC 3339); empty while it is online.
+    pub removed_at: String,
 }
 
 impl<'a> From<&'a MatchRecord> for ExportRow<'a> {
@@ -72,6 +75,9 @@ impl<'a> From<&'a MatchRecord> for ExportRow<'a> {
             status: record.status.as_str(),
             evidence_passages: record.evidence.len(),
             copied_chars: record.copied_chars,
+            removed_at: record.removed_at.map_or_else(String::new, |t| {
+                t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            }),
         }
     }
 }
@@ -99,6 +105,7 @@ pub fn write_csv(records: &[MatchRecord], out: impl Write) -> Result<(), Analyti
             row.status.to_owned(),
             row.evidence_passages.to_string(),
             row.copied_chars.to_string(),
+            row.removed_at,
         ])?;
     }
     writer.flush()?;

@@ -294,6 +294,9 @@ fn crawl_key(url: &str) -> String {
     )
 }
 
+/// How the crawler's DNS failure message starts (see `CrawlError::Dns`).
+const DNS_FAILURE: &str = "could not resolve ";
+
 /// What fetching a page again gave.
 enum Fetched {
     Page(FetchedPage),
@@ -323,8 +326,13 @@ impl PageSink for RecheckSink {
                 (Some(*status), Availability::Gone)
             }
             CrawlError::HttpStatus { status, .. } => (Some(*status), Availability::Unreachable),
-            // The domain is gone: the usual end of a pirate site.
+            // The domain is gone: the usual end of a pirate site. The first request to a host
+            // is for its robots.txt, so a vanished domain shows as an unavailable robots.txt
+            // whose reason is the resolver's failure.
             CrawlError::Dns { .. } => (None, Availability::Gone),
+            CrawlError::RobotsUnavailable { reason, .. } if reason.starts_with(DNS_FAILURE) => {
+                (None, Availability::Gone)
+            }
             _ => (None, Availability::Unreachable),
         };
         self.results.insert(
@@ -414,4 +422,82 @@ async fn judge(
         }
     }
     Ok(check)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn classify(error: CrawlError) -> (Option<u16>, Availability) {
+        let url = Url::parse("http://pirate.example/1.html").unwrap();
+        let mut sink = RecheckSink::default();
+        block_on(sink.failure(&url, &error));
+        match sink.results.remove(url.as_str()) {
+            Some(Fetched::Failed(_, status, availability)) => (status, availability),
+            _ => panic!("no failure recorded"),
+        }
+    }
+
+    fn block_on<F: std::future::Future>(future: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(future)
+    }
+
+    #[test]
+    fn failures_are_gone_only_when_the_page_or_its_domain_is() {
+        let url = Url::parse("http://pirate.example/1.html").unwrap();
+        let status = |status| CrawlError::HttpStatus {
+            url: url.clone(),
+            status,
+        };
+        assert_eq!(classify(status(404)), (Some(404), Availability::Gone));
+        assert_eq!(classify(status(410)), (Some(410), Availability::Gone));
+        assert_eq!(
+            classify(status(503)),
+            (Some(503), Availability::Unreachable)
+        );
+        assert_eq!(
+            classify(status(403)),
+            (Some(403), Availability::Unreachable)
+        );
+        let dns = CrawlError::Dns {
+            url: url.clone(),
+            host: "pirate.example".into(),
+            message: "no record".into(),
+        };
+        let reason = dns.to_string();
+        assert_eq!(classify(dns), (None, Availability::Gone));
+        let robots = CrawlError::RobotsUnavailable {
+            url: url.clone(),
+            origin: "http://pirate.example".into(),
+            reason,
+        };
+        assert_eq!(classify(robots), (None, Availability::Gone));
+        let robots_down = CrawlError::RobotsUnavailable {
+            url: url.clone(),
+            origin: "http://pirate.example".into(),
+            reason: "HTTP 503".into(),
+        };
+        assert_eq!(classify(robots_down), (None, Availability::Unreachable));
+        let refused = CrawlError::Connect {
+            url: url.clone(),
+            message: "connection refused".into(),
+        };
+        assert_eq!(classify(refused), (None, Availability::Unreachable));
+        assert_eq!(
+            classify(CrawlError::Timeout { url }),
+            (None, Availability::Unreachable)
+        );
+    }
+
+    #[test]
+    fn a_recheck_crawl_follows_no_link() {
+        let config = RecheckSettings::default().config(3);
+        assert_eq!(config.max_pages, 3);
+        assert_eq!(config.max_depth, Some(0));
+        assert_eq!(config.max_page_chain, 0);
+        assert!(!config.allow_private_addresses);
+    }
 }
