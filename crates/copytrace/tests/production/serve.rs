@@ -140,3 +140,77 @@ fn embedded_serve_runs_queued_crawls_and_matches_in_one_process() {
         "every page was matched: {due}"
     );
 }
+
+#[test]
+fn a_running_crawl_is_cancelled_at_its_next_page_and_its_run_records_why_it_stopped() {
+    let database = Database::on_shared_server();
+    let dir = tempfile::tempdir().unwrap();
+    let deployment = Deployment::new(&database.url, None, dir.path());
+    deployment.add_library(&write_library(dir.path()));
+    // Slow pages, so the crawl is still running when it is cancelled.
+    let site = GeneratedSite::serve(400, Duration::from_millis(100));
+    let port = free_port();
+    let mut server = deployment.spawn(&[
+        "serve",
+        "--listen",
+        &format!("127.0.0.1:{port}"),
+        "--sweep-secs",
+        "1",
+        "--workers",
+        "1",
+    ]);
+    let enqueued = deployment.ok(&[
+        "crawl",
+        "--queue",
+        "--allow-private-addresses",
+        "--max-pages",
+        "1000",
+        "--concurrency",
+        "2",
+        &site.base,
+    ]);
+    let run_id = enqueued
+        .trim()
+        .rsplit_once("(run ")
+        .and_then(|(_, id)| id.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("{enqueued}"))
+        .to_owned();
+    let run = |deployment: &Deployment| -> serde_json::Value {
+        serde_json::from_str(&deployment.ok(&["runs", "show", &run_id, "--json"])).unwrap()
+    };
+    wait_for("the crawl to store pages", Duration::from_secs(120), || {
+        let r = run(&deployment);
+        r["state"] == "running" && r["counts"]["pages_checked"].as_u64().unwrap_or(0) >= 5
+    });
+    let said = deployment.ok(&["runs", "cancel", &run_id]);
+    assert!(said.contains("will stop"), "{said}");
+    wait_for("the run to stop", Duration::from_secs(60), || {
+        run(&deployment)["state"] == "cancelled"
+    });
+    let stopped = run(&deployment);
+    assert!(stopped["finished_at"].is_string(), "{stopped}");
+    assert!(
+        stopped["stats"]["requests"].as_u64().unwrap() > 0,
+        "{stopped}"
+    );
+    // It stopped well before the end of the site, and its job ended without a retry.
+    let stored = deployment.pages_stored();
+    assert!(stored < 300, "{stored} pages stored after the cancellation");
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(
+        deployment.pages_stored(),
+        stored,
+        "nothing crawled after the stop"
+    );
+    let counts = deployment.job_counts();
+    assert_eq!(
+        counts.get(&("crawl".into(), "done".into())),
+        Some(&1),
+        "{counts:?}"
+    );
+    assert!(
+        server.terminate(Duration::from_secs(30)).success(),
+        "{}",
+        server.log()
+    );
+}
