@@ -116,10 +116,43 @@ fn embedded_serve_runs_queued_crawls_and_matches_in_one_process() {
         &site.base,
     ]);
     deployment.wait_until_idle(Duration::from_secs(300));
+    // The dedup run as a job of the in-process match worker: every infringing page is checked
+    // again and found still online.
+    let enqueued = deployment.ok(&[
+        "dedup",
+        "--queue",
+        "--recheck-allow-private-addresses",
+        "--recheck-delay",
+        "0",
+    ]);
+    let run_id = enqueued
+        .trim()
+        .rsplit_once("(run ")
+        .and_then(|(_, id)| id.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("{enqueued}"))
+        .to_owned();
+    let mut run = serde_json::Value::Null;
+    wait_for("the dedup run to finish", Duration::from_secs(120), || {
+        run = serde_json::from_str(&deployment.ok(&["runs", "show", &run_id, "--json"])).unwrap();
+        run["state"] == "succeeded"
+    });
+    let infringing: std::collections::BTreeSet<_> = site
+        .expected_matches()
+        .into_iter()
+        .map(|(url, _)| url)
+        .collect();
+    assert_eq!(
+        run["counts"]["pages_checked"],
+        infringing.len() as u64,
+        "{run}"
+    );
+    assert_eq!(run["counts"]["matches_removed"], 0, "{run}");
+    assert_eq!(run["counts"]["errors"], 0, "{run}");
     let (status, metrics) = get(port, "/metrics").expect("serve answers");
     assert_eq!(status, 200);
     assert!(
-        metrics.contains("copytrace_jobs{kind=\"crawl\",state=\"done\"} 1\n"),
+        metrics.contains("copytrace_jobs{kind=\"crawl\",state=\"done\"} 1\n")
+            && metrics.contains("copytrace_jobs{kind=\"dedup\",state=\"done\"} 1\n"),
         "{metrics}"
     );
     assert!(
