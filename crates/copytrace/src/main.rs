@@ -1078,6 +1078,11 @@ fn print_config(db: &str, redis_url: Option<&str>, redis_prefix: &str, file: Opt
         "COPYTRACE_WORKER_LISTEN",
         "COPYTRACE_CANDIDATES",
         "COPYTRACE_MIN_COPIED_CHARS",
+        "COPYTRACE_TIMEZONE",
+        "COPYTRACE_DEDUP_CRON",
+        "COPYTRACE_RECHECK_ALLOW_PRIVATE_ADDRESSES",
+        "COPYTRACE_RECHECK_USER_AGENT",
+        "COPYTRACE_RECHECK_DELAY",
     ] {
         match shown(name) {
             Some(value) => println!("# {name} = {value:?}"),
