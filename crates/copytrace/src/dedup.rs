@@ -299,7 +299,7 @@ const DNS_FAILURE: &str = "could not resolve ";
 
 /// What fetching a page again gave.
 enum Fetched {
-    Page(FetchedPage),
+    Page(Box<FetchedPage>),
     Failed(String, Option<u16>, Availability),
 }
 
@@ -315,8 +315,10 @@ impl PageSink for RecheckSink {
         &mut self,
         page: FetchedPage,
     ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-        self.results
-            .insert(page.requested_url.to_string(), Fetched::Page(page));
+        self.results.insert(
+            page.requested_url.to_string(),
+            Fetched::Page(Box::new(page)),
+        );
         Ok(())
     }
 

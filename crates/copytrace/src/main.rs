@@ -491,7 +491,7 @@ enum ScheduleCommand {
         #[arg(long)]
         json: bool,
         #[command(flatten)]
-        settings: CrawlSettingsArgs,
+        settings: Box<CrawlSettingsArgs>,
         /// Seed URLs (http or https).
         #[arg(required = true)]
         urls: Vec<String>,

@@ -269,7 +269,7 @@ fn seven_fields(expression: &str) -> Result<Vec<String>, CronError> {
             (*value).to_owned()
         };
         // Check the field alone: every other field a wildcard.
-        let mut probe = vec!["0", "*", "*", "*", "*", "*", "*"];
+        let mut probe = ["0", "*", "*", "*", "*", "*", "*"];
         probe[index] = translated.as_str();
         if cron::Schedule::from_str(&probe.join(" ")).is_err() || !in_range(index, &translated) {
             return Err(bad());
