@@ -4,7 +4,8 @@
 //! * the **page library**: sites and crawled pages;
 //! * the **match library**: page × work matches with scores and evidence passages;
 //!
-//! plus the operational records every deployment needs (durable jobs, crawl schedules, users).
+//! plus the operational records every deployment needs (durable jobs, schedules and the history
+//! of their runs, removal checks of infringing pages, users).
 //!
 //! [`Store`] is the only way the rest of Copytrace touches the database. It is object safe
 //! (`Arc<dyn Store>`) so the binary chooses the backend exactly once, from the database URL, and
@@ -217,7 +218,9 @@ pub trait Store: Send + Sync {
     ) -> Result<u64>;
     /// Lists matches with evidence, ordered by page URL then work external id.
     async fn list_matches(&self, filter: &MatchFilter) -> Result<Vec<MatchRecord>>;
-    /// Changes the review state of a match. `NotFound` if absent.
+    /// Changes the review state of a match. Any status but `removed` clears `removed_at`
+    /// (setting `removed` by hand keeps it, `None` if no check saw the removal). `NotFound` if
+    /// absent.
     async fn set_match_status(&self, match_id: Id, status: MatchStatus) -> Result<()>;
 
     // ----- jobs -----
@@ -294,7 +297,8 @@ pub trait Store: Send + Sync {
     async fn list_schedules(&self) -> Result<Vec<Schedule>>;
     /// One schedule by name. `NotFound` if absent.
     async fn get_schedule_by_name(&self, name: &str) -> Result<Schedule>;
-    /// Enables or disables a schedule. `NotFound` if absent.
+    /// Enables or disables a schedule; `updated_at` moves only if the flag changes. `NotFound`
+    /// if absent.
     async fn set_schedule_enabled(&self, id: Id, enabled: bool) -> Result<()>;
     /// Deletes a schedule; its runs stay, without schedule. `NotFound` if absent.
     async fn delete_schedule(&self, id: Id) -> Result<()>;
@@ -304,7 +308,8 @@ pub trait Store: Send + Sync {
     /// `last_fired_at` is no longer the expected one (another scheduler fired first) or the
     /// schedule is disabled, so a tick is fired at most once however many schedulers race.
     /// `NotFound` if the schedule does not exist; `Invalid` if the job has a `dedup_key` or the
-    /// run disagrees with the fire (schedule, `scheduled_for`).
+    /// run disagrees with the fire (schedule, `scheduled_for`), or if `scheduled_for` is not
+    /// after `expected_last_fired_at` (that tick has been fired already).
     async fn fire_schedule(&self, fire: &ScheduleFire) -> Result<Option<FiredRun>>;
 
     // ----- runs -----
@@ -366,8 +371,12 @@ pub trait Store: Send + Sync {
     /// already recorded), moves the `open` and `notice_sent` matches of the works in
     /// `removed` to `removed` with `removed_at = checked_at`, and reopens (`open`, no
     /// `removed_at`) the `removed` matches of the works in `still_present`. The page's text and
-    /// evidence are never touched: they are the proof of what was copied. `NotFound` if the
-    /// page does not exist.
+    /// evidence are never touched: they are the proof of what was copied.
+    ///
+    /// A check older than the page's latest recorded one joins the history but changes neither
+    /// the page nor its matches (the later verdict stands), so replayed or slow checks cannot
+    /// undo a newer one. `NotFound` if the page or the run does not exist; `Invalid` if a work
+    /// is both `removed` and `still_present`.
     async fn record_page_check(&self, check: &PageCheck) -> Result<PageCheckOutcome>;
     /// A page's removal checks, oldest first.
     async fn page_checks(&self, page_id: Id) -> Result<Vec<PageCheckRecord>>;

@@ -9,6 +9,9 @@
 //!   other writers); an insert that may race another uses `ON CONFLICT DO NOTHING` and, when it
 //!   lost, reads the winner's row and starts over. Recording a page's matches locks the page
 //!   first, so two recorders of one page run one after the other.
+//! * **A schedule's cron tick is fired by a conditional `UPDATE`** of its `last_fired_at`
+//!   (compare-and-set) in the transaction that inserts the run and its job: concurrent firers
+//!   queue on the row lock, and each loser re-reads the winner's value and updates nothing.
 //! * **Jobs are claimed with `FOR UPDATE SKIP LOCKED`**: concurrent claimers never wait for each
 //!   other and never take the same job; a job one of them is taking is simply skipped.
 //! * **Timestamps are `timestamptz`**, written as whole microseconds (finer parts are truncated

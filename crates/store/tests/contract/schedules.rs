@@ -20,6 +20,7 @@ contract_tests!(
     ensuring_a_schedule_creates_it_once_then_follows_the_definition,
     ensuring_a_schedule_keeps_its_enabled_flag_and_last_fire,
     ensuring_a_schedule_of_another_kind_is_refused,
+    concurrent_ensures_of_one_schedule_make_one,
     a_fire_moves_last_fired_at_and_queues_a_run_with_its_job,
     a_fire_with_a_stale_expected_value_changes_nothing,
     a_disabled_schedule_does_not_fire,
@@ -262,6 +263,23 @@ async fn ensuring_a_schedule_of_another_kind_is_refused(store: Arc<dyn Store>) {
         before,
         "nothing changed"
     );
+}
+
+async fn concurrent_ensures_of_one_schedule_make_one(store: Arc<dyn Store>) {
+    // Every process of a deployment ensures the built-in schedules when it starts.
+    let processes: Vec<_> = (0..8)
+        .map(|_| {
+            let store = store.clone();
+            tokio::spawn(async move { store.ensure_schedule(&schedule("nightly")).await })
+        })
+        .collect();
+    let mut ids = Vec::new();
+    for process in processes {
+        ids.push(process.await.unwrap().unwrap());
+    }
+    let schedules = store.list_schedules().await.unwrap();
+    assert_eq!(schedules.len(), 1);
+    assert!(ids.iter().all(|&id| id == schedules[0].id), "{ids:?}");
 }
 
 async fn a_fire_moves_last_fired_at_and_queues_a_run_with_its_job(store: Arc<dyn Store>) {
