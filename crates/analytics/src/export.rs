@@ -177,9 +177,23 @@ mod tests {
         assert_eq!(
             lines.next().unwrap(),
             "http://pirate.example/1.html,xingchen-ch1,星辰旅人,0.9877,0.5,simhash+align,\
-             2026-11-01T08:00:00Z,0.9877,2026-11-01T08:00:00Z,open,1,420"
+             2026-11-01T08:00:00Z,0.9877,2026-11-01T08:00:00Z,open,1,420,"
         );
         assert!(lines.next().is_none());
+        // A copy found gone carries when.
+        let mut removed = record("星辰旅人");
+        removed.status = MatchStatus::Removed;
+        removed.removed_at = Some(removed.last_seen);
+        let mut out = Vec::new();
+        write_csv(&[removed], &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.lines()
+                .nth(1)
+                .unwrap()
+                .ends_with(",removed,1,420,2026-11-01T08:00:00Z"),
+            "{text}"
+        );
     }
 
     #[test]
