@@ -9,7 +9,7 @@ use crate::AnalyticsError;
 
 /// Columns of the CSV export, in order. The first seven are a stable contract: scripts read
 /// them by name, so new columns are only ever appended.
-pub const CSV_HEADER: [&str; 12] = [
+pub const CSV_HEADER: [&str; 13] = [
     "page_url",
     "work_external_id",
     "work_title",
@@ -22,6 +22,7 @@ pub const CSV_HEADER: [&str; 12] = [
     "status",
     "evidence_passages",
     "copied_chars",
+    "removed_at",
 ];
 
 /// One exported row: a page × work match.
@@ -51,6 +52,8 @@ pub struct ExportRow<'a> {
     pub evidence_passages: usize,
     /// Characters of the page verified as copied: what the report threshold applies to.
     pub copied_chars: u32,
+    /// When a removal check found the copy gone (RFC 3339); empty while it is online.
+    pub removed_at: String,
 }
 
 impl<'a> From<&'a MatchRecord> for ExportRow<'a> {
@@ -72,6 +75,9 @@ impl<'a> From<&'a MatchRecord> for ExportRow<'a> {
             status: record.status.as_str(),
             evidence_passages: record.evidence.len(),
             copied_chars: record.copied_chars,
+            removed_at: record.removed_at.map_or_else(String::new, |t| {
+                t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            }),
         }
     }
 }
@@ -99,6 +105,7 @@ pub fn write_csv(records: &[MatchRecord], out: impl Write) -> Result<(), Analyti
             row.status.to_owned(),
             row.evidence_passages.to_string(),
             row.copied_chars.to_string(),
+            row.removed_at,
         ])?;
     }
     writer.flush()?;
@@ -146,6 +153,7 @@ mod tests {
             status: MatchStatus::Open,
             first_seen: at,
             last_seen: at,
+            removed_at: None,
             evidence: vec![EvidencePassage {
                 page_start: 0,
                 page_end: 3,
@@ -169,9 +177,23 @@ mod tests {
         assert_eq!(
             lines.next().unwrap(),
             "http://pirate.example/1.html,xingchen-ch1,星辰旅人,0.9877,0.5,simhash+align,\
-             2026-11-01T08:00:00Z,0.9877,2026-11-01T08:00:00Z,open,1,420"
+             2026-11-01T08:00:00Z,0.9877,2026-11-01T08:00:00Z,open,1,420,"
         );
         assert!(lines.next().is_none());
+        // A copy found gone carries when.
+        let mut removed = record("星辰旅人");
+        removed.status = MatchStatus::Removed;
+        removed.removed_at = Some(removed.last_seen);
+        let mut out = Vec::new();
+        write_csv(&[removed], &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.lines()
+                .nth(1)
+                .unwrap()
+                .ends_with(",removed,1,420,2026-11-01T08:00:00Z"),
+            "{text}"
+        );
     }
 
     #[test]

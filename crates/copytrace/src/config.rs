@@ -36,6 +36,25 @@ pub struct ConfigFile {
     /// `[match]`
     #[serde(default, rename = "match")]
     pub matching: MatchSection,
+    /// `[schedule]`
+    #[serde(default)]
+    pub schedule: ScheduleSection,
+}
+
+/// `[schedule]` settings: the daily dedup run and its removal checks.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduleSection {
+    /// `COPYTRACE_TIMEZONE` (IANA name, e.g. `Asia/Shanghai`)
+    pub timezone: Option<String>,
+    /// `COPYTRACE_DEDUP_CRON` (e.g. `0 3 * * *`)
+    pub dedup_cron: Option<String>,
+    /// `COPYTRACE_RECHECK_ALLOW_PRIVATE_ADDRESSES`
+    pub recheck_allow_private_addresses: Option<bool>,
+    /// `COPYTRACE_RECHECK_USER_AGENT`
+    pub recheck_user_agent: Option<String>,
+    /// `COPYTRACE_RECHECK_DELAY` (seconds)
+    pub recheck_delay: Option<f64>,
 }
 
 /// `[serve]` settings.
@@ -133,6 +152,22 @@ impl ConfigFile {
             "COPYTRACE_MIN_COPIED_CHARS",
             self.matching.min_copied_chars.map(|v| v.to_string()),
         );
+        put("COPYTRACE_TIMEZONE", self.schedule.timezone.clone());
+        put("COPYTRACE_DEDUP_CRON", self.schedule.dedup_cron.clone());
+        put(
+            "COPYTRACE_RECHECK_ALLOW_PRIVATE_ADDRESSES",
+            self.schedule
+                .recheck_allow_private_addresses
+                .map(|v| v.to_string()),
+        );
+        put(
+            "COPYTRACE_RECHECK_USER_AGENT",
+            self.schedule.recheck_user_agent.clone(),
+        );
+        put(
+            "COPYTRACE_RECHECK_DELAY",
+            self.schedule.recheck_delay.map(|v| v.to_string()),
+        );
         env
     }
 }
@@ -174,6 +209,9 @@ mod tests {
             lease_secs = 90
             [match]
             min_copied_chars = 120
+            [schedule]
+            timezone = "Asia/Shanghai"
+            dedup_cron = "30 2 * * *"
             "#,
         )
         .unwrap();
@@ -186,7 +224,9 @@ mod tests {
         assert_eq!(env["COPYTRACE_SERVE_WORKERS"], "0");
         assert_eq!(env["COPYTRACE_LEASE_SECS"], "90");
         assert_eq!(env["COPYTRACE_MIN_COPIED_CHARS"], "120");
-        assert_eq!(env.len(), 7);
+        assert_eq!(env["COPYTRACE_TIMEZONE"], "Asia/Shanghai");
+        assert_eq!(env["COPYTRACE_DEDUP_CRON"], "30 2 * * *");
+        assert_eq!(env.len(), 9);
     }
 
     #[test]

@@ -328,7 +328,13 @@ struct SiteState {
 
 /// Serves `site` on `127.0.0.1` on a free port, logging every request path.
 pub async fn serve(site: SampleSite) -> std::io::Result<SiteServer> {
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
+    serve_at(site, SocketAddr::from(([127, 0, 0, 1], 0))).await
+}
+
+/// Serves `site` at `addr` (port 0: a free port): how a test brings a site back changed at the
+/// address its pages were crawled from.
+pub async fn serve_at(site: SampleSite, addr: SocketAddr) -> std::io::Result<SiteServer> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
     let requests = Arc::new(Mutex::new(Vec::new()));
     let state = SiteState {

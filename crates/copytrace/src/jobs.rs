@@ -5,27 +5,40 @@
 //!   job for every page whose text is new or changed.
 //! * A **match** job ([`MatchJob`]) matches one page, as it was when the job was enqueued,
 //!   against the whole library and records the verdict.
+//! * A **dedup** job ([`DedupJob`], run by match workers, which hold the library) re-checks
+//!   known infringing pages for removals and matches every due page (see [`crate::dedup`]).
+//!
+//! Crawl and dedup jobs carry a **run** (`copytrace runs list`): its state, counts and, for a
+//! crawl, the crawler's statistics are saved as it goes, and a cancellation request stops it.
 //!
 //! Both are idempotent, because delivery is at least once: pages are upserted by URL, a match
 //! job is keyed by page and content hash (a second job for the same text is not even created
 //! while the first is pending) and skips a page already matched on that text, and recording a
 //! page's verdict replaces the previous one.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex as StdMutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use chrono::Utc;
-use copytrace_crawler::{CrawlConfig, CrawlError, FetchedPage, PageSink};
+use copytrace_crawler::{
+    CrawlConfig, CrawlError, CrawlProgress, CrawlStats, FetchedPage, PageSink,
+};
 use copytrace_index_redis::RedisIndex;
 use copytrace_matcher::{IndexError, MatchConfig, Matcher, WorkMatch};
 use copytrace_scheduler::JobHandler;
+use copytrace_scheduler::schedules::JobFactory;
 use copytrace_scheduler::worker::JobError;
-use copytrace_store::{Id, Job, NewJob, NewPage, Store, WriteOutcome};
+use copytrace_store::{
+    Id, Job, NewJob, NewPage, NewRun, Run, RunCounts, RunKind, RunState, RunTrigger, Schedule,
+    Store, WriteOutcome,
+};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 use url::Url;
 
+use crate::dedup::{self, DEDUP, DEDUP_ATTEMPTS, DedupEnd, DedupJob};
 use crate::pipeline::{self, content_hash};
 
 /// Kind of a crawl job.
@@ -131,17 +144,187 @@ pub struct MatchJob {
     pub content_hash: String,
 }
 
-/// Enqueues a crawl job and returns its id.
-pub async fn enqueue_crawl(store: &dyn Store, job: &CrawlJob) -> Result<Id> {
-    Ok(store
-        .enqueue_job(&NewJob {
-            kind: CRAWL.to_owned(),
-            payload: serde_json::to_value(job)?,
-            dedup_key: None,
-            run_at: Utc::now(),
-            max_attempts: CRAWL_ATTEMPTS,
-        })
-        .await?)
+/// Enqueues a crawl job with its (manual) run; returns the run's and the job's ids.
+pub async fn enqueue_crawl(store: &dyn Store, job: &CrawlJob) -> Result<(Id, Id)> {
+    let (run, job) = store
+        .create_run(
+            &manual_run(RunKind::Crawl),
+            Some(&crawl_job(job, Utc::now())?),
+        )
+        .await?;
+    Ok((run, job.context("the store created no job")?))
+}
+
+/// Enqueues a dedup job with its (manual) run; returns the run's and the job's ids.
+pub async fn enqueue_dedup(store: &dyn Store, job: &DedupJob) -> Result<(Id, Id)> {
+    let (run, job) = store
+        .create_run(
+            &manual_run(RunKind::Dedup),
+            Some(&dedup_job(job, Utc::now())?),
+        )
+        .await?;
+    Ok((run, job.context("the store created no job")?))
+}
+
+/// A run started by a person now.
+pub fn manual_run(kind: RunKind) -> NewRun {
+    NewRun {
+        kind,
+        schedule_id: None,
+        trigger: RunTrigger::Manual,
+        scheduled_for: None,
+        created_at: Utc::now(),
+    }
+}
+
+fn crawl_job(job: &CrawlJob, run_at: chrono::DateTime<Utc>) -> Result<NewJob> {
+    Ok(NewJob {
+        kind: CRAWL.to_owned(),
+        payload: serde_json::to_value(job)?,
+        dedup_key: None,
+        run_at,
+        max_attempts: CRAWL_ATTEMPTS,
+    })
+}
+
+fn dedup_job(job: &DedupJob, run_at: chrono::DateTime<Utc>) -> Result<NewJob> {
+    Ok(NewJob {
+        kind: DEDUP.to_owned(),
+        payload: serde_json::to_value(job)?,
+        dedup_key: None,
+        run_at,
+        max_attempts: DEDUP_ATTEMPTS,
+    })
+}
+
+/// The job a schedule's run needs: a crawl of its seeds with the limits in its config, or a
+/// dedup run with the settings in its config.
+pub fn job_for_schedule(schedule: &Schedule, run_at: chrono::DateTime<Utc>) -> Result<NewJob> {
+    match schedule.kind {
+        RunKind::Crawl => {
+            let mut config = schedule.config.clone();
+            let object = config
+                .as_object_mut()
+                .context("the schedule's crawl settings are not a JSON object")?;
+            object.insert("seeds".to_owned(), serde_json::json!(schedule.seeds));
+            let job: CrawlJob = serde_json::from_value(config)
+                .context("the schedule's crawl settings are invalid")?;
+            job.seed_urls()?;
+            crawl_job(&job, run_at)
+        }
+        RunKind::Dedup => {
+            let job: DedupJob = serde_json::from_value(schedule.config.clone())
+                .context("the schedule's dedup settings are invalid")?;
+            dedup_job(&job, run_at)
+        }
+    }
+}
+
+/// The scheduler's [`JobFactory`]: schedules' jobs as [`job_for_schedule`] builds them.
+pub struct ScheduleJobs;
+
+impl JobFactory for ScheduleJobs {
+    fn job_for(
+        &self,
+        schedule: &Schedule,
+        scheduled_for: chrono::DateTime<Utc>,
+    ) -> Result<NewJob, String> {
+        job_for_schedule(schedule, scheduled_for).map_err(|e| format!("{e:#}"))
+    }
+}
+
+/// The crawler's statistics as stored with a crawl run.
+pub fn crawl_stats_json(stats: &CrawlStats) -> serde_json::Value {
+    serde_json::json!({
+        "requests": stats.requests,
+        "retries": stats.retries,
+        "bytes": stats.bytes,
+        "pages": stats.pages,
+        "not_modified": stats.not_modified,
+        "disallowed_by_robots": stats.disallowed_by_robots,
+        "errors": stats
+            .errors
+            .iter()
+            .map(|(kind, count)| (kind.to_string(), *count))
+            .collect::<std::collections::BTreeMap<_, _>>(),
+        "link_limits": stats.link_limits,
+        "sitemap_urls": stats.sitemap_urls,
+        "elapsed_secs": stats.elapsed.as_secs_f64(),
+        "pages_per_second": stats.pages_per_second(),
+    })
+}
+
+/// The run a claimed crawl or dedup job works on, started; `None` when there is nothing to do
+/// (the run was cancelled or already ended). A job enqueued without a run (by an older
+/// version) gets a manual one.
+async fn begin_run(store: &dyn Store, job: &Job, kind: RunKind) -> Result<Option<Run>> {
+    let now = Utc::now();
+    let run = match store.run_for_job(job.id).await? {
+        Some(run) => store.start_run(run.id, now).await?,
+        None => {
+            let (id, _) = store.create_run(&manual_run(kind), None).await?;
+            store.get_run(id).await?
+        }
+    };
+    if run.state == RunState::Running && run.cancel_requested {
+        store
+            .finish_run(
+                run.id,
+                RunState::Cancelled,
+                &run.counts,
+                &run.stats,
+                None,
+                now,
+            )
+            .await?;
+        return Ok(None);
+    }
+    Ok((run.state == RunState::Running).then_some(run))
+}
+
+/// Records how a run's attempt ended. A failure ends the run only on the job's last attempt;
+/// before that the run stays running and the retry picks it up.
+async fn end_run(
+    store: &dyn Store,
+    job: &Job,
+    run_id: Id,
+    outcome: Result<RunState, String>,
+    counts: &RunCounts,
+    stats: &serde_json::Value,
+) -> Result<String, JobError> {
+    let now = Utc::now();
+    match outcome {
+        Ok(state) => {
+            store
+                .finish_run(run_id, state, counts, stats, None, now)
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(format!(
+                "run {run_id} {}: {} page(s) checked, {} new match(es), {} removed, {} error(s)",
+                state.as_str(),
+                counts.pages_checked,
+                counts.new_matches,
+                counts.matches_removed,
+                counts.errors
+            ))
+        }
+        Err(error) => {
+            let result = if job.attempts >= job.max_attempts {
+                store
+                    .finish_run(run_id, RunState::Failed, counts, stats, Some(&error), now)
+                    .await
+            } else {
+                store
+                    .update_run_progress(run_id, counts, stats)
+                    .await
+                    .map(|_| ())
+            };
+            if let Err(store_error) = result {
+                tracing::warn!(run = run_id, %store_error, "cannot record the run's failure");
+            }
+            Err(JobError::from(error))
+        }
+    }
 }
 
 /// Enqueues the match job of one page text; while such a job is pending, returns its id.
@@ -195,13 +378,19 @@ impl CrawlHandler {
     }
 }
 
-/// Stores pages and enqueues the match job of each new or changed one.
+/// Stores pages and enqueues the match job of each new or changed one; stops the crawl when
+/// its run is cancelled.
 struct QueueingSink {
     store: Arc<dyn Store>,
     stored: usize,
     changed: usize,
     failures: usize,
+    cancelled: Arc<AtomicBool>,
+    latest: Arc<StdMutex<Option<CrawlStats>>>,
 }
+
+/// The error a sink stops a cancelled crawl with.
+const CANCELLED: &str = "the run was cancelled";
 
 #[async_trait::async_trait]
 impl PageSink for QueueingSink {
@@ -209,6 +398,9 @@ impl PageSink for QueueingSink {
         &mut self,
         page: FetchedPage,
     ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        if self.cancelled.load(Ordering::Relaxed) {
+            return Err(CANCELLED.into());
+        }
         let hash = content_hash(&page.text);
         let write = self
             .store
@@ -235,6 +427,20 @@ impl PageSink for QueueingSink {
         self.failures += 1;
         tracing::debug!(%url, %error, "crawl failure");
     }
+
+    fn progress(&mut self, progress: &CrawlProgress) {
+        *self.latest.lock().unwrap_or_else(|e| e.into_inner()) = Some(progress.stats.clone());
+    }
+}
+
+/// A crawl run's counts from the crawler's statistics.
+fn crawl_counts(stats: &CrawlStats) -> RunCounts {
+    RunCounts {
+        pages_checked: stats.pages as u64,
+        new_matches: 0,
+        matches_removed: 0,
+        errors: stats.failed() as u64,
+    }
 }
 
 #[async_trait::async_trait]
@@ -247,23 +453,84 @@ impl JobHandler for CrawlHandler {
         let crawl: CrawlJob = serde_json::from_value(job.payload.clone())
             .map_err(|e| format!("malformed crawl job payload: {e}"))?;
         let seeds = crawl.seed_urls().map_err(|e| e.to_string())?;
+        let store = self.store.as_ref();
+        let Some(run) = begin_run(store, job, RunKind::Crawl)
+            .await
+            .map_err(|e| e.to_string())?
+        else {
+            return Ok("the run was cancelled or has ended: nothing to do".to_owned());
+        };
+        let cancelled = Arc::new(AtomicBool::new(false));
+        let latest = Arc::new(StdMutex::new(None::<CrawlStats>));
         let mut sink = QueueingSink {
             store: self.store.clone(),
             stored: 0,
             changed: 0,
             failures: 0,
+            cancelled: cancelled.clone(),
+            latest: latest.clone(),
         };
-        let report = copytrace_crawler::crawl(&crawl.config(), &seeds, &mut sink)
-            .await
-            .map_err(|e| format!("crawl aborted: {e}"))?;
+        // Saves the counts every few seconds and hears cancellation requests.
+        let poller = {
+            let store = self.store.clone();
+            let cancelled = cancelled.clone();
+            let run_id = run.id;
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(Duration::from_secs(2)).await;
+                    let stats = latest.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                    let Some(stats) = stats else { continue };
+                    let counts = crawl_counts(&stats);
+                    match store
+                        .update_run_progress(run_id, &counts, &crawl_stats_json(&stats))
+                        .await
+                    {
+                        Ok(true) => {
+                            cancelled.store(true, Ordering::Relaxed);
+                            return;
+                        }
+                        Ok(false) => {}
+                        Err(error) => tracing::warn!(run = run_id, %error, "cannot save progress"),
+                    }
+                }
+            })
+        };
+        let result = copytrace_crawler::crawl(&crawl.config(), &seeds, &mut sink).await;
+        poller.abort();
+        let (outcome, stats) = match result {
+            Ok(report) => (Ok(RunState::Succeeded), report.stats),
+            Err(CrawlError::Sink(_)) if cancelled.load(Ordering::Relaxed) => {
+                let stats = sink
+                    .latest
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clone()
+                    .unwrap_or_default();
+                (Ok(RunState::Cancelled), stats)
+            }
+            Err(error) => (
+                Err(format!("crawl aborted: {error}")),
+                CrawlStats::default(),
+            ),
+        };
+        let counts = crawl_counts(&stats);
+        let ended = end_run(
+            store,
+            job,
+            run.id,
+            outcome,
+            &counts,
+            &crawl_stats_json(&stats),
+        )
+        .await?;
         // Pages stored by an earlier, interrupted attempt of this crawl (or by `copytrace crawl`)
         // may still lack their match job: the sweep enqueues every due page once.
-        let due = enqueue_due_matches(self.store.as_ref())
+        let due = enqueue_due_matches(store)
             .await
             .map_err(|e| e.to_string())?;
         Ok(format!(
-            "crawled {} page(s): {} stored, {} new or changed, {} failed; {due} page(s) due for matching",
-            report.fetched, sink.stored, sink.changed, sink.failures
+            "{ended}; {} stored, {} new or changed, {} failed; {due} page(s) due for matching",
+            sink.stored, sink.changed, sink.failures
         ))
     }
 }
@@ -397,6 +664,53 @@ impl MatchHandler {
         Ok((library, matcher))
     }
 
+    /// Matches a text against the library as it is now. Fails, rather than answering "no
+    /// match", when the shared index is not the library's (flushed, stale, being rebuilt).
+    pub async fn match_text(&self, text: &str) -> Result<Vec<WorkMatch>> {
+        let (library, matcher) = self.current().await?;
+        let text = text.to_owned();
+        tokio::task::spawn_blocking(move || -> Result<Vec<WorkMatch>> {
+            matcher.check_index(&library)?;
+            let found = matcher.match_text(&text)?;
+            // Checked again: the index must not have been flushed while we read it.
+            matcher.check_index(&library)?;
+            Ok(found)
+        })
+        .await
+        .context("the matching task panicked")?
+    }
+
+    /// Runs a dedup job: its run's removal checks and matching (see [`crate::dedup`]).
+    async fn run_dedup(&self, job: &Job) -> Result<String, JobError> {
+        let payload: DedupJob = serde_json::from_value(job.payload.clone())
+            .map_err(|e| format!("malformed dedup job payload: {e}"))?;
+        let store = self.store.as_ref();
+        let Some(run) = begin_run(store, job, RunKind::Dedup)
+            .await
+            .map_err(|e| e.to_string())?
+        else {
+            return Ok("the run was cancelled or has ended: nothing to do".to_owned());
+        };
+        // A retried run starts its passes over: counting from zero keeps its figures true.
+        let mut counts = RunCounts::default();
+        let outcome = dedup::run_dedup(store, self, run.id, &payload, &mut counts)
+            .await
+            .map(|end| match end {
+                DedupEnd::Finished => RunState::Succeeded,
+                DedupEnd::Cancelled => RunState::Cancelled,
+            })
+            .map_err(|e| format!("{e:#}"));
+        end_run(
+            store,
+            job,
+            run.id,
+            outcome,
+            &counts,
+            &serde_json::Value::Null,
+        )
+        .await
+    }
+
     async fn run_match(&self, job: &MatchJob) -> Result<String> {
         let page = match self.store.get_page(job.page_id).await {
             Ok(page) => page,
@@ -414,17 +728,7 @@ impl MatchHandler {
         if page.matched_hash.as_deref() == Some(job.content_hash.as_str()) {
             return Ok(format!("page {} already matched on this text", page.id));
         }
-        let (library, matcher) = self.current().await?;
-        let text = page.text.clone();
-        let found = tokio::task::spawn_blocking(move || -> Result<Vec<WorkMatch>> {
-            matcher.check_index(&library)?;
-            let found = matcher.match_text(&text)?;
-            // Checked again: the index must not have been flushed while we read it.
-            matcher.check_index(&library)?;
-            Ok(found)
-        })
-        .await
-        .context("the matching task panicked")??;
+        let found = self.match_text(&page.text).await?;
         let matches: Vec<_> = found.iter().map(pipeline::to_new_match).collect();
         self.store
             .record_page_matches(page.id, &page.content_hash, &matches, Utc::now())
@@ -442,10 +746,13 @@ impl MatchHandler {
 #[async_trait::async_trait]
 impl JobHandler for MatchHandler {
     fn kinds(&self) -> Vec<String> {
-        vec![MATCH.to_owned()]
+        vec![MATCH.to_owned(), DEDUP.to_owned()]
     }
 
     async fn run(&self, job: &Job) -> Result<String, JobError> {
+        if job.kind == DEDUP {
+            return self.run_dedup(job).await;
+        }
         let payload: MatchJob = serde_json::from_value(job.payload.clone())
             .map_err(|e| format!("malformed match job payload: {e}"))?;
         self.run_match(&payload).await.map_err(|e| {

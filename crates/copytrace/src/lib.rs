@@ -8,9 +8,11 @@
 
 pub mod backend;
 pub mod config;
+pub mod dedup;
 pub mod demo;
 pub mod inspect;
 pub mod jobs;
 pub mod pipeline;
 pub mod processes;
+pub mod scheduling;
 pub mod textfile;

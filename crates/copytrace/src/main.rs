@@ -15,15 +15,19 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 use copytrace::backend::{DEFAULT_DATABASE_URL, open_store, redact};
+use copytrace::dedup;
 use copytrace::demo;
 use copytrace::inspect;
 use copytrace::jobs;
 use copytrace::pipeline::{self, LibraryFile};
 use copytrace::processes;
+use copytrace::scheduling::{self, parse_seeds};
 use copytrace::textfile::{TextFile, read_text_file};
 use copytrace_index_redis::RedisIndex;
 use copytrace_matcher::{CandidateMethods, Index, MatchConfig};
-use copytrace_store::{JobFilter, JobState, MatchFilter, Store, WriteOutcome};
+use copytrace_store::{
+    JobFilter, JobState, MatchFilter, RunCounts, RunFilter, RunKind, RunState, Store, WriteOutcome,
+};
 use indicatif::{ProgressBar, ProgressStyle};
 use url::Url;
 
@@ -185,6 +189,8 @@ struct ServeArgs {
     lease: LeaseArgs,
     #[command(flatten)]
     settings: MatchArgs,
+    #[command(flatten)]
+    dedup: DedupScheduleArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -300,6 +306,16 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Manage cron schedules of crawls (and the built-in daily dedup run).
+    #[command(subcommand)]
+    Schedule(ScheduleCommand),
+    /// Crawl and dedup runs: history, counts, statistics, cancellation.
+    #[command(subcommand)]
+    Runs(RunsCommand),
+    /// Bring the match library up to date now, as the daily run does: fetch known infringing
+    /// pages again to record removals, then match every page not yet matched against the
+    /// current library (after a library change, every page).
+    Dedup(DedupArgs),
     /// Run the whole pipeline on bundled sample data in a temporary database: ingest a small
     /// library, serve a sample piracy site on a loopback port, crawl it, match, report.
     Demo,
@@ -337,6 +353,17 @@ struct CrawlArgs {
     /// Seed URLs (http or https).
     #[arg(required = true)]
     urls: Vec<String>,
+    #[command(flatten)]
+    settings: CrawlSettingsArgs,
+    /// Enqueue the crawl as a job for `copytrace worker crawl` instead of crawling now; prints
+    /// the job id.
+    #[arg(long)]
+    queue: bool,
+}
+
+/// Scope and limits of a crawl, shared by `crawl` and `schedule add`.
+#[derive(Debug, clap::Args)]
+struct CrawlSettingsArgs {
     /// Stop after this many page requests.
     #[arg(long, default_value_t = 100)]
     max_pages: usize,
@@ -376,13 +403,9 @@ struct CrawlArgs {
     /// Also follow links to this host (repeatable; `*.example.cn` means any subdomain).
     #[arg(long, value_name = "HOST")]
     allow_host: Vec<String>,
-    /// Enqueue the crawl as a job for `copytrace worker crawl` instead of crawling now; prints
-    /// the job id.
-    #[arg(long)]
-    queue: bool,
 }
 
-impl CrawlArgs {
+impl CrawlSettingsArgs {
     fn job(&self, seeds: &[Url]) -> jobs::CrawlJob {
         jobs::CrawlJob {
             seeds: seeds.iter().map(Url::to_string).collect(),
@@ -399,6 +422,193 @@ impl CrawlArgs {
             include: self.include.clone(),
             exclude: self.exclude.clone(),
             allow_host: self.allow_host.clone(),
+        }
+    }
+}
+
+/// How removal checks fetch pages again, shared by `dedup` and `serve` (the daily run).
+#[derive(Debug, clap::Args)]
+struct RecheckArgs {
+    /// Allow loopback and private addresses when fetching infringing pages again.
+    #[arg(
+        long = "recheck-allow-private-addresses",
+        env = "COPYTRACE_RECHECK_ALLOW_PRIVATE_ADDRESSES"
+    )]
+    allow_private_addresses: bool,
+    /// User-Agent of the removal checks.
+    #[arg(long = "recheck-user-agent", env = "COPYTRACE_RECHECK_USER_AGENT",
+          default_value = copytrace_crawler::DEFAULT_USER_AGENT)]
+    user_agent: String,
+    /// Seconds between two removal checks on the same host.
+    #[arg(long = "recheck-delay", env = "COPYTRACE_RECHECK_DELAY", value_name = "SECONDS",
+          default_value = "1", value_parser = parse_seconds)]
+    delay: Duration,
+}
+
+impl RecheckArgs {
+    fn settings(&self) -> dedup::RecheckSettings {
+        dedup::RecheckSettings {
+            allow_private_addresses: self.allow_private_addresses,
+            user_agent: self.user_agent.clone(),
+            delay_secs: self.delay.as_secs_f64(),
+            ..dedup::RecheckSettings::default()
+        }
+    }
+}
+
+/// The daily dedup schedule that `serve` keeps.
+#[derive(Debug, clap::Args)]
+struct DedupScheduleArgs {
+    /// When the daily dedup run starts (cron, five fields or six with seconds first).
+    #[arg(long, env = "COPYTRACE_DEDUP_CRON", default_value = scheduling::DEFAULT_DEDUP_CRON)]
+    dedup_cron: String,
+    /// Time zone of the dedup schedule, and the default of `schedule add --tz`.
+    #[arg(long, env = "COPYTRACE_TIMEZONE", default_value = "UTC")]
+    timezone: String,
+    #[command(flatten)]
+    recheck: RecheckArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum ScheduleCommand {
+    /// Schedule a crawl: its seeds, scope and limits as for `crawl`, fired by a cron
+    /// expression (`0 3 * * *`, or six fields with seconds first) in a time zone.
+    Add {
+        /// Unique name.
+        #[arg(long)]
+        name: String,
+        /// Cron expression: minute hour day-of-month month day-of-week (0 or 7 is Sunday), or
+        /// six fields with seconds first.
+        #[arg(long)]
+        cron: String,
+        /// IANA time zone the expression is read in.
+        #[arg(long, env = "COPYTRACE_TIMEZONE", default_value = "UTC")]
+        tz: String,
+        /// Who owns it (a person or team).
+        #[arg(long)]
+        owner: Option<String>,
+        /// Print the stored schedule as JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        settings: Box<CrawlSettingsArgs>,
+        /// Seed URLs (http or https).
+        #[arg(required = true)]
+        urls: Vec<String>,
+    },
+    /// List schedules with their next and last tick.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a schedule, its next ticks and its latest runs.
+    Show {
+        /// Schedule name.
+        name: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop a schedule from firing (ticks while paused are not caught up).
+    Pause {
+        /// Schedule name.
+        name: String,
+    },
+    /// Let a paused schedule fire again from its next tick.
+    Resume {
+        /// Schedule name.
+        name: String,
+    },
+    /// Delete a schedule (its runs stay in the history).
+    Rm {
+        /// Schedule name.
+        name: String,
+    },
+    /// Start a schedule's run now, as a job.
+    RunNow {
+        /// Schedule name.
+        name: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum RunKindArg {
+    Crawl,
+    Dedup,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum RunStateArg {
+    Queued,
+    Running,
+    Succeeded,
+    Failed,
+    Cancelled,
+}
+
+#[derive(Debug, Subcommand)]
+enum RunsCommand {
+    /// List crawl and dedup runs, newest first.
+    List {
+        /// Only runs of this kind.
+        #[arg(long, value_enum)]
+        kind: Option<RunKindArg>,
+        /// Only runs in this state.
+        #[arg(long, value_enum)]
+        state: Option<RunStateArg>,
+        /// Only runs of this schedule.
+        #[arg(long)]
+        schedule: Option<String>,
+        /// At most this many.
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one run with its statistics.
+    Show {
+        /// Run id.
+        id: i64,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Cancel a run: a queued run never starts, a running one stops at its next page.
+    Cancel {
+        /// Run id.
+        id: i64,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+struct DedupArgs {
+    /// Match every stored page again, not only new or changed ones.
+    #[arg(long)]
+    full: bool,
+    /// Do not fetch known infringing pages again (no removal checks).
+    #[arg(long)]
+    no_recheck: bool,
+    /// Enqueue the run as a job for `copytrace worker match` (or `serve`) instead of running it
+    /// now.
+    #[arg(long)]
+    queue: bool,
+    /// Print the finished run as JSON.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    recheck: RecheckArgs,
+    #[command(flatten)]
+    settings: MatchArgs,
+}
+
+impl DedupArgs {
+    fn job(&self) -> dedup::DedupJob {
+        dedup::DedupJob {
+            full: self.full,
+            recheck: !self.no_recheck,
+            fetch: self.recheck.settings(),
         }
     }
 }
@@ -557,8 +767,9 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             let seeds = parse_seeds(&args.urls)?;
             let store = open_store(&cli.db).await?;
             if args.queue {
-                let id = jobs::enqueue_crawl(store.as_ref(), &args.job(&seeds)).await?;
-                println!("enqueued crawl job {id}");
+                let (run, job) =
+                    jobs::enqueue_crawl(store.as_ref(), &args.settings.job(&seeds)).await?;
+                println!("enqueued crawl job {job} (run {run})");
                 return Ok(ExitCode::SUCCESS);
             }
             crawl(store, &seeds, &args).await
@@ -751,6 +962,14 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 runner: args.lease.runner(false),
                 index,
                 match_config: args.settings.config(),
+                dedup_schedule: (
+                    args.dedup.dedup_cron.clone(),
+                    args.dedup.timezone.clone(),
+                    dedup::DedupJob {
+                        fetch: args.dedup.recheck.settings(),
+                        ..dedup::DedupJob::default()
+                    },
+                ),
             };
             let redis = cli
                 .redis_url
@@ -762,6 +981,46 @@ async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Jobs(command) => {
             let store = open_store(&cli.db).await?;
             jobs_command(store.as_ref(), command).await
+        }
+        Command::Schedule(command) => {
+            let store = open_store(&cli.db).await?;
+            schedule_command(store.as_ref(), command).await
+        }
+        Command::Runs(command) => {
+            let store = open_store(&cli.db).await?;
+            runs_command(store.as_ref(), command).await
+        }
+        Command::Dedup(args) => {
+            if args.settings.candidates.is_empty() {
+                bail!("--candidates none would match nothing; name at least one source");
+            }
+            let store = open_store(&cli.db).await?;
+            if args.queue {
+                let (run, job) = jobs::enqueue_dedup(store.as_ref(), &args.job()).await?;
+                println!("enqueued dedup job {job} (run {run})");
+                return Ok(ExitCode::SUCCESS);
+            }
+            let handler =
+                jobs::MatchHandler::new(store.clone(), index.clone(), args.settings.config());
+            handler.preload().await?;
+            let progress = spinner("dedup:");
+            let run = scheduling::dedup_now(store.as_ref(), &handler, &args.job(), &progress).await;
+            progress.finish_and_clear();
+            let run = run?;
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&run)?);
+            } else {
+                println!(
+                    "dedup run {} {}: {} page(s) checked, {} new match(es), {} match(es) removed, {} page(s) unreachable",
+                    run.id,
+                    run.state.as_str(),
+                    run.counts.pages_checked,
+                    run.counts.new_matches,
+                    run.counts.matches_removed,
+                    run.counts.errors
+                );
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Command::Migrate => {
             open_store(&cli.db).await?;
@@ -819,6 +1078,11 @@ fn print_config(db: &str, redis_url: Option<&str>, redis_prefix: &str, file: Opt
         "COPYTRACE_WORKER_LISTEN",
         "COPYTRACE_CANDIDATES",
         "COPYTRACE_MIN_COPIED_CHARS",
+        "COPYTRACE_TIMEZONE",
+        "COPYTRACE_DEDUP_CRON",
+        "COPYTRACE_RECHECK_ALLOW_PRIVATE_ADDRESSES",
+        "COPYTRACE_RECHECK_USER_AGENT",
+        "COPYTRACE_RECHECK_DELAY",
     ] {
         match shown(name) {
             Some(value) => println!("# {name} = {value:?}"),
@@ -888,19 +1152,135 @@ async fn jobs_command(store: &dyn Store, command: JobsCommand) -> Result<ExitCod
     Ok(ExitCode::SUCCESS)
 }
 
-fn parse_seeds(urls: &[String]) -> Result<Vec<Url>> {
-    urls.iter()
-        .map(|raw| {
-            let url = Url::parse(raw).with_context(|| format!("invalid URL {raw:?}"))?;
-            if !matches!(url.scheme(), "http" | "https") {
-                bail!("invalid URL {raw:?}: only http and https can be crawled");
+async fn schedule_command(store: &dyn Store, command: ScheduleCommand) -> Result<ExitCode> {
+    let now = chrono::Utc::now();
+    match command {
+        ScheduleCommand::Add {
+            name,
+            cron,
+            tz,
+            owner,
+            json,
+            settings,
+            urls,
+        } => {
+            // Everything is checked before anything is stored.
+            scheduling::check_cron(&cron, &tz)?;
+            let seeds = parse_seeds(&urls)?;
+            let schedule = scheduling::add_crawl_schedule(
+                store,
+                &name,
+                &cron,
+                &tz,
+                owner,
+                &settings.job(&seeds),
+            )
+            .await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&schedule)?);
+            } else {
+                print!(
+                    "{}",
+                    scheduling::schedules_table(std::slice::from_ref(&schedule), now)
+                );
             }
-            if url.host_str().is_none_or(str::is_empty) {
-                bail!("invalid URL {raw:?}: no host");
+        }
+        ScheduleCommand::List { json } => {
+            let schedules = store.list_schedules().await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&schedules)?);
+            } else {
+                print!("{}", scheduling::schedules_table(&schedules, now));
             }
-            Ok(url)
-        })
-        .collect()
+        }
+        ScheduleCommand::Show { name, json } => {
+            let details = scheduling::schedule_details(store, &name, now).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&details)?);
+            } else {
+                print!("{}", scheduling::schedule_details_text(&details)?);
+            }
+        }
+        ScheduleCommand::Pause { name } => {
+            let schedule = store.get_schedule_by_name(&name).await?;
+            store.set_schedule_enabled(schedule.id, false).await?;
+            println!("schedule {name:?} paused");
+        }
+        ScheduleCommand::Resume { name } => {
+            let schedule = store.get_schedule_by_name(&name).await?;
+            store.set_schedule_enabled(schedule.id, true).await?;
+            println!("schedule {name:?} resumed");
+        }
+        ScheduleCommand::Rm { name } => {
+            let schedule = store.get_schedule_by_name(&name).await?;
+            store.delete_schedule(schedule.id).await?;
+            println!("schedule {name:?} deleted");
+        }
+        ScheduleCommand::RunNow { name } => {
+            let (run, job) = scheduling::run_now(store, &name).await?;
+            println!("schedule {name:?}: run {run} enqueued as job {job}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn runs_command(store: &dyn Store, command: RunsCommand) -> Result<ExitCode> {
+    match command {
+        RunsCommand::List {
+            kind,
+            state,
+            schedule,
+            limit,
+            json,
+        } => {
+            let schedule_id = match schedule {
+                Some(name) => Some(store.get_schedule_by_name(&name).await?.id),
+                None => None,
+            };
+            let runs = store
+                .list_runs(&RunFilter {
+                    kind: kind.map(|k| match k {
+                        RunKindArg::Crawl => RunKind::Crawl,
+                        RunKindArg::Dedup => RunKind::Dedup,
+                    }),
+                    schedule_id,
+                    state: state.map(|s| match s {
+                        RunStateArg::Queued => RunState::Queued,
+                        RunStateArg::Running => RunState::Running,
+                        RunStateArg::Succeeded => RunState::Succeeded,
+                        RunStateArg::Failed => RunState::Failed,
+                        RunStateArg::Cancelled => RunState::Cancelled,
+                    }),
+                    limit: Some(limit),
+                })
+                .await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&runs)?);
+            } else {
+                print!("{}", scheduling::runs_table(&runs));
+                println!("{} run(s)", runs.len());
+            }
+        }
+        RunsCommand::Show { id, json } => {
+            let run = store.get_run(id).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&run)?);
+            } else {
+                print!("{}", scheduling::runs_table(std::slice::from_ref(&run)));
+                if !run.stats.is_null() {
+                    println!("statistics: {}", serde_json::to_string_pretty(&run.stats)?);
+                }
+            }
+        }
+        RunsCommand::Cancel { id } => {
+            let state = store.request_run_cancel(id, chrono::Utc::now()).await?;
+            match state {
+                RunState::Cancelled => println!("run {id} cancelled"),
+                _ => println!("run {id} will stop at its next page"),
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn library_add(store: &dyn Store, holder: &str, files: &[LibraryFile]) -> Result<ExitCode> {
@@ -958,11 +1338,38 @@ fn spinner(message: &'static str) -> ProgressBar {
 
 async fn crawl(store: Arc<dyn Store>, seeds: &[Url], args: &CrawlArgs) -> Result<ExitCode> {
     // The same settings a queued crawl job carries, so both ways crawl alike.
-    let config = args.job(seeds).config();
+    let config = args.settings.job(seeds).config();
+    // Recorded as a run, with the crawler's statistics, like a scheduled crawl.
+    let (run_id, _) = store
+        .create_run(&jobs::manual_run(RunKind::Crawl), None)
+        .await?;
     let progress = spinner("crawling, pages stored:");
-    let mut sink = pipeline::StoreSink::new(store, progress.clone());
+    let mut sink = pipeline::StoreSink::new(store.clone(), progress.clone());
     let report = copytrace_crawler::crawl(&config, seeds, &mut sink).await;
     progress.finish_and_clear();
+    let (state, stats, error) = match &report {
+        Ok(report) => (RunState::Succeeded, report.stats.clone(), None),
+        Err(error) => (
+            RunState::Failed,
+            copytrace_crawler::CrawlStats::default(),
+            Some(format!("crawl aborted: {error}")),
+        ),
+    };
+    let counts = RunCounts {
+        pages_checked: stats.pages as u64,
+        errors: stats.failed() as u64,
+        ..RunCounts::default()
+    };
+    store
+        .finish_run(
+            run_id,
+            state,
+            &counts,
+            &jobs::crawl_stats_json(&stats),
+            error.as_deref(),
+            chrono::Utc::now(),
+        )
+        .await?;
     let report = report.context("crawl aborted")?;
     let counts = &sink.counts;
     let stats = &report.stats;
@@ -1141,19 +1548,21 @@ async fn run_demo() -> Result<ExitCode> {
     println!("\n2. Crawling the sample piracy site at {base}");
     let crawl_args = CrawlArgs {
         urls: vec![base.clone()],
-        max_pages: 100,
-        depth: None,
-        allow_private_addresses: true,
-        concurrency: 4,
-        timeout: 30,
-        user_agent: copytrace_crawler::DEFAULT_USER_AGENT.to_owned(),
-        delay: Duration::ZERO,
-        per_host: 2,
-        retries: 2,
-        sitemaps: false,
-        include: Vec::new(),
-        exclude: Vec::new(),
-        allow_host: Vec::new(),
+        settings: CrawlSettingsArgs {
+            max_pages: 100,
+            depth: None,
+            allow_private_addresses: true,
+            concurrency: 4,
+            timeout: 30,
+            user_agent: copytrace_crawler::DEFAULT_USER_AGENT.to_owned(),
+            delay: Duration::ZERO,
+            per_host: 2,
+            retries: 2,
+            sitemaps: false,
+            include: Vec::new(),
+            exclude: Vec::new(),
+            allow_host: Vec::new(),
+        },
         queue: false,
     };
     let seeds = parse_seeds(&crawl_args.urls)?;

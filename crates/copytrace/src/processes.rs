@@ -14,11 +14,14 @@ use copytrace_admin_web::ops::{self, Metrics, Probe};
 use copytrace_index_redis::RedisIndex;
 use copytrace_matcher::MatchConfig;
 use copytrace_scheduler::leader::{LeaderConfig, run_as_leader};
-use copytrace_scheduler::{JobHandler, SystemClock, WorkerConfig, WorkerReport, run_worker};
+use copytrace_scheduler::schedules::fire_due_schedules;
+use copytrace_scheduler::{Clock, JobHandler, SystemClock, WorkerConfig, WorkerReport, run_worker};
 use copytrace_store::Store;
 use tokio_util::sync::CancellationToken;
 
+use crate::dedup::DedupJob;
 use crate::jobs::{self, IndexSource};
+use crate::scheduling;
 
 /// A token cancelled by the first SIGTERM or SIGINT.
 pub fn shutdown_on_signals() -> Result<CancellationToken> {
@@ -207,16 +210,20 @@ pub struct ServeSettings {
     pub index: IndexSource,
     /// Matching settings of the in-process match workers.
     pub match_config: MatchConfig,
+    /// The daily dedup schedule to keep: cron expression, time zone, and the run's settings.
+    pub dedup_schedule: (String, String, DedupJob),
 }
 
-/// `copytrace serve`: the HTTP endpoints, the scheduler loop (in whichever `serve` process leads)
-/// and, in embedded mode, the workers.
+/// `copytrace serve`: the HTTP endpoints, the scheduler loop (in whichever `serve` process leads:
+/// due pages get match jobs, due schedules their runs) and, in embedded mode, the workers.
 pub async fn serve(
     store: Arc<dyn Store>,
     settings: ServeSettings,
     redis: Option<(String, String)>,
 ) -> Result<()> {
     let shutdown = shutdown_on_signals()?;
+    let (cron, timezone, dedup_job) = &settings.dedup_schedule;
+    scheduling::ensure_dedup_schedule(store.as_ref(), cron, timezone, dedup_job).await?;
     let leading = Arc::new(AtomicBool::new(false));
     let probe = ProcessProbe {
         store: store.clone(),
@@ -253,6 +260,9 @@ pub async fn serve(
                     if due > 0 {
                         tracing::info!("{due} page(s) due for matching have a match job");
                     }
+                    // Crawls and the dedup run whose cron tick has come.
+                    fire_due_schedules(store.as_ref(), &jobs::ScheduleJobs, SystemClock.now())
+                        .await?;
                     Ok(())
                 }
             },

@@ -1,5 +1,4 @@
-//! Copytrace scheduler: the durable job runner, leader election, and (issue 8) cron schedules
-//! and the daily dedup run.
+//! Copytrace scheduler: the durable job runner, leader election and cron schedules.
 //!
 //! Work travels between processes as jobs in the store's durable queue (`copytrace-store`):
 //! a crawl, the matching of one page. This crate runs them:
@@ -11,6 +10,9 @@
 //!   out, and another worker takes the job over. Handlers are therefore idempotent.
 //! * [`leader::run_as_leader`] runs a task in exactly one process of a deployment (the
 //!   scheduler loop), taking over when the leader dies.
+//! * [`schedules::fire_due_schedules`] is one scheduler tick: every enabled schedule whose
+//!   cron tick ([`cron`]) has come gets its run and job, exactly once across processes, and
+//!   ticks missed while the deployment was down are caught up once.
 //!
 //! Time comes from a [`clock::Clock`] so that tests can run days of schedule in milliseconds.
 //! The concrete handlers (what a crawl or a match job does) live in the binary, which is the
@@ -18,8 +20,10 @@
 
 pub mod backoff;
 pub mod clock;
+pub mod cron;
 pub mod leader;
+pub mod schedules;
 pub mod worker;
 
-pub use clock::{Clock, SystemClock};
+pub use clock::{Clock, ManualClock, SystemClock};
 pub use worker::{JobHandler, WorkerConfig, WorkerReport, run_worker};

@@ -4,7 +4,8 @@
 //! * the **page library**: sites and crawled pages;
 //! * the **match library**: page × work matches with scores and evidence passages;
 //!
-//! plus the operational records every deployment needs (durable jobs, crawl schedules, users).
+//! plus the operational records every deployment needs (durable jobs, schedules and the history
+//! of their runs, removal checks of infringing pages, users).
 //!
 //! [`Store`] is the only way the rest of Copytrace touches the database. It is object safe
 //! (`Arc<dyn Store>`) so the binary chooses the backend exactly once, from the database URL, and
@@ -206,17 +207,20 @@ pub trait Store: Send + Sync {
     ///
     /// `content_hash` is the hash of the text the match ran on: if the page changed meanwhile,
     /// the page stays due for matching. The review status of a match that is found again is
-    /// kept. `NotFound` if the page or one of the works does not exist.
+    /// kept. Returns how many of `matches` are new (the page × work pair had no match
+    /// before). `NotFound` if the page or one of the works does not exist.
     async fn record_page_matches(
         &self,
         page_id: Id,
         content_hash: &str,
         matches: &[NewMatch],
         at: DateTime<Utc>,
-    ) -> Result<()>;
+    ) -> Result<u64>;
     /// Lists matches with evidence, ordered by page URL then work external id.
     async fn list_matches(&self, filter: &MatchFilter) -> Result<Vec<MatchRecord>>;
-    /// Changes the review state of a match. `NotFound` if absent.
+    /// Changes the review state of a match. Any status but `removed` clears `removed_at`
+    /// (setting `removed` by hand keeps it, `None` if no check saw the removal). `NotFound` if
+    /// absent.
     async fn set_match_status(&self, match_id: Id, status: MatchStatus) -> Result<()>;
 
     // ----- jobs -----
@@ -282,14 +286,100 @@ pub trait Store: Send + Sync {
 
     // ----- schedules -----
 
-    /// Creates a schedule (enabled). Fails with `Invalid` if the name exists.
+    /// Creates a schedule (enabled, never fired). Fails with `Invalid` if the name exists.
     async fn create_schedule(&self, schedule: &NewSchedule) -> Result<Id>;
+    /// Creates the schedule if no schedule has its name; otherwise updates its cron
+    /// expression, time zone, seeds, config and owner where they differ (moving `updated_at`),
+    /// keeping its enabled flag and `last_fired_at`. How built-in schedules (the daily dedup
+    /// run) follow the configuration. `Invalid` if the existing schedule is of another kind.
+    async fn ensure_schedule(&self, schedule: &NewSchedule) -> Result<Id>;
     /// Lists schedules by name.
     async fn list_schedules(&self) -> Result<Vec<Schedule>>;
-    /// Enables or disables a schedule. `NotFound` if absent.
+    /// One schedule by name. `NotFound` if absent.
+    async fn get_schedule_by_name(&self, name: &str) -> Result<Schedule>;
+    /// Enables or disables a schedule; `updated_at` moves only if the flag changes. `NotFound`
+    /// if absent.
     async fn set_schedule_enabled(&self, id: Id, enabled: bool) -> Result<()>;
-    /// Deletes a schedule. `NotFound` if absent.
+    /// Deletes a schedule; its runs stay, without schedule. `NotFound` if absent.
     async fn delete_schedule(&self, id: Id) -> Result<()>;
+    /// Fires one cron tick of a schedule, atomically: moves the schedule's `last_fired_at` from
+    /// `expected_last_fired_at` to `scheduled_for`, creates the run (queued, with the job's id)
+    /// and enqueues its job. Returns `None` and changes nothing when the schedule's
+    /// `last_fired_at` is no longer the expected one (another scheduler fired first) or the
+    /// schedule is disabled, so a tick is fired at most once however many schedulers race.
+    /// `NotFound` if the schedule does not exist; `Invalid` if the job has a `dedup_key` or the
+    /// run disagrees with the fire (schedule, `scheduled_for`), or if `scheduled_for` is not
+    /// after `expected_last_fired_at` (that tick has been fired already).
+    async fn fire_schedule(&self, fire: &ScheduleFire) -> Result<Option<FiredRun>>;
+
+    // ----- runs -----
+
+    /// Creates a run. With a job, the run is queued and the job enqueued in the same
+    /// transaction (the job must have no `dedup_key`: `Invalid` otherwise); without one, the
+    /// run is running from `created_at` (a run the caller does in-process). Returns the run's
+    /// and the job's ids.
+    async fn create_run(&self, run: &NewRun, job: Option<&NewJob>) -> Result<(Id, Option<Id>)>;
+    /// One run. `NotFound` if absent.
+    async fn get_run(&self, id: Id) -> Result<Run>;
+    /// The run carried by a job, if any.
+    async fn run_for_job(&self, job_id: Id) -> Result<Option<Run>>;
+    /// Runs matching the filter, newest first (by id).
+    async fn list_runs(&self, filter: &RunFilter) -> Result<Vec<Run>>;
+    /// The latest run of `kind` that succeeded (by `started_at`, then id), if any: where an
+    /// incremental run starts from.
+    async fn last_succeeded_run(&self, kind: RunKind) -> Result<Option<Run>>;
+    /// A worker begins a run: a queued run becomes running with `started_at = at`. A run that
+    /// is already running (the job was retried) keeps its `started_at`. A queued run with a
+    /// pending cancellation, or a finished run, is left as it is. Returns the run as it now
+    /// is: the caller works on it only if it is `Running` and not `cancel_requested`.
+    /// `NotFound` if absent.
+    async fn start_run(&self, id: Id, at: DateTime<Utc>) -> Result<Run>;
+    /// Saves a running run's counts and stats so far, and answers whether cancellation was
+    /// requested (the worker polls this between pages). A run that is no longer running is
+    /// not changed and answers `true`. `NotFound` if absent.
+    async fn update_run_progress(
+        &self,
+        id: Id,
+        counts: &RunCounts,
+        stats: &serde_json::Value,
+    ) -> Result<bool>;
+    /// Ends a run with `state` (succeeded, failed or cancelled; `Invalid` otherwise), its final
+    /// counts, stats and error, at `at`. Ending an ended run overwrites the ending (the last
+    /// delivery of an at-least-once job has the last word). `NotFound` if absent.
+    async fn finish_run(
+        &self,
+        id: Id,
+        state: RunState,
+        counts: &RunCounts,
+        stats: &serde_json::Value,
+        error: Option<&str>,
+        at: DateTime<Utc>,
+    ) -> Result<()>;
+    /// Asks a run to stop. A queued run is cancelled at once (`finished_at = at`; its job, when
+    /// claimed, finds it cancelled and does nothing); a running run gets `cancel_requested` and
+    /// stops at its worker's next progress update. Returns the run's state after the request.
+    /// `NotFound` if absent; `Invalid` (naming its state) if it already ended.
+    async fn request_run_cancel(&self, id: Id, at: DateTime<Utc>) -> Result<RunState>;
+
+    // ----- removal checks -----
+
+    /// Pages with at least one match that is not `dismissed`, with those matches' works, whose
+    /// id is above `after_id`, by id, at most `limit`: the pages a removal check visits.
+    async fn infringing_pages(&self, after_id: Id, limit: u32) -> Result<Vec<InfringingPage>>;
+    /// Records a removal check of a page, atomically: appends it to the page's check history,
+    /// sets the page's `availability` and `availability_checked_at` (unless a later check is
+    /// already recorded), moves the `open` and `notice_sent` matches of the works in
+    /// `removed` to `removed` with `removed_at = checked_at`, and reopens (`open`, no
+    /// `removed_at`) the `removed` matches of the works in `still_present`. The page's text and
+    /// evidence are never touched: they are the proof of what was copied.
+    ///
+    /// A check older than the page's latest recorded one joins the history but changes neither
+    /// the page nor its matches (the later verdict stands), so replayed or slow checks cannot
+    /// undo a newer one. `NotFound` if the page or the run does not exist; `Invalid` if a work
+    /// is both `removed` and `still_present`.
+    async fn record_page_check(&self, check: &PageCheck) -> Result<PageCheckOutcome>;
+    /// A page's removal checks, oldest first.
+    async fn page_checks(&self, page_id: Id) -> Result<Vec<PageCheckRecord>>;
 
     // ----- users -----
 

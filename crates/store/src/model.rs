@@ -177,6 +177,11 @@ pub struct Page {
     /// Content hash the last completed match ran on; `None` if never matched. A page whose
     /// `matched_hash` differs from `content_hash` is due for matching.
     pub matched_hash: Option<String>,
+    /// Outcome of the latest removal check ([`crate::Store::record_page_check`]); `None` until
+    /// the page was checked.
+    pub availability: Option<Availability>,
+    /// When the latest removal check ran.
+    pub availability_checked_at: Option<DateTime<Utc>>,
 }
 
 /// What [`crate::Store::upsert_page`] did, and the page id.
@@ -294,6 +299,9 @@ pub struct MatchRecord {
     pub first_seen: DateTime<Utc>,
     /// Last time a match run confirmed it.
     pub last_seen: DateTime<Utc>,
+    /// When a removal check found the page without the copy (status `removed`); `None`
+    /// otherwise.
+    pub removed_at: Option<DateTime<Utc>>,
     /// Evidence passages in page order.
     pub evidence: Vec<EvidencePassage>,
 }
@@ -432,27 +440,63 @@ pub struct JobCount {
     pub count: u64,
 }
 
-/// A crawl schedule.
+/// What a schedule starts when it fires, and what a run is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunKind {
+    /// A crawl of the schedule's seeds with its scope and limits.
+    Crawl,
+    /// The dedup run: due pages matched against the library, infringing pages re-checked.
+    Dedup,
+}
+
+impl RunKind {
+    /// The value stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunKind::Crawl => "crawl",
+            RunKind::Dedup => "dedup",
+        }
+    }
+
+    /// Parses the stored value.
+    pub fn parse(value: &str) -> Option<Self> {
+        Some(match value {
+            "crawl" => RunKind::Crawl,
+            "dedup" => RunKind::Dedup,
+            _ => return None,
+        })
+    }
+}
+
+/// A schedule: something run by cron.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Schedule {
     /// Row id.
     pub id: Id,
     /// Unique name.
     pub name: String,
+    /// What it starts.
+    pub kind: RunKind,
     /// Cron expression as the operator wrote it.
     pub cron: String,
     /// IANA time zone the expression is evaluated in.
     pub timezone: String,
-    /// Seed URLs.
+    /// Seed URLs (empty for a dedup schedule).
     pub seeds: Vec<String>,
-    /// Scope and limits (crawl configuration) as JSON.
+    /// What the run needs besides the seeds (a crawl's scope and limits) as JSON.
     pub config: serde_json::Value,
     /// Whether it fires.
     pub enabled: bool,
     /// Owner (user email or operator name).
     pub owner: Option<String>,
+    /// The cron tick it fired last (see [`crate::Store::fire_schedule`]); `None` if it never
+    /// fired. Ticks missed while no scheduler ran are counted from here.
+    pub last_fired_at: Option<DateTime<Utc>>,
     /// Creation time.
     pub created_at: DateTime<Utc>,
+    /// Last change of its definition or enabled flag (not of `last_fired_at`).
+    pub updated_at: DateTime<Utc>,
 }
 
 /// A schedule to create.
@@ -460,6 +504,8 @@ pub struct Schedule {
 pub struct NewSchedule {
     /// Unique name.
     pub name: String,
+    /// What it starts.
+    pub kind: RunKind,
     /// Cron expression.
     pub cron: String,
     /// IANA time zone.
@@ -470,6 +516,289 @@ pub struct NewSchedule {
     pub config: serde_json::Value,
     /// Owner.
     pub owner: Option<String>,
+}
+
+/// State of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunState {
+    /// Its job waits in the queue.
+    Queued,
+    /// Being worked on.
+    Running,
+    /// Finished.
+    Succeeded,
+    /// Gave up with an error.
+    Failed,
+    /// Stopped on request.
+    Cancelled,
+}
+
+impl RunState {
+    /// The value stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Queued => "queued",
+            RunState::Running => "running",
+            RunState::Succeeded => "succeeded",
+            RunState::Failed => "failed",
+            RunState::Cancelled => "cancelled",
+        }
+    }
+
+    /// Parses the stored value.
+    pub fn parse(value: &str) -> Option<Self> {
+        Some(match value {
+            "queued" => RunState::Queued,
+            "running" => RunState::Running,
+            "succeeded" => RunState::Succeeded,
+            "failed" => RunState::Failed,
+            "cancelled" => RunState::Cancelled,
+            _ => return None,
+        })
+    }
+
+    /// Whether the run has ended (succeeded, failed or cancelled).
+    pub fn is_finished(self) -> bool {
+        matches!(
+            self,
+            RunState::Succeeded | RunState::Failed | RunState::Cancelled
+        )
+    }
+}
+
+/// Why a run started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunTrigger {
+    /// Its schedule's cron tick came.
+    Schedule,
+    /// Its schedule's tick passed while no scheduler ran; fired once for all missed ticks.
+    CatchUp,
+    /// Started by a person (`schedule run-now`, `crawl`, `dedup`).
+    Manual,
+}
+
+impl RunTrigger {
+    /// The value stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunTrigger::Schedule => "schedule",
+            RunTrigger::CatchUp => "catch_up",
+            RunTrigger::Manual => "manual",
+        }
+    }
+
+    /// Parses the stored value.
+    pub fn parse(value: &str) -> Option<Self> {
+        Some(match value {
+            "schedule" => RunTrigger::Schedule,
+            "catch_up" => RunTrigger::CatchUp,
+            "manual" => RunTrigger::Manual,
+            _ => return None,
+        })
+    }
+}
+
+/// A run to create.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewRun {
+    /// Crawl or dedup.
+    pub kind: RunKind,
+    /// The schedule it belongs to, if any.
+    pub schedule_id: Option<Id>,
+    /// Why it starts.
+    pub trigger: RunTrigger,
+    /// The cron tick it stands for, if scheduled.
+    pub scheduled_for: Option<DateTime<Utc>>,
+    /// Creation time (and start time of a run created without a job).
+    pub created_at: DateTime<Utc>,
+}
+
+/// The counts every run keeps.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunCounts {
+    /// Pages fetched (crawl) or matched and re-checked (dedup).
+    pub pages_checked: u64,
+    /// Page × work matches that did not exist before.
+    pub new_matches: u64,
+    /// Matches whose copy was found gone (status moved to `removed`).
+    pub matches_removed: u64,
+    /// Pages or URLs that failed.
+    pub errors: u64,
+}
+
+/// A stored run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    /// Row id.
+    pub id: Id,
+    /// Crawl or dedup.
+    pub kind: RunKind,
+    /// Its schedule, if any (`None` also once the schedule is deleted).
+    pub schedule_id: Option<Id>,
+    /// Its schedule's name, if it still exists.
+    pub schedule_name: Option<String>,
+    /// The job that carries it, if it runs through the queue.
+    pub job_id: Option<Id>,
+    /// Why it started.
+    pub trigger: RunTrigger,
+    /// Current state.
+    pub state: RunState,
+    /// The cron tick it stands for, if scheduled.
+    pub scheduled_for: Option<DateTime<Utc>>,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+    /// When work on it began.
+    pub started_at: Option<DateTime<Utc>>,
+    /// When it ended.
+    pub finished_at: Option<DateTime<Utc>>,
+    /// Its counts so far.
+    pub counts: RunCounts,
+    /// Kind-specific figures (a crawl's statistics); JSON null when none.
+    pub stats: serde_json::Value,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// Whether someone asked to cancel it while it ran.
+    pub cancel_requested: bool,
+}
+
+/// Filter for [`crate::Store::list_runs`].
+#[derive(Debug, Clone, Default)]
+pub struct RunFilter {
+    /// Only runs of this kind.
+    pub kind: Option<RunKind>,
+    /// Only runs of this schedule.
+    pub schedule_id: Option<Id>,
+    /// Only runs in this state.
+    pub state: Option<RunState>,
+    /// At most this many (newest first).
+    pub limit: Option<u32>,
+}
+
+/// A cron tick to fire, see [`crate::Store::fire_schedule`].
+#[derive(Debug, Clone)]
+pub struct ScheduleFire {
+    /// The schedule.
+    pub schedule_id: Id,
+    /// The `last_fired_at` the caller read and computed the tick from: the fire happens only
+    /// if the schedule still has it (compare-and-set).
+    pub expected_last_fired_at: Option<DateTime<Utc>>,
+    /// The tick fired: the schedule's new `last_fired_at` and the run's `scheduled_for`.
+    pub scheduled_for: DateTime<Utc>,
+    /// The run to create (its `schedule_id` and `scheduled_for` must agree with the above).
+    pub run: NewRun,
+    /// The job that carries the run.
+    pub job: NewJob,
+}
+
+/// The run and job a fire created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FiredRun {
+    /// The run's id.
+    pub run_id: Id,
+    /// The job's id.
+    pub job_id: Id,
+}
+
+/// Outcome of a removal check of a page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Availability {
+    /// The page answered and still carries the copy.
+    Online,
+    /// The page is gone: 404 or 410, or its host no longer resolves.
+    Gone,
+    /// The page answered 2xx but the copied text is no longer on it.
+    SoftRemoved,
+    /// No verdict: timeout, connection refused, 5xx... The matches keep their state.
+    Unreachable,
+}
+
+impl Availability {
+    /// The value stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Availability::Online => "online",
+            Availability::Gone => "gone",
+            Availability::SoftRemoved => "soft_removed",
+            Availability::Unreachable => "unreachable",
+        }
+    }
+
+    /// Parses the stored value.
+    pub fn parse(value: &str) -> Option<Self> {
+        Some(match value {
+            "online" => Availability::Online,
+            "gone" => Availability::Gone,
+            "soft_removed" => Availability::SoftRemoved,
+            "unreachable" => Availability::Unreachable,
+            _ => return None,
+        })
+    }
+}
+
+/// A removal check to record, see [`crate::Store::record_page_check`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageCheck {
+    /// The page checked.
+    pub page_id: Id,
+    /// The run that checked it, if any.
+    pub run_id: Option<Id>,
+    /// When.
+    pub checked_at: DateTime<Utc>,
+    /// The verdict for the page as a whole.
+    pub availability: Availability,
+    /// The final HTTP status, when the server answered.
+    pub http_status: Option<u16>,
+    /// One line saying why (`HTTP 404`, `could not resolve host`, `2 of 3 works gone`).
+    pub detail: String,
+    /// Works whose copy was found on the page again: their `removed` matches reopen.
+    pub still_present: Vec<Id>,
+    /// Works whose copy is no longer on the page: their `open` and `notice_sent` matches become
+    /// `removed`.
+    pub removed: Vec<Id>,
+}
+
+/// What [`crate::Store::record_page_check`] changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageCheckOutcome {
+    /// Matches moved to `removed`.
+    pub removed: u64,
+    /// `removed` matches reopened because the copy is back.
+    pub reopened: u64,
+}
+
+/// A stored removal check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageCheckRecord {
+    /// Row id.
+    pub id: Id,
+    /// The page.
+    pub page_id: Id,
+    /// The run that checked it.
+    pub run_id: Option<Id>,
+    /// When.
+    pub checked_at: DateTime<Utc>,
+    /// Verdict.
+    pub availability: Availability,
+    /// Final HTTP status, if any.
+    pub http_status: Option<u16>,
+    /// Why.
+    pub detail: String,
+}
+
+/// A page with matches worth re-checking (any status but `dismissed`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InfringingPage {
+    /// The page.
+    pub page_id: Id,
+    /// Its URL.
+    pub url: String,
+    /// Hash of its stored text.
+    pub content_hash: String,
+    /// The works it was matched to (not dismissed), ascending.
+    pub work_ids: Vec<Id>,
 }
 
 /// Role of a user of the admin web and API.

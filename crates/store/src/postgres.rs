@@ -9,6 +9,9 @@
 //!   other writers); an insert that may race another uses `ON CONFLICT DO NOTHING` and, when it
 //!   lost, reads the winner's row and starts over. Recording a page's matches locks the page
 //!   first, so two recorders of one page run one after the other.
+//! * **A schedule's cron tick is fired by a conditional `UPDATE`** of its `last_fired_at`
+//!   (compare-and-set) in the transaction that inserts the run and its job: concurrent firers
+//!   queue on the row lock, and each loser re-reads the winner's value and updates nothing.
 //! * **Jobs are claimed with `FOR UPDATE SKIP LOCKED`**: concurrent claimers never wait for each
 //!   other and never take the same job; a job one of them is taking is simply skipped.
 //! * **Timestamps are `timestamptz`**, written as whole microseconds (finer parts are truncated
@@ -44,10 +47,12 @@ use crate::rules::{
     validate_work,
 };
 use crate::{
-    AlgorithmFingerprint, EvidencePassage, Id, IndexedSegment, Job, JobCount, JobFilter, JobLease,
-    JobState, Leadership, MatchFilter, MatchRecord, MatchStatus, NewJob, NewMatch, NewPage,
-    NewSchedule, NewUser, NewWork, Page, PageWrite, Result, RightsHolder, Role, Schedule,
-    SegmentFingerprint, Site, Store, StoreError, User, Work, WorkSummary, WriteOutcome, redact_url,
+    AlgorithmFingerprint, EvidencePassage, FiredRun, Id, IndexedSegment, InfringingPage, Job,
+    JobCount, JobFilter, JobLease, JobState, Leadership, MatchFilter, MatchRecord, MatchStatus,
+    NewJob, NewMatch, NewPage, NewRun, NewSchedule, NewUser, NewWork, Page, PageCheck,
+    PageCheckOutcome, PageCheckRecord, PageWrite, Result, RightsHolder, Role, Run, RunCounts,
+    RunFilter, RunKind, RunState, Schedule, ScheduleFire, SegmentFingerprint, Site, Store,
+    StoreError, User, Work, WorkSummary, WriteOutcome, redact_url,
 };
 
 /// The PostgreSQL migrations, embedded at compile time so the binary needs no files beside it.
@@ -255,7 +260,7 @@ impl SiteRow {
 macro_rules! page_select {
     () => {
         "SELECT id, site_id, url, title, text, content_hash, http_status, \
-         first_seen, last_seen, matched_hash FROM pages"
+         first_seen, last_seen, matched_hash, availability, availability_checked_at FROM pages"
     };
 }
 
@@ -282,6 +287,8 @@ struct PageRow {
     first_seen: DateTime<Utc>,
     last_seen: DateTime<Utc>,
     matched_hash: Option<String>,
+    availability: Option<String>,
+    availability_checked_at: Option<DateTime<Utc>>,
 }
 
 impl PageRow {
@@ -293,15 +300,16 @@ impl PageRow {
             title: self.title,
             text: self.text,
             content_hash: self.content_hash,
-            http_status: u16::try_from(self.http_status).map_err(|_| {
-                StoreError::Invalid(format!(
-                    "stored HTTP status {} is invalid",
-                    self.http_status
-                ))
-            })?,
+            http_status: rules::http_status(self.http_status)?,
             first_seen: self.first_seen,
             last_seen: self.last_seen,
             matched_hash: self.matched_hash,
+            availability: self
+                .availability
+                .as_deref()
+                .map(rules::availability)
+                .transpose()?,
+            availability_checked_at: self.availability_checked_at,
         })
     }
 }
@@ -325,6 +333,7 @@ struct MatchEvidenceRow {
     status: String,
     first_seen: DateTime<Utc>,
     last_seen: DateTime<Utc>,
+    removed_at: Option<DateTime<Utc>>,
     page_start: Option<i64>,
     page_end: Option<i64>,
     work_start: Option<i64>,
@@ -370,6 +379,7 @@ impl MatchEvidenceRow {
             })?,
             first_seen: self.first_seen,
             last_seen: self.last_seen,
+            removed_at: self.removed_at,
             evidence,
         })
     }
@@ -420,32 +430,130 @@ impl JobRow {
     }
 }
 
+/// Selects schedules; keep in sync with [`ScheduleRow`].
+macro_rules! schedule_select {
+    () => {
+        "SELECT id, name, kind, cron, timezone, seeds, config, enabled, owner, last_fired_at, \
+         created_at, updated_at FROM schedules"
+    };
+}
+
 #[derive(FromRow)]
 struct ScheduleRow {
     id: i64,
     name: String,
+    kind: String,
     cron: String,
     timezone: String,
     seeds: Json<Vec<String>>,
     config: serde_json::Value,
     enabled: bool,
     owner: Option<String>,
+    last_fired_at: Option<DateTime<Utc>>,
     created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
 }
 
 impl ScheduleRow {
-    fn into_model(self) -> Schedule {
-        Schedule {
+    fn into_model(self) -> Result<Schedule> {
+        Ok(Schedule {
             id: self.id,
             name: self.name,
+            kind: rules::run_kind(&self.kind)?,
             cron: self.cron,
             timezone: self.timezone,
             seeds: self.seeds.0,
             config: self.config,
             enabled: self.enabled,
             owner: self.owner,
+            last_fired_at: self.last_fired_at,
             created_at: self.created_at,
-        }
+            updated_at: self.updated_at,
+        })
+    }
+}
+
+/// Selects runs with their schedule's name; keep in sync with [`RunRow`].
+macro_rules! run_select {
+    () => {
+        "SELECT r.id, r.kind, r.schedule_id, s.name AS schedule_name, r.job_id, r.trigger, \
+         r.state, r.scheduled_for, r.created_at, r.started_at, r.finished_at, r.pages_checked, \
+         r.new_matches, r.matches_removed, r.errors, r.stats, r.error, r.cancel_requested \
+         FROM runs r LEFT JOIN schedules s ON s.id = r.schedule_id"
+    };
+}
+
+#[derive(FromRow)]
+struct RunRow {
+    id: i64,
+    kind: String,
+    schedule_id: Option<i64>,
+    schedule_name: Option<String>,
+    job_id: Option<i64>,
+    trigger: String,
+    state: String,
+    scheduled_for: Option<DateTime<Utc>>,
+    created_at: DateTime<Utc>,
+    started_at: Option<DateTime<Utc>>,
+    finished_at: Option<DateTime<Utc>>,
+    pages_checked: i64,
+    new_matches: i64,
+    matches_removed: i64,
+    errors: i64,
+    stats: serde_json::Value,
+    error: Option<String>,
+    cancel_requested: bool,
+}
+
+impl RunRow {
+    fn into_model(self) -> Result<Run> {
+        Ok(Run {
+            id: self.id,
+            kind: rules::run_kind(&self.kind)?,
+            schedule_id: self.schedule_id,
+            schedule_name: self.schedule_name,
+            job_id: self.job_id,
+            trigger: rules::run_trigger(&self.trigger)?,
+            state: rules::run_state(&self.state)?,
+            scheduled_for: self.scheduled_for,
+            created_at: self.created_at,
+            started_at: self.started_at,
+            finished_at: self.finished_at,
+            counts: rules::run_counts(
+                self.pages_checked,
+                self.new_matches,
+                self.matches_removed,
+                self.errors,
+            )?,
+            stats: self.stats,
+            error: self.error,
+            cancel_requested: self.cancel_requested,
+        })
+    }
+}
+
+#[derive(FromRow)]
+struct PageCheckRow {
+    id: i64,
+    page_id: i64,
+    run_id: Option<i64>,
+    checked_at: DateTime<Utc>,
+    availability: String,
+    http_status: Option<i64>,
+    detail: String,
+}
+
+impl PageCheckRow {
+    fn into_model(self) -> Result<PageCheckRecord> {
+        Ok(PageCheckRecord {
+            id: self.id,
+            page_id: self.page_id,
+            run_id: self.run_id,
+            checked_at: self.checked_at,
+            availability: rules::availability(&self.availability)?,
+            http_status: self.http_status.map(rules::http_status).transpose()?,
+            detail: self.detail,
+        })
     }
 }
 
@@ -568,6 +676,98 @@ async fn lease_not_current(pool: &PgPool, lease: JobLease) -> StoreError {
         Ok(None) => StoreError::NotFound(format!("job {}", lease.job_id)),
         Err(error) => error.into(),
     }
+}
+
+/// Inserts a queued job without a dedup key (keyed jobs need [`Store::enqueue_job`]'s race
+/// handling).
+async fn insert_job(conn: &mut PgConnection, job: &NewJob) -> Result<Id> {
+    Ok(sqlx::query_scalar(
+        "INSERT INTO jobs (kind, payload, state, attempts, max_attempts, run_at, \
+         created_at, updated_at) VALUES ($1, $2, 'queued', 0, $3, $4, $5, $5) \
+         RETURNING id",
+    )
+    .bind(&job.kind)
+    .bind(&job.payload)
+    .bind(i64::from(job.max_attempts))
+    .bind(stored(job.run_at))
+    .bind(now())
+    .fetch_one(conn)
+    .await?)
+}
+
+/// Inserts a run: queued when a job carries it, otherwise running since its creation.
+async fn insert_run(conn: &mut PgConnection, run: &NewRun, job_id: Option<Id>) -> Result<Id> {
+    let created_at = stored(run.created_at);
+    let (state, started_at) = match job_id {
+        Some(_) => (RunState::Queued, None),
+        None => (RunState::Running, Some(created_at)),
+    };
+    Ok(sqlx::query_scalar(
+        "INSERT INTO runs (kind, schedule_id, job_id, trigger, state, scheduled_for, created_at, \
+         started_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+    )
+    .bind(run.kind.as_str())
+    .bind(run.schedule_id)
+    .bind(job_id)
+    .bind(run.trigger.as_str())
+    .bind(state.as_str())
+    .bind(run.scheduled_for.map(stored))
+    .bind(created_at)
+    .bind(started_at)
+    .fetch_one(conn)
+    .await?)
+}
+
+/// Inserts an enabled, never fired schedule unless its name is taken (`None` then).
+async fn insert_schedule(
+    conn: &mut PgConnection,
+    name: &str,
+    schedule: &NewSchedule,
+) -> Result<Option<Id>> {
+    Ok(sqlx::query_scalar(
+        "INSERT INTO schedules (name, kind, cron, timezone, seeds, config, enabled, owner, \
+         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, TRUE, $7, $8, $8) \
+         ON CONFLICT (name) DO NOTHING RETURNING id",
+    )
+    .bind(name)
+    .bind(schedule.kind.as_str())
+    .bind(schedule.cron.trim())
+    .bind(schedule.timezone.trim())
+    .bind(Json(&schedule.seeds))
+    .bind(&schedule.config)
+    .bind(&schedule.owner)
+    .bind(now())
+    .fetch_optional(conn)
+    .await?)
+}
+
+async fn schedule_exists(conn: &mut PgConnection, id: Id) -> Result<()> {
+    let found: Option<i64> = sqlx::query_scalar("SELECT id FROM schedules WHERE id = $1")
+        .bind(id)
+        .fetch_optional(conn)
+        .await?;
+    found
+        .map(|_| ())
+        .ok_or_else(|| StoreError::NotFound(format!("schedule {id}")))
+}
+
+async fn run_exists(conn: &mut PgConnection, id: Id) -> Result<()> {
+    let found: Option<i64> = sqlx::query_scalar("SELECT id FROM runs WHERE id = $1")
+        .bind(id)
+        .fetch_optional(conn)
+        .await?;
+    found
+        .map(|_| ())
+        .ok_or_else(|| StoreError::NotFound(format!("run {id}")))
+}
+
+async fn fetch_run(conn: &mut PgConnection, id: Id) -> Result<Run> {
+    sqlx::query_as::<_, RunRow>(concat!(run_select!(), " WHERE r.id = $1"))
+        .bind(id)
+        .fetch_optional(conn)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("run {id}")))?
+        .into_model()
 }
 
 /// The advisory lock key of a leadership name: FNV-1a of the name, stable across processes,
@@ -1045,7 +1245,7 @@ impl Store for PostgresStore {
         content_hash: &str,
         matches: &[NewMatch],
         at: DateTime<Utc>,
-    ) -> Result<()> {
+    ) -> Result<u64> {
         validate_matches(page_id, matches)?;
         let at = stored(at);
         let work_ids: Vec<i64> = matches.iter().map(|m| m.work_id).collect();
@@ -1070,6 +1270,15 @@ impl Store for PostgresStore {
         if let Some(missing) = work_ids.iter().find(|id| !known.contains(id)) {
             return Err(StoreError::NotFound(format!("work {missing}")));
         }
+        // The page is locked, so its matches cannot change before the upsert below.
+        let previous: HashSet<i64> =
+            sqlx::query_scalar("SELECT work_id FROM matches WHERE page_id = $1")
+                .bind(page_id)
+                .fetch_all(&mut *tx)
+                .await?
+                .into_iter()
+                .collect();
+        let new_matches = work_ids.iter().filter(|id| !previous.contains(id)).count() as u64;
 
         if !matches.is_empty() {
             // Upsert keeps id, status and first_seen of a match found again.
@@ -1164,7 +1373,7 @@ impl Store for PostgresStore {
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
-        Ok(())
+        Ok(new_matches)
     }
 
     async fn list_matches(&self, filter: &MatchFilter) -> Result<Vec<MatchRecord>> {
@@ -1173,7 +1382,7 @@ impl Store for PostgresStore {
             "SELECT m.id, m.page_id, p.url AS page_url, p.title AS page_title, m.work_id, \
                     w.external_id AS work_external_id, w.title AS work_title, \
                     w.rights_holder_id, m.score, m.coverage, m.containment, m.copied_chars, \
-                    m.method, m.status, m.first_seen, m.last_seen, \
+                    m.method, m.status, m.first_seen, m.last_seen, m.removed_at, \
                     e.page_start, e.page_end, e.work_start, e.work_end \
              FROM matches m \
              JOIN pages p ON p.id = m.page_id \
@@ -1199,11 +1408,15 @@ impl Store for PostgresStore {
     }
 
     async fn set_match_status(&self, match_id: Id, status: MatchStatus) -> Result<()> {
-        let done = sqlx::query("UPDATE matches SET status = $2 WHERE id = $1")
-            .bind(match_id)
-            .bind(status.as_str())
-            .execute(&self.pool)
-            .await?;
+        // removed_at belongs to the removed status: any other status clears it.
+        let done = sqlx::query(
+            "UPDATE matches SET status = $2, \
+             removed_at = CASE WHEN $2::text = 'removed' THEN removed_at END WHERE id = $1",
+        )
+        .bind(match_id)
+        .bind(status.as_str())
+        .execute(&self.pool)
+        .await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound(format!("match {match_id}")));
         }
@@ -1215,18 +1428,8 @@ impl Store for PostgresStore {
     async fn enqueue_job(&self, job: &NewJob) -> Result<Id> {
         validate_job(job)?;
         let Some(key) = &job.dedup_key else {
-            return Ok(sqlx::query_scalar(
-                "INSERT INTO jobs (kind, payload, state, attempts, max_attempts, run_at, \
-                 created_at, updated_at) VALUES ($1, $2, 'queued', 0, $3, $4, $5, $5) \
-                 RETURNING id",
-            )
-            .bind(&job.kind)
-            .bind(&job.payload)
-            .bind(i64::from(job.max_attempts))
-            .bind(stored(job.run_at))
-            .bind(now())
-            .fetch_one(&self.pool)
-            .await?);
+            let mut conn = self.pool.acquire().await?;
+            return insert_job(&mut conn, job).await;
         };
         let pending = || {
             sqlx::query_scalar::<_, i64>(
@@ -1496,46 +1699,97 @@ impl Store for PostgresStore {
 
     async fn create_schedule(&self, schedule: &NewSchedule) -> Result<Id> {
         let name = validate_schedule(schedule)?;
-        let result = sqlx::query_scalar(
-            "INSERT INTO schedules (name, cron, timezone, seeds, config, enabled, owner, \
-             created_at) VALUES ($1, $2, $3, $4, $5, TRUE, $6, $7) RETURNING id",
-        )
-        .bind(name)
-        .bind(schedule.cron.trim())
-        .bind(schedule.timezone.trim())
-        .bind(Json(&schedule.seeds))
-        .bind(&schedule.config)
-        .bind(&schedule.owner)
-        .bind(now())
-        .fetch_one(&self.pool)
-        .await;
-        match result {
-            Ok(id) => Ok(id),
-            Err(error) if is_unique_violation(&error) => Err(StoreError::Invalid(format!(
-                "schedule {name:?} already exists"
-            ))),
-            Err(error) => Err(error.into()),
+        let mut conn = self.pool.acquire().await?;
+        insert_schedule(&mut conn, name, schedule)
+            .await?
+            .ok_or_else(|| StoreError::Invalid(format!("schedule {name:?} already exists")))
+    }
+
+    async fn ensure_schedule(&self, schedule: &NewSchedule) -> Result<Id> {
+        let name = validate_schedule(schedule)?;
+        for _ in 0..ATTEMPTS {
+            let mut tx = self.begin().await?;
+            let existing = sqlx::query_as::<_, ScheduleRow>(concat!(
+                schedule_select!(),
+                " WHERE name = $1 FOR NO KEY UPDATE"
+            ))
+            .bind(name)
+            .fetch_optional(&mut *tx)
+            .await?;
+            let id = match existing {
+                None => match insert_schedule(&mut tx, name, schedule).await? {
+                    Some(id) => id,
+                    None => {
+                        // A concurrent caller created it first: start over, comparing with it.
+                        tx.rollback().await?;
+                        continue;
+                    }
+                },
+                Some(row) => {
+                    let stored = row.into_model()?;
+                    if stored.kind != schedule.kind {
+                        return Err(rules::schedule_kind_mismatch(
+                            name,
+                            stored.kind,
+                            schedule.kind,
+                        ));
+                    }
+                    if rules::schedule_differs(&stored, schedule) {
+                        sqlx::query(
+                            "UPDATE schedules SET cron = $2, timezone = $3, seeds = $4, \
+                             config = $5, owner = $6, updated_at = $7 WHERE id = $1",
+                        )
+                        .bind(stored.id)
+                        .bind(schedule.cron.trim())
+                        .bind(schedule.timezone.trim())
+                        .bind(Json(&schedule.seeds))
+                        .bind(&schedule.config)
+                        .bind(&schedule.owner)
+                        .bind(now())
+                        .execute(&mut *tx)
+                        .await?;
+                    }
+                    stored.id
+                }
+            };
+            tx.commit().await?;
+            return Ok(id);
         }
+        Err(StoreError::Invalid(format!(
+            "schedule {name:?} kept being created and deleted concurrently; try again"
+        )))
     }
 
     async fn list_schedules(&self) -> Result<Vec<Schedule>> {
-        Ok(sqlx::query_as::<_, ScheduleRow>(
-            "SELECT id, name, cron, timezone, seeds, config, enabled, owner, created_at \
-             FROM schedules ORDER BY name",
-        )
-        .fetch_all(&self.pool)
-        .await?
-        .into_iter()
-        .map(ScheduleRow::into_model)
-        .collect())
+        sqlx::query_as::<_, ScheduleRow>(concat!(schedule_select!(), " ORDER BY name"))
+            .fetch_all(&self.pool)
+            .await?
+            .into_iter()
+            .map(ScheduleRow::into_model)
+            .collect()
+    }
+
+    async fn get_schedule_by_name(&self, name: &str) -> Result<Schedule> {
+        let name = name.trim();
+        sqlx::query_as::<_, ScheduleRow>(concat!(schedule_select!(), " WHERE name = $1"))
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("schedule {name:?}")))?
+            .into_model()
     }
 
     async fn set_schedule_enabled(&self, id: Id, enabled: bool) -> Result<()> {
-        let done = sqlx::query("UPDATE schedules SET enabled = $2 WHERE id = $1")
-            .bind(id)
-            .bind(enabled)
-            .execute(&self.pool)
-            .await?;
+        // Only a change of the flag is a change of the schedule.
+        let done = sqlx::query(
+            "UPDATE schedules SET enabled = $2, \
+             updated_at = CASE WHEN enabled = $2 THEN updated_at ELSE $3 END WHERE id = $1",
+        )
+        .bind(id)
+        .bind(enabled)
+        .bind(now())
+        .execute(&self.pool)
+        .await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound(format!("schedule {id}")));
         }
@@ -1551,6 +1805,315 @@ impl Store for PostgresStore {
             return Err(StoreError::NotFound(format!("schedule {id}")));
         }
         Ok(())
+    }
+
+    async fn fire_schedule(&self, fire: &ScheduleFire) -> Result<Option<FiredRun>> {
+        rules::validate_fire(fire)?;
+        let mut tx = self.begin().await?;
+        // The compare-and-set. Concurrent firers queue on the schedule's row lock; once the
+        // winner commits, each re-evaluates the condition against the row the winner wrote,
+        // finds `last_fired_at` moved, and updates nothing.
+        let moved = sqlx::query(
+            "UPDATE schedules SET last_fired_at = $2 \
+             WHERE id = $1 AND enabled AND last_fired_at IS NOT DISTINCT FROM $3",
+        )
+        .bind(fire.schedule_id)
+        .bind(stored(fire.scheduled_for))
+        .bind(fire.expected_last_fired_at.map(stored))
+        .execute(&mut *tx)
+        .await?;
+        if moved.rows_affected() == 0 {
+            schedule_exists(&mut tx, fire.schedule_id).await?;
+            tx.rollback().await?;
+            return Ok(None);
+        }
+        let job_id = insert_job(&mut tx, &fire.job).await?;
+        let run_id = insert_run(&mut tx, &fire.run, Some(job_id)).await?;
+        tx.commit().await?;
+        Ok(Some(FiredRun { run_id, job_id }))
+    }
+
+    // ----- runs -----
+
+    async fn create_run(&self, run: &NewRun, job: Option<&NewJob>) -> Result<(Id, Option<Id>)> {
+        if let Some(job) = job {
+            rules::validate_run_job(job)?;
+        }
+        let mut tx = self.begin().await?;
+        if let Some(schedule_id) = run.schedule_id {
+            // Locked (key share, as the foreign key would) so it cannot vanish before the insert.
+            let found: Option<i64> =
+                sqlx::query_scalar("SELECT id FROM schedules WHERE id = $1 FOR KEY SHARE")
+                    .bind(schedule_id)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            if found.is_none() {
+                return Err(StoreError::NotFound(format!("schedule {schedule_id}")));
+            }
+        }
+        let job_id = match job {
+            Some(job) => Some(insert_job(&mut tx, job).await?),
+            None => None,
+        };
+        let run_id = insert_run(&mut tx, run, job_id).await?;
+        tx.commit().await?;
+        Ok((run_id, job_id))
+    }
+
+    async fn get_run(&self, id: Id) -> Result<Run> {
+        let mut conn = self.pool.acquire().await?;
+        fetch_run(&mut conn, id).await
+    }
+
+    async fn run_for_job(&self, job_id: Id) -> Result<Option<Run>> {
+        sqlx::query_as::<_, RunRow>(concat!(
+            run_select!(),
+            " WHERE r.job_id = $1 ORDER BY r.id LIMIT 1"
+        ))
+        .bind(job_id)
+        .fetch_optional(&self.pool)
+        .await?
+        .map(RunRow::into_model)
+        .transpose()
+    }
+
+    async fn list_runs(&self, filter: &RunFilter) -> Result<Vec<Run>> {
+        sqlx::query_as::<_, RunRow>(concat!(
+            run_select!(),
+            " WHERE ($1::text IS NULL OR r.kind = $1) \
+               AND ($2::bigint IS NULL OR r.schedule_id = $2) \
+               AND ($3::text IS NULL OR r.state = $3) ORDER BY r.id DESC LIMIT $4"
+        ))
+        .bind(filter.kind.map(RunKind::as_str))
+        .bind(filter.schedule_id)
+        .bind(filter.state.map(RunState::as_str))
+        .bind(filter.limit.map(i64::from))
+        .fetch_all(&self.pool)
+        .await?
+        .into_iter()
+        .map(RunRow::into_model)
+        .collect()
+    }
+
+    async fn last_succeeded_run(&self, kind: RunKind) -> Result<Option<Run>> {
+        sqlx::query_as::<_, RunRow>(concat!(
+            run_select!(),
+            " WHERE r.kind = $1 AND r.state = 'succeeded' \
+             ORDER BY r.started_at DESC NULLS LAST, r.id DESC LIMIT 1"
+        ))
+        .bind(kind.as_str())
+        .fetch_optional(&self.pool)
+        .await?
+        .map(RunRow::into_model)
+        .transpose()
+    }
+
+    async fn start_run(&self, id: Id, at: DateTime<Utc>) -> Result<Run> {
+        let mut tx = self.begin().await?;
+        sqlx::query(
+            "UPDATE runs SET state = 'running', started_at = $2 \
+             WHERE id = $1 AND state = 'queued' AND NOT cancel_requested",
+        )
+        .bind(id)
+        .bind(stored(at))
+        .execute(&mut *tx)
+        .await?;
+        let run = fetch_run(&mut tx, id).await?;
+        tx.commit().await?;
+        Ok(run)
+    }
+
+    async fn update_run_progress(
+        &self,
+        id: Id,
+        counts: &RunCounts,
+        stats: &serde_json::Value,
+    ) -> Result<bool> {
+        let [pages_checked, new_matches, matches_removed, errors] =
+            rules::run_counts_to_db(counts)?;
+        let cancel: Option<bool> = sqlx::query_scalar(
+            "UPDATE runs SET pages_checked = $2, new_matches = $3, matches_removed = $4, \
+             errors = $5, stats = $6 WHERE id = $1 AND state = 'running' \
+             RETURNING cancel_requested",
+        )
+        .bind(id)
+        .bind(pages_checked)
+        .bind(new_matches)
+        .bind(matches_removed)
+        .bind(errors)
+        .bind(stats)
+        .fetch_optional(&self.pool)
+        .await?;
+        match cancel {
+            Some(cancel) => Ok(cancel),
+            None => {
+                // Not running (any more): the worker must stop.
+                let mut conn = self.pool.acquire().await?;
+                run_exists(&mut conn, id).await?;
+                Ok(true)
+            }
+        }
+    }
+
+    async fn finish_run(
+        &self,
+        id: Id,
+        state: RunState,
+        counts: &RunCounts,
+        stats: &serde_json::Value,
+        error: Option<&str>,
+        at: DateTime<Utc>,
+    ) -> Result<()> {
+        rules::validate_run_end(id, state)?;
+        let [pages_checked, new_matches, matches_removed, errors] =
+            rules::run_counts_to_db(counts)?;
+        let done = sqlx::query(
+            "UPDATE runs SET state = $2, pages_checked = $3, new_matches = $4, \
+             matches_removed = $5, errors = $6, stats = $7, error = $8, finished_at = $9 \
+             WHERE id = $1",
+        )
+        .bind(id)
+        .bind(state.as_str())
+        .bind(pages_checked)
+        .bind(new_matches)
+        .bind(matches_removed)
+        .bind(errors)
+        .bind(stats)
+        .bind(error)
+        .bind(stored(at))
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("run {id}")));
+        }
+        Ok(())
+    }
+
+    async fn request_run_cancel(&self, id: Id, at: DateTime<Utc>) -> Result<RunState> {
+        // A queued run ends here; a running one is asked to stop by its worker. The conditions
+        // are re-checked against the latest row if another writer changed it meanwhile.
+        let state: Option<String> = sqlx::query_scalar(
+            "UPDATE runs SET \
+               state = CASE WHEN state = 'queued' THEN 'cancelled' ELSE state END, \
+               finished_at = CASE WHEN state = 'queued' THEN $2 ELSE finished_at END, \
+               cancel_requested = (state = 'running') OR cancel_requested \
+             WHERE id = $1 AND state IN ('queued', 'running') RETURNING state",
+        )
+        .bind(id)
+        .bind(stored(at))
+        .fetch_optional(&self.pool)
+        .await?;
+        if let Some(state) = state {
+            return rules::run_state(&state);
+        }
+        let ended: Option<String> = sqlx::query_scalar("SELECT state FROM runs WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Err(match ended {
+            None => StoreError::NotFound(format!("run {id}")),
+            Some(state) => rules::run_already_ended(id, &state),
+        })
+    }
+
+    // ----- removal checks -----
+
+    async fn infringing_pages(&self, after_id: Id, limit: u32) -> Result<Vec<InfringingPage>> {
+        // One statement, so a page and its works are one consistent snapshot.
+        let rows: Vec<(i64, String, String, i64)> = sqlx::query_as(
+            "SELECT p.id, p.url, p.content_hash, m.work_id \
+             FROM (SELECT DISTINCT page_id FROM matches \
+                   WHERE status <> 'dismissed' AND page_id > $1 \
+                   ORDER BY page_id LIMIT $2) AS chosen \
+             JOIN pages p ON p.id = chosen.page_id \
+             JOIN matches m ON m.page_id = p.id AND m.status <> 'dismissed' \
+             ORDER BY p.id, m.work_id",
+        )
+        .bind(after_id)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rules::group_infringing_pages(rows))
+    }
+
+    async fn record_page_check(&self, check: &PageCheck) -> Result<PageCheckOutcome> {
+        rules::validate_page_check(check)?;
+        let checked_at = stored(check.checked_at);
+        let mut tx = self.begin().await?;
+        // Locking the page orders concurrent checks of it (and a match recording) one after
+        // the other, so "is this the latest check" is answered against committed data.
+        let page: Option<Option<DateTime<Utc>>> = sqlx::query_scalar(
+            "SELECT availability_checked_at FROM pages WHERE id = $1 FOR NO KEY UPDATE",
+        )
+        .bind(check.page_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(last_checked) = page else {
+            return Err(StoreError::NotFound(format!("page {}", check.page_id)));
+        };
+        if let Some(run_id) = check.run_id {
+            run_exists(&mut tx, run_id).await?;
+        }
+        sqlx::query(
+            "INSERT INTO page_checks (page_id, run_id, checked_at, availability, http_status, \
+             detail) VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(check.page_id)
+        .bind(check.run_id)
+        .bind(checked_at)
+        .bind(check.availability.as_str())
+        .bind(check.http_status.map(i64::from))
+        .bind(&check.detail)
+        .execute(&mut *tx)
+        .await?;
+
+        let mut outcome = PageCheckOutcome::default();
+        // A check older than the page's latest one is history only: its verdict was superseded.
+        if last_checked.is_none_or(|last| last <= checked_at) {
+            sqlx::query(
+                "UPDATE pages SET availability = $2, availability_checked_at = $3 WHERE id = $1",
+            )
+            .bind(check.page_id)
+            .bind(check.availability.as_str())
+            .bind(checked_at)
+            .execute(&mut *tx)
+            .await?;
+            outcome.removed = sqlx::query(
+                "UPDATE matches SET status = 'removed', removed_at = $3 \
+                 WHERE page_id = $1 AND status IN ('open', 'notice_sent') \
+                   AND work_id = ANY($2)",
+            )
+            .bind(check.page_id)
+            .bind(&check.removed)
+            .bind(checked_at)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            outcome.reopened = sqlx::query(
+                "UPDATE matches SET status = 'open', removed_at = NULL \
+                 WHERE page_id = $1 AND status = 'removed' AND work_id = ANY($2)",
+            )
+            .bind(check.page_id)
+            .bind(&check.still_present)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        }
+        tx.commit().await?;
+        Ok(outcome)
+    }
+
+    async fn page_checks(&self, page_id: Id) -> Result<Vec<PageCheckRecord>> {
+        sqlx::query_as::<_, PageCheckRow>(
+            "SELECT id, page_id, run_id, checked_at, availability, http_status, detail \
+             FROM page_checks WHERE page_id = $1 ORDER BY checked_at, id",
+        )
+        .bind(page_id)
+        .fetch_all(&self.pool)
+        .await?
+        .into_iter()
+        .map(PageCheckRow::into_model)
+        .collect()
     }
 
     // ----- users -----
@@ -1615,7 +2178,7 @@ mod tests {
         assert_eq!(postgres, steps(&crate::sqlite::MIGRATOR));
         assert_eq!(
             postgres.iter().map(|(v, _)| *v).collect::<Vec<_>>(),
-            [1, 2, 3, 4]
+            [1, 2, 3, 4, 5]
         );
     }
 

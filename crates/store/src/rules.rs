@@ -9,8 +9,9 @@ use std::collections::HashSet;
 use chrono::{DateTime, Utc};
 
 use crate::{
-    Id, JobCount, JobLease, JobState, NewJob, NewMatch, NewSchedule, NewUser, NewWork, Result,
-    Role, StoreError,
+    Availability, Id, InfringingPage, JobCount, JobLease, JobState, NewJob, NewMatch, NewSchedule,
+    NewUser, NewWork, PageCheck, Result, Role, RunCounts, RunKind, RunState, RunTrigger, Schedule,
+    ScheduleFire, StoreError,
 };
 
 // ----- conversions -----
@@ -28,6 +29,11 @@ pub(crate) fn to_u64(value: i64, what: &str) -> Result<u64> {
 pub(crate) fn to_json(value: &impl serde::Serialize, what: &str) -> Result<String> {
     serde_json::to_string(value)
         .map_err(|error| StoreError::Invalid(format!("{what} is not serializable: {error}")))
+}
+
+pub(crate) fn to_i64(value: u64, what: &str) -> Result<i64> {
+    i64::try_from(value)
+        .map_err(|_| StoreError::Invalid(format!("{what} {value} is too large to store")))
 }
 
 pub(crate) fn from_json<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T> {
@@ -238,6 +244,175 @@ pub(crate) fn validate_schedule(schedule: &NewSchedule) -> Result<&str> {
         )));
     }
     Ok(name)
+}
+
+/// Whether [`crate::Store::ensure_schedule`] has to rewrite a stored schedule's definition.
+pub(crate) fn schedule_differs(stored: &Schedule, wanted: &NewSchedule) -> bool {
+    stored.cron != wanted.cron.trim()
+        || stored.timezone != wanted.timezone.trim()
+        || stored.seeds != wanted.seeds
+        || stored.config != wanted.config
+        || stored.owner != wanted.owner
+}
+
+/// The refusal of [`crate::Store::ensure_schedule`] for a name taken by another kind.
+pub(crate) fn schedule_kind_mismatch(name: &str, stored: RunKind, wanted: RunKind) -> StoreError {
+    StoreError::Invalid(format!(
+        "schedule {name:?} is a {} schedule, not a {} one",
+        stored.as_str(),
+        wanted.as_str()
+    ))
+}
+
+/// Checks the job of a run: a valid job without a dedup key (a run is started once, by the
+/// caller that creates it, so a second enqueue must not fold into the first run's job).
+pub(crate) fn validate_run_job(job: &NewJob) -> Result<()> {
+    validate_job(job)?;
+    match &job.dedup_key {
+        Some(key) => Err(StoreError::Invalid(format!(
+            "the {} job of a run cannot have a dedup key ({key:?})",
+            job.kind
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Checks that a fire's run and job agree with the fire, and that the fire moves the schedule
+/// forward (firing a tick that is not after the last one would fire it twice).
+pub(crate) fn validate_fire(fire: &ScheduleFire) -> Result<()> {
+    let id = fire.schedule_id;
+    if fire.run.schedule_id != Some(id) {
+        return Err(StoreError::Invalid(format!(
+            "a fire of schedule {id} cannot create a run of {}",
+            fire.run.schedule_id.map_or_else(
+                || "no schedule".to_owned(),
+                |other| format!("schedule {other}")
+            )
+        )));
+    }
+    if fire.run.scheduled_for != Some(fire.scheduled_for) {
+        return Err(StoreError::Invalid(format!(
+            "a fire of schedule {id} for {} cannot create a run scheduled for {}",
+            fire.scheduled_for.to_rfc3339(),
+            fire.run
+                .scheduled_for
+                .map_or_else(|| "no tick".to_owned(), |at| at.to_rfc3339())
+        )));
+    }
+    if let Some(last) = fire.expected_last_fired_at
+        && stored_micros(fire.scheduled_for) <= stored_micros(last)
+    {
+        return Err(StoreError::Invalid(format!(
+            "schedule {id} cannot fire {}: it is not after its last fire {}",
+            fire.scheduled_for.to_rfc3339(),
+            last.to_rfc3339()
+        )));
+    }
+    validate_run_job(&fire.job)
+}
+
+/// A timestamp at stored precision (whole microseconds), as both backends compare them.
+fn stored_micros(at: DateTime<Utc>) -> i64 {
+    at.timestamp_micros()
+}
+
+/// Checks the state a run ends with.
+pub(crate) fn validate_run_end(id: Id, state: RunState) -> Result<()> {
+    if state.is_finished() {
+        Ok(())
+    } else {
+        Err(StoreError::Invalid(format!(
+            "run {id} cannot end as {}: a run ends as succeeded, failed or cancelled",
+            state.as_str()
+        )))
+    }
+}
+
+/// The refusal of [`crate::Store::request_run_cancel`] for a run that already ended.
+pub(crate) fn run_already_ended(id: Id, state: &str) -> StoreError {
+    StoreError::Invalid(format!(
+        "run {id} already ended ({state}); there is nothing to cancel"
+    ))
+}
+
+/// A run's counts as stored: `[pages_checked, new_matches, matches_removed, errors]`.
+pub(crate) fn run_counts_to_db(counts: &RunCounts) -> Result<[i64; 4]> {
+    Ok([
+        to_i64(counts.pages_checked, "pages checked")?,
+        to_i64(counts.new_matches, "new matches")?,
+        to_i64(counts.matches_removed, "matches removed")?,
+        to_i64(counts.errors, "errors")?,
+    ])
+}
+
+/// A run's counts from stored values.
+pub(crate) fn run_counts(
+    pages_checked: i64,
+    new_matches: i64,
+    matches_removed: i64,
+    errors: i64,
+) -> Result<RunCounts> {
+    Ok(RunCounts {
+        pages_checked: to_u64(pages_checked, "pages checked")?,
+        new_matches: to_u64(new_matches, "new matches")?,
+        matches_removed: to_u64(matches_removed, "matches removed")?,
+        errors: to_u64(errors, "errors")?,
+    })
+}
+
+pub(crate) fn run_kind(value: &str) -> Result<RunKind> {
+    RunKind::parse(value)
+        .ok_or_else(|| StoreError::Invalid(format!("stored run kind {value:?} is unknown")))
+}
+
+pub(crate) fn run_state(value: &str) -> Result<RunState> {
+    RunState::parse(value)
+        .ok_or_else(|| StoreError::Invalid(format!("stored run state {value:?} is unknown")))
+}
+
+pub(crate) fn run_trigger(value: &str) -> Result<RunTrigger> {
+    RunTrigger::parse(value)
+        .ok_or_else(|| StoreError::Invalid(format!("stored run trigger {value:?} is unknown")))
+}
+
+pub(crate) fn availability(value: &str) -> Result<Availability> {
+    Availability::parse(value)
+        .ok_or_else(|| StoreError::Invalid(format!("stored availability {value:?} is unknown")))
+}
+
+pub(crate) fn http_status(value: i64) -> Result<u16> {
+    u16::try_from(value)
+        .map_err(|_| StoreError::Invalid(format!("stored HTTP status {value} is invalid")))
+}
+
+/// Checks a removal check: no work can be both gone from the page and still on it.
+pub(crate) fn validate_page_check(check: &PageCheck) -> Result<()> {
+    let present: HashSet<Id> = check.still_present.iter().copied().collect();
+    if let Some(work) = check.removed.iter().find(|work| present.contains(work)) {
+        return Err(StoreError::Invalid(format!(
+            "the check of page {} lists work {work} as both removed and still present",
+            check.page_id
+        )));
+    }
+    Ok(())
+}
+
+/// [`crate::Store::infringing_pages`] from `(page id, url, content hash, work id)` rows ordered
+/// by page, then work.
+pub(crate) fn group_infringing_pages(rows: Vec<(Id, String, String, Id)>) -> Vec<InfringingPage> {
+    let mut pages: Vec<InfringingPage> = Vec::new();
+    for (page_id, url, content_hash, work_id) in rows {
+        match pages.last_mut() {
+            Some(last) if last.page_id == page_id => last.work_ids.push(work_id),
+            _ => pages.push(InfringingPage {
+                page_id,
+                url,
+                content_hash,
+                work_ids: vec![work_id],
+            }),
+        }
+    }
+    pages
 }
 
 /// Checks a user and returns the email as stored (trimmed, lower-cased).

@@ -31,10 +31,12 @@ use crate::rules::{
     validate_user, validate_work,
 };
 use crate::{
-    AlgorithmFingerprint, EvidencePassage, Id, IndexedSegment, Job, JobCount, JobFilter, JobLease,
-    JobState, Leadership, MatchFilter, MatchRecord, MatchStatus, NewJob, NewMatch, NewPage,
-    NewSchedule, NewUser, NewWork, Page, PageWrite, Result, RightsHolder, Role, Schedule,
-    SegmentFingerprint, Site, Store, StoreError, User, Work, WorkSummary, WriteOutcome, redact_url,
+    AlgorithmFingerprint, EvidencePassage, FiredRun, Id, IndexedSegment, InfringingPage, Job,
+    JobCount, JobFilter, JobLease, JobState, Leadership, MatchFilter, MatchRecord, MatchStatus,
+    NewJob, NewMatch, NewPage, NewRun, NewSchedule, NewUser, NewWork, Page, PageCheck,
+    PageCheckOutcome, PageCheckRecord, PageWrite, Result, RightsHolder, Role, Run, RunCounts,
+    RunFilter, RunKind, RunState, Schedule, ScheduleFire, SegmentFingerprint, Site, Store,
+    StoreError, User, Work, WorkSummary, WriteOutcome, redact_url,
 };
 
 /// The SQLite migrations, embedded at compile time so the binary needs no files beside it.
@@ -276,7 +278,7 @@ impl SiteRow {
 macro_rules! page_select {
     () => {
         "SELECT id, site_id, url, title, text, content_hash, http_status, \
-         first_seen, last_seen, matched_hash FROM pages"
+         first_seen, last_seen, matched_hash, availability, availability_checked_at FROM pages"
     };
 }
 
@@ -303,6 +305,8 @@ struct PageRow {
     first_seen: i64,
     last_seen: i64,
     matched_hash: Option<String>,
+    availability: Option<String>,
+    availability_checked_at: Option<i64>,
 }
 
 impl PageRow {
@@ -314,15 +318,16 @@ impl PageRow {
             title: self.title,
             text: self.text,
             content_hash: self.content_hash,
-            http_status: u16::try_from(self.http_status).map_err(|_| {
-                StoreError::Invalid(format!(
-                    "stored HTTP status {} is invalid",
-                    self.http_status
-                ))
-            })?,
+            http_status: rules::http_status(self.http_status)?,
             first_seen: from_micros(self.first_seen)?,
             last_seen: from_micros(self.last_seen)?,
             matched_hash: self.matched_hash,
+            availability: self
+                .availability
+                .as_deref()
+                .map(rules::availability)
+                .transpose()?,
+            availability_checked_at: from_opt_micros(self.availability_checked_at)?,
         })
     }
 }
@@ -346,6 +351,7 @@ struct MatchEvidenceRow {
     status: String,
     first_seen: i64,
     last_seen: i64,
+    removed_at: Option<i64>,
     page_start: Option<i64>,
     page_end: Option<i64>,
     work_start: Option<i64>,
@@ -391,6 +397,7 @@ impl MatchEvidenceRow {
             })?,
             first_seen: from_micros(self.first_seen)?,
             last_seen: from_micros(self.last_seen)?,
+            removed_at: from_opt_micros(self.removed_at)?,
             evidence,
         })
     }
@@ -433,17 +440,28 @@ impl JobRow {
     }
 }
 
+/// Selects schedules; keep in sync with [`ScheduleRow`].
+macro_rules! schedule_select {
+    () => {
+        "SELECT id, name, kind, cron, timezone, seeds, config, enabled, owner, last_fired_at, \
+         created_at, updated_at FROM schedules"
+    };
+}
+
 #[derive(FromRow)]
 struct ScheduleRow {
     id: i64,
     name: String,
+    kind: String,
     cron: String,
     timezone: String,
     seeds: String,
     config: String,
     enabled: bool,
     owner: Option<String>,
+    last_fired_at: Option<i64>,
     created_at: i64,
+    updated_at: i64,
 }
 
 impl ScheduleRow {
@@ -451,13 +469,100 @@ impl ScheduleRow {
         Ok(Schedule {
             id: self.id,
             name: self.name,
+            kind: rules::run_kind(&self.kind)?,
             cron: self.cron,
             timezone: self.timezone,
             seeds: from_json(&self.seeds, "schedule seeds")?,
             config: from_json(&self.config, "schedule config")?,
             enabled: self.enabled,
             owner: self.owner,
+            last_fired_at: from_opt_micros(self.last_fired_at)?,
             created_at: from_micros(self.created_at)?,
+            updated_at: from_micros(self.updated_at)?,
+        })
+    }
+}
+
+/// Selects runs with their schedule's name; keep in sync with [`RunRow`].
+macro_rules! run_select {
+    () => {
+        "SELECT r.id, r.kind, r.schedule_id, s.name AS schedule_name, r.job_id, r.trigger, \
+         r.state, r.scheduled_for, r.created_at, r.started_at, r.finished_at, r.pages_checked, \
+         r.new_matches, r.matches_removed, r.errors, r.stats, r.error, r.cancel_requested \
+         FROM runs r LEFT JOIN schedules s ON s.id = r.schedule_id"
+    };
+}
+
+#[derive(FromRow)]
+struct RunRow {
+    id: i64,
+    kind: String,
+    schedule_id: Option<i64>,
+    schedule_name: Option<String>,
+    job_id: Option<i64>,
+    trigger: String,
+    state: String,
+    scheduled_for: Option<i64>,
+    created_at: i64,
+    started_at: Option<i64>,
+    finished_at: Option<i64>,
+    pages_checked: i64,
+    new_matches: i64,
+    matches_removed: i64,
+    errors: i64,
+    stats: String,
+    error: Option<String>,
+    cancel_requested: bool,
+}
+
+impl RunRow {
+    fn into_model(self) -> Result<Run> {
+        Ok(Run {
+            id: self.id,
+            kind: rules::run_kind(&self.kind)?,
+            schedule_id: self.schedule_id,
+            schedule_name: self.schedule_name,
+            job_id: self.job_id,
+            trigger: rules::run_trigger(&self.trigger)?,
+            state: rules::run_state(&self.state)?,
+            scheduled_for: from_opt_micros(self.scheduled_for)?,
+            created_at: from_micros(self.created_at)?,
+            started_at: from_opt_micros(self.started_at)?,
+            finished_at: from_opt_micros(self.finished_at)?,
+            counts: rules::run_counts(
+                self.pages_checked,
+                self.new_matches,
+                self.matches_removed,
+                self.errors,
+            )?,
+            stats: from_json(&self.stats, "run stats")?,
+            error: self.error,
+            cancel_requested: self.cancel_requested,
+        })
+    }
+}
+
+#[derive(FromRow)]
+struct PageCheckRow {
+    id: i64,
+    page_id: i64,
+    run_id: Option<i64>,
+    checked_at: i64,
+    availability: String,
+    http_status: Option<i64>,
+    detail: String,
+}
+
+impl PageCheckRow {
+    fn into_model(self) -> Result<PageCheckRecord> {
+        Ok(PageCheckRecord {
+            id: self.id,
+            page_id: self.page_id,
+            run_id: self.run_id,
+            checked_at: from_micros(self.checked_at)?,
+            availability: rules::availability(&self.availability)?,
+            http_status: self.http_status.map(rules::http_status).transpose()?,
+            detail: self.detail,
         })
     }
 }
@@ -610,6 +715,100 @@ async fn lease_not_current(conn: &mut SqliteConnection, lease: JobLease) -> Stor
         Ok(None) => StoreError::NotFound(format!("job {}", lease.job_id)),
         Err(error) => error.into(),
     }
+}
+
+/// Inserts a queued job (the dedup check, when there is a key, is the caller's).
+async fn insert_job(conn: &mut SqliteConnection, job: &NewJob) -> Result<Id> {
+    let payload = to_json(&job.payload, "job payload")?;
+    Ok(sqlx::query_scalar(
+        "INSERT INTO jobs (kind, payload, dedup_key, state, attempts, max_attempts, run_at, \
+         created_at, updated_at) VALUES ($1, $2, $3, 'queued', 0, $4, $5, $6, $6) \
+         RETURNING id",
+    )
+    .bind(&job.kind)
+    .bind(payload)
+    .bind(&job.dedup_key)
+    .bind(i64::from(job.max_attempts))
+    .bind(micros(job.run_at))
+    .bind(now_micros())
+    .fetch_one(conn)
+    .await?)
+}
+
+/// Inserts a run: queued when a job carries it, otherwise running since its creation.
+async fn insert_run(conn: &mut SqliteConnection, run: &NewRun, job_id: Option<Id>) -> Result<Id> {
+    let created_at = micros(run.created_at);
+    let (state, started_at) = match job_id {
+        Some(_) => (RunState::Queued, None),
+        None => (RunState::Running, Some(created_at)),
+    };
+    Ok(sqlx::query_scalar(
+        "INSERT INTO runs (kind, schedule_id, job_id, trigger, state, scheduled_for, created_at, \
+         started_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+    )
+    .bind(run.kind.as_str())
+    .bind(run.schedule_id)
+    .bind(job_id)
+    .bind(run.trigger.as_str())
+    .bind(state.as_str())
+    .bind(run.scheduled_for.map(micros))
+    .bind(created_at)
+    .bind(started_at)
+    .fetch_one(conn)
+    .await?)
+}
+
+/// Inserts an enabled, never fired schedule; the raw error lets the caller name a duplicate.
+async fn insert_schedule(
+    conn: &mut SqliteConnection,
+    name: &str,
+    schedule: &NewSchedule,
+) -> Result<std::result::Result<Id, sqlx::Error>> {
+    let seeds = to_json(&schedule.seeds, "schedule seeds")?;
+    let config = to_json(&schedule.config, "schedule config")?;
+    Ok(sqlx::query_scalar(
+        "INSERT INTO schedules (name, kind, cron, timezone, seeds, config, enabled, owner, \
+         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $8) RETURNING id",
+    )
+    .bind(name)
+    .bind(schedule.kind.as_str())
+    .bind(schedule.cron.trim())
+    .bind(schedule.timezone.trim())
+    .bind(seeds)
+    .bind(config)
+    .bind(&schedule.owner)
+    .bind(now_micros())
+    .fetch_one(conn)
+    .await)
+}
+
+async fn schedule_exists(conn: &mut SqliteConnection, id: Id) -> Result<()> {
+    let found: Option<i64> = sqlx::query_scalar("SELECT id FROM schedules WHERE id = $1")
+        .bind(id)
+        .fetch_optional(conn)
+        .await?;
+    found
+        .map(|_| ())
+        .ok_or_else(|| StoreError::NotFound(format!("schedule {id}")))
+}
+
+async fn run_exists(conn: &mut SqliteConnection, id: Id) -> Result<()> {
+    let found: Option<i64> = sqlx::query_scalar("SELECT id FROM runs WHERE id = $1")
+        .bind(id)
+        .fetch_optional(conn)
+        .await?;
+    found
+        .map(|_| ())
+        .ok_or_else(|| StoreError::NotFound(format!("run {id}")))
+}
+
+async fn fetch_run(conn: &mut SqliteConnection, id: Id) -> Result<Run> {
+    sqlx::query_as::<_, RunRow>(concat!(run_select!(), " WHERE r.id = $1"))
+        .bind(id)
+        .fetch_optional(conn)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("run {id}")))?
+        .into_model()
 }
 
 #[async_trait]
@@ -978,7 +1177,7 @@ impl Store for SqliteStore {
         content_hash: &str,
         matches: &[NewMatch],
         at: DateTime<Utc>,
-    ) -> Result<()> {
+    ) -> Result<u64> {
         validate_matches(page_id, matches)?;
         let at = micros(at);
         let mut tx = self.write().await?;
@@ -990,6 +1189,16 @@ impl Store for SqliteStore {
         if page.is_none() {
             return Err(StoreError::NotFound(format!("page {page_id}")));
         }
+        let previous: Vec<(i64, i64)> =
+            sqlx::query_as("SELECT id, work_id FROM matches WHERE page_id = $1")
+                .bind(page_id)
+                .fetch_all(&mut *tx)
+                .await?;
+        let previous_works: HashSet<Id> = previous.iter().map(|&(_, work_id)| work_id).collect();
+        let new_matches = matches
+            .iter()
+            .filter(|m| !previous_works.contains(&m.work_id))
+            .count() as u64;
 
         for m in matches {
             let work: Option<i64> = sqlx::query_scalar("SELECT id FROM works WHERE id = $1")
@@ -1042,11 +1251,6 @@ impl Store for SqliteStore {
 
         // Works no longer found on this page: the previous verdict is replaced, not extended.
         let kept: HashSet<Id> = matches.iter().map(|m| m.work_id).collect();
-        let previous: Vec<(i64, i64)> =
-            sqlx::query_as("SELECT id, work_id FROM matches WHERE page_id = $1")
-                .bind(page_id)
-                .fetch_all(&mut *tx)
-                .await?;
         for (match_id, work_id) in previous {
             if !kept.contains(&work_id) {
                 sqlx::query("DELETE FROM matches WHERE id = $1")
@@ -1062,7 +1266,7 @@ impl Store for SqliteStore {
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
-        Ok(())
+        Ok(new_matches)
     }
 
     async fn list_matches(&self, filter: &MatchFilter) -> Result<Vec<MatchRecord>> {
@@ -1071,7 +1275,7 @@ impl Store for SqliteStore {
             "SELECT m.id, m.page_id, p.url AS page_url, p.title AS page_title, m.work_id, \
                     w.external_id AS work_external_id, w.title AS work_title, \
                     w.rights_holder_id, m.score, m.coverage, m.containment, m.copied_chars, m.method, m.status, \
-                    m.first_seen, m.last_seen, \
+                    m.first_seen, m.last_seen, m.removed_at, \
                     e.page_start, e.page_end, e.work_start, e.work_end \
              FROM matches m \
              JOIN pages p ON p.id = m.page_id \
@@ -1096,11 +1300,15 @@ impl Store for SqliteStore {
     }
 
     async fn set_match_status(&self, match_id: Id, status: MatchStatus) -> Result<()> {
-        let done = sqlx::query("UPDATE matches SET status = $2 WHERE id = $1")
-            .bind(match_id)
-            .bind(status.as_str())
-            .execute(&self.pool)
-            .await?;
+        // removed_at belongs to the removed status: any other status clears it.
+        let done = sqlx::query(
+            "UPDATE matches SET status = $2, \
+             removed_at = CASE WHEN $2 = 'removed' THEN removed_at END WHERE id = $1",
+        )
+        .bind(match_id)
+        .bind(status.as_str())
+        .execute(&self.pool)
+        .await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound(format!("match {match_id}")));
         }
@@ -1111,8 +1319,6 @@ impl Store for SqliteStore {
 
     async fn enqueue_job(&self, job: &NewJob) -> Result<Id> {
         validate_job(job)?;
-        let payload = to_json(&job.payload, "job payload")?;
-        let now = now_micros();
         let mut tx = self.write().await?;
         if let Some(key) = &job.dedup_key {
             let pending: Option<i64> = sqlx::query_scalar(
@@ -1126,19 +1332,7 @@ impl Store for SqliteStore {
                 return Ok(id);
             }
         }
-        let id: i64 = sqlx::query_scalar(
-            "INSERT INTO jobs (kind, payload, dedup_key, state, attempts, max_attempts, run_at, \
-             created_at, updated_at) VALUES ($1, $2, $3, 'queued', 0, $4, $5, $6, $6) \
-             RETURNING id",
-        )
-        .bind(&job.kind)
-        .bind(payload)
-        .bind(&job.dedup_key)
-        .bind(i64::from(job.max_attempts))
-        .bind(micros(job.run_at))
-        .bind(now)
-        .fetch_one(&mut *tx)
-        .await?;
+        let id = insert_job(&mut tx, job).await?;
         tx.commit().await?;
         Ok(id)
     }
@@ -1392,20 +1586,8 @@ impl Store for SqliteStore {
 
     async fn create_schedule(&self, schedule: &NewSchedule) -> Result<Id> {
         let name = validate_schedule(schedule)?;
-        let result = sqlx::query_scalar(
-            "INSERT INTO schedules (name, cron, timezone, seeds, config, enabled, owner, \
-             created_at) VALUES ($1, $2, $3, $4, $5, 1, $6, $7) RETURNING id",
-        )
-        .bind(name)
-        .bind(schedule.cron.trim())
-        .bind(schedule.timezone.trim())
-        .bind(to_json(&schedule.seeds, "schedule seeds")?)
-        .bind(to_json(&schedule.config, "schedule config")?)
-        .bind(&schedule.owner)
-        .bind(now_micros())
-        .fetch_one(&self.pool)
-        .await;
-        match result {
+        let mut conn = self.pool.acquire().await?;
+        match insert_schedule(&mut conn, name, schedule).await? {
             Ok(id) => Ok(id),
             Err(error) if is_unique_violation(&error) => Err(StoreError::Invalid(format!(
                 "schedule {name:?} already exists"
@@ -1414,24 +1596,77 @@ impl Store for SqliteStore {
         }
     }
 
+    async fn ensure_schedule(&self, schedule: &NewSchedule) -> Result<Id> {
+        let name = validate_schedule(schedule)?;
+        let mut tx = self.write().await?;
+        let existing =
+            sqlx::query_as::<_, ScheduleRow>(concat!(schedule_select!(), " WHERE name = $1"))
+                .bind(name)
+                .fetch_optional(&mut *tx)
+                .await?;
+        let id = match existing {
+            None => insert_schedule(&mut tx, name, schedule).await??,
+            Some(row) => {
+                let stored = row.into_model()?;
+                if stored.kind != schedule.kind {
+                    return Err(rules::schedule_kind_mismatch(
+                        name,
+                        stored.kind,
+                        schedule.kind,
+                    ));
+                }
+                if rules::schedule_differs(&stored, schedule) {
+                    sqlx::query(
+                        "UPDATE schedules SET cron = $2, timezone = $3, seeds = $4, config = $5, \
+                         owner = $6, updated_at = $7 WHERE id = $1",
+                    )
+                    .bind(stored.id)
+                    .bind(schedule.cron.trim())
+                    .bind(schedule.timezone.trim())
+                    .bind(to_json(&schedule.seeds, "schedule seeds")?)
+                    .bind(to_json(&schedule.config, "schedule config")?)
+                    .bind(&schedule.owner)
+                    .bind(now_micros())
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                stored.id
+            }
+        };
+        tx.commit().await?;
+        Ok(id)
+    }
+
     async fn list_schedules(&self) -> Result<Vec<Schedule>> {
-        sqlx::query_as::<_, ScheduleRow>(
-            "SELECT id, name, cron, timezone, seeds, config, enabled, owner, created_at \
-             FROM schedules ORDER BY name",
-        )
-        .fetch_all(&self.pool)
-        .await?
-        .into_iter()
-        .map(ScheduleRow::into_model)
-        .collect()
+        sqlx::query_as::<_, ScheduleRow>(concat!(schedule_select!(), " ORDER BY name"))
+            .fetch_all(&self.pool)
+            .await?
+            .into_iter()
+            .map(ScheduleRow::into_model)
+            .collect()
+    }
+
+    async fn get_schedule_by_name(&self, name: &str) -> Result<Schedule> {
+        let name = name.trim();
+        sqlx::query_as::<_, ScheduleRow>(concat!(schedule_select!(), " WHERE name = $1"))
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("schedule {name:?}")))?
+            .into_model()
     }
 
     async fn set_schedule_enabled(&self, id: Id, enabled: bool) -> Result<()> {
-        let done = sqlx::query("UPDATE schedules SET enabled = $2 WHERE id = $1")
-            .bind(id)
-            .bind(enabled)
-            .execute(&self.pool)
-            .await?;
+        // Only a change of the flag is a change of the schedule.
+        let done = sqlx::query(
+            "UPDATE schedules SET enabled = $2, \
+             updated_at = CASE WHEN enabled = $2 THEN updated_at ELSE $3 END WHERE id = $1",
+        )
+        .bind(id)
+        .bind(enabled)
+        .bind(now_micros())
+        .execute(&self.pool)
+        .await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound(format!("schedule {id}")));
         }
@@ -1447,6 +1682,313 @@ impl Store for SqliteStore {
             return Err(StoreError::NotFound(format!("schedule {id}")));
         }
         Ok(())
+    }
+
+    async fn fire_schedule(&self, fire: &ScheduleFire) -> Result<Option<FiredRun>> {
+        rules::validate_fire(fire)?;
+        let mut tx = self.write().await?;
+        // The compare-and-set: the write lock makes it atomic with the inserts below.
+        let moved = sqlx::query(
+            "UPDATE schedules SET last_fired_at = $2 \
+             WHERE id = $1 AND enabled = 1 AND last_fired_at IS $3",
+        )
+        .bind(fire.schedule_id)
+        .bind(micros(fire.scheduled_for))
+        .bind(fire.expected_last_fired_at.map(micros))
+        .execute(&mut *tx)
+        .await?;
+        if moved.rows_affected() == 0 {
+            schedule_exists(&mut tx, fire.schedule_id).await?;
+            tx.rollback().await?;
+            return Ok(None);
+        }
+        let job_id = insert_job(&mut tx, &fire.job).await?;
+        let run_id = insert_run(&mut tx, &fire.run, Some(job_id)).await?;
+        tx.commit().await?;
+        Ok(Some(FiredRun { run_id, job_id }))
+    }
+
+    // ----- runs -----
+
+    async fn create_run(&self, run: &NewRun, job: Option<&NewJob>) -> Result<(Id, Option<Id>)> {
+        if let Some(job) = job {
+            rules::validate_run_job(job)?;
+        }
+        let mut tx = self.write().await?;
+        if let Some(schedule_id) = run.schedule_id {
+            schedule_exists(&mut tx, schedule_id).await?;
+        }
+        let job_id = match job {
+            Some(job) => Some(insert_job(&mut tx, job).await?),
+            None => None,
+        };
+        let run_id = insert_run(&mut tx, run, job_id).await?;
+        tx.commit().await?;
+        Ok((run_id, job_id))
+    }
+
+    async fn get_run(&self, id: Id) -> Result<Run> {
+        let mut conn = self.pool.acquire().await?;
+        fetch_run(&mut conn, id).await
+    }
+
+    async fn run_for_job(&self, job_id: Id) -> Result<Option<Run>> {
+        sqlx::query_as::<_, RunRow>(concat!(
+            run_select!(),
+            " WHERE r.job_id = $1 ORDER BY r.id LIMIT 1"
+        ))
+        .bind(job_id)
+        .fetch_optional(&self.pool)
+        .await?
+        .map(RunRow::into_model)
+        .transpose()
+    }
+
+    async fn list_runs(&self, filter: &RunFilter) -> Result<Vec<Run>> {
+        sqlx::query_as::<_, RunRow>(concat!(
+            run_select!(),
+            " WHERE ($1 IS NULL OR r.kind = $1) AND ($2 IS NULL OR r.schedule_id = $2) \
+               AND ($3 IS NULL OR r.state = $3) ORDER BY r.id DESC LIMIT $4"
+        ))
+        .bind(filter.kind.map(RunKind::as_str))
+        .bind(filter.schedule_id)
+        .bind(filter.state.map(RunState::as_str))
+        .bind(filter.limit.map_or(-1, i64::from))
+        .fetch_all(&self.pool)
+        .await?
+        .into_iter()
+        .map(RunRow::into_model)
+        .collect()
+    }
+
+    async fn last_succeeded_run(&self, kind: RunKind) -> Result<Option<Run>> {
+        sqlx::query_as::<_, RunRow>(concat!(
+            run_select!(),
+            " WHERE r.kind = $1 AND r.state = 'succeeded' \
+             ORDER BY r.started_at DESC NULLS LAST, r.id DESC LIMIT 1"
+        ))
+        .bind(kind.as_str())
+        .fetch_optional(&self.pool)
+        .await?
+        .map(RunRow::into_model)
+        .transpose()
+    }
+
+    async fn start_run(&self, id: Id, at: DateTime<Utc>) -> Result<Run> {
+        let mut tx = self.write().await?;
+        sqlx::query(
+            "UPDATE runs SET state = 'running', started_at = $2 \
+             WHERE id = $1 AND state = 'queued' AND cancel_requested = 0",
+        )
+        .bind(id)
+        .bind(micros(at))
+        .execute(&mut *tx)
+        .await?;
+        let run = fetch_run(&mut tx, id).await?;
+        tx.commit().await?;
+        Ok(run)
+    }
+
+    async fn update_run_progress(
+        &self,
+        id: Id,
+        counts: &RunCounts,
+        stats: &serde_json::Value,
+    ) -> Result<bool> {
+        let [pages_checked, new_matches, matches_removed, errors] =
+            rules::run_counts_to_db(counts)?;
+        let stats = to_json(stats, "run stats")?;
+        let mut tx = self.write().await?;
+        let cancel: Option<bool> = sqlx::query_scalar(
+            "UPDATE runs SET pages_checked = $2, new_matches = $3, matches_removed = $4, \
+             errors = $5, stats = $6 WHERE id = $1 AND state = 'running' \
+             RETURNING cancel_requested",
+        )
+        .bind(id)
+        .bind(pages_checked)
+        .bind(new_matches)
+        .bind(matches_removed)
+        .bind(errors)
+        .bind(stats)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let cancel = match cancel {
+            Some(cancel) => cancel,
+            None => {
+                // Not running (any more): the worker must stop.
+                run_exists(&mut tx, id).await?;
+                true
+            }
+        };
+        tx.commit().await?;
+        Ok(cancel)
+    }
+
+    async fn finish_run(
+        &self,
+        id: Id,
+        state: RunState,
+        counts: &RunCounts,
+        stats: &serde_json::Value,
+        error: Option<&str>,
+        at: DateTime<Utc>,
+    ) -> Result<()> {
+        rules::validate_run_end(id, state)?;
+        let [pages_checked, new_matches, matches_removed, errors] =
+            rules::run_counts_to_db(counts)?;
+        let stats = to_json(stats, "run stats")?;
+        let done = sqlx::query(
+            "UPDATE runs SET state = $2, pages_checked = $3, new_matches = $4, \
+             matches_removed = $5, errors = $6, stats = $7, error = $8, finished_at = $9 \
+             WHERE id = $1",
+        )
+        .bind(id)
+        .bind(state.as_str())
+        .bind(pages_checked)
+        .bind(new_matches)
+        .bind(matches_removed)
+        .bind(errors)
+        .bind(stats)
+        .bind(error)
+        .bind(micros(at))
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(format!("run {id}")));
+        }
+        Ok(())
+    }
+
+    async fn request_run_cancel(&self, id: Id, at: DateTime<Utc>) -> Result<RunState> {
+        let mut tx = self.write().await?;
+        // A queued run ends here; a running one is asked to stop by its worker.
+        let state: Option<String> = sqlx::query_scalar(
+            "UPDATE runs SET \
+               state = CASE WHEN state = 'queued' THEN 'cancelled' ELSE state END, \
+               finished_at = CASE WHEN state = 'queued' THEN $2 ELSE finished_at END, \
+               cancel_requested = CASE WHEN state = 'running' THEN 1 ELSE cancel_requested END \
+             WHERE id = $1 AND state IN ('queued', 'running') RETURNING state",
+        )
+        .bind(id)
+        .bind(micros(at))
+        .fetch_optional(&mut *tx)
+        .await?;
+        let state = match state {
+            Some(state) => rules::run_state(&state)?,
+            None => {
+                let ended: Option<String> =
+                    sqlx::query_scalar("SELECT state FROM runs WHERE id = $1")
+                        .bind(id)
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                return Err(match ended {
+                    None => StoreError::NotFound(format!("run {id}")),
+                    Some(state) => rules::run_already_ended(id, &state),
+                });
+            }
+        };
+        tx.commit().await?;
+        Ok(state)
+    }
+
+    // ----- removal checks -----
+
+    async fn infringing_pages(&self, after_id: Id, limit: u32) -> Result<Vec<InfringingPage>> {
+        // One statement, so a page and its works are one consistent snapshot.
+        let rows: Vec<(i64, String, String, i64)> = sqlx::query_as(
+            "SELECT p.id, p.url, p.content_hash, m.work_id \
+             FROM (SELECT DISTINCT page_id FROM matches \
+                   WHERE status <> 'dismissed' AND page_id > $1 \
+                   ORDER BY page_id LIMIT $2) AS chosen \
+             JOIN pages p ON p.id = chosen.page_id \
+             JOIN matches m ON m.page_id = p.id AND m.status <> 'dismissed' \
+             ORDER BY p.id, m.work_id",
+        )
+        .bind(after_id)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rules::group_infringing_pages(rows))
+    }
+
+    async fn record_page_check(&self, check: &PageCheck) -> Result<PageCheckOutcome> {
+        rules::validate_page_check(check)?;
+        let checked_at = micros(check.checked_at);
+        let removed = to_json(&check.removed, "removed works")?;
+        let still_present = to_json(&check.still_present, "works still present")?;
+        let mut tx = self.write().await?;
+        let page: Option<Option<i64>> =
+            sqlx::query_scalar("SELECT availability_checked_at FROM pages WHERE id = $1")
+                .bind(check.page_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+        let Some(last_checked) = page else {
+            return Err(StoreError::NotFound(format!("page {}", check.page_id)));
+        };
+        if let Some(run_id) = check.run_id {
+            run_exists(&mut tx, run_id).await?;
+        }
+        sqlx::query(
+            "INSERT INTO page_checks (page_id, run_id, checked_at, availability, http_status, \
+             detail) VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(check.page_id)
+        .bind(check.run_id)
+        .bind(checked_at)
+        .bind(check.availability.as_str())
+        .bind(check.http_status.map(i64::from))
+        .bind(&check.detail)
+        .execute(&mut *tx)
+        .await?;
+
+        let mut outcome = PageCheckOutcome::default();
+        // A check older than the page's latest one is history only: its verdict was superseded.
+        if last_checked.is_none_or(|last| last <= checked_at) {
+            sqlx::query(
+                "UPDATE pages SET availability = $2, availability_checked_at = $3 WHERE id = $1",
+            )
+            .bind(check.page_id)
+            .bind(check.availability.as_str())
+            .bind(checked_at)
+            .execute(&mut *tx)
+            .await?;
+            outcome.removed = sqlx::query(
+                "UPDATE matches SET status = 'removed', removed_at = $3 \
+                 WHERE page_id = $1 AND status IN ('open', 'notice_sent') \
+                   AND work_id IN (SELECT value FROM json_each($2))",
+            )
+            .bind(check.page_id)
+            .bind(&removed)
+            .bind(checked_at)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            outcome.reopened = sqlx::query(
+                "UPDATE matches SET status = 'open', removed_at = NULL \
+                 WHERE page_id = $1 AND status = 'removed' \
+                   AND work_id IN (SELECT value FROM json_each($2))",
+            )
+            .bind(check.page_id)
+            .bind(&still_present)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        }
+        tx.commit().await?;
+        Ok(outcome)
+    }
+
+    async fn page_checks(&self, page_id: Id) -> Result<Vec<PageCheckRecord>> {
+        sqlx::query_as::<_, PageCheckRow>(
+            "SELECT id, page_id, run_id, checked_at, availability, http_status, detail \
+             FROM page_checks WHERE page_id = $1 ORDER BY checked_at, id",
+        )
+        .bind(page_id)
+        .fetch_all(&self.pool)
+        .await?
+        .into_iter()
+        .map(PageCheckRow::into_model)
+        .collect()
     }
 
     // ----- users -----

@@ -271,13 +271,19 @@ impl TestSite {
 
     /// Serves `site` (plus its `/`, `/index.html` and `/robots.txt`).
     pub fn serve(site: SampleSite) -> TestSite {
+        TestSite::serve_at(site, "127.0.0.1:0".parse().expect("an address"))
+    }
+
+    /// Serves `site` at `addr` (the address of a site stopped before, to bring it back
+    /// changed).
+    pub fn serve_at(site: SampleSite, addr: std::net::SocketAddr) -> TestSite {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
             .build()
             .expect("a Tokio runtime");
         let server = runtime
-            .block_on(demo::serve(site.clone()))
+            .block_on(demo::serve_at(site.clone(), addr))
             .expect("the test site starts");
         TestSite {
             site,
@@ -288,6 +294,11 @@ impl TestSite {
 
     fn server(&self) -> &SiteServer {
         self.server.as_ref().expect("the server runs")
+    }
+
+    /// Where it listens.
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.server().addr
     }
 
     /// `http://127.0.0.1:PORT/`.

@@ -19,3 +19,4 @@ mod idempotence;
 mod inspect;
 mod postgres_store;
 mod redis_index;
+mod schedules;

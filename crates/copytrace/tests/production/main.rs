@@ -13,4 +13,5 @@ mod site;
 
 mod faults;
 mod multi_process;
+mod schedules;
 mod serve;

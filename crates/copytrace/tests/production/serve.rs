@@ -116,10 +116,43 @@ fn embedded_serve_runs_queued_crawls_and_matches_in_one_process() {
         &site.base,
     ]);
     deployment.wait_until_idle(Duration::from_secs(300));
+    // The dedup run as a job of the in-process match worker: every infringing page is checked
+    // again and found still online.
+    let enqueued = deployment.ok(&[
+        "dedup",
+        "--queue",
+        "--recheck-allow-private-addresses",
+        "--recheck-delay",
+        "0",
+    ]);
+    let run_id = enqueued
+        .trim()
+        .rsplit_once("(run ")
+        .and_then(|(_, id)| id.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("{enqueued}"))
+        .to_owned();
+    let mut run = serde_json::Value::Null;
+    wait_for("the dedup run to finish", Duration::from_secs(120), || {
+        run = serde_json::from_str(&deployment.ok(&["runs", "show", &run_id, "--json"])).unwrap();
+        run["state"] == "succeeded"
+    });
+    let infringing: std::collections::BTreeSet<_> = site
+        .expected_matches()
+        .into_iter()
+        .map(|(url, _)| url)
+        .collect();
+    assert_eq!(
+        run["counts"]["pages_checked"],
+        infringing.len() as u64,
+        "{run}"
+    );
+    assert_eq!(run["counts"]["matches_removed"], 0, "{run}");
+    assert_eq!(run["counts"]["errors"], 0, "{run}");
     let (status, metrics) = get(port, "/metrics").expect("serve answers");
     assert_eq!(status, 200);
     assert!(
-        metrics.contains("copytrace_jobs{kind=\"crawl\",state=\"done\"} 1\n"),
+        metrics.contains("copytrace_jobs{kind=\"crawl\",state=\"done\"} 1\n")
+            && metrics.contains("copytrace_jobs{kind=\"dedup\",state=\"done\"} 1\n"),
         "{metrics}"
     );
     assert!(
@@ -138,5 +171,79 @@ fn embedded_serve_runs_queued_crawls_and_matches_in_one_process() {
     assert!(
         due.starts_with("0 page(s) due"),
         "every page was matched: {due}"
+    );
+}
+
+#[test]
+fn a_running_crawl_is_cancelled_at_its_next_page_and_its_run_records_why_it_stopped() {
+    let database = Database::on_shared_server();
+    let dir = tempfile::tempdir().unwrap();
+    let deployment = Deployment::new(&database.url, None, dir.path());
+    deployment.add_library(&write_library(dir.path()));
+    // Slow pages, so the crawl is still running when it is cancelled.
+    let site = GeneratedSite::serve(400, Duration::from_millis(100));
+    let port = free_port();
+    let mut server = deployment.spawn(&[
+        "serve",
+        "--listen",
+        &format!("127.0.0.1:{port}"),
+        "--sweep-secs",
+        "1",
+        "--workers",
+        "1",
+    ]);
+    let enqueued = deployment.ok(&[
+        "crawl",
+        "--queue",
+        "--allow-private-addresses",
+        "--max-pages",
+        "1000",
+        "--concurrency",
+        "2",
+        &site.base,
+    ]);
+    let run_id = enqueued
+        .trim()
+        .rsplit_once("(run ")
+        .and_then(|(_, id)| id.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("{enqueued}"))
+        .to_owned();
+    let run = |deployment: &Deployment| -> serde_json::Value {
+        serde_json::from_str(&deployment.ok(&["runs", "show", &run_id, "--json"])).unwrap()
+    };
+    wait_for("the crawl to store pages", Duration::from_secs(120), || {
+        let r = run(&deployment);
+        r["state"] == "running" && r["counts"]["pages_checked"].as_u64().unwrap_or(0) >= 5
+    });
+    let said = deployment.ok(&["runs", "cancel", &run_id]);
+    assert!(said.contains("will stop"), "{said}");
+    wait_for("the run to stop", Duration::from_secs(60), || {
+        run(&deployment)["state"] == "cancelled"
+    });
+    let stopped = run(&deployment);
+    assert!(stopped["finished_at"].is_string(), "{stopped}");
+    assert!(
+        stopped["stats"]["requests"].as_u64().unwrap() > 0,
+        "{stopped}"
+    );
+    // It stopped well before the end of the site, and its job ended without a retry.
+    let stored = deployment.pages_stored();
+    assert!(stored < 300, "{stored} pages stored after the cancellation");
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(
+        deployment.pages_stored(),
+        stored,
+        "nothing crawled after the stop"
+    );
+    let counts = deployment.job_counts();
+    assert_eq!(
+        counts.get(&("crawl".into(), "done".into())),
+        Some(&1),
+        "{counts:?}"
+    );
+    assert!(
+        server.terminate(Duration::from_secs(30)).success(),
+        "{}",
+        server.log()
     );
 }

@@ -12,8 +12,8 @@ use chrono::{DateTime, Duration, TimeZone, Utc};
 use copytrace_store::postgres::PostgresStore;
 use copytrace_store::sqlite::SqliteStore;
 use copytrace_store::{
-    AlgorithmFingerprint, EvidencePassage, Id, NewMatch, NewPage, NewWork, SegmentFingerprint,
-    Store, StoreError,
+    AlgorithmFingerprint, EvidencePassage, Id, NewJob, NewMatch, NewPage, NewRun, NewSchedule,
+    NewWork, RunKind, RunTrigger, ScheduleFire, SegmentFingerprint, Store, StoreError,
 };
 use sqlx::{Connection, PgConnection};
 use tempfile::TempDir;
@@ -312,5 +312,60 @@ pub fn invalid<T: std::fmt::Debug>(result: Result<T, StoreError>) -> String {
     match result {
         Err(StoreError::Invalid(why)) => why,
         other => panic!("expected Invalid, got {other:?}"),
+    }
+}
+
+/// A crawl schedule with seeds, scope and an owner.
+pub fn schedule(name: &str) -> NewSchedule {
+    NewSchedule {
+        name: name.to_owned(),
+        kind: RunKind::Crawl,
+        cron: "0 3 * * *".to_owned(),
+        timezone: "Asia/Shanghai".to_owned(),
+        seeds: vec![
+            "https://pirate.example/".to_owned(),
+            "https://mirror.example/书".to_owned(),
+        ],
+        config: serde_json::json!({ "max_pages": 500, "same_host": true }),
+        owner: Some("ops@example.com".to_owned()),
+    }
+}
+
+/// The job that carries a run of `kind`.
+pub fn run_job(kind: RunKind) -> NewJob {
+    NewJob {
+        kind: kind.as_str().to_owned(),
+        payload: serde_json::json!({ "run": kind.as_str() }),
+        dedup_key: None,
+        run_at: at(0),
+        max_attempts: 3,
+    }
+}
+
+/// A run started by hand, created at `created_at`.
+pub fn manual_run(kind: RunKind, schedule_id: Option<Id>, created_at: DateTime<Utc>) -> NewRun {
+    NewRun {
+        kind,
+        schedule_id,
+        trigger: RunTrigger::Manual,
+        scheduled_for: None,
+        created_at,
+    }
+}
+
+/// The fire of one crawl tick of a schedule, as a scheduler that read `expected` builds it.
+pub fn fire(schedule_id: Id, expected: Option<DateTime<Utc>>, tick: DateTime<Utc>) -> ScheduleFire {
+    ScheduleFire {
+        schedule_id,
+        expected_last_fired_at: expected,
+        scheduled_for: tick,
+        run: NewRun {
+            kind: RunKind::Crawl,
+            schedule_id: Some(schedule_id),
+            trigger: RunTrigger::Schedule,
+            scheduled_for: Some(tick),
+            created_at: tick + Duration::seconds(1),
+        },
+        job: run_job(RunKind::Crawl),
     }
 }

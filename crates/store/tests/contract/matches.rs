@@ -19,6 +19,7 @@ contract_tests!(
     unknown_match_status_change_is_not_found,
     a_match_with_twenty_thousand_evidence_passages_round_trips,
     concurrent_recordings_of_one_page_leave_one_whole_verdict,
+    recording_counts_the_page_work_pairs_that_are_new,
 );
 
 /// A page holding `text` and a work of a new holder, for tests about one pair.
@@ -390,5 +391,60 @@ async fn concurrent_recordings_of_one_page_leave_one_whole_verdict(store: Arc<dy
     assert!(
         whole,
         "the stored verdict is not one of the recorded ones: {stored:?}"
+    );
+}
+
+async fn recording_counts_the_page_work_pairs_that_are_new(store: Arc<dyn Store>) {
+    let holder = store.ensure_rights_holder("Yuewen").await.unwrap();
+    let a = stored_work(&*store, holder, "a", "work a").await;
+    let b = stored_work(&*store, holder, "b", "work b").await;
+    let c = stored_work(&*store, holder, "c", "work c").await;
+    let page = stored_page(&*store, "https://pirate.example/1", "page").await;
+    let other = stored_page(&*store, "https://pirate.example/2", "other").await;
+    let hash = hash_of("page");
+    let record = |verdict: Vec<NewMatch>, seconds: i64| {
+        let store = store.clone();
+        let hash = hash.clone();
+        async move {
+            store
+                .record_page_matches(page, &hash, &verdict, at(seconds))
+                .await
+                .unwrap()
+        }
+    };
+
+    assert_eq!(record(vec![], 1).await, 0);
+    assert_eq!(
+        record(vec![found(a, 0.5, &[(0, 0)]), found(b, 0.6, &[])], 2).await,
+        2,
+        "a first verdict is all new"
+    );
+    assert_eq!(
+        record(vec![found(a, 0.5, &[(0, 0)]), found(b, 0.6, &[])], 3).await,
+        0,
+        "found again is not new"
+    );
+    assert_eq!(
+        record(
+            vec![found(a, 0.7, &[]), found(b, 0.6, &[]), found(c, 0.4, &[])],
+            4
+        )
+        .await,
+        1,
+        "one more work"
+    );
+    // The same work on another page is another pair.
+    assert_eq!(
+        store
+            .record_page_matches(other, &hash_of("other"), &[found(a, 0.5, &[])], at(5))
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(record(vec![found(c, 0.4, &[])], 6).await, 0);
+    assert_eq!(
+        record(vec![found(a, 0.5, &[]), found(c, 0.4, &[])], 7).await,
+        1,
+        "a pair dropped by the last verdict is new again"
     );
 }

@@ -99,6 +99,12 @@ async fn the_schema_uses_postgres_types() {
         ("schedules", "enabled", "boolean"),
         ("work_segments", "simhash", "bigint"),
         ("matches", "score", "double precision"),
+        ("matches", "removed_at", "timestamp with time zone"),
+        ("schedules", "last_fired_at", "timestamp with time zone"),
+        ("runs", "stats", "jsonb"),
+        ("runs", "cancel_requested", "boolean"),
+        ("runs", "scheduled_for", "timestamp with time zone"),
+        ("page_checks", "checked_at", "timestamp with time zone"),
     ] {
         let found: String = sqlx::query_scalar(
             "SELECT data_type FROM information_schema.columns \

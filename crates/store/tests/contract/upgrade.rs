@@ -1,0 +1,132 @@
+//! Upgrading a database made by an earlier version: rows written before a migration read back
+//! with the values the migration promises.
+
+use copytrace_store::postgres::PostgresStore;
+use copytrace_store::sqlite::SqliteStore;
+use copytrace_store::{MatchFilter, MatchStatus, RunFilter, RunKind, Store};
+use sqlx::migrate::Migrator;
+use sqlx::{Connection, PgConnection, SqliteConnection};
+
+use crate::helpers::{at, create_postgres_database, drop_postgres_database, postgres_url};
+
+static SQLITE: Migrator = sqlx::migrate!("./migrations/sqlite");
+static POSTGRES: Migrator = sqlx::migrate!("./migrations/postgres");
+
+/// The version before runs, schedule kinds and removal checks.
+const BEFORE_RUNS: i64 = 4;
+
+/// What a schedule, page and match written before migration 0005 read back as.
+async fn rows_from_before_runs_read_back_with_defaults(store: &dyn Store) {
+    let schedules = store.list_schedules().await.unwrap();
+    assert_eq!(schedules.len(), 1);
+    let nightly = &schedules[0];
+    assert_eq!(nightly.name, "nightly");
+    assert_eq!(nightly.kind, RunKind::Crawl, "every old schedule crawled");
+    assert_eq!(nightly.last_fired_at, None);
+    assert_eq!(nightly.created_at, at(0));
+    assert_eq!(nightly.updated_at, at(0), "updated_at starts at created_at");
+    assert_eq!(
+        nightly.seeds,
+        ["https://pirate.example/".to_owned()].as_slice()
+    );
+
+    let page = store.get_page(1).await.unwrap();
+    assert_eq!(
+        (page.availability, page.availability_checked_at),
+        (None, None)
+    );
+    let matches = store.list_matches(&MatchFilter::default()).await.unwrap();
+    assert_eq!(matches.len(), 1);
+    assert_eq!(
+        (matches[0].status, matches[0].removed_at),
+        (MatchStatus::Open, None)
+    );
+    assert!(
+        store
+            .list_runs(&RunFilter::default())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(store.page_checks(1).await.unwrap().is_empty());
+
+    // The upgraded schedule fires like a new one.
+    let fired = store
+        .fire_schedule(&crate::helpers::fire(nightly.id, None, at(60)))
+        .await
+        .unwrap();
+    assert!(fired.is_some());
+}
+
+#[tokio::test]
+async fn sqlite_rows_written_before_runs_existed_survive_the_upgrade() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("old.db").display());
+    let mut old = SqliteConnection::connect(&format!("{url}?mode=rwc"))
+        .await
+        .unwrap();
+    sqlx::query("PRAGMA foreign_keys = ON")
+        .execute(&mut old)
+        .await
+        .unwrap();
+    SQLITE.run_to(BEFORE_RUNS, &mut old).await.unwrap();
+    let created = at(0).timestamp_micros();
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "INSERT INTO schedules (name, cron, timezone, seeds, config, enabled, owner, created_at) \
+           VALUES ('nightly', '0 3 * * *', 'UTC', '[\"https://pirate.example/\"]', '{{}}', 1, \
+                   NULL, {created}); \
+         INSERT INTO rights_holders (name, created_at) VALUES ('Yuewen', {created}); \
+         INSERT INTO works (rights_holder_id, external_id, title, content, content_len, \
+           content_hash, fingerprint_version, created_at, updated_at) \
+           VALUES (1, 'novel', 'Novel', 'text', 4, 'h', 1, {created}, {created}); \
+         INSERT INTO sites (host, created_at) VALUES ('pirate.example', {created}); \
+         INSERT INTO pages (site_id, url, title, text, content_hash, http_status, first_seen, \
+           last_seen, matched_hash) VALUES (1, 'https://pirate.example/1', NULL, 'text', 'h', \
+           200, {created}, {created}, 'h'); \
+         INSERT INTO matches (page_id, work_id, score, coverage, containment, method, \
+           first_seen, last_seen) VALUES (1, 1, 0.9, 0.9, 0.9, 'simhash', {created}, {created});"
+    )))
+    .execute(&mut old)
+    .await
+    .unwrap();
+    old.close().await.unwrap();
+
+    let store = SqliteStore::connect(&url).await.unwrap();
+    store.migrate().await.unwrap();
+    rows_from_before_runs_read_back_with_defaults(&store).await;
+    store.close().await;
+}
+
+#[tokio::test]
+async fn postgres_rows_written_before_runs_existed_survive_the_upgrade() {
+    let name = create_postgres_database().await;
+    let mut old = PgConnection::connect(&postgres_url(&name)).await.unwrap();
+    POSTGRES.run_to(BEFORE_RUNS, &mut old).await.unwrap();
+    let created = at(0).to_rfc3339();
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "INSERT INTO schedules (name, cron, timezone, seeds, config, enabled, owner, created_at) \
+           VALUES ('nightly', '0 3 * * *', 'UTC', '[\"https://pirate.example/\"]', '{{}}', TRUE, \
+                   NULL, '{created}'); \
+         INSERT INTO rights_holders (name, created_at) VALUES ('Yuewen', '{created}'); \
+         INSERT INTO works (rights_holder_id, external_id, title, content, content_len, \
+           content_hash, fingerprint_version, created_at, updated_at) \
+           VALUES (1, 'novel', 'Novel', 'text', 4, 'h', 1, '{created}', '{created}'); \
+         INSERT INTO sites (host, created_at) VALUES ('pirate.example', '{created}'); \
+         INSERT INTO pages (site_id, url, title, text, content_hash, http_status, first_seen, \
+           last_seen, matched_hash) VALUES (1, 'https://pirate.example/1', NULL, 'text', 'h', \
+           200, '{created}', '{created}', 'h'); \
+         INSERT INTO matches (page_id, work_id, score, coverage, containment, method, \
+           first_seen, last_seen) \
+           VALUES (1, 1, 0.9, 0.9, 0.9, 'simhash', '{created}', '{created}');"
+    )))
+    .execute(&mut old)
+    .await
+    .unwrap();
+    old.close().await.unwrap();
+
+    let store = PostgresStore::connect(&postgres_url(&name)).await.unwrap();
+    store.migrate().await.unwrap();
+    rows_from_before_runs_read_back_with_defaults(&store).await;
+    store.close().await;
+    drop_postgres_database(&name).await;
+}
