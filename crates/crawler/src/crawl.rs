@@ -46,9 +46,6 @@ pub async fn crawl(
         fetcher,
         config: config.clone(),
         validators,
-        parse_slots: tokio::sync::Semaphore::new(
-            std::thread::available_parallelism().map_or(2, |n| n.get()),
-        ),
     });
     let mut run = Run {
         report: CrawlReport::default(),
@@ -173,11 +170,6 @@ struct Shared {
     config: CrawlConfig,
     /// [`CrawlConfig::validators`] keyed by normalized URL.
     validators: HashMap<String, Validators>,
-    /// One permit per core for decoding, parsing and extracting pages. Without it every page
-    /// task that has its body starts a blocking thread at once: on a fast site that is up to
-    /// `concurrency` threads taking turns on the cores, and the switching and cold caches cost
-    /// more than the waiting for a permit does.
-    parse_slots: tokio::sync::Semaphore,
 }
 
 /// What a spawned task was doing (kept outside the task so a panic can still be attributed).
@@ -381,11 +373,6 @@ async fn fetch_page(shared: &Shared, item: &Item, turn_taken: bool) -> Result<Fe
     }
 
     // Parsing a few megabytes of HTML takes long enough to keep off the async workers.
-    let _slot = shared
-        .parse_slots
-        .acquire()
-        .await
-        .map_err(|e| Failure::Internal(e.to_string()))?;
     let base = final_url.clone();
     let parsed = tokio::task::spawn_blocking(move || {
         let (html, encoding) = decode::decode_html(&body, content_type.as_deref(), Some(&base));
