@@ -346,13 +346,14 @@ fn is_boilerplate(p: &str, len: usize) -> bool {
         || is_disclaimer_sized(p, len)
 }
 
-/// A short image caption: it starts with "图为" / "图：", or ends with a bracketed photo
-/// credit ("（受访者供图）", "（记者 王某 摄）").
+/// [`is_caption_sized`], counting the length itself.
 #[cfg(test)]
 fn is_caption(p: &str) -> bool {
     is_caption_sized(p, significant_len(p))
 }
 
+/// A short image caption: it starts with "图为" / "图：", or ends with a bracketed photo
+/// credit ("（受访者供图）", "（记者 王某 摄）"). `len` is [`significant_len`] of `p`.
 fn is_caption_sized(p: &str, len: usize) -> bool {
     if len > CAPTION_MAX_CHARS {
         return false;
@@ -382,12 +383,13 @@ fn is_site_ad(p: &str) -> bool {
     has_domain(&folded) && AD_PHRASES.iter().any(|w| folded.contains(w))
 }
 
-/// A short paragraph of page furniture.
+/// [`is_marker_sized`], counting the length itself.
 #[cfg(test)]
 fn is_marker(p: &str) -> bool {
     is_marker_sized(p, significant_len(p))
 }
 
+/// A short paragraph of page furniture. `len` is [`significant_len`] of `p`.
 fn is_marker_sized(p: &str, len: usize) -> bool {
     if len > MARKER_MAX_CHARS && p.split_whitespace().count() > MARKER_MAX_WORDS {
         return false;
@@ -429,11 +431,13 @@ fn opens_with_credit(folded: &str) -> bool {
     })
 }
 
+/// [`is_disclaimer_sized`], counting the length itself.
 #[cfg(test)]
 fn is_disclaimer(p: &str) -> bool {
     is_disclaimer_sized(p, significant_len(p))
 }
 
+/// A disclaimer of at most [`DISCLAIMER_MAX_CHARS`]; `len` is [`significant_len`] of `p`.
 fn is_disclaimer_sized(p: &str, len: usize) -> bool {
     len <= DISCLAIMER_MAX_CHARS && opens_with(p, DISCLAIMER_OPENINGS)
 }
