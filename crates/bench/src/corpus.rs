@@ -20,14 +20,19 @@ const SOURCES: [&str; 8] = [
     include_str!("../../copytrace/demo/unrelated/tech-news.txt"),
 ];
 
-/// At least `min_bytes` bytes of UTF-8 Chinese prose, paragraphs separated by newlines.
-pub fn chinese_prose(min_bytes: usize) -> String {
-    let paragraphs: Vec<&str> = SOURCES
+/// The non-empty paragraphs of the demo texts, trimmed, in source order.
+pub fn paragraphs() -> Vec<&'static str> {
+    SOURCES
         .iter()
         .flat_map(|text| text.lines())
         .map(str::trim)
         .filter(|line| !line.is_empty())
-        .collect();
+        .collect()
+}
+
+/// At least `min_bytes` bytes of UTF-8 Chinese prose, paragraphs separated by newlines.
+pub fn chinese_prose(min_bytes: usize) -> String {
+    let paragraphs = paragraphs();
     let mut state: u64 = 0x2545_f491_4f6c_dd1d;
     let mut text = String::with_capacity(min_bytes + 4096);
     while text.len() < min_bytes {

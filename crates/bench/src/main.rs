@@ -15,11 +15,18 @@
 //! PostgreSQL store and, in the same run, through `psql \copy` into the same table, and ends
 //! with `RESULT store_rows_per_s=… psql_copy_rows_per_s=… ratio=…`.
 //!
+//! `copytrace-bench crawl` crawls a generated static site of 20,000 novel chapters served by
+//! nginx on a loopback port with the Copytrace crawler (politeness off), and in the same run
+//! measures `wrk` against the same server at the same concurrency and Scrapy on the same site;
+//! it ends with `RESULT crawler_req_s=… wrk_req_s=… wrk_ratio=… scrapy_pages_s=… scrapy_ratio=…`
+//! (`scripts/bench-crawl` installs wrk and nginx, builds and runs it).
+//!
 //! `copytrace-bench index` measures the SimHash index (1 and 2 threads) against the
 //! brute-force popcount scan in the same run and ends with
 //! `RESULT n=… k=… index_qps=… brute_qps=… speedup=… recall=… bytes_per_fp=… …`.
 
 mod corpus;
+mod crawl;
 mod fingerprint;
 mod index;
 mod pgcluster;
@@ -59,6 +66,9 @@ enum Command {
     /// Pages matched per second with 1, 2 and 4 `copytrace worker match` processes on one
     /// PostgreSQL database and Redis index (run through `scripts/scaling`).
     Workers(workers::Args),
+    /// Crawler throughput on a local static site of 20,000 pages served by nginx: requests/s
+    /// against `wrk` at the same concurrency, pages/s against Scrapy, in one run.
+    Crawl(crawl::Args),
     /// Quality benchmark corpus: fetch (cached) and print its statistics.
     #[command(hide = true)]
     QualityCorpus(quality::corpus::StatsArgs),
@@ -72,6 +82,7 @@ fn main() -> anyhow::Result<()> {
         Command::Index(args) => index::run(&args),
         Command::Quality(args) => quality::run(&args),
         Command::Workers(args) => workers::run(&args),
+        Command::Crawl(args) => crawl::run(&args),
         Command::QualityCorpus(args) => quality::corpus::run_stats(&args),
     }
 }

@@ -377,18 +377,18 @@ async fn fetch_page(shared: &Shared, item: &Item, turn_taken: bool) -> Result<Fe
     let parsed = tokio::task::spawn_blocking(move || {
         let (html, encoding) = decode::decode_html(&body, content_type.as_deref(), Some(&base));
         let doc = scraper::Html::parse_document(&html);
-        let extracted = extract::extract_document(&doc, &base);
+        let (title, text) = extract::title_and_text(&doc);
         let links = links::discover_in(&doc, &base);
-        (extracted, links, encoding)
+        (title, text, links, encoding)
     })
     .await;
-    let (extracted, links, encoding) = parsed.map_err(|e| Failure::Internal(e.to_string()))?;
+    let (title, text, links, encoding) = parsed.map_err(|e| Failure::Internal(e.to_string()))?;
     let page = FetchedPage {
         requested_url: item.url.clone(),
         url: final_url,
         status: status.as_u16(),
-        title: extracted.title,
-        text: extracted.text,
+        title,
+        text,
         encoding,
         fetched_at,
         depth: item.depth,

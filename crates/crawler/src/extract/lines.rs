@@ -303,7 +303,7 @@ pub(super) fn clean(paragraphs: Vec<String>, title: Option<&str>) -> Vec<String>
                 return None;
             }
             let p = tidy(&p);
-            (!p.is_empty() && !is_boilerplate(&p)).then_some(p)
+            (!p.is_empty() && !is_boilerplate(&p, significant_len(&p))).then_some(p)
         })
         .collect();
     let leading = kept
@@ -335,18 +335,27 @@ fn tidy(p: &str) -> String {
     p.trim().to_owned()
 }
 
-fn is_boilerplate(p: &str) -> bool {
+/// Whether a tidied paragraph of `len` [significant](significant_len) characters is
+/// boilerplate. The length is counted once per paragraph: counting it in every rule was a
+/// good part of the extraction time of a chapter.
+fn is_boilerplate(p: &str, len: usize) -> bool {
     is_site_ad(p)
-        || is_marker(p)
-        || is_caption(p)
+        || is_marker_sized(p, len)
+        || is_caption_sized(p, len)
         || opens_with(p, AUTHOR_NOTE_OPENINGS)
-        || is_disclaimer(p)
+        || is_disclaimer_sized(p, len)
+}
+
+/// [`is_caption_sized`], counting the length itself.
+#[cfg(test)]
+fn is_caption(p: &str) -> bool {
+    is_caption_sized(p, significant_len(p))
 }
 
 /// A short image caption: it starts with "图为" / "图：", or ends with a bracketed photo
-/// credit ("（受访者供图）", "（记者 王某 摄）").
-fn is_caption(p: &str) -> bool {
-    if significant_len(p) > CAPTION_MAX_CHARS {
+/// credit ("（受访者供图）", "（记者 王某 摄）"). `len` is [`significant_len`] of `p`.
+fn is_caption_sized(p: &str, len: usize) -> bool {
+    if len > CAPTION_MAX_CHARS {
         return false;
     }
     let folded = fold(p);
@@ -366,16 +375,23 @@ fn is_caption(p: &str) -> bool {
 
 /// A short paragraph naming a domain in promotion vocabulary.
 fn is_site_ad(p: &str) -> bool {
-    if significant_len(p) > AD_MAX_CHARS {
+    // A domain needs a dot, and only `.` and the full-width `．` fold to one.
+    if !p.contains(['.', '．']) || significant_len(p) > AD_MAX_CHARS {
         return false;
     }
     let folded = fold(p);
     has_domain(&folded) && AD_PHRASES.iter().any(|w| folded.contains(w))
 }
 
-/// A short paragraph of page furniture.
+/// [`is_marker_sized`], counting the length itself.
+#[cfg(test)]
 fn is_marker(p: &str) -> bool {
-    if significant_len(p) > MARKER_MAX_CHARS && p.split_whitespace().count() > MARKER_MAX_WORDS {
+    is_marker_sized(p, significant_len(p))
+}
+
+/// A short paragraph of page furniture. `len` is [`significant_len`] of `p`.
+fn is_marker_sized(p: &str, len: usize) -> bool {
+    if len > MARKER_MAX_CHARS && p.split_whitespace().count() > MARKER_MAX_WORDS {
         return false;
     }
     let folded = fold(p);
@@ -383,14 +399,16 @@ fn is_marker(p: &str) -> bool {
     if folded.contains("advertisement") && words <= 4 {
         return true;
     }
-    let short_cjk = significant_len(p) <= MARKER_MAX_CHARS;
-    let hit = MARKER_PHRASES.iter().any(|m| folded.contains(m))
-        || MARKER_PAIRS
-            .iter()
-            .any(|(a, bs)| folded.contains(a) && bs.iter().any(|b| folded.contains(b)));
     // CJK phrases need a short paragraph; English ones a short paragraph in words (an English
     // paragraph of 40 words has far more than 60 characters).
-    hit && (short_cjk || words <= MARKER_MAX_WORDS && folded.is_ascii())
+    let short_cjk = len <= MARKER_MAX_CHARS;
+    if !(short_cjk || words <= MARKER_MAX_WORDS && folded.is_ascii()) {
+        return false;
+    }
+    MARKER_PHRASES.iter().any(|m| folded.contains(m))
+        || MARKER_PAIRS
+            .iter()
+            .any(|(a, bs)| folded.contains(a) && bs.iter().any(|b| folded.contains(b)))
 }
 
 /// A short byline, source, editor or date line.
@@ -413,8 +431,15 @@ fn opens_with_credit(folded: &str) -> bool {
     })
 }
 
+/// [`is_disclaimer_sized`], counting the length itself.
+#[cfg(test)]
 fn is_disclaimer(p: &str) -> bool {
-    significant_len(p) <= DISCLAIMER_MAX_CHARS && opens_with(p, DISCLAIMER_OPENINGS)
+    is_disclaimer_sized(p, significant_len(p))
+}
+
+/// A disclaimer of at most [`DISCLAIMER_MAX_CHARS`]; `len` is [`significant_len`] of `p`.
+fn is_disclaimer_sized(p: &str, len: usize) -> bool {
+    len <= DISCLAIMER_MAX_CHARS && opens_with(p, DISCLAIMER_OPENINGS)
 }
 
 /// Whether the paragraph is contained in the page title (a heading repeated in the body).
@@ -428,8 +453,19 @@ fn opens_with(p: &str, openings: &[&str]) -> bool {
     let start = p.trim_start_matches(|c: char| {
         c.is_whitespace() || matches!(c, '【' | '[' | '(' | '（' | '〔' | '*' | '#')
     });
-    let start = start.to_lowercase();
-    openings.iter().any(|o| start.starts_with(o))
+    // Every character lower-cases to at least one, so the first `n` characters of the lower
+    // case come from the first `n` of the text: lower-casing the longest opening's length is
+    // enough (and cheap on a long paragraph).
+    let longest = openings
+        .iter()
+        .map(|o| o.chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut head = String::with_capacity(longest * 4);
+    for c in start.chars().take(longest) {
+        push_lowercase(&mut head, c);
+    }
+    openings.iter().any(|o| head.starts_with(o))
 }
 
 /// Removes runs of full-width characters that spell a domain (`ｗｗｗ．ｘｘ．ｃｏｍ`), with the
@@ -527,14 +563,33 @@ fn halfwidth(c: char) -> Option<char> {
 
 /// Full-width ASCII forms to ASCII, the ideographic space to a space, lower case.
 fn fold(s: &str) -> String {
-    s.chars()
-        .map(|c| match c {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        let c = match c {
             c if is_fullwidth_ascii(c) => halfwidth(c).unwrap_or(c),
             '\u{3000}' => ' ',
             c => c,
-        })
-        .flat_map(char::to_lowercase)
-        .collect()
+        };
+        push_lowercase(&mut out, c);
+    }
+    out
+}
+
+/// Characters from the CJK punctuation block to the end of the CJK Unified Ideographs (kana,
+/// Hangul compatibility jamo, CJK compatibility squares included) have no lower-case mapping
+/// (checked by a test); most of a Chinese page is in this range, and `char::to_lowercase`
+/// searches a table for every character outside ASCII.
+const CASELESS_CJK: std::ops::RangeInclusive<char> = '\u{3000}'..='\u{9FFF}';
+
+/// Appends the lower case of `c` (as [`char::to_lowercase`]).
+fn push_lowercase(out: &mut String, c: char) {
+    if c.is_ascii() {
+        out.push(c.to_ascii_lowercase());
+    } else if CASELESS_CJK.contains(&c) {
+        out.push(c);
+    } else {
+        out.extend(c.to_lowercase());
+    }
 }
 
 /// Whether folded text contains a domain name: dot-separated labels of `[a-z0-9-]` ending in a
@@ -544,6 +599,11 @@ fn has_domain(folded: &str) -> bool {
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '-'))
         .any(|token| {
             let token = token.trim_matches(|c| c == '.' || c == '-');
+            // A domain has at least two labels (checked below); most tokens of a Chinese text
+            // are empty or dot-free, and need no label vector.
+            if !token.contains('.') {
+                return false;
+            }
             let labels: Vec<&str> = token.split('.').collect();
             let tld = labels.last().copied().unwrap_or("");
             let known_tld = TLDS.contains(&tld)
@@ -740,6 +800,31 @@ mod tests {
     fn a_title_line_is_dropped_only_at_the_start() {
         let out = cleaned(&["灯塔", "正文第一段。", "灯塔"], "第二百一十章 灯塔");
         assert_eq!(out, ["正文第一段。", "灯塔"]);
+    }
+
+    #[test]
+    fn the_caseless_cjk_range_has_no_lower_case_mapping() {
+        for c in CASELESS_CJK {
+            assert!(
+                c.to_lowercase().eq(std::iter::once(c)),
+                "U+{:04X} has a lower case",
+                c as u32
+            );
+        }
+        let mixed = "ＡＢＣ　Straße İstanbul ΣΑΣ 第一章 ｗｗｗ．ＸＸ．ＣＯＭ Kelvin \u{212A}";
+        let expected: String = mixed
+            .chars()
+            .map(|c| match c {
+                c if is_fullwidth_ascii(c) => halfwidth(c).unwrap(),
+                '\u{3000}' => ' ',
+                c => c,
+            })
+            .flat_map(char::to_lowercase)
+            .collect();
+        assert_eq!(fold(mixed), expected);
+        assert!(opens_with("【DISCLAIMER: none", DISCLAIMER_OPENINGS));
+        assert!(opens_with("  作者有话要说：谢谢", AUTHOR_NOTE_OPENINGS));
+        assert!(!opens_with("他说声明：无", DISCLAIMER_OPENINGS));
     }
 
     #[test]
