@@ -34,9 +34,11 @@ import argparse
 import json
 import logging
 import os
-import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pinned_venv import reexec_in_venv  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -57,31 +59,8 @@ LABEL_TUNED = "tuned on the test data (upper bound)"
 
 
 def bootstrap():
-    python = os.path.join(VENV, "bin", "python")
-    if os.path.realpath(sys.prefix) == os.path.realpath(VENV):
-        return
-    if not os.path.exists(python):
-        print(f"creating {VENV}", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
-    check = (
-        "import importlib.metadata as m, sys\n"
-        f"pins = {PINS!r}\n"
-        "bad = []\n"
-        "for name, version in pins.items():\n"
-        "    try:\n"
-        "        if m.version(name) != version: bad.append(name)\n"
-        "    except m.PackageNotFoundError:\n"
-        "        bad.append(name)\n"
-        "sys.exit(1 if bad else 0)\n"
-    )
-    if subprocess.run([python, "-c", check]).returncode != 0:
-        specs = [f"{name}=={version}" for name, version in PINS.items()]
-        print("pip install " + " ".join(specs), flush=True)
-        subprocess.run(
-            [python, "-m", "pip", "install", "--disable-pip-version-check", "-q", *specs],
-            check=True,
-        )
-    os.execv(python, [python, os.path.abspath(__file__), *sys.argv[1:]])
+    """Re-runs this script inside its venv with the pinned versions."""
+    reexec_in_venv(VENV, PINS, __file__)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -146,23 +146,16 @@ pub struct MatchJob {
 
 /// Enqueues a crawl job with its (manual) run; returns the run's and the job's ids.
 pub async fn enqueue_crawl(store: &dyn Store, job: &CrawlJob) -> Result<(Id, Id)> {
-    let (run, job) = store
-        .create_run(
-            &manual_run(RunKind::Crawl),
-            Some(&crawl_job(job, Utc::now())?),
-        )
-        .await?;
-    Ok((run, job.context("the store created no job")?))
+    enqueue_manual_run(store, RunKind::Crawl, crawl_job(job, Utc::now())?).await
 }
 
 /// Enqueues a dedup job with its (manual) run; returns the run's and the job's ids.
 pub async fn enqueue_dedup(store: &dyn Store, job: &DedupJob) -> Result<(Id, Id)> {
-    let (run, job) = store
-        .create_run(
-            &manual_run(RunKind::Dedup),
-            Some(&dedup_job(job, Utc::now())?),
-        )
-        .await?;
+    enqueue_manual_run(store, RunKind::Dedup, dedup_job(job, Utc::now())?).await
+}
+
+async fn enqueue_manual_run(store: &dyn Store, kind: RunKind, job: NewJob) -> Result<(Id, Id)> {
+    let (run, job) = store.create_run(&manual_run(kind), Some(&job)).await?;
     Ok((run, job.context("the store created no job")?))
 }
 
@@ -434,7 +427,7 @@ impl PageSink for QueueingSink {
 }
 
 /// A crawl run's counts from the crawler's statistics.
-fn crawl_counts(stats: &CrawlStats) -> RunCounts {
+pub fn crawl_counts(stats: &CrawlStats) -> RunCounts {
     RunCounts {
         pages_checked: stats.pages as u64,
         new_matches: 0,

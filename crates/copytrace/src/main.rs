@@ -26,7 +26,7 @@ use copytrace::textfile::{TextFile, read_text_file};
 use copytrace_index_redis::RedisIndex;
 use copytrace_matcher::{CandidateMethods, Index, MatchConfig};
 use copytrace_store::{
-    JobFilter, JobState, MatchFilter, RunCounts, RunFilter, RunKind, RunState, Store, WriteOutcome,
+    JobFilter, JobState, MatchFilter, RunFilter, RunKind, RunState, Store, WriteOutcome,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use url::Url;
@@ -1355,11 +1355,7 @@ async fn crawl(store: Arc<dyn Store>, seeds: &[Url], args: &CrawlArgs) -> Result
             Some(format!("crawl aborted: {error}")),
         ),
     };
-    let counts = RunCounts {
-        pages_checked: stats.pages as u64,
-        errors: stats.failed() as u64,
-        ..RunCounts::default()
-    };
+    let counts = jobs::crawl_counts(&stats);
     store
         .finish_run(
             run_id,

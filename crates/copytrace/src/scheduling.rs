@@ -96,11 +96,8 @@ pub async fn ensure_dedup_schedule(
         config: serde_json::to_value(job)?,
         owner: None,
     };
-    // Two `serve` processes starting together may both try to create it.
-    match store.ensure_schedule(&schedule).await {
-        Ok(id) => Ok(id),
-        Err(_) => Ok(store.ensure_schedule(&schedule).await?),
-    }
+    // Safe when two `serve` processes start together: the store settles the race.
+    Ok(store.ensure_schedule(&schedule).await?)
 }
 
 /// Starts a schedule's run now, whatever its cron says (even when paused).

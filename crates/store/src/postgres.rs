@@ -42,8 +42,8 @@ use sqlx::types::Json;
 use sqlx::{Connection, FromRow, PgConnection, Postgres, Transaction};
 
 use crate::rules::{
-    self, is_unique_violation, lease_until, new_algorithm_versions, normalize_email, page_key,
-    to_u32, to_u64, validate_job, validate_matches, validate_schedule, validate_user,
+    self, Referenced, is_unique_violation, lease_until, new_algorithm_versions, normalize_email,
+    page_key, to_u32, to_u64, validate_job, validate_matches, validate_schedule, validate_user,
     validate_work,
 };
 use crate::{
@@ -584,14 +584,13 @@ impl UserRow {
 
 // ----- transaction helpers -----
 
-async fn rights_holder_exists(conn: &mut PgConnection, id: Id) -> Result<()> {
-    let found: Option<i64> = sqlx::query_scalar("SELECT id FROM rights_holders WHERE id = $1")
+/// `NotFound` naming the row unless it exists.
+async fn exists(conn: &mut PgConnection, what: Referenced, id: Id) -> Result<()> {
+    let found: Option<i64> = sqlx::query_scalar(what.query())
         .bind(id)
         .fetch_optional(conn)
         .await?;
-    found
-        .map(|_| ())
-        .ok_or_else(|| StoreError::NotFound(format!("rights holder {id}")))
+    found.map(|_| ()).ok_or_else(|| what.not_found(id))
 }
 
 /// Inserts all window fingerprints of a work in one statement.
@@ -739,26 +738,6 @@ async fn insert_schedule(
     .bind(now())
     .fetch_optional(conn)
     .await?)
-}
-
-async fn schedule_exists(conn: &mut PgConnection, id: Id) -> Result<()> {
-    let found: Option<i64> = sqlx::query_scalar("SELECT id FROM schedules WHERE id = $1")
-        .bind(id)
-        .fetch_optional(conn)
-        .await?;
-    found
-        .map(|_| ())
-        .ok_or_else(|| StoreError::NotFound(format!("schedule {id}")))
-}
-
-async fn run_exists(conn: &mut PgConnection, id: Id) -> Result<()> {
-    let found: Option<i64> = sqlx::query_scalar("SELECT id FROM runs WHERE id = $1")
-        .bind(id)
-        .fetch_optional(conn)
-        .await?;
-    found
-        .map(|_| ())
-        .ok_or_else(|| StoreError::NotFound(format!("run {id}")))
 }
 
 async fn fetch_run(conn: &mut PgConnection, id: Id) -> Result<Run> {
@@ -951,7 +930,7 @@ impl Store for PostgresStore {
                     (id, WriteOutcome::Updated)
                 }
                 None => {
-                    rights_holder_exists(&mut tx, work.rights_holder_id).await?;
+                    exists(&mut tx, Referenced::RightsHolder, work.rights_holder_id).await?;
                     let inserted: Option<i64> = sqlx::query_scalar(
                         "INSERT INTO works (rights_holder_id, external_id, title, content, \
                          content_len, content_hash, fingerprint_version, created_at, updated_at) \
@@ -1823,7 +1802,7 @@ impl Store for PostgresStore {
         .execute(&mut *tx)
         .await?;
         if moved.rows_affected() == 0 {
-            schedule_exists(&mut tx, fire.schedule_id).await?;
+            exists(&mut tx, Referenced::Schedule, fire.schedule_id).await?;
             tx.rollback().await?;
             return Ok(None);
         }
@@ -1949,7 +1928,7 @@ impl Store for PostgresStore {
             None => {
                 // Not running (any more): the worker must stop.
                 let mut conn = self.pool.acquire().await?;
-                run_exists(&mut conn, id).await?;
+                exists(&mut conn, Referenced::Run, id).await?;
                 Ok(true)
             }
         }
@@ -2052,7 +2031,7 @@ impl Store for PostgresStore {
             return Err(StoreError::NotFound(format!("page {}", check.page_id)));
         };
         if let Some(run_id) = check.run_id {
-            run_exists(&mut tx, run_id).await?;
+            exists(&mut tx, Referenced::Run, run_id).await?;
         }
         sqlx::query(
             "INSERT INTO page_checks (page_id, run_id, checked_at, availability, http_status, \
@@ -2122,7 +2101,7 @@ impl Store for PostgresStore {
         let email = validate_user(user)?;
         let mut tx = self.begin().await?;
         if let Some(holder) = user.rights_holder_id {
-            rights_holder_exists(&mut tx, holder).await?;
+            exists(&mut tx, Referenced::RightsHolder, holder).await?;
         }
         let result = sqlx::query_scalar(
             "INSERT INTO users (email, password_hash, role, rights_holder_id, created_at) \

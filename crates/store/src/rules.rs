@@ -454,3 +454,33 @@ mod tests {
         assert_eq!(host, "[::1]:8080");
     }
 }
+
+/// Rows a write refers to and checks first, so that a missing one is `NotFound` naming it
+/// rather than a foreign-key error.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Referenced {
+    RightsHolder,
+    Schedule,
+    Run,
+}
+
+impl Referenced {
+    /// The lookup, `$1` being the id (the same text on both backends).
+    pub(crate) fn query(self) -> &'static str {
+        match self {
+            Referenced::RightsHolder => "SELECT id FROM rights_holders WHERE id = $1",
+            Referenced::Schedule => "SELECT id FROM schedules WHERE id = $1",
+            Referenced::Run => "SELECT id FROM runs WHERE id = $1",
+        }
+    }
+
+    /// The error when the row is absent.
+    pub(crate) fn not_found(self, id: Id) -> StoreError {
+        let noun = match self {
+            Referenced::RightsHolder => "rights holder",
+            Referenced::Schedule => "schedule",
+            Referenced::Run => "run",
+        };
+        StoreError::NotFound(format!("{noun} {id}"))
+    }
+}

@@ -26,9 +26,9 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePo
 use sqlx::{FromRow, Sqlite, SqliteConnection, Transaction};
 
 use crate::rules::{
-    self, from_json, is_unique_violation, lease_until, new_algorithm_versions, normalize_email,
-    page_key, to_json, to_u32, to_u64, validate_job, validate_matches, validate_schedule,
-    validate_user, validate_work,
+    self, Referenced, from_json, is_unique_violation, lease_until, new_algorithm_versions,
+    normalize_email, page_key, to_json, to_u32, to_u64, validate_job, validate_matches,
+    validate_schedule, validate_user, validate_work,
 };
 use crate::{
     AlgorithmFingerprint, EvidencePassage, FiredRun, Id, IndexedSegment, InfringingPage, Job,
@@ -594,14 +594,13 @@ impl UserRow {
 
 // ----- transaction helpers -----
 
-async fn rights_holder_exists(conn: &mut SqliteConnection, id: Id) -> Result<()> {
-    let found: Option<i64> = sqlx::query_scalar("SELECT id FROM rights_holders WHERE id = $1")
+/// `NotFound` naming the row unless it exists.
+async fn exists(conn: &mut SqliteConnection, what: Referenced, id: Id) -> Result<()> {
+    let found: Option<i64> = sqlx::query_scalar(what.query())
         .bind(id)
         .fetch_optional(conn)
         .await?;
-    found
-        .map(|_| ())
-        .ok_or_else(|| StoreError::NotFound(format!("rights holder {id}")))
+    found.map(|_| ()).ok_or_else(|| what.not_found(id))
 }
 
 async fn insert_segments(conn: &mut SqliteConnection, work_id: Id, work: &NewWork) -> Result<()> {
@@ -782,26 +781,6 @@ async fn insert_schedule(
     .await)
 }
 
-async fn schedule_exists(conn: &mut SqliteConnection, id: Id) -> Result<()> {
-    let found: Option<i64> = sqlx::query_scalar("SELECT id FROM schedules WHERE id = $1")
-        .bind(id)
-        .fetch_optional(conn)
-        .await?;
-    found
-        .map(|_| ())
-        .ok_or_else(|| StoreError::NotFound(format!("schedule {id}")))
-}
-
-async fn run_exists(conn: &mut SqliteConnection, id: Id) -> Result<()> {
-    let found: Option<i64> = sqlx::query_scalar("SELECT id FROM runs WHERE id = $1")
-        .bind(id)
-        .fetch_optional(conn)
-        .await?;
-    found
-        .map(|_| ())
-        .ok_or_else(|| StoreError::NotFound(format!("run {id}")))
-}
-
 async fn fetch_run(conn: &mut SqliteConnection, id: Id) -> Result<Run> {
     sqlx::query_as::<_, RunRow>(concat!(run_select!(), " WHERE r.id = $1"))
         .bind(id)
@@ -918,7 +897,7 @@ impl Store for SqliteStore {
                 (id, WriteOutcome::Updated)
             }
             None => {
-                rights_holder_exists(&mut tx, work.rights_holder_id).await?;
+                exists(&mut tx, Referenced::RightsHolder, work.rights_holder_id).await?;
                 let id: i64 = sqlx::query_scalar(
                     "INSERT INTO works (rights_holder_id, external_id, title, content, \
                      content_len, content_hash, fingerprint_version, created_at, updated_at) \
@@ -1698,7 +1677,7 @@ impl Store for SqliteStore {
         .execute(&mut *tx)
         .await?;
         if moved.rows_affected() == 0 {
-            schedule_exists(&mut tx, fire.schedule_id).await?;
+            exists(&mut tx, Referenced::Schedule, fire.schedule_id).await?;
             tx.rollback().await?;
             return Ok(None);
         }
@@ -1716,7 +1695,7 @@ impl Store for SqliteStore {
         }
         let mut tx = self.write().await?;
         if let Some(schedule_id) = run.schedule_id {
-            schedule_exists(&mut tx, schedule_id).await?;
+            exists(&mut tx, Referenced::Schedule, schedule_id).await?;
         }
         let job_id = match job {
             Some(job) => Some(insert_job(&mut tx, job).await?),
@@ -1816,7 +1795,7 @@ impl Store for SqliteStore {
             Some(cancel) => cancel,
             None => {
                 // Not running (any more): the worker must stop.
-                run_exists(&mut tx, id).await?;
+                exists(&mut tx, Referenced::Run, id).await?;
                 true
             }
         };
@@ -1926,7 +1905,7 @@ impl Store for SqliteStore {
             return Err(StoreError::NotFound(format!("page {}", check.page_id)));
         };
         if let Some(run_id) = check.run_id {
-            run_exists(&mut tx, run_id).await?;
+            exists(&mut tx, Referenced::Run, run_id).await?;
         }
         sqlx::query(
             "INSERT INTO page_checks (page_id, run_id, checked_at, availability, http_status, \
@@ -1997,7 +1976,7 @@ impl Store for SqliteStore {
         let email = validate_user(user)?;
         let mut tx = self.write().await?;
         if let Some(holder) = user.rights_holder_id {
-            rights_holder_exists(&mut tx, holder).await?;
+            exists(&mut tx, Referenced::RightsHolder, holder).await?;
         }
         let result = sqlx::query_scalar(
             "INSERT INTO users (email, password_hash, role, rights_holder_id, created_at) \
