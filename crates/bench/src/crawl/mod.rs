@@ -25,6 +25,7 @@
 //! scrapy_ratio=… …`.
 
 mod cpu;
+mod http_only;
 mod server;
 pub mod site;
 mod wrk;
@@ -181,6 +182,7 @@ pub fn run(args: &Args) -> Result<()> {
 
     let mut wrk_runs = Vec::new();
     let mut crawler_runs = Vec::new();
+    let mut http_runs = Vec::new();
     for round in 1..=args.rounds {
         let w = measure_wrk(args, &server, &base, &script_file, wrk_threads)?;
         eprintln!(
@@ -197,6 +199,13 @@ pub fn run(args: &Args) -> Result<()> {
             c.load
         );
         crawler_runs.push(c);
+        let h = measure_http_only(args, &server, &base, &paths)?;
+        eprintln!(
+            "round {round}: reqwest, HTTP only {:.0} req/s (load {:.2})",
+            h.requests_per_s(),
+            h.load
+        );
+        http_runs.push(h);
     }
     let scrapy = if args.no_scrapy {
         None
@@ -227,6 +236,14 @@ pub fn run(args: &Args) -> Result<()> {
             .collect::<Vec<_>>(),
     );
     let crawler_req_s = crawler_mid.requests_per_s();
+    let http_mid = median_by(&http_runs, Measured::requests_per_s);
+    let http_ratio = median_of(
+        &http_runs
+            .iter()
+            .zip(&wrk_runs)
+            .map(|(h, w)| h.requests_per_s() / w.requests_per_s())
+            .collect::<Vec<_>>(),
+    );
     let wrk_req_s = wrk_mid.requests_per_s();
 
     println!();
@@ -257,7 +274,8 @@ pub fn run(args: &Args) -> Result<()> {
         &wrk_mid,
         false,
     );
-    row("copytrace crawler", rounds, &crawler_mid, true);
+    row("copytrace crawler", rounds.clone(), &crawler_mid, true);
+    row("reqwest, HTTP only", rounds, &http_mid, false);
     if let Some((s, version)) = &scrapy {
         row(
             &format!("Scrapy {version}"),
@@ -274,6 +292,10 @@ pub fn run(args: &Args) -> Result<()> {
             .map(|r| format!("{r:.2}"))
             .collect::<Vec<_>>()
             .join(", ")
+    );
+    println!(
+        "reqwest (HTTP only) requests/s ÷ wrk requests/s: {http_ratio:.2}: the most any crawler \
+         on this HTTP stack could reach here"
     );
     let scrapy = scrapy.map(|(s, _)| s);
     let scrapy_ratio = scrapy.map(|s| crawler_pages_s / s.pages_per_s());
@@ -294,8 +316,10 @@ pub fn run(args: &Args) -> Result<()> {
     };
     println!(
         "RESULT crawler_req_s={crawler_req_s:.0} crawler_pages_s={crawler_pages_s:.0} \
-         wrk_req_s={wrk_req_s:.0} wrk_ratio={wrk_ratio:.2} {scrapy_part} concurrency={} \
+         wrk_req_s={wrk_req_s:.0} wrk_ratio={wrk_ratio:.2} http_only_req_s={:.0} \
+         http_only_ratio={http_ratio:.2} {scrapy_part} concurrency={} \
          pages={} load={:.2}",
+        http_mid.requests_per_s(),
         args.concurrency,
         pages.len(),
         cpu::load_average()
@@ -359,6 +383,34 @@ fn measure_wrk(
         requests: report.requests,
         pages: report.requests,
         seconds: report.requests as f64 / report.requests_per_s,
+        client_cpu: client1 - client0,
+        server_cpu: server1 - server0,
+        load,
+    })
+}
+
+fn measure_http_only(
+    args: &Args,
+    server: &Nginx,
+    base: &str,
+    paths: &[String],
+) -> Result<Measured> {
+    let load = cpu::load_average();
+    let (client0, server0) = (cpu::self_seconds(), server.cpu_seconds());
+    let report = http_only::run(base, paths, args.concurrency)?;
+    let (client1, server1) = (cpu::self_seconds(), server.cpu_seconds());
+    if report.requests != paths.len() as u64 || report.bytes == 0 {
+        bail!(
+            "the HTTP-only client made {} requests for {} pages ({} bytes)",
+            report.requests,
+            paths.len(),
+            report.bytes
+        );
+    }
+    Ok(Measured {
+        requests: report.requests,
+        pages: report.requests,
+        seconds: report.seconds,
         client_cpu: client1 - client0,
         server_cpu: server1 - server0,
         load,
