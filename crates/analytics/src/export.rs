@@ -154,6 +154,7 @@ mod tests {
             first_seen: at,
             last_seen: at,
             removed_at: None,
+            evidence_hash: "abc".into(),
             evidence: vec![EvidencePassage {
                 page_start: 0,
                 page_end: 3,

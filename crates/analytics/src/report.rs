@@ -3,19 +3,25 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 
-use copytrace_store::{Id, MatchRecord};
+use copytrace_store::{Id, MatchRecord, MatchStatus};
 
 use crate::AnalyticsError;
 
 /// Longest evidence excerpt shown per match, in characters.
 const EXCERPT_CHARS: usize = 48;
 
-/// Writes a report of `records` grouped by work. `page_texts` holds the extracted text of the
-/// pages (by page id) so each match can show the start of its first evidence passage; a page
-/// missing from it is listed without an excerpt.
+/// The page texts a report quotes evidence from, by page id and content hash: the text each
+/// match's evidence points into ([`MatchRecord::evidence_hash`]), which is not always the page's
+/// current text (a re-crawl may have replaced it; the store keeps the older one).
+pub type EvidenceTexts = HashMap<(Id, String), String>;
+
+/// Writes a report of `records` grouped by work. `page_texts` holds the texts the evidence
+/// points into so each match can show the start of its first evidence passage; a match whose
+/// text is missing is listed without an excerpt. Each match shows its review status, and a
+/// removed one when it was seen gone.
 pub fn write_text(
     records: &[MatchRecord],
-    page_texts: &HashMap<Id, String>,
+    page_texts: &EvidenceTexts,
     mut out: impl Write,
 ) -> Result<(), AnalyticsError> {
     if records.is_empty() {
@@ -48,7 +54,7 @@ pub fn write_text(
             matches.len()
         )?;
         for m in matches {
-            writeln!(
+            write!(
                 out,
                 "  {}  score {:.2}  coverage {:.0}%  containment {:.0}%  passages {}",
                 m.page_url,
@@ -57,6 +63,13 @@ pub fn write_text(
                 m.containment * 100.0,
                 m.evidence.len()
             )?;
+            if m.status != MatchStatus::Open {
+                write!(out, "  {}", m.status.as_str())?;
+            }
+            if let Some(removed_at) = m.removed_at {
+                write!(out, " since {}", removed_at.format("%Y-%m-%d %H:%M UTC"))?;
+            }
+            writeln!(out)?;
             if let Some(excerpt) = excerpt(m, page_texts) {
                 writeln!(out, "      “{excerpt}”")?;
             }
@@ -66,8 +79,8 @@ pub fn write_text(
 }
 
 /// The beginning of the first evidence passage, on one line.
-fn excerpt(record: &MatchRecord, page_texts: &HashMap<Id, String>) -> Option<String> {
-    let text = page_texts.get(&record.page_id)?;
+fn excerpt(record: &MatchRecord, page_texts: &EvidenceTexts) -> Option<String> {
+    let text = page_texts.get(&(record.page_id, record.evidence_hash.clone()))?;
     let passage = record.evidence.first()?;
     let slice = text.get(passage.page_start as usize..passage.page_end as usize)?;
     let mut excerpt: String = slice
@@ -79,4 +92,60 @@ fn excerpt(record: &MatchRecord, page_texts: &HashMap<Id, String>) -> Option<Str
         excerpt.push('…');
     }
     Some(excerpt)
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+    use copytrace_store::EvidencePassage;
+
+    use super::*;
+
+    fn removed_match(evidence_hash: &str) -> MatchRecord {
+        let at = chrono::Utc.with_ymd_and_hms(2026, 11, 1, 8, 0, 0).unwrap();
+        MatchRecord {
+            id: 1,
+            page_id: 2,
+            page_url: "http://pirate.example/1.html".into(),
+            page_title: None,
+            work_id: 3,
+            work_external_id: "xingchen-ch1".into(),
+            work_title: "星辰".into(),
+            rights_holder_id: 1,
+            score: 0.9,
+            coverage: 0.5,
+            containment: 0.9,
+            copied_chars: 420,
+            method: "simhash+align".into(),
+            status: MatchStatus::Removed,
+            first_seen: at,
+            last_seen: at,
+            removed_at: Some(at + chrono::Duration::days(1)),
+            evidence_hash: evidence_hash.into(),
+            evidence: vec![EvidencePassage {
+                page_start: 6,
+                page_end: 15,
+                work_start: 0,
+                work_end: 9,
+            }],
+        }
+    }
+
+    #[test]
+    fn evidence_is_quoted_from_the_text_it_points_into_with_the_removal() {
+        let texts: EvidenceTexts = HashMap::from([
+            ((2, "old".to_owned()), "intro copied it words".to_owned()),
+            ((2, "new".to_owned()), "an unrelated page now".to_owned()),
+        ]);
+        let mut out = Vec::new();
+        write_text(&[removed_match("old")], &texts, &mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.contains("“copied it”"), "{out}");
+        assert!(out.contains("removed since 2026-11-02 08:00 UTC"), "{out}");
+
+        let mut out = Vec::new();
+        write_text(&[removed_match("gone")], &texts, &mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(!out.contains('“'), "no text, no excerpt: {out}");
+    }
 }

@@ -4,12 +4,14 @@
 //! does not stay true. A dedup run brings the match library up to date, in two passes:
 //!
 //! 1. **Removal checks.** Every page with a match that was not dismissed is fetched again (one
-//!    request each, no links followed, politely) and its fresh text matched. The page is
+//!    request each, no links followed, politely, conditional on the stored `ETag` /
+//!    `Last-Modified`, so an unchanged page costs a 304) and its fresh text matched. The page is
 //!    `online` if the copies are still there, `soft_removed` if it answers without them, `gone`
 //!    on 404/410 or when its host no longer resolves, and `unreachable` (no verdict, nothing
-//!    changed) on timeouts, refused connections and server errors. Matches whose copy is gone
-//!    become `removed` with the time it was seen gone; a copy that comes back reopens its
-//!    match. The stored text and evidence are never replaced: they are the proof.
+//!    changed) on timeouts, refused connections and server errors. A 304 means the stored text
+//!    is still online (and moves the page's `last_seen`). Matches whose copy is gone become
+//!    `removed` with the time it was seen gone; a copy that comes back reopens its match. The
+//!    stored text and evidence are never replaced: they are the proof.
 //! 2. **Matching.** Every page whose text was not yet matched against the current library is
 //!    matched and its verdict recorded. This is what makes the run incremental: a page is due
 //!    when its text is new or changed, and every page is due after the library changed (new or
@@ -27,13 +29,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use chrono::Utc;
-use copytrace_crawler::{CrawlConfig, CrawlError, FetchedPage, PageSink};
+use copytrace_crawler::{CrawlConfig, CrawlError, FetchedPage, PageSink, Validators};
 use copytrace_store::{Availability, Id, InfringingPage, PageCheck, RunCounts, Store, StoreError};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
 use crate::jobs::MatchHandler;
 use crate::pipeline;
+use crate::recrawl::classify_failure;
 
 /// Kind of a dedup job.
 pub const DEDUP: &str = "dedup";
@@ -132,10 +135,12 @@ impl Default for RecheckSettings {
 }
 
 impl RecheckSettings {
-    /// A crawl of exactly `pages` URLs: no link, not even a "next page" link, is followed.
-    fn config(&self, pages: usize) -> CrawlConfig {
+    /// A crawl of exactly `pages` URLs: no link, not even a "next page" link, is followed, so
+    /// every request may be conditional on `validators` (a 304 hides no link that matters).
+    fn config(&self, pages: usize, validators: HashMap<Url, Validators>) -> CrawlConfig {
         CrawlConfig {
             max_pages: pages,
+            validators,
             max_depth: Some(0),
             max_page_chain: 0,
             allow_private_addresses: self.allow_private_addresses,
@@ -227,7 +232,7 @@ async fn recheck_pass(
         for page in &batch {
             let key = crawl_key(&page.url);
             let outcome = fetched.get(&key);
-            let check = judge(matcher, page, outcome, run_id).await?;
+            let check = judge(store, matcher, page, outcome, run_id).await?;
             if check.availability == Availability::Unreachable {
                 counts.errors += 1;
             }
@@ -274,10 +279,12 @@ async fn match_pass(
             }
             let found = matcher.match_text(&page.text).await?;
             let matches: Vec<_> = found.iter().map(pipeline::to_new_match).collect();
-            counts.new_matches += store
+            let verdict = store
                 .record_page_matches(page.id, &page.content_hash, &matches, Utc::now())
                 .await
                 .with_context(|| format!("cannot record matches of {}", page.url))?;
+            counts.new_matches += verdict.new_matches;
+            counts.matches_removed += verdict.removed;
             counts.pages_checked += 1;
             if progress.cancelled(counts).await? {
                 return Ok(DedupEnd::Cancelled);
@@ -294,12 +301,11 @@ fn crawl_key(url: &str) -> String {
     )
 }
 
-/// How the crawler's DNS failure message starts (see `CrawlError::Dns`).
-const DNS_FAILURE: &str = "could not resolve ";
-
 /// What fetching a page again gave.
 enum Fetched {
     Page(Box<FetchedPage>),
+    /// The conditional request was answered 304: the stored text is current.
+    NotModified,
     Failed(String, Option<u16>, Availability),
 }
 
@@ -322,21 +328,12 @@ impl PageSink for RecheckSink {
         Ok(())
     }
 
+    async fn not_modified(&mut self, url: &Url) {
+        self.results.insert(url.to_string(), Fetched::NotModified);
+    }
+
     async fn failure(&mut self, url: &Url, error: &CrawlError) {
-        let (status, availability) = match error {
-            CrawlError::HttpStatus { status, .. } if matches!(status, 404 | 410) => {
-                (Some(*status), Availability::Gone)
-            }
-            CrawlError::HttpStatus { status, .. } => (Some(*status), Availability::Unreachable),
-            // The domain is gone: the usual end of a pirate site. The first request to a host
-            // is for its robots.txt, so a vanished domain shows as an unavailable robots.txt
-            // whose reason is the resolver's failure.
-            CrawlError::Dns { .. } => (None, Availability::Gone),
-            CrawlError::RobotsUnavailable { reason, .. } if reason.starts_with(DNS_FAILURE) => {
-                (None, Availability::Gone)
-            }
-            _ => (None, Availability::Unreachable),
-        };
+        let (status, availability) = classify_failure(error);
         self.results.insert(
             url.to_string(),
             Fetched::Failed(error.to_string(), status, availability),
@@ -348,12 +345,23 @@ async fn fetch_again(
     batch: &[InfringingPage],
     settings: &RecheckSettings,
 ) -> Result<HashMap<String, Fetched>> {
-    let seeds: Vec<Url> = batch
-        .iter()
-        .filter_map(|page| Url::parse(&page.url).ok())
-        .collect();
+    let mut seeds = Vec::with_capacity(batch.len());
+    let mut validators = HashMap::new();
+    for page in batch {
+        let Ok(url) = Url::parse(&page.url) else {
+            continue;
+        };
+        if page.etag.is_some() || page.last_modified.is_some() {
+            let stored = Validators {
+                etag: page.etag.clone(),
+                last_modified: page.last_modified.clone(),
+            };
+            validators.insert(url.clone(), stored);
+        }
+        seeds.push(url);
+    }
     let mut sink = RecheckSink::default();
-    copytrace_crawler::crawl(&settings.config(seeds.len()), &seeds, &mut sink)
+    copytrace_crawler::crawl(&settings.config(seeds.len(), validators), &seeds, &mut sink)
         .await
         .context("the removal check crawl failed")?;
     Ok(sink.results)
@@ -361,6 +369,7 @@ async fn fetch_again(
 
 /// The verdict on one page.
 async fn judge(
+    store: &dyn Store,
     matcher: &MatchHandler,
     page: &InfringingPage,
     outcome: Option<&Fetched>,
@@ -376,9 +385,12 @@ async fn judge(
         still_present: Vec::new(),
         removed: Vec::new(),
     };
-    match outcome {
+    // The text now online, when it is not the stored one with every copy's evidence in it (the
+    // verdict then stands without matching).
+    let (status, online_text) = match outcome {
         None => {
             check.detail = "not fetched (robots.txt disallows it, or the URL is invalid)".into();
+            return Ok(check);
         }
         Some(Fetched::Failed(reason, status, availability)) => {
             check.availability = *availability;
@@ -387,41 +399,53 @@ async fn judge(
             if *availability == Availability::Gone {
                 check.removed = page.work_ids.clone();
             }
+            return Ok(check);
+        }
+        Some(Fetched::NotModified) => {
+            store
+                .record_not_modified(&page.url, check.checked_at)
+                .await?;
+            let text = if page.stale_evidence.is_empty() {
+                None
+            } else {
+                Some(store.get_page(page.page_id).await?.text)
+            };
+            (304, text)
         }
         Some(Fetched::Page(fetched)) => {
-            check.http_status = Some(fetched.status);
-            let found: BTreeSet<Id> = if pipeline::content_hash(&fetched.text) == page.content_hash
-            {
-                // Unchanged text: the verdict stands.
-                page.work_ids.iter().copied().collect()
-            } else {
-                matcher
-                    .match_text(&fetched.text)
-                    .await?
-                    .iter()
-                    .map(|m| m.work_id)
-                    .collect()
-            };
-            for &work in &page.work_ids {
-                if found.contains(&work) {
-                    check.still_present.push(work);
-                } else {
-                    check.removed.push(work);
-                }
-            }
-            if check.removed.is_empty() {
-                check.availability = Availability::Online;
-                check.detail = format!("HTTP {}: the copy is still there", fetched.status);
-            } else {
-                check.availability = Availability::SoftRemoved;
-                check.detail = format!(
-                    "HTTP {}: {} of {} copied work(s) no longer on the page",
-                    fetched.status,
-                    check.removed.len(),
-                    page.work_ids.len()
-                );
-            }
+            let unchanged = pipeline::content_hash(&fetched.text) == page.content_hash;
+            let text =
+                (!unchanged || !page.stale_evidence.is_empty()).then(|| fetched.text.clone());
+            (fetched.status, text)
         }
+    };
+    check.http_status = Some(status);
+    let found: BTreeSet<Id> = match online_text {
+        None => page.work_ids.iter().copied().collect(),
+        Some(text) => matcher
+            .match_text(&text)
+            .await?
+            .iter()
+            .map(|m| m.work_id)
+            .collect(),
+    };
+    for &work in &page.work_ids {
+        if found.contains(&work) {
+            check.still_present.push(work);
+        } else {
+            check.removed.push(work);
+        }
+    }
+    if check.removed.is_empty() {
+        check.availability = Availability::Online;
+        check.detail = format!("HTTP {status}: the copy is still there");
+    } else {
+        check.availability = Availability::SoftRemoved;
+        check.detail = format!(
+            "HTTP {status}: {} of {} copied work(s) no longer on the page",
+            check.removed.len(),
+            page.work_ids.len()
+        );
     }
     Ok(check)
 }
@@ -430,76 +454,19 @@ async fn judge(
 mod tests {
     use super::*;
 
-    fn classify(error: CrawlError) -> (Option<u16>, Availability) {
-        let url = Url::parse("http://pirate.example/1.html").unwrap();
-        let mut sink = RecheckSink::default();
-        block_on(sink.failure(&url, &error));
-        match sink.results.remove(url.as_str()) {
-            Some(Fetched::Failed(_, status, availability)) => (status, availability),
-            _ => panic!("no failure recorded"),
-        }
-    }
-
-    fn block_on<F: std::future::Future>(future: F) -> F::Output {
-        tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap()
-            .block_on(future)
-    }
-
     #[test]
-    fn failures_are_gone_only_when_the_page_or_its_domain_is() {
+    fn a_recheck_crawl_follows_no_link_and_is_conditional() {
         let url = Url::parse("http://pirate.example/1.html").unwrap();
-        let status = |status| CrawlError::HttpStatus {
-            url: url.clone(),
-            status,
+        let stored = Validators {
+            etag: Some("\"v1\"".into()),
+            last_modified: None,
         };
-        assert_eq!(classify(status(404)), (Some(404), Availability::Gone));
-        assert_eq!(classify(status(410)), (Some(410), Availability::Gone));
-        assert_eq!(
-            classify(status(503)),
-            (Some(503), Availability::Unreachable)
-        );
-        assert_eq!(
-            classify(status(403)),
-            (Some(403), Availability::Unreachable)
-        );
-        let dns = CrawlError::Dns {
-            url: url.clone(),
-            host: "pirate.example".into(),
-            message: "no record".into(),
-        };
-        let reason = dns.to_string();
-        assert_eq!(classify(dns), (None, Availability::Gone));
-        let robots = CrawlError::RobotsUnavailable {
-            url: url.clone(),
-            origin: "http://pirate.example".into(),
-            reason,
-        };
-        assert_eq!(classify(robots), (None, Availability::Gone));
-        let robots_down = CrawlError::RobotsUnavailable {
-            url: url.clone(),
-            origin: "http://pirate.example".into(),
-            reason: "HTTP 503".into(),
-        };
-        assert_eq!(classify(robots_down), (None, Availability::Unreachable));
-        let refused = CrawlError::Connect {
-            url: url.clone(),
-            message: "connection refused".into(),
-        };
-        assert_eq!(classify(refused), (None, Availability::Unreachable));
-        assert_eq!(
-            classify(CrawlError::Timeout { url }),
-            (None, Availability::Unreachable)
-        );
-    }
-
-    #[test]
-    fn a_recheck_crawl_follows_no_link() {
-        let config = RecheckSettings::default().config(3);
+        let config =
+            RecheckSettings::default().config(3, HashMap::from([(url.clone(), stored.clone())]));
         assert_eq!(config.max_pages, 3);
         assert_eq!(config.max_depth, Some(0));
         assert_eq!(config.max_page_chain, 0);
         assert!(!config.allow_private_addresses);
+        assert_eq!(config.validators.get(&url), Some(&stored));
     }
 }

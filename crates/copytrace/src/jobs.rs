@@ -31,15 +31,16 @@ use copytrace_scheduler::JobHandler;
 use copytrace_scheduler::schedules::JobFactory;
 use copytrace_scheduler::worker::JobError;
 use copytrace_store::{
-    Id, Job, NewJob, NewPage, NewRun, Run, RunCounts, RunKind, RunState, RunTrigger, Schedule,
-    Store, WriteOutcome,
+    Id, Job, NewJob, NewRun, Run, RunCounts, RunKind, RunState, RunTrigger, Schedule, Store,
+    WriteOutcome,
 };
 use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 use url::Url;
 
 use crate::dedup::{self, DEDUP, DEDUP_ATTEMPTS, DedupEnd, DedupJob};
-use crate::pipeline::{self, content_hash};
+use crate::pipeline;
+use crate::recrawl::{self, Recrawl};
 
 /// Kind of a crawl job.
 pub const CRAWL: &str = "crawl";
@@ -91,6 +92,14 @@ pub struct CrawlJob {
     /// Further hosts to follow links to.
     #[serde(default)]
     pub allow_host: Vec<String>,
+    /// Send the stored validators of known pages back, so unchanged ones answer 304 (see
+    /// [`crate::recrawl`] for which pages).
+    #[serde(default = "yes")]
+    pub conditional: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn default_user_agent() -> String {
@@ -124,6 +133,21 @@ impl CrawlJob {
             allowed_hosts: self.allow_host.clone(),
             ..CrawlConfig::default()
         }
+    }
+
+    /// The crawler configuration with the validators of the pages a conditional re-crawl of the
+    /// seeds' sites sends back (none when the job is not conditional).
+    pub async fn config_with_validators(
+        &self,
+        store: &dyn Store,
+        seeds: &[Url],
+    ) -> Result<CrawlConfig> {
+        let mut config = self.config();
+        if self.conditional {
+            let follows_links = !(config.max_depth == Some(0) && config.max_page_chain == 0);
+            config.validators = recrawl::crawl_validators(store, seeds, follows_links).await?;
+        }
+        Ok(config)
     }
 
     /// The seeds, parsed (they were validated when the job was enqueued).
@@ -371,13 +395,15 @@ impl CrawlHandler {
     }
 }
 
-/// Stores pages and enqueues the match job of each new or changed one; stops the crawl when
-/// its run is cancelled.
+/// Stores pages and enqueues the match job of each new or changed one, records what became of
+/// known infringing pages ([`crate::recrawl`]); stops the crawl when its run is cancelled.
 struct QueueingSink {
     store: Arc<dyn Store>,
     stored: usize,
     changed: usize,
+    not_modified: usize,
     failures: usize,
+    recrawl: Recrawl,
     cancelled: Arc<AtomicBool>,
     latest: Arc<StdMutex<Option<CrawlStats>>>,
 }
@@ -394,31 +420,36 @@ impl PageSink for QueueingSink {
         if self.cancelled.load(Ordering::Relaxed) {
             return Err(CANCELLED.into());
         }
-        let hash = content_hash(&page.text);
-        let write = self
-            .store
-            .upsert_page(&NewPage {
-                url: page.url.to_string(),
-                title: page.title.clone(),
-                content_hash: hash.clone(),
-                text: page.text,
-                http_status: page.status,
-                fetched_at: page.fetched_at,
-            })
-            .await?;
+        let page = recrawl::new_page(page);
+        let write = self.store.upsert_page(&page).await?;
         self.stored += 1;
-        if write.outcome != WriteOutcome::Unchanged {
+        if write.outcome == WriteOutcome::Unchanged {
+            self.recrawl
+                .unchanged(&page.url, page.http_status)
+                .await
+                .map_err(|e| format!("{e:#}"))?;
+        } else {
             self.changed += 1;
-            enqueue_match(self.store.as_ref(), write.id, &hash)
+            enqueue_match(self.store.as_ref(), write.id, &page.content_hash)
                 .await
                 .map_err(|e| e.to_string())?;
         }
         Ok(())
     }
 
+    async fn not_modified(&mut self, url: &Url) {
+        self.not_modified += 1;
+        if let Err(error) = self.recrawl.not_modified(url).await {
+            tracing::warn!(%url, "cannot record a 304: {error:#}");
+        }
+    }
+
     async fn failure(&mut self, url: &Url, error: &CrawlError) {
         self.failures += 1;
         tracing::debug!(%url, %error, "crawl failure");
+        if let Err(store_error) = self.recrawl.failure(url, error).await {
+            tracing::warn!(%url, "cannot record the failure of a known copy: {store_error:#}");
+        }
     }
 
     fn progress(&mut self, progress: &CrawlProgress) {
@@ -455,11 +486,17 @@ impl JobHandler for CrawlHandler {
         };
         let cancelled = Arc::new(AtomicBool::new(false));
         let latest = Arc::new(StdMutex::new(None::<CrawlStats>));
+        let config = crawl
+            .config_with_validators(store, &seeds)
+            .await
+            .map_err(|e| format!("{e:#}"))?;
         let mut sink = QueueingSink {
             store: self.store.clone(),
             stored: 0,
             changed: 0,
+            not_modified: 0,
             failures: 0,
+            recrawl: Recrawl::new(self.store.clone(), Some(run.id)),
             cancelled: cancelled.clone(),
             latest: latest.clone(),
         };
@@ -488,7 +525,7 @@ impl JobHandler for CrawlHandler {
                 }
             })
         };
-        let result = copytrace_crawler::crawl(&crawl.config(), &seeds, &mut sink).await;
+        let result = copytrace_crawler::crawl(&config, &seeds, &mut sink).await;
         poller.abort();
         let (outcome, stats) = match result {
             Ok(report) => (Ok(RunState::Succeeded), report.stats),
@@ -506,7 +543,8 @@ impl JobHandler for CrawlHandler {
                 CrawlStats::default(),
             ),
         };
-        let counts = crawl_counts(&stats);
+        let mut counts = crawl_counts(&stats);
+        counts.matches_removed = sink.recrawl.removed;
         let ended = end_run(
             store,
             job,
@@ -522,8 +560,9 @@ impl JobHandler for CrawlHandler {
             .await
             .map_err(|e| e.to_string())?;
         Ok(format!(
-            "{ended}; {} stored, {} new or changed, {} failed; {due} page(s) due for matching",
-            sink.stored, sink.changed, sink.failures
+            "{ended}; {} stored, {} new or changed, {} not modified, {} failed; {due} page(s) \
+             due for matching",
+            sink.stored, sink.changed, sink.not_modified, sink.failures
         ))
     }
 }
@@ -723,14 +762,17 @@ impl MatchHandler {
         }
         let found = self.match_text(&page.text).await?;
         let matches: Vec<_> = found.iter().map(pipeline::to_new_match).collect();
-        self.store
+        let verdict = self
+            .store
             .record_page_matches(page.id, &page.content_hash, &matches, Utc::now())
             .await
             .with_context(|| format!("cannot record matches of {}", page.url))?;
         Ok(format!(
-            "page {} ({}): {} match(es)",
+            "page {} ({}): {} removed, {} reopened, {} match(es)",
             page.id,
             page.url,
+            verdict.removed,
+            verdict.reopened,
             matches.len()
         ))
     }

@@ -14,5 +14,6 @@ pub mod inspect;
 pub mod jobs;
 pub mod pipeline;
 pub mod processes;
+pub mod recrawl;
 pub mod scheduling;
 pub mod textfile;

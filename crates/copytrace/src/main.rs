@@ -403,6 +403,11 @@ struct CrawlSettingsArgs {
     /// Also follow links to this host (repeatable; `*.example.cn` means any subdomain).
     #[arg(long, value_name = "HOST")]
     allow_host: Vec<String>,
+    /// Never send the stored ETag / Last-Modified back: fetch every known page whole. By
+    /// default a re-crawl asks known infringing pages (not the seeds) `If-None-Match` /
+    /// `If-Modified-Since`, so an unchanged one costs a 304.
+    #[arg(long)]
+    no_conditional: bool,
 }
 
 impl CrawlSettingsArgs {
@@ -422,6 +427,7 @@ impl CrawlSettingsArgs {
             include: self.include.clone(),
             exclude: self.exclude.clone(),
             allow_host: self.allow_host.clone(),
+            conditional: !self.no_conditional,
         }
     }
 }
@@ -1338,13 +1344,17 @@ fn spinner(message: &'static str) -> ProgressBar {
 
 async fn crawl(store: Arc<dyn Store>, seeds: &[Url], args: &CrawlArgs) -> Result<ExitCode> {
     // The same settings a queued crawl job carries, so both ways crawl alike.
-    let config = args.settings.job(seeds).config();
+    let config = args
+        .settings
+        .job(seeds)
+        .config_with_validators(store.as_ref(), seeds)
+        .await?;
     // Recorded as a run, with the crawler's statistics, like a scheduled crawl.
     let (run_id, _) = store
         .create_run(&jobs::manual_run(RunKind::Crawl), None)
         .await?;
     let progress = spinner("crawling, pages stored:");
-    let mut sink = pipeline::StoreSink::new(store.clone(), progress.clone());
+    let mut sink = pipeline::StoreSink::new(store.clone(), progress.clone(), Some(run_id));
     let report = copytrace_crawler::crawl(&config, seeds, &mut sink).await;
     progress.finish_and_clear();
     let (state, stats, error) = match &report {
@@ -1355,7 +1365,8 @@ async fn crawl(store: Arc<dyn Store>, seeds: &[Url], args: &CrawlArgs) -> Result
             Some(format!("crawl aborted: {error}")),
         ),
     };
-    let counts = jobs::crawl_counts(&stats);
+    let mut counts = jobs::crawl_counts(&stats);
+    counts.matches_removed = sink.recrawl.removed;
     store
         .finish_run(
             run_id,
@@ -1412,11 +1423,14 @@ async fn run_match(store: &dyn Store, config: MatchConfig) -> Result<ExitCode> {
     progress.finish_and_clear();
     let summary = summary?;
     println!(
-        "matched {} page(s) against {} work(s): {} infringing page(s), {} match(es)",
+        "matched {} page(s) against {} work(s): {} infringing page(s), {} match(es); \
+         {} removed, {} reopened",
         summary.pages,
         matcher.work_count(),
         summary.infringing_pages,
-        summary.matches
+        summary.matches,
+        summary.removed,
+        summary.reopened
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -1462,11 +1476,14 @@ async fn run_match_redis(
     progress.finish_and_clear();
     let summary = summary?;
     println!(
-        "matched {} page(s) against {} work(s) (Redis index): {} infringing page(s), {} match(es)",
+        "matched {} page(s) against {} work(s) (Redis index): {} infringing page(s), {} match(es); \
+         {} removed, {} reopened",
         summary.pages,
         matcher.work_count(),
         summary.infringing_pages,
-        summary.matches
+        summary.matches,
+        summary.removed,
+        summary.reopened
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -1505,9 +1522,17 @@ async fn export_matches(
 
 async fn report(store: &dyn Store, out: &mut dyn Write) -> Result<()> {
     let records = store.list_matches(&MatchFilter::default()).await?;
+    // Each match's evidence is read against the text it points into, which a re-crawl may have
+    // replaced on the page since (the store keeps it).
     let mut texts = HashMap::new();
-    for page_id in records.iter().map(|r| r.page_id).collect::<BTreeSet<_>>() {
-        texts.insert(page_id, store.get_page(page_id).await?.text);
+    for key in records
+        .iter()
+        .map(|r| (r.page_id, r.evidence_hash.clone()))
+        .collect::<BTreeSet<_>>()
+    {
+        if let Some(text) = store.evidence_text(key.0, &key.1).await? {
+            texts.insert(key, text);
+        }
     }
     copytrace_analytics::report::write_text(&records, &texts, out)?;
     Ok(())
@@ -1558,6 +1583,7 @@ async fn run_demo() -> Result<ExitCode> {
             include: Vec::new(),
             exclude: Vec::new(),
             allow_host: Vec::new(),
+            no_conditional: false,
         },
         queue: false,
     };

@@ -13,12 +13,13 @@ use copytrace_fingerprint::{
 use copytrace_index_redis::RedisIndex;
 use copytrace_matcher::{Index, MatchConfig, Matcher, WorkMatch};
 use copytrace_store::{
-    AlgorithmFingerprint, EvidencePassage, Id, NewMatch, NewPage, NewWork, SegmentFingerprint,
-    Store, WriteOutcome,
+    AlgorithmFingerprint, EvidencePassage, Id, NewMatch, NewWork, SegmentFingerprint, Store,
+    WriteOutcome,
 };
 use indicatif::ProgressBar;
 use url::Url;
 
+use crate::recrawl::{self, Recrawl};
 use crate::textfile::{TextFile, first_line_title, read_text_file};
 
 /// Stable hex digest of a text, used to tell whether a work or page changed.
@@ -220,23 +221,27 @@ pub struct StoredCounts {
     pub created: usize,
     /// Pages whose text changed.
     pub updated: usize,
-    /// Pages fetched again with the same text.
+    /// Pages fetched again with the same text, or answered 304 Not Modified.
     pub unchanged: usize,
 }
 
-/// Stores every crawled page and reports progress and failures as they happen.
+/// Stores every crawled page and reports progress and failures as they happen; records what
+/// became of known infringing pages (see [`crate::recrawl`]).
 pub struct StoreSink {
     store: Arc<dyn Store>,
     progress: ProgressBar,
     /// Counts so far.
     pub counts: StoredCounts,
+    /// Removal checks of known infringing pages, and what they changed.
+    pub recrawl: Recrawl,
     failures: usize,
 }
 
 impl StoreSink {
-    /// A sink writing to `store` and ticking `progress`.
-    pub fn new(store: Arc<dyn Store>, progress: ProgressBar) -> Self {
+    /// A sink writing to `store` for the crawl run `run_id` and ticking `progress`.
+    pub fn new(store: Arc<dyn Store>, progress: ProgressBar, run_id: Option<Id>) -> Self {
         StoreSink {
+            recrawl: Recrawl::new(store.clone(), run_id),
             store,
             progress,
             counts: StoredCounts::default(),
@@ -251,33 +256,38 @@ impl PageSink for StoreSink {
         &mut self,
         page: FetchedPage,
     ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-        let write = self
-            .store
-            .upsert_page(&NewPage {
-                url: page.url.to_string(),
-                title: page.title.clone(),
-                content_hash: content_hash(&page.text),
-                text: page.text,
-                http_status: page.status,
-                fetched_at: page.fetched_at,
-            })
-            .await?;
+        let page = recrawl::new_page(page);
+        let write = self.store.upsert_page(&page).await?;
         match write.outcome {
             WriteOutcome::Created => self.counts.created += 1,
             WriteOutcome::Updated => self.counts.updated += 1,
-            WriteOutcome::Unchanged => self.counts.unchanged += 1,
+            WriteOutcome::Unchanged => {
+                self.counts.unchanged += 1;
+                self.recrawl.unchanged(&page.url, page.http_status).await?;
+            }
         }
         self.progress.inc(1);
         Ok(())
     }
 
-    async fn failure(&mut self, _url: &Url, _error: &CrawlError) {
+    async fn not_modified(&mut self, url: &Url) {
+        self.counts.unchanged += 1;
+        if let Err(error) = self.recrawl.not_modified(url).await {
+            tracing::warn!(%url, "cannot record a 304: {error:#}");
+        }
+        self.progress.inc(1);
+    }
+
+    async fn failure(&mut self, url: &Url, error: &CrawlError) {
         // Failures are listed once, in the command's summary; here they only count.
         self.failures += 1;
         self.progress.set_prefix(format!(
             "crawling ({} failed), pages stored:",
             self.failures
         ));
+        if let Err(store_error) = self.recrawl.failure(url, error).await {
+            tracing::warn!(%url, "cannot record the failure of a known copy: {store_error:#}");
+        }
     }
 
     fn progress(&mut self, progress: &CrawlProgress) {
@@ -369,6 +379,10 @@ pub struct MatchSummary {
     pub infringing_pages: usize,
     /// Page × work matches recorded.
     pub matches: usize,
+    /// Matches moved to `removed`: the page changed and no longer carries the copy.
+    pub removed: usize,
+    /// `removed` matches reopened: a newer text of the page carries the copy again.
+    pub reopened: usize,
 }
 
 /// Matches every page whose current text has not been matched yet, recording each page's
@@ -388,10 +402,12 @@ pub async fn match_pending<I: Index>(
         for page in pages {
             let found = matcher.match_text(&page.text)?;
             let matches: Vec<NewMatch> = found.iter().map(to_new_match).collect();
-            store
+            let verdict = store
                 .record_page_matches(page.id, &page.content_hash, &matches, Utc::now())
                 .await
                 .with_context(|| format!("cannot record matches of {}", page.url))?;
+            summary.removed += verdict.removed as usize;
+            summary.reopened += verdict.reopened as usize;
             summary.pages += 1;
             summary.matches += matches.len();
             summary.infringing_pages += usize::from(!matches.is_empty());

@@ -19,6 +19,11 @@
 //! recording the matches of a page replaces that page's previous verdict instead of appending to
 //! it. Jobs are made idempotent by their `dedup_key`.
 //!
+//! A takedown record is never lost to a re-crawl. Evidence offsets point into a page text, so
+//! each match names the text its evidence points into (`evidence_hash`), and a text that some
+//! evidence still points into is kept when a re-crawl replaces it ([`Store::evidence_text`]).
+//! A copy missing from a page's new text moves its match to `removed`; it is not deleted.
+//!
 //! Rules every backend keeps, so callers never see which one runs:
 //!
 //! * timestamps are stored to the **microsecond** (PostgreSQL's `timestamptz` resolution); finer
@@ -174,8 +179,13 @@ pub trait Store: Send + Sync {
     // ----- page library -----
 
     /// Stores a fetched page keyed by URL, creating its site from the URL host. Same text →
-    /// only `last_seen`, status and title move ([`WriteOutcome::Unchanged`]); new text → the page
-    /// is due for matching again ([`WriteOutcome::Updated`]).
+    /// only `last_seen`, status, title and validators move ([`WriteOutcome::Unchanged`]); new
+    /// text → the page is due for matching again ([`WriteOutcome::Updated`]). The validators
+    /// (`etag`, `last_modified`) are always those of this fetch, so they belong to the stored
+    /// text.
+    ///
+    /// When new text replaces a text that some match's evidence points into, that text is kept
+    /// (see [`Store::evidence_text`]): a re-crawl never takes the proof of a copy away.
     ///
     /// The URL is stored in its WHATWG-normalized form without fragment (`HTTP://Example.com#x`
     /// and `http://example.com/` are one page); a URL without a host is `Invalid`. `last_seen`
@@ -193,6 +203,19 @@ pub trait Store: Send + Sync {
     /// Marks every page as due for matching (after the library changed). Returns how many pages
     /// were matched before and are now due.
     async fn mark_all_pages_unmatched(&self) -> Result<u64>;
+    /// Records that a conditional re-fetch of the page at `url` was answered `304 Not
+    /// Modified` at `seen_at`: its stored text is still current. Only `last_seen` moves (never
+    /// backwards); text, validators, matches and evidence stay. Returns the page's id, or
+    /// `None` when no page has this URL (compared as [`Store::upsert_page`] stores it).
+    async fn record_not_modified(&self, url: &str, seen_at: DateTime<Utc>) -> Result<Option<Id>>;
+    /// The stored validators of the pages of `scope.hosts` that have at least one (and, with
+    /// `infringing_only`, a match that is not dismissed), by page id, at most `scope.limit`:
+    /// what a crawl of those sites sends back to make its requests conditional.
+    async fn page_validators(&self, scope: &ValidatorScope) -> Result<Vec<PageValidators>>;
+    /// The text of page `page_id` whose content hash is `content_hash`: the stored text if it
+    /// is that one, else the earlier text kept for evidence; `None` if neither. Evidence
+    /// offsets of a match are read against `evidence_text(page_id, match.evidence_hash)`.
+    async fn evidence_text(&self, page_id: Id, content_hash: &str) -> Result<Option<String>>;
     /// Lists sites by host.
     async fn list_sites(&self) -> Result<Vec<Site>>;
     /// Number of stored pages.
@@ -201,21 +224,41 @@ pub trait Store: Send + Sync {
     // ----- match library -----
 
     /// Records the verdict of one match run on a page, atomically: matches for works in
-    /// `matches` are inserted or updated (keeping `first_seen`), their evidence replaced;
-    /// matches of this page for works not in `matches` are deleted; the page's `matched_hash`
-    /// is set to `content_hash`. Running it twice with the same input changes nothing.
+    /// `matches` are inserted or updated (keeping `first_seen` and the review status), their
+    /// evidence replaced and pointed at this text (`evidence_hash = content_hash`); the
+    /// page's `matched_hash` is set to `content_hash`. Running it twice with the same input
+    /// changes nothing.
+    ///
+    /// A previous match of a work not in `matches` is never silently dropped when it is a
+    /// takedown record:
+    ///
+    /// * if its evidence points into an earlier text (the page changed since the copy was
+    ///   found: the re-crawl found it without the copy), an `open` or `notice_sent` match
+    ///   becomes `removed` with `removed_at` = the page's `last_seen` (soft-removed), and a
+    ///   `removed` one stays; evidence and the text it points into are kept;
+    /// * if its evidence points into this very text (the library or the matcher changed, not
+    ///   the page), an `open` match is deleted (the verdict is revised), `notice_sent` and
+    ///   `removed` ones stay as they are;
+    /// * a `dismissed` match is deleted, as before.
+    ///
+    /// A `removed` match found again reopens (`open`, no `removed_at`) when the page was fetched
+    /// after its removal was seen (`last_seen > removed_at`): the copy came back. Matching the
+    /// stored text again after a page went away (404) reopens nothing.
+    ///
+    /// When the page changed since some of its undismissed matches were found, the run is a
+    /// re-crawl's verdict on them and is appended to the page's removal checks (`online` or
+    /// `soft_removed`, at the page's `last_seen`, no run), as [`Store::record_page_check`] does.
     ///
     /// `content_hash` is the hash of the text the match ran on: if the page changed meanwhile,
-    /// the page stays due for matching. The review status of a match that is found again is
-    /// kept. Returns how many of `matches` are new (the page × work pair had no match
-    /// before). `NotFound` if the page or one of the works does not exist.
+    /// nothing is recorded (evidence would point into a text that is not stored) and the page
+    /// stays due for matching. `NotFound` if the page or one of the works does not exist.
     async fn record_page_matches(
         &self,
         page_id: Id,
         content_hash: &str,
         matches: &[NewMatch],
         at: DateTime<Utc>,
-    ) -> Result<u64>;
+    ) -> Result<VerdictOutcome>;
     /// Lists matches with evidence, ordered by page URL then work external id.
     async fn list_matches(&self, filter: &MatchFilter) -> Result<Vec<MatchRecord>>;
     /// Changes the review state of a match. Any status but `removed` clears `removed_at`
@@ -366,6 +409,10 @@ pub trait Store: Send + Sync {
     /// Pages with at least one match that is not `dismissed`, with those matches' works, whose
     /// id is above `after_id`, by id, at most `limit`: the pages a removal check visits.
     async fn infringing_pages(&self, after_id: Id, limit: u32) -> Result<Vec<InfringingPage>>;
+    /// The page at `url` as [`Store::infringing_pages`] lists it, or `None` when no page has
+    /// this URL or it has no match that is not dismissed: how a crawl knows that the page it
+    /// just fetched (or failed to) is a known copy whose fate must be recorded.
+    async fn infringing_page(&self, url: &str) -> Result<Option<InfringingPage>>;
     /// Records a removal check of a page, atomically: appends it to the page's check history,
     /// sets the page's `availability` and `availability_checked_at` (unless a later check is
     /// already recorded), moves the `open` and `notice_sent` matches of the works in

@@ -151,6 +151,11 @@ pub struct NewPage {
     pub http_status: u16,
     /// When it was fetched.
     pub fetched_at: DateTime<Utc>,
+    /// The `ETag` header of the fetch, kept so the next crawl can ask `If-None-Match`.
+    pub etag: Option<String>,
+    /// The `Last-Modified` header of the fetch, kept so the next crawl can ask
+    /// `If-Modified-Since`.
+    pub last_modified: Option<String>,
 }
 
 /// A stored page.
@@ -182,6 +187,34 @@ pub struct Page {
     pub availability: Option<Availability>,
     /// When the latest removal check ran.
     pub availability_checked_at: Option<DateTime<Utc>>,
+    /// `ETag` of the fetch that gave the stored text (see [`NewPage::etag`]).
+    pub etag: Option<String>,
+    /// `Last-Modified` of the fetch that gave the stored text.
+    pub last_modified: Option<String>,
+}
+
+/// The HTTP validators stored for one page: what a re-crawl sends back to be answered
+/// `304 Not Modified` when the page did not change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageValidators {
+    /// The page's stored URL.
+    pub url: String,
+    /// `ETag` of the fetch that gave the stored text.
+    pub etag: Option<String>,
+    /// `Last-Modified` of the fetch that gave the stored text.
+    pub last_modified: Option<String>,
+}
+
+/// Which pages' validators [`crate::Store::page_validators`] returns: those of a crawl's sites,
+/// never the whole page library.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ValidatorScope {
+    /// Sites, as stored (lower-case host, with the port when not the default).
+    pub hosts: Vec<String>,
+    /// Only pages with a match that is not `dismissed` (see [`crate::Store::infringing_pages`]).
+    pub infringing_only: bool,
+    /// At most this many pages (by id).
+    pub limit: u32,
 }
 
 /// What [`crate::Store::upsert_page`] did, and the page id.
@@ -302,8 +335,23 @@ pub struct MatchRecord {
     /// When a removal check found the page without the copy (status `removed`); `None`
     /// otherwise.
     pub removed_at: Option<DateTime<Utc>>,
+    /// Content hash of the page text the evidence offsets point into: the page's current text,
+    /// or an earlier one kept because a re-crawl replaced it ([`crate::Store::evidence_text`]).
+    pub evidence_hash: String,
     /// Evidence passages in page order.
     pub evidence: Vec<EvidencePassage>,
+}
+
+/// What [`crate::Store::record_page_matches`] changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerdictOutcome {
+    /// Matches of page × work pairs that had no match before.
+    pub new_matches: u64,
+    /// `open` and `notice_sent` matches moved to `removed` because the page changed and the
+    /// copy is no longer in its text.
+    pub removed: u64,
+    /// `removed` matches reopened because a newer text of the page carries the copy again.
+    pub reopened: u64,
 }
 
 /// Filter for [`crate::Store::list_matches`].
@@ -797,8 +845,16 @@ pub struct InfringingPage {
     pub url: String,
     /// Hash of its stored text.
     pub content_hash: String,
+    /// `ETag` of the fetch that gave the stored text, so a removal check can be conditional.
+    pub etag: Option<String>,
+    /// `Last-Modified` of the fetch that gave the stored text.
+    pub last_modified: Option<String>,
     /// The works it was matched to (not dismissed), ascending.
     pub work_ids: Vec<Id>,
+    /// Those of `work_ids` whose evidence points into an earlier text of the page, not into the
+    /// stored one: the page changed since their copy was found, so the stored text may not
+    /// carry it. Ascending.
+    pub stale_evidence: Vec<Id>,
 }
 
 /// Role of a user of the admin web and API.

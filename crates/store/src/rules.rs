@@ -9,9 +9,9 @@ use std::collections::HashSet;
 use chrono::{DateTime, Utc};
 
 use crate::{
-    Availability, Id, InfringingPage, JobCount, JobLease, JobState, NewJob, NewMatch, NewSchedule,
-    NewUser, NewWork, PageCheck, Result, Role, RunCounts, RunKind, RunState, RunTrigger, Schedule,
-    ScheduleFire, StoreError,
+    Availability, Id, InfringingPage, JobCount, JobLease, JobState, MatchStatus, NewJob, NewMatch,
+    NewSchedule, NewUser, NewWork, PageCheck, Result, Role, RunCounts, RunKind, RunState,
+    RunTrigger, Schedule, ScheduleFire, StoreError,
 };
 
 // ----- conversions -----
@@ -399,20 +399,142 @@ pub(crate) fn validate_page_check(check: &PageCheck) -> Result<()> {
 
 /// [`crate::Store::infringing_pages`] from `(page id, url, content hash, work id)` rows ordered
 /// by page, then work.
-pub(crate) fn group_infringing_pages(rows: Vec<(Id, String, String, Id)>) -> Vec<InfringingPage> {
+/// One row of the infringing pages query: page id, URL, content hash, ETag, Last-Modified, then
+/// one undismissed match's work and evidence hash.
+pub(crate) type InfringingRow = (
+    Id,
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+    Id,
+    String,
+);
+
+pub(crate) fn group_infringing_pages(rows: Vec<InfringingRow>) -> Vec<InfringingPage> {
     let mut pages: Vec<InfringingPage> = Vec::new();
-    for (page_id, url, content_hash, work_id) in rows {
+    for (page_id, url, content_hash, etag, last_modified, work_id, evidence_hash) in rows {
+        let stale = evidence_hash != content_hash;
         match pages.last_mut() {
-            Some(last) if last.page_id == page_id => last.work_ids.push(work_id),
+            Some(last) if last.page_id == page_id => {
+                last.work_ids.push(work_id);
+                if stale {
+                    last.stale_evidence.push(work_id);
+                }
+            }
             _ => pages.push(InfringingPage {
                 page_id,
                 url,
                 content_hash,
+                etag,
+                last_modified,
                 work_ids: vec![work_id],
+                stale_evidence: if stale { vec![work_id] } else { Vec::new() },
             }),
         }
     }
     pages
+}
+
+/// A match of a page as it was before a new verdict is recorded.
+pub(crate) struct PreviousMatch {
+    pub id: Id,
+    pub work_id: Id,
+    pub status: MatchStatus,
+    /// The text its evidence points into.
+    pub evidence_hash: String,
+    /// Its removal was seen (`removed_at`) before the page's `last_seen`: a fetch after the
+    /// removal is what may bring it back.
+    pub removed_before_last_seen: bool,
+}
+
+/// What recording a verdict does to the previous matches of works the verdict no longer has,
+/// and the removal check it amounts to (see `Store::record_page_matches`).
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct VerdictPlan {
+    /// Matches to delete.
+    pub delete: Vec<Id>,
+    /// `open` / `notice_sent` matches to move to `removed`.
+    pub remove: Vec<Id>,
+    /// `removed` matches found again in a text fetched after their removal: reopened.
+    pub reopen: Vec<Id>,
+    /// The check to append, when the page changed since some undismissed matches were found.
+    pub check: Option<(Availability, String)>,
+}
+
+/// Decides, in one place for both backends, what a new verdict on the text `content_hash`
+/// does to the previous matches of a page.
+pub(crate) fn plan_verdict(
+    previous: &[PreviousMatch],
+    found: &HashSet<Id>,
+    content_hash: &str,
+) -> VerdictPlan {
+    let mut plan = VerdictPlan::default();
+    // Undismissed matches this text is the first verdict on, and those of them it lost.
+    let (mut judged, mut lost) = (0_usize, 0_usize);
+    for m in previous {
+        let page_changed = m.evidence_hash != content_hash;
+        if found.contains(&m.work_id) {
+            // Back after its removal was seen: in a changed text or, after a 404, the same one.
+            let back = m.status == MatchStatus::Removed && m.removed_before_last_seen;
+            if back {
+                plan.reopen.push(m.id);
+            }
+            judged += usize::from((page_changed || back) && m.status != MatchStatus::Dismissed);
+            continue;
+        }
+        match (m.status, page_changed) {
+            (MatchStatus::Dismissed, _) | (MatchStatus::Open, false) => plan.delete.push(m.id),
+            (MatchStatus::Open | MatchStatus::NoticeSent, true) => {
+                plan.remove.push(m.id);
+                judged += 1;
+                lost += 1;
+            }
+            // Takedown records: a notice was sent, or the removal was already recorded.
+            (MatchStatus::NoticeSent | MatchStatus::Removed, false)
+            | (MatchStatus::Removed, true) => {}
+        }
+    }
+    if judged > 0 {
+        plan.check = Some(if lost > 0 {
+            (
+                Availability::SoftRemoved,
+                format!(
+                    "re-crawl: {lost} of {judged} copied work(s) no longer on the changed page"
+                ),
+            )
+        } else {
+            (
+                Availability::Online,
+                "re-crawl: the page changed and still carries the copy".to_owned(),
+            )
+        });
+    }
+    plan
+}
+
+/// Reads a stored match status.
+pub(crate) fn match_status(value: &str) -> Result<MatchStatus> {
+    MatchStatus::parse(value)
+        .ok_or_else(|| StoreError::Invalid(format!("stored match status {value:?} is unknown")))
+}
+
+/// The stored forms of a validator scope's hosts: each host as given (lower-cased) and with
+/// `www.` added or removed, as the crawler treats both as one site.
+pub(crate) fn validator_hosts(hosts: &[String]) -> Vec<String> {
+    let mut all: Vec<String> = Vec::new();
+    for host in hosts {
+        let host = host.to_ascii_lowercase();
+        let other = match host.strip_prefix("www.") {
+            Some(bare) => bare.to_owned(),
+            None => format!("www.{host}"),
+        };
+        all.push(host);
+        all.push(other);
+    }
+    all.sort();
+    all.dedup();
+    all
 }
 
 /// Checks a user and returns the email as stored (trimmed, lower-cased).
@@ -462,6 +584,7 @@ pub(crate) enum Referenced {
     RightsHolder,
     Schedule,
     Run,
+    Work,
 }
 
 impl Referenced {
@@ -471,6 +594,7 @@ impl Referenced {
             Referenced::RightsHolder => "SELECT id FROM rights_holders WHERE id = $1",
             Referenced::Schedule => "SELECT id FROM schedules WHERE id = $1",
             Referenced::Run => "SELECT id FROM runs WHERE id = $1",
+            Referenced::Work => "SELECT id FROM works WHERE id = $1",
         }
     }
 
@@ -480,6 +604,7 @@ impl Referenced {
             Referenced::RightsHolder => "rights holder",
             Referenced::Schedule => "schedule",
             Referenced::Run => "run",
+            Referenced::Work => "work",
         };
         StoreError::NotFound(format!("{noun} {id}"))
     }

@@ -26,17 +26,18 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePo
 use sqlx::{FromRow, Sqlite, SqliteConnection, Transaction};
 
 use crate::rules::{
-    self, Referenced, from_json, is_unique_violation, lease_until, new_algorithm_versions,
-    normalize_email, page_key, to_json, to_u32, to_u64, validate_job, validate_matches,
-    validate_schedule, validate_user, validate_work,
+    self, PreviousMatch, Referenced, from_json, is_unique_violation, lease_until,
+    new_algorithm_versions, normalize_email, page_key, to_json, to_u32, to_u64, validate_job,
+    validate_matches, validate_schedule, validate_user, validate_work,
 };
 use crate::{
     AlgorithmFingerprint, EvidencePassage, FiredRun, Id, IndexedSegment, InfringingPage, Job,
     JobCount, JobFilter, JobLease, JobState, Leadership, MatchFilter, MatchRecord, MatchStatus,
     NewJob, NewMatch, NewPage, NewRun, NewSchedule, NewUser, NewWork, Page, PageCheck,
-    PageCheckOutcome, PageCheckRecord, PageWrite, Result, RightsHolder, Role, Run, RunCounts,
-    RunFilter, RunKind, RunState, Schedule, ScheduleFire, SegmentFingerprint, Site, Store,
-    StoreError, User, Work, WorkSummary, WriteOutcome, redact_url,
+    PageCheckOutcome, PageCheckRecord, PageValidators, PageWrite, Result, RightsHolder, Role, Run,
+    RunCounts, RunFilter, RunKind, RunState, Schedule, ScheduleFire, SegmentFingerprint, Site,
+    Store, StoreError, User, ValidatorScope, VerdictOutcome, Work, WorkSummary, WriteOutcome,
+    redact_url,
 };
 
 /// The SQLite migrations, embedded at compile time so the binary needs no files beside it.
@@ -278,7 +279,8 @@ impl SiteRow {
 macro_rules! page_select {
     () => {
         "SELECT id, site_id, url, title, text, content_hash, http_status, \
-         first_seen, last_seen, matched_hash, availability, availability_checked_at FROM pages"
+         first_seen, last_seen, matched_hash, availability, availability_checked_at, etag, \
+         last_modified FROM pages"
     };
 }
 
@@ -307,6 +309,8 @@ struct PageRow {
     matched_hash: Option<String>,
     availability: Option<String>,
     availability_checked_at: Option<i64>,
+    etag: Option<String>,
+    last_modified: Option<String>,
 }
 
 impl PageRow {
@@ -328,6 +332,8 @@ impl PageRow {
                 .map(rules::availability)
                 .transpose()?,
             availability_checked_at: from_opt_micros(self.availability_checked_at)?,
+            etag: self.etag,
+            last_modified: self.last_modified,
         })
     }
 }
@@ -352,6 +358,7 @@ struct MatchEvidenceRow {
     first_seen: i64,
     last_seen: i64,
     removed_at: Option<i64>,
+    evidence_hash: String,
     page_start: Option<i64>,
     page_end: Option<i64>,
     work_start: Option<i64>,
@@ -392,12 +399,11 @@ impl MatchEvidenceRow {
             containment: self.containment,
             copied_chars: to_u32(self.copied_chars, "copied characters")?,
             method: self.method,
-            status: MatchStatus::parse(&self.status).ok_or_else(|| {
-                StoreError::Invalid(format!("stored match status {:?} is unknown", self.status))
-            })?,
+            status: rules::match_status(&self.status)?,
             first_seen: from_micros(self.first_seen)?,
             last_seen: from_micros(self.last_seen)?,
             removed_at: from_opt_micros(self.removed_at)?,
+            evidence_hash: self.evidence_hash,
             evidence,
         })
     }
@@ -1039,7 +1045,8 @@ impl Store for SqliteStore {
             None => {
                 let id: i64 = sqlx::query_scalar(
                     "INSERT INTO pages (site_id, url, title, text, content_hash, http_status, \
-                     first_seen, last_seen) VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING id",
+                     first_seen, last_seen, etag, last_modified) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9) RETURNING id",
                 )
                 .bind(site_id)
                 .bind(&url)
@@ -1048,6 +1055,8 @@ impl Store for SqliteStore {
                 .bind(&page.content_hash)
                 .bind(status)
                 .bind(fetched_at)
+                .bind(&page.etag)
+                .bind(&page.last_modified)
                 .fetch_one(&mut *tx)
                 .await?;
                 PageWrite {
@@ -1057,12 +1066,15 @@ impl Store for SqliteStore {
             }
             Some((id, hash, last_seen)) if hash == page.content_hash => {
                 sqlx::query(
-                    "UPDATE pages SET title = $2, http_status = $3, last_seen = $4 WHERE id = $1",
+                    "UPDATE pages SET title = $2, http_status = $3, last_seen = $4, etag = $5, \
+                     last_modified = $6 WHERE id = $1",
                 )
                 .bind(id)
                 .bind(&page.title)
                 .bind(status)
                 .bind(last_seen.max(fetched_at))
+                .bind(&page.etag)
+                .bind(&page.last_modified)
                 .execute(&mut *tx)
                 .await?;
                 PageWrite {
@@ -1071,9 +1083,22 @@ impl Store for SqliteStore {
                 }
             }
             Some((id, _, last_seen)) => {
+                // The text some evidence points into is kept before it is replaced.
+                sqlx::query(
+                    "INSERT INTO page_texts (page_id, content_hash, title, text, archived_at) \
+                     SELECT p.id, p.content_hash, p.title, p.text, $2 FROM pages p \
+                     WHERE p.id = $1 AND EXISTS (SELECT 1 FROM matches m \
+                       WHERE m.page_id = p.id AND m.evidence_hash = p.content_hash) \
+                     ON CONFLICT (page_id, content_hash) DO NOTHING",
+                )
+                .bind(id)
+                .bind(fetched_at)
+                .execute(&mut *tx)
+                .await?;
                 sqlx::query(
                     "UPDATE pages SET title = $2, text = $3, content_hash = $4, \
-                     http_status = $5, last_seen = $6, matched_hash = NULL WHERE id = $1",
+                     http_status = $5, last_seen = $6, matched_hash = NULL, etag = $7, \
+                     last_modified = $8 WHERE id = $1",
                 )
                 .bind(id)
                 .bind(&page.title)
@@ -1081,6 +1106,8 @@ impl Store for SqliteStore {
                 .bind(&page.content_hash)
                 .bind(status)
                 .bind(last_seen.max(fetched_at))
+                .bind(&page.etag)
+                .bind(&page.last_modified)
                 .execute(&mut *tx)
                 .await?;
                 PageWrite {
@@ -1091,6 +1118,55 @@ impl Store for SqliteStore {
         };
         tx.commit().await?;
         Ok(write)
+    }
+
+    async fn record_not_modified(&self, url: &str, seen_at: DateTime<Utc>) -> Result<Option<Id>> {
+        let (url, _) = page_key(url)?;
+        Ok(sqlx::query_scalar(
+            "UPDATE pages SET last_seen = MAX(last_seen, $2) WHERE url = $1 RETURNING id",
+        )
+        .bind(&url)
+        .bind(micros(seen_at))
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
+    async fn page_validators(&self, scope: &ValidatorScope) -> Result<Vec<PageValidators>> {
+        let hosts = to_json(&rules::validator_hosts(&scope.hosts), "hosts")?;
+        let rows: Vec<(String, Option<String>, Option<String>)> = sqlx::query_as(
+            "SELECT p.url, p.etag, p.last_modified FROM pages p \
+             JOIN sites s ON s.id = p.site_id \
+             WHERE s.host IN (SELECT value FROM json_each($1)) \
+               AND (p.etag IS NOT NULL OR p.last_modified IS NOT NULL) \
+               AND (NOT $2 OR EXISTS (SELECT 1 FROM matches m \
+                    WHERE m.page_id = p.id AND m.status <> 'dismissed')) \
+             ORDER BY p.id LIMIT $3",
+        )
+        .bind(hosts)
+        .bind(scope.infringing_only)
+        .bind(i64::from(scope.limit))
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(url, etag, last_modified)| PageValidators {
+                url,
+                etag,
+                last_modified,
+            })
+            .collect())
+    }
+
+    async fn evidence_text(&self, page_id: Id, content_hash: &str) -> Result<Option<String>> {
+        Ok(sqlx::query_scalar(
+            "SELECT text FROM pages WHERE id = $1 AND content_hash = $2 \
+             UNION ALL \
+             SELECT text FROM page_texts WHERE page_id = $1 AND content_hash = $2 LIMIT 1",
+        )
+        .bind(page_id)
+        .bind(content_hash)
+        .fetch_optional(&self.pool)
+        .await?)
     }
 
     async fn get_page(&self, id: Id) -> Result<Page> {
@@ -1156,45 +1232,66 @@ impl Store for SqliteStore {
         content_hash: &str,
         matches: &[NewMatch],
         at: DateTime<Utc>,
-    ) -> Result<u64> {
+    ) -> Result<VerdictOutcome> {
         validate_matches(page_id, matches)?;
         let at = micros(at);
         let mut tx = self.write().await?;
 
-        let page: Option<i64> = sqlx::query_scalar("SELECT id FROM pages WHERE id = $1")
-            .bind(page_id)
-            .fetch_optional(&mut *tx)
-            .await?;
-        if page.is_none() {
+        let page: Option<(String, i64, i64, Option<i64>)> = sqlx::query_as(
+            "SELECT content_hash, last_seen, http_status, availability_checked_at \
+             FROM pages WHERE id = $1",
+        )
+        .bind(page_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some((current_hash, last_seen, http_status, last_checked)) = page else {
             return Err(StoreError::NotFound(format!("page {page_id}")));
+        };
+        for m in matches {
+            exists(&mut tx, Referenced::Work, m.work_id).await?;
         }
-        let previous: Vec<(i64, i64)> =
-            sqlx::query_as("SELECT id, work_id FROM matches WHERE page_id = $1")
-                .bind(page_id)
-                .fetch_all(&mut *tx)
-                .await?;
-        let previous_works: HashSet<Id> = previous.iter().map(|&(_, work_id)| work_id).collect();
-        let new_matches = matches
-            .iter()
-            .filter(|m| !previous_works.contains(&m.work_id))
-            .count() as u64;
+        if current_hash != content_hash {
+            // The page changed while it was matched: its newer text gets a verdict of its own.
+            return Ok(VerdictOutcome::default());
+        }
+        let rows: Vec<(i64, i64, String, String, Option<i64>)> = sqlx::query_as(
+            "SELECT id, work_id, status, evidence_hash, removed_at FROM matches \
+             WHERE page_id = $1",
+        )
+        .bind(page_id)
+        .fetch_all(&mut *tx)
+        .await?;
+        let previous = rows
+            .into_iter()
+            .map(|(id, work_id, status, evidence_hash, removed_at)| {
+                Ok(PreviousMatch {
+                    id,
+                    work_id,
+                    status: rules::match_status(&status)?,
+                    evidence_hash,
+                    removed_before_last_seen: removed_at.is_some_and(|r| r < last_seen),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let previous_works: HashSet<Id> = previous.iter().map(|m| m.work_id).collect();
+        let found: HashSet<Id> = matches.iter().map(|m| m.work_id).collect();
+        let plan = rules::plan_verdict(&previous, &found, content_hash);
+        let outcome = VerdictOutcome {
+            new_matches: found.difference(&previous_works).count() as u64,
+            removed: plan.remove.len() as u64,
+            reopened: plan.reopen.len() as u64,
+        };
 
         for m in matches {
-            let work: Option<i64> = sqlx::query_scalar("SELECT id FROM works WHERE id = $1")
-                .bind(m.work_id)
-                .fetch_optional(&mut *tx)
-                .await?;
-            if work.is_none() {
-                return Err(StoreError::NotFound(format!("work {}", m.work_id)));
-            }
             // Upsert keeps id, status and first_seen of a match found again.
             let match_id: i64 = sqlx::query_scalar(
                 "INSERT INTO matches (page_id, work_id, score, coverage, containment, method, \
-                 first_seen, last_seen, copied_chars) VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8) \
+                 first_seen, last_seen, copied_chars, evidence_hash) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9) \
                  ON CONFLICT (page_id, work_id) DO UPDATE SET score = excluded.score, \
                  coverage = excluded.coverage, containment = excluded.containment, \
                  method = excluded.method, last_seen = excluded.last_seen, \
-                 copied_chars = excluded.copied_chars \
+                 copied_chars = excluded.copied_chars, evidence_hash = excluded.evidence_hash \
                  RETURNING id",
             )
             .bind(page_id)
@@ -1205,6 +1302,7 @@ impl Store for SqliteStore {
             .bind(&m.method)
             .bind(at)
             .bind(i64::from(m.copied_chars))
+            .bind(content_hash)
             .fetch_one(&mut *tx)
             .await?;
 
@@ -1228,24 +1326,65 @@ impl Store for SqliteStore {
             }
         }
 
-        // Works no longer found on this page: the previous verdict is replaced, not extended.
-        let kept: HashSet<Id> = matches.iter().map(|m| m.work_id).collect();
-        for (match_id, work_id) in previous {
-            if !kept.contains(&work_id) {
-                sqlx::query("DELETE FROM matches WHERE id = $1")
-                    .bind(match_id)
-                    .execute(&mut *tx)
-                    .await?;
+        for id in &plan.delete {
+            sqlx::query("DELETE FROM matches WHERE id = $1")
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        for id in &plan.remove {
+            sqlx::query("UPDATE matches SET status = 'removed', removed_at = $2 WHERE id = $1")
+                .bind(id)
+                .bind(last_seen)
+                .execute(&mut *tx)
+                .await?;
+        }
+        for id in &plan.reopen {
+            sqlx::query("UPDATE matches SET status = 'open', removed_at = NULL WHERE id = $1")
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        if let Some((availability, detail)) = &plan.check {
+            sqlx::query(
+                "INSERT INTO page_checks (page_id, run_id, checked_at, availability, \
+                 http_status, detail) VALUES ($1, NULL, $2, $3, $4, $5)",
+            )
+            .bind(page_id)
+            .bind(last_seen)
+            .bind(availability.as_str())
+            .bind(http_status)
+            .bind(detail)
+            .execute(&mut *tx)
+            .await?;
+            if last_checked.is_none_or(|last| last <= last_seen) {
+                sqlx::query(
+                    "UPDATE pages SET availability = $2, availability_checked_at = $3 \
+                     WHERE id = $1",
+                )
+                .bind(page_id)
+                .bind(availability.as_str())
+                .bind(last_seen)
+                .execute(&mut *tx)
+                .await?;
             }
         }
-
+        // Earlier texts no evidence points into any more are let go.
+        sqlx::query(
+            "DELETE FROM page_texts WHERE page_id = $1 AND (content_hash = $2 OR \
+             content_hash NOT IN (SELECT evidence_hash FROM matches WHERE page_id = $1))",
+        )
+        .bind(page_id)
+        .bind(content_hash)
+        .execute(&mut *tx)
+        .await?;
         sqlx::query("UPDATE pages SET matched_hash = $2 WHERE id = $1")
             .bind(page_id)
             .bind(content_hash)
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
-        Ok(new_matches)
+        Ok(outcome)
     }
 
     async fn list_matches(&self, filter: &MatchFilter) -> Result<Vec<MatchRecord>> {
@@ -1254,7 +1393,7 @@ impl Store for SqliteStore {
             "SELECT m.id, m.page_id, p.url AS page_url, p.title AS page_title, m.work_id, \
                     w.external_id AS work_external_id, w.title AS work_title, \
                     w.rights_holder_id, m.score, m.coverage, m.containment, m.copied_chars, m.method, m.status, \
-                    m.first_seen, m.last_seen, m.removed_at, \
+                    m.first_seen, m.last_seen, m.removed_at, m.evidence_hash, \
                     e.page_start, e.page_end, e.work_start, e.work_end \
              FROM matches m \
              JOIN pages p ON p.id = m.page_id \
@@ -1874,8 +2013,9 @@ impl Store for SqliteStore {
 
     async fn infringing_pages(&self, after_id: Id, limit: u32) -> Result<Vec<InfringingPage>> {
         // One statement, so a page and its works are one consistent snapshot.
-        let rows: Vec<(i64, String, String, i64)> = sqlx::query_as(
-            "SELECT p.id, p.url, p.content_hash, m.work_id \
+        let rows: Vec<rules::InfringingRow> = sqlx::query_as(
+            "SELECT p.id, p.url, p.content_hash, p.etag, p.last_modified, m.work_id, \
+             m.evidence_hash \
              FROM (SELECT DISTINCT page_id FROM matches \
                    WHERE status <> 'dismissed' AND page_id > $1 \
                    ORDER BY page_id LIMIT $2) AS chosen \
@@ -1888,6 +2028,20 @@ impl Store for SqliteStore {
         .fetch_all(&self.pool)
         .await?;
         Ok(rules::group_infringing_pages(rows))
+    }
+
+    async fn infringing_page(&self, url: &str) -> Result<Option<InfringingPage>> {
+        let (url, _) = page_key(url)?;
+        let rows: Vec<rules::InfringingRow> = sqlx::query_as(
+            "SELECT p.id, p.url, p.content_hash, p.etag, p.last_modified, m.work_id, \
+             m.evidence_hash FROM pages p \
+             JOIN matches m ON m.page_id = p.id AND m.status <> 'dismissed' \
+             WHERE p.url = $1 ORDER BY m.work_id",
+        )
+        .bind(&url)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rules::group_infringing_pages(rows).pop())
     }
 
     async fn record_page_check(&self, check: &PageCheck) -> Result<PageCheckOutcome> {

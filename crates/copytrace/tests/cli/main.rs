@@ -18,5 +18,6 @@ mod helpers;
 mod idempotence;
 mod inspect;
 mod postgres_store;
+mod recrawl;
 mod redis_index;
 mod schedules;

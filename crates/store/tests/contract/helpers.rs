@@ -250,6 +250,8 @@ pub fn page(url: &str, text: &str, fetched_at: DateTime<Utc>) -> NewPage {
         content_hash: hash_of(text),
         http_status: 200,
         fetched_at,
+        etag: None,
+        last_modified: None,
     }
 }
 

@@ -12,6 +12,7 @@ mod library;
 mod matches;
 mod pages;
 mod postgres;
+mod recrawl;
 mod removals;
 mod runs;
 mod schedules;

@@ -410,6 +410,7 @@ async fn recording_counts_the_page_work_pairs_that_are_new(store: Arc<dyn Store>
                 .record_page_matches(page, &hash, &verdict, at(seconds))
                 .await
                 .unwrap()
+                .new_matches
         }
     };
 
@@ -438,7 +439,8 @@ async fn recording_counts_the_page_work_pairs_that_are_new(store: Arc<dyn Store>
         store
             .record_page_matches(other, &hash_of("other"), &[found(a, 0.5, &[])], at(5))
             .await
-            .unwrap(),
+            .unwrap()
+            .new_matches,
         1
     );
     assert_eq!(record(vec![found(c, 0.4, &[])], 6).await, 0);

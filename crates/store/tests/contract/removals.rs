@@ -118,12 +118,18 @@ async fn infringing_pages_are_the_pages_with_undismissed_matches(store: Arc<dyn 
                 url: "https://pirate.example/mixed".to_owned(),
                 content_hash: hash_of("copied text on https://pirate.example/mixed"),
                 work_ids: vec![a, b, c],
+                etag: None,
+                last_modified: None,
+                stale_evidence: Vec::new(),
             },
             InfringingPage {
                 page_id: single,
                 url: "https://pirate.example/single".to_owned(),
                 content_hash: hash_of("copied text on https://pirate.example/single"),
                 work_ids: vec![d],
+                etag: None,
+                last_modified: None,
+                stale_evidence: Vec::new(),
             }
         ]
     );

@@ -130,3 +130,116 @@ async fn postgres_rows_written_before_runs_existed_survive_the_upgrade() {
     store.close().await;
     drop_postgres_database(&name).await;
 }
+
+/// The version before validators and kept evidence texts.
+const BEFORE_REFETCH: i64 = 5;
+
+/// What a page and its match written before migration 0006 read back as, and how they go on.
+async fn rows_from_before_refetch_read_back_with_defaults(store: &dyn Store) {
+    let page = store.get_page(1).await.unwrap();
+    assert_eq!((page.etag, page.last_modified), (None, None));
+    let matches = store.list_matches(&MatchFilter::default()).await.unwrap();
+    assert_eq!(matches.len(), 1);
+    assert_eq!(
+        matches[0].evidence_hash, "h",
+        "old evidence points into the stored text"
+    );
+    assert_eq!(
+        store.evidence_text(1, "h").await.unwrap().as_deref(),
+        Some("copied text")
+    );
+    let listed = store.infringing_pages(0, 10).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert!(listed[0].stale_evidence.is_empty());
+
+    // A re-crawl of the upgraded page keeps the text its evidence points into.
+    store
+        .upsert_page(&copytrace_store::NewPage {
+            url: "https://pirate.example/1".to_owned(),
+            title: None,
+            text: "other text".to_owned(),
+            content_hash: "h2".to_owned(),
+            http_status: 200,
+            fetched_at: at(100),
+            etag: Some("\"e\"".to_owned()),
+            last_modified: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        store.evidence_text(1, "h").await.unwrap().as_deref(),
+        Some("copied text")
+    );
+    let verdict = store
+        .record_page_matches(1, "h2", &[], at(101))
+        .await
+        .unwrap();
+    assert_eq!(verdict.removed, 1);
+    let matches = store.list_matches(&MatchFilter::default()).await.unwrap();
+    assert_eq!(
+        (matches[0].status, matches[0].removed_at),
+        (MatchStatus::Removed, Some(at(100)))
+    );
+}
+
+/// Rows as version 5 wrote them: a matched page with one evidence passage.
+fn before_refetch_rows(created: &str) -> String {
+    format!(
+        "INSERT INTO rights_holders (name, created_at) VALUES ('Yuewen', {created}); \
+         INSERT INTO works (rights_holder_id, external_id, title, content, content_len, \
+           content_hash, fingerprint_version, created_at, updated_at) \
+           VALUES (1, 'novel', 'Novel', 'copied text', 11, 'w', 1, {created}, {created}); \
+         INSERT INTO sites (host, created_at) VALUES ('pirate.example', {created}); \
+         INSERT INTO pages (site_id, url, title, text, content_hash, http_status, first_seen, \
+           last_seen, matched_hash) VALUES (1, 'https://pirate.example/1', NULL, 'copied text', \
+           'h', 200, {created}, {created}, 'h'); \
+         INSERT INTO matches (page_id, work_id, score, coverage, containment, method, \
+           first_seen, last_seen) VALUES (1, 1, 0.9, 0.9, 0.9, 'simhash', {created}, {created}); \
+         INSERT INTO evidence (match_id, ordinal, page_start, page_end, work_start, work_end) \
+           VALUES (1, 0, 0, 6, 0, 6);"
+    )
+}
+
+#[tokio::test]
+async fn sqlite_pages_and_matches_written_before_refetch_survive_the_upgrade() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("old.db").display());
+    let mut old = SqliteConnection::connect(&format!("{url}?mode=rwc"))
+        .await
+        .unwrap();
+    sqlx::query("PRAGMA foreign_keys = ON")
+        .execute(&mut old)
+        .await
+        .unwrap();
+    SQLITE.run_to(BEFORE_REFETCH, &mut old).await.unwrap();
+    let created = at(0).timestamp_micros().to_string();
+    sqlx::raw_sql(sqlx::AssertSqlSafe(before_refetch_rows(&created)))
+        .execute(&mut old)
+        .await
+        .unwrap();
+    old.close().await.unwrap();
+
+    let store = SqliteStore::connect(&url).await.unwrap();
+    store.migrate().await.unwrap();
+    rows_from_before_refetch_read_back_with_defaults(&store).await;
+    store.close().await;
+}
+
+#[tokio::test]
+async fn postgres_pages_and_matches_written_before_refetch_survive_the_upgrade() {
+    let name = create_postgres_database().await;
+    let mut old = PgConnection::connect(&postgres_url(&name)).await.unwrap();
+    POSTGRES.run_to(BEFORE_REFETCH, &mut old).await.unwrap();
+    let created = format!("'{}'", at(0).to_rfc3339());
+    sqlx::raw_sql(sqlx::AssertSqlSafe(before_refetch_rows(&created)))
+        .execute(&mut old)
+        .await
+        .unwrap();
+    old.close().await.unwrap();
+
+    let store = PostgresStore::connect(&postgres_url(&name)).await.unwrap();
+    store.migrate().await.unwrap();
+    rows_from_before_refetch_read_back_with_defaults(&store).await;
+    store.close().await;
+    drop_postgres_database(&name).await;
+}
