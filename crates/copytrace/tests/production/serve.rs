@@ -148,12 +148,18 @@ fn embedded_serve_runs_queued_crawls_and_matches_in_one_process() {
     );
     assert_eq!(run["counts"]["matches_removed"], 0, "{run}");
     assert_eq!(run["counts"]["errors"], 0, "{run}");
-    let (status, metrics) = get(port, "/metrics").expect("serve answers");
-    assert_eq!(status, 200);
-    assert!(
-        metrics.contains("copytrace_jobs{kind=\"crawl\",state=\"done\"} 1\n")
-            && metrics.contains("copytrace_jobs{kind=\"dedup\",state=\"done\"} 1\n"),
-        "{metrics}"
+    // A run is finished a moment before its job is marked done: wait for the job to follow.
+    let mut metrics = String::new();
+    wait_for(
+        "the crawl and dedup jobs to be done in /metrics",
+        Duration::from_secs(30),
+        || {
+            let (status, body) = get(port, "/metrics").expect("serve answers");
+            assert_eq!(status, 200);
+            metrics = body;
+            metrics.contains("copytrace_jobs{kind=\"crawl\",state=\"done\"} 1\n")
+                && metrics.contains("copytrace_jobs{kind=\"dedup\",state=\"done\"} 1\n")
+        },
     );
     assert!(
         metrics.contains("copytrace_scheduler_leader 1\n"),
