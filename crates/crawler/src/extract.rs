@@ -143,55 +143,84 @@ fn links(doc: &Html, page: &Url) -> Vec<Url> {
 
 /// Tags whose whole subtree is never main text. `figure` holds illustrations with their
 /// captions and credits, which the expected texts do not count as the work.
-const EXCLUDED_TAGS: &[&str] = &[
-    "script", "style", "noscript", "nav", "header", "footer", "aside", "form", "iframe", "head",
-    "title", "template", "svg", "canvas", "select", "button", "textarea", "object", "embed",
-    "video", "audio", "map", "dialog", "menu", "figure",
-];
+fn is_excluded_tag(name: &str) -> bool {
+    matches!(
+        name,
+        "script"
+            | "style"
+            | "noscript"
+            | "nav"
+            | "header"
+            | "footer"
+            | "aside"
+            | "form"
+            | "iframe"
+            | "head"
+            | "title"
+            | "template"
+            | "svg"
+            | "canvas"
+            | "select"
+            | "button"
+            | "textarea"
+            | "object"
+            | "embed"
+            | "video"
+            | "audio"
+            | "map"
+            | "dialog"
+            | "menu"
+            | "figure"
+    )
+}
 
-/// Tags that start a new paragraph.
-const BLOCK_TAGS: &[&str] = &[
-    "address",
-    "article",
-    "blockquote",
-    "body",
-    "caption",
-    "center",
-    "dd",
-    "details",
-    "dir",
-    "div",
-    "dl",
-    "dt",
-    "fieldset",
-    "figcaption",
-    "figure",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "hgroup",
-    "hr",
-    "html",
-    "legend",
-    "li",
-    "main",
-    "ol",
-    "p",
-    "pre",
-    "section",
-    "summary",
-    "table",
-    "tbody",
-    "td",
-    "tfoot",
-    "th",
-    "thead",
-    "tr",
-    "ul",
-];
+/// Tags that start a new paragraph. A `match` rather than a list: it is asked about every
+/// element in every pass over the page.
+fn is_block(name: &str) -> bool {
+    matches!(
+        name,
+        "address"
+            | "article"
+            | "blockquote"
+            | "body"
+            | "caption"
+            | "center"
+            | "dd"
+            | "details"
+            | "dir"
+            | "div"
+            | "dl"
+            | "dt"
+            | "fieldset"
+            | "figcaption"
+            | "figure"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+            | "hgroup"
+            | "hr"
+            | "html"
+            | "legend"
+            | "li"
+            | "main"
+            | "ol"
+            | "p"
+            | "pre"
+            | "section"
+            | "summary"
+            | "table"
+            | "tbody"
+            | "td"
+            | "tfoot"
+            | "th"
+            | "thead"
+            | "tr"
+            | "ul"
+    )
+}
 
 /// Class/id words that mark boilerplate when they are a whole word of a class name.
 const BOILERPLATE_WORDS: &[&str] = &[
@@ -313,10 +342,6 @@ enum Mode {
     TagsOnly,
 }
 
-fn is_block(name: &str) -> bool {
-    BLOCK_TAGS.contains(&name)
-}
-
 /// How much a block's score is multiplied by when it sits near the title heading.
 const NEAR_TITLE_BOOST: usize = 3;
 
@@ -362,13 +387,13 @@ impl Page {
         for edge in root.traverse() {
             match edge {
                 Edge::Open(node) if skip.is_none() => match node.value() {
-                    Node::Element(el) if EXCLUDED_TAGS.contains(&el.name()) => {
+                    Node::Element(el) if is_excluded_tag(el.name()) => {
                         skip = Some(node.id());
                     }
                     Node::Element(_) => open.push(0),
                     Node::Text(text) => {
                         if let Some(top) = open.last_mut() {
-                            *top += text.chars().filter(|c| !c.is_whitespace()).count();
+                            *top += lines::significant_len(text);
                         }
                     }
                     _ => {}
@@ -407,7 +432,7 @@ impl Page {
 
     fn is_excluded(&self, node: NodeRef<'_, Node>, el: &Element, mode: Mode) -> bool {
         let name = el.name();
-        if EXCLUDED_TAGS.contains(&name) {
+        if is_excluded_tag(name) {
             return true;
         }
         if self.hides(node, el) && !self.revealed.contains(&node.id()) {
@@ -596,7 +621,7 @@ fn best_block<'a>(root: NodeRef<'a, Node>, mode: Mode, page: &Page) -> Option<No
                     }
                     Node::Text(text) if link_depth == 0 => {
                         if let Some(top) = stack.last_mut() {
-                            top.own += text.chars().filter(|c| !c.is_whitespace()).count();
+                            top.own += lines::significant_len(text);
                         }
                     }
                     _ => {}
@@ -681,37 +706,50 @@ struct Paragraphs {
     out: Vec<String>,
     line: String,
     pending_space: bool,
-    chars: usize,
+    /// Non-whitespace characters of link text in `line`. The line's own count is needed only
+    /// when this is not zero, and is then counted from the line.
     link_chars: usize,
 }
 
 impl Paragraphs {
+    /// Appends text, collapsing whitespace runs to single spaces between its words; copies
+    /// whole words rather than characters.
     fn push_text(&mut self, text: &str, in_link: bool) {
-        for c in text.chars() {
-            if c.is_whitespace() {
+        let mut rest = text;
+        loop {
+            let word_start = rest.trim_start();
+            if word_start.len() != rest.len() {
                 self.pending_space = true;
-                continue;
             }
+            if word_start.is_empty() {
+                break;
+            }
+            let end = word_start
+                .find(char::is_whitespace)
+                .unwrap_or(word_start.len());
+            let (word, after) = word_start.split_at(end);
             if self.pending_space && !self.line.is_empty() {
                 self.line.push(' ');
             }
             self.pending_space = false;
-            self.line.push(c);
-            self.chars += 1;
+            self.line.push_str(word);
             if in_link {
-                self.link_chars += 1;
+                self.link_chars += word.chars().count();
             }
+            rest = after;
         }
     }
 
     fn end_paragraph(&mut self) {
-        // Drop paragraphs that are mostly link text ("上一章 目录 下一章").
-        if !self.line.is_empty() && self.link_chars * 2 <= self.chars {
+        // Drop paragraphs that are mostly link text ("上一章 目录 下一章"). The line holds no
+        // whitespace but the single spaces between words, which do not count.
+        if !self.line.is_empty()
+            && (self.link_chars == 0 || self.link_chars * 2 <= lines::significant_len(&self.line))
+        {
             self.out.push(std::mem::take(&mut self.line));
         }
         self.line.clear();
         self.pending_space = false;
-        self.chars = 0;
         self.link_chars = 0;
     }
 }
@@ -738,7 +776,7 @@ fn link_heavy_blocks(root: NodeRef<'_, Node>, mode: Mode, page: &Page) -> HashSe
                     }
                 }
                 Node::Text(text) => {
-                    let n = text.chars().filter(|c| !c.is_whitespace()).count();
+                    let n = lines::significant_len(text);
                     if let Some(top) = open.last_mut() {
                         top.0 += n;
                         if link_depth > 0 {
