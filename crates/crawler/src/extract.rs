@@ -425,9 +425,14 @@ impl Page {
     /// Whether an element is hidden by the `hidden` attribute, its inline style or the page's
     /// stylesheet (ignoring [`Page::revealed`]).
     fn hides(&self, node: NodeRef<'_, Node>, el: &Element) -> bool {
-        el.attr("hidden").is_some()
-            || el.attr("style").is_some_and(css::hides)
-            || self.css_hidden.contains(&node.id())
+        self.hides_with(node, &KnownAttrs::of(el))
+    }
+
+    /// [`Page::hides`] with the element's attributes read already.
+    fn hides_with(&self, node: NodeRef<'_, Node>, attrs: &KnownAttrs<'_>) -> bool {
+        attrs.hidden
+            || attrs.style.is_some_and(css::hides)
+            || !self.css_hidden.is_empty() && self.css_hidden.contains(&node.id())
     }
 
     fn is_excluded(&self, node: NodeRef<'_, Node>, el: &Element, mode: Mode) -> bool {
@@ -435,18 +440,56 @@ impl Page {
         if is_excluded_tag(name) {
             return true;
         }
-        if self.hides(node, el) && !self.revealed.contains(&node.id()) {
+        let attrs = KnownAttrs::of(el);
+        if self.hides_with(node, &attrs)
+            && (self.revealed.is_empty() || !self.revealed.contains(&node.id()))
+        {
             return true;
         }
         if mode == Mode::TagsOnly || matches!(name, "html" | "body" | "main" | "article") {
             return false;
         }
-        if let Some(role) = el.attr("role")
+        if let Some(role) = attrs.role
             && BOILERPLATE_ROLES.contains(&role.trim().to_ascii_lowercase().as_str())
         {
             return true;
         }
-        looks_like_boilerplate(el.attr("class"), el.attr("id"))
+        looks_like_boilerplate(attrs.class, attrs.id)
+    }
+}
+
+/// The attributes the exclusion rules read, found in one look at the element's attributes.
+/// `Element::attr` turns the name asked for into an atom on every call, which cost more than
+/// the rules themselves when asked five times per element per pass.
+#[derive(Default)]
+struct KnownAttrs<'a> {
+    hidden: bool,
+    style: Option<&'a str>,
+    role: Option<&'a str>,
+    class: Option<&'a str>,
+    id: Option<&'a str>,
+}
+
+impl<'a> KnownAttrs<'a> {
+    fn of(el: &'a Element) -> KnownAttrs<'a> {
+        let mut known = KnownAttrs::default();
+        for entry in el.attrs.iter() {
+            let name = &entry.0;
+            // As `Element::attr`: plain attributes only, not `xlink:role` and the like.
+            if name.prefix.is_some() || !name.ns.is_empty() {
+                continue;
+            }
+            let value: &str = &entry.1;
+            match &*name.local {
+                "hidden" => known.hidden = true,
+                "style" => known.style = Some(value),
+                "role" => known.role = Some(value),
+                "class" => known.class = Some(value),
+                "id" => known.id = Some(value),
+                _ => {}
+            }
+        }
+        known
     }
 }
 

@@ -467,14 +467,17 @@ fn is_marker_para(p: &Para<'_>) -> bool {
     }
     let folded = p.folded();
     MARKER_PHRASE_SEARCH.is_match(folded)
-        || MARKER_PAIRS
-            .iter()
-            .any(|(a, bs)| folded.contains(a) && bs.iter().any(|b| folded.contains(b)))
+        || MARKER_PAIR_SEARCH.is_match(folded)
+            && MARKER_PAIRS
+                .iter()
+                .any(|(a, bs)| folded.contains(a) && bs.iter().any(|b| folded.contains(b)))
 }
 
-/// Whether `s` holds `v`, `V`, `ｖ` or `Ｖ`; byte searches, not a walk over the characters.
+/// Whether `s` holds `v`, `V`, `ｖ` or `Ｖ`: four `memchr` searches, much faster than one walk
+/// over the characters or bytes.
 fn has_v(s: &str) -> bool {
-    s.as_bytes().iter().any(|&b| (b | 0x20) == b'v') || s.contains('ｖ') || s.contains('Ｖ')
+    let bytes = s.as_bytes();
+    bytes.contains(&b'v') || bytes.contains(&b'V') || s.contains('ｖ') || s.contains('Ｖ')
 }
 
 /// Whether [`fold`] turns `s` into ASCII: the characters that fold to ASCII are ASCII, the
@@ -490,6 +493,13 @@ static AD_PHRASE_SEARCH: LazyLock<AhoCorasick> = LazyLock::new(|| phrase_search(
 /// Matches any of [`MARKER_PHRASES`] in one pass over the folded text.
 static MARKER_PHRASE_SEARCH: LazyLock<AhoCorasick> =
     LazyLock::new(|| phrase_search(MARKER_PHRASES));
+
+/// Matches the first phrase of any of [`MARKER_PAIRS`]: most paragraphs have none, and need
+/// no search for each pair.
+static MARKER_PAIR_SEARCH: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    let firsts: Vec<&str> = MARKER_PAIRS.iter().map(|(a, _)| *a).collect();
+    phrase_search(&firsts)
+});
 
 fn phrase_search(phrases: &[&str]) -> AhoCorasick {
     AhoCorasick::builder()
