@@ -383,6 +383,11 @@ impl Page {
             revealed: HashSet::new(),
             anchor: title_anchor(doc, title),
         };
+        // Only hidden elements can be revealed: a page without any (most pages) needs no
+        // count of its text.
+        if !page.any_hidden(doc) {
+            return page;
+        }
         let (total, hidden) = page.hidden_text_lens(doc.tree.root());
         page.revealed = hidden
             .into_iter()
@@ -390,6 +395,16 @@ impl Page {
             .map(|(id, _)| id)
             .collect();
         page
+    }
+
+    /// Whether any element of the document is hidden (by [`Page::hides`]); a quick look at
+    /// attributes, without the text counts of [`Page::hidden_text_lens`].
+    fn any_hidden(&self, doc: &Html) -> bool {
+        !self.css_hidden.is_empty()
+            || doc.tree.nodes().any(|node| match node.value() {
+                Node::Element(el) => self.hides(node, el),
+                _ => false,
+            })
     }
 
     /// The page's text length and that of every hidden element, in one pass (per-element
@@ -609,7 +624,7 @@ fn main_text(doc: &Html, title: Option<&str>) -> String {
     let page = Page::new(doc, title);
     for mode in [Mode::Full, Mode::TagsOnly] {
         if let Some(best) = best_block(root, mode, &page) {
-            let paragraphs = lines::clean(render(best, mode, &page), title);
+            let paragraphs = lines::clean_rendered(render(best, mode, &page), title);
             if !paragraphs.is_empty() {
                 return paragraphs.join("\n");
             }
@@ -761,11 +776,13 @@ const DOMINANT_SHARE: f64 = 0.8;
 
 #[derive(Default)]
 struct Paragraphs {
-    out: Vec<String>,
+    out: Vec<lines::Rendered>,
     line: String,
     pending_space: bool,
-    /// Non-whitespace characters of link text in `line`. The line's own count is needed only
-    /// when this is not zero, and is then counted from the line.
+    /// Non-whitespace characters in `line`: the characters of its words, which are quick to
+    /// count (no whitespace test per character), and which the clean-up rules need.
+    chars: usize,
+    /// Non-whitespace characters of link text in `line`.
     link_chars: usize,
 }
 
@@ -791,23 +808,27 @@ impl Paragraphs {
             }
             self.pending_space = false;
             self.line.push_str(word);
+            let chars = word.chars().count();
+            self.chars += chars;
             if in_link {
-                self.link_chars += word.chars().count();
+                self.link_chars += chars;
             }
             rest = after;
         }
     }
 
     fn end_paragraph(&mut self) {
-        // Drop paragraphs that are mostly link text ("上一章 目录 下一章"). The line holds no
-        // whitespace but the single spaces between words, which do not count.
-        if !self.line.is_empty()
-            && (self.link_chars == 0 || self.link_chars * 2 <= lines::significant_len(&self.line))
-        {
-            self.out.push(std::mem::take(&mut self.line));
+        // Drop paragraphs that are mostly link text ("上一章 目录 下一章").
+        if !self.line.is_empty() && self.link_chars * 2 <= self.chars {
+            debug_assert_eq!(self.chars, lines::significant_len(&self.line));
+            self.out.push(lines::Rendered {
+                text: std::mem::take(&mut self.line),
+                significant_len: self.chars,
+            });
         }
         self.line.clear();
         self.pending_space = false;
+        self.chars = 0;
         self.link_chars = 0;
     }
 }
@@ -874,7 +895,7 @@ fn link_heavy_blocks(root: NodeRef<'_, Node>, mode: Mode, page: &Page) -> HashSe
 }
 
 /// Renders an element's text as paragraphs.
-fn render(root: NodeRef<'_, Node>, mode: Mode, page: &Page) -> Vec<String> {
+fn render(root: NodeRef<'_, Node>, mode: Mode, page: &Page) -> Vec<lines::Rendered> {
     let link_heavy = link_heavy_blocks(root, mode, page);
     let mut p = Paragraphs::default();
     let mut skip: Option<NodeId> = None;

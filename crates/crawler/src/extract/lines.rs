@@ -293,32 +293,57 @@ const TLDS: &[&str] = &[
 /// Host labels that make a dotted token a web address whatever its top-level domain.
 const HOST_PREFIXES: &[&str] = &["www", "m", "wap"];
 
+/// A rendered paragraph: trimmed, whitespace runs collapsed to single spaces, with its
+/// [significant length](significant_len), counted while rendering.
+pub(super) struct Rendered {
+    pub(super) text: String,
+    pub(super) significant_len: usize,
+}
+
+/// [`clean_rendered`] on bare paragraphs.
+#[cfg(test)]
+fn clean(paragraphs: Vec<String>, title: Option<&str>) -> Vec<String> {
+    let rendered = paragraphs
+        .into_iter()
+        .map(|text| Rendered {
+            significant_len: significant_len(&text),
+            text,
+        })
+        .collect();
+    clean_rendered(rendered, title)
+}
+
 /// Cleans the paragraphs of a chosen main text; `title` is the page's `<title>`.
-pub(super) fn clean(paragraphs: Vec<String>, title: Option<&str>) -> Vec<String> {
+pub(super) fn clean_rendered(paragraphs: Vec<Rendered>, title: Option<&str>) -> Vec<String> {
     let title_key = title.map(significant).unwrap_or_default();
     let mut kept: Vec<String> = paragraphs
         .into_iter()
-        .filter_map(|p| {
-            // Look for site ads before tidying: cutting a watermark out of an ad line would
-            // hide the domain that identifies it. The other rules look after tidying, so that
-            // "(本章完)" at the end of a short last line does not take the line with it.
-            let raw = Para::new(&p);
-            if is_site_ad_para(&raw) {
-                return None;
-            }
-            match tidy(&p) {
-                // Most paragraphs come out of tidying unchanged: they keep their facts (the
-                // site-ad rule has just said no to this very text) and their allocation.
-                Cow::Borrowed(tidied) if tidied.len() == p.len() => {
-                    (!p.is_empty() && !is_boilerplate_but_ad(&raw)).then_some(p)
+        .filter_map(
+            |Rendered {
+                 text: p,
+                 significant_len: len,
+             }| {
+                // Look for site ads before tidying: cutting a watermark out of an ad line would
+                // hide the domain that identifies it. The other rules look after tidying, so that
+                // "(本章完)" at the end of a short last line does not take the line with it.
+                let raw = Para::with_len(&p, len);
+                if is_site_ad_para(&raw) {
+                    return None;
                 }
-                tidied => {
-                    let tidied = tidied.into_owned();
-                    let para = Para::new(&tidied);
-                    (!tidied.is_empty() && !is_boilerplate(&para)).then_some(tidied)
+                match tidy(&p) {
+                    // Most paragraphs come out of tidying unchanged: they keep their facts (the
+                    // site-ad rule has just said no to this very text) and their allocation.
+                    Cow::Borrowed(tidied) if tidied.len() == p.len() => {
+                        (!p.is_empty() && !is_boilerplate_but_ad(&raw)).then_some(p)
+                    }
+                    tidied => {
+                        let tidied = tidied.into_owned();
+                        let para = Para::new(&tidied);
+                        (!tidied.is_empty() && !is_boilerplate(&para)).then_some(tidied)
+                    }
                 }
-            }
-        })
+            },
+        )
         .collect();
     let leading = kept
         .iter()
@@ -342,9 +367,15 @@ struct Para<'a> {
 
 impl<'a> Para<'a> {
     fn new(text: &'a str) -> Para<'a> {
+        Para::with_len(text, significant_len(text))
+    }
+
+    /// A paragraph whose [`significant_len`] is known already.
+    fn with_len(text: &'a str, len: usize) -> Para<'a> {
+        debug_assert_eq!(len, significant_len(text));
         Para {
             text,
-            len: significant_len(text),
+            len,
             folded: std::cell::OnceCell::new(),
         }
     }
