@@ -799,9 +799,7 @@ impl Paragraphs {
             if word_start.is_empty() {
                 break;
             }
-            let end = word_start
-                .find(char::is_whitespace)
-                .unwrap_or(word_start.len());
+            let end = lines::find_whitespace(word_start).unwrap_or(word_start.len());
             let (word, after) = word_start.split_at(end);
             if self.pending_space && !self.line.is_empty() {
                 self.line.push(' ');

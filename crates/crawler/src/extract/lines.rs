@@ -889,6 +889,12 @@ pub(super) fn significant_len(s: &str) -> usize {
 fn starts_significant(x: u8, y: u8, z: u8) -> bool {
     // Not a continuation byte (`10xxxxxx`).
     let starts = (x as i8) >= -0x40;
+    starts & !starts_whitespace(x, y, z)
+}
+
+/// Whether the byte `x`, followed by `y` and `z`, starts a whitespace character.
+#[inline(always)]
+fn starts_whitespace(x: u8, y: u8, z: u8) -> bool {
     // Tab, line feed, vertical tab, form feed, carriage return, space.
     let ascii = (x == b' ') | (x.wrapping_sub(0x09) < 5);
     // U+0085, U+00A0.
@@ -899,7 +905,32 @@ fn starts_significant(x: u8, y: u8, z: u8) -> bool {
         & (((y == 0x80) & ((z <= 0x8A) | (z == 0xA8) | (z == 0xA9) | (z == 0xAF)))
             | ((y == 0x81) & (z == 0x9F)));
     let ideographic = (x == 0xE3) & (y == 0x80) & (z == 0x80);
-    starts & !(ascii | two | ogham | general | ideographic)
+    ascii | two | ogham | general | ideographic
+}
+
+/// The byte offset of the first whitespace character of `s` (as `s.find(char::is_whitespace)`),
+/// looked for 32 bytes at a time with the branch-free test of [`significant_len`]: rendering
+/// looks for the end of every word, and Chinese text has few, long words.
+pub(super) fn find_whitespace(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    let n = b.len();
+    let main = n.saturating_sub(2);
+    if main > 0 {
+        let (x, y, z) = (&b[..main], &b[1..=main], &b[2..main + 2]);
+        let mut start = 0;
+        while start < main {
+            let end = (start + 32).min(main);
+            let mut any = false;
+            for i in start..end {
+                any |= starts_whitespace(x[i], y[i], z[i]);
+            }
+            if any {
+                return (start..end).find(|&i| starts_whitespace(x[i], y[i], z[i]));
+            }
+            start = end;
+        }
+    }
+    (main..n).find(|&i| starts_whitespace(b[i], b.get(i + 1).copied().unwrap_or(0), 0))
 }
 
 #[cfg(test)]
@@ -1102,6 +1133,32 @@ mod tests {
         ] {
             assert_eq!(significant_len(s), slow(s), "{s:?}");
         }
+    }
+
+    #[test]
+    fn the_byte_search_for_whitespace_finds_what_the_character_search_finds() {
+        for c in every_char() {
+            for s in [format!("{c}"), format!("ab{c}cd"), format!("天{c}")] {
+                assert_eq!(
+                    find_whitespace(&s),
+                    s.find(char::is_whitespace),
+                    "U+{:04X}",
+                    c as u32
+                );
+            }
+        }
+        let long = "夜色如墨，少年推开了木门。".repeat(20);
+        for space in [" ", "\u{3000}", "\u{a0}", "\u{2009}", "\n"] {
+            for at in [0, 1, 29, 30, 31, 32, 33, 63, 64, long.len()] {
+                if !long.is_char_boundary(at) {
+                    continue;
+                }
+                let s = format!("{}{space}{}", &long[..at], &long[at..]);
+                assert_eq!(find_whitespace(&s), Some(at), "{space:?} at {at}");
+            }
+        }
+        assert_eq!(find_whitespace(&long), None);
+        assert_eq!(find_whitespace(""), None);
     }
 
     #[test]
