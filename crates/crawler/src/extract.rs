@@ -239,77 +239,80 @@ fn is_block(name: &str) -> bool {
 }
 
 /// Class/id words that mark boilerplate when they are a whole word of a class name.
-const BOILERPLATE_WORDS: &[&str] = &[
-    "ad",
-    "ads",
-    "adv",
-    "advert",
-    "adverts",
-    "advertisement",
-    "advertising",
-    "adsense",
-    "adsbygoogle",
-    "banner",
-    "banners",
-    "sidebar",
-    "side",
-    "nav",
-    "navbar",
-    "navi",
-    "navigation",
-    "menu",
-    "menus",
-    "comment",
-    "comments",
-    "footer",
-    "foot",
-    "share",
-    "sharing",
-    "recommend",
-    "recommended",
-    "recommendation",
-    "related",
-    "breadcrumb",
-    "breadcrumbs",
-    "crumbs",
-    "copyright",
-    "social",
-    "sponsor",
-    "sponsored",
-    "promo",
-    "popup",
-    "modal",
-    "cookie",
-    "cookies",
-    "login",
-    "signup",
-    "subscribe",
-    "newsletter",
-    "widget",
-    "widgets",
-    "toolbar",
-    "topbar",
-    "masthead",
-    "header",
-    "pager",
-    "pagination",
-    "statement",
-    "disclaimer",
-    "byline",
-    "dateline",
-    "writtenby",
-    "caption",
-    // pinyin used by Chinese sites
-    "gg",
-    "guanggao",
-    "tuijian",
-    "pinglun",
-    "fenxiang",
-    "daohang",
-    "banquan",
-    "xiangguan",
-    "shengming",
-];
+fn is_boilerplate_whole_word(word: &str) -> bool {
+    matches!(
+        word,
+        "ad"
+            | "ads"
+            | "adv"
+            | "advert"
+            | "adverts"
+            | "advertisement"
+            | "advertising"
+            | "adsense"
+            | "adsbygoogle"
+            | "banner"
+            | "banners"
+            | "sidebar"
+            | "side"
+            | "nav"
+            | "navbar"
+            | "navi"
+            | "navigation"
+            | "menu"
+            | "menus"
+            | "comment"
+            | "comments"
+            | "footer"
+            | "foot"
+            | "share"
+            | "sharing"
+            | "recommend"
+            | "recommended"
+            | "recommendation"
+            | "related"
+            | "breadcrumb"
+            | "breadcrumbs"
+            | "crumbs"
+            | "copyright"
+            | "social"
+            | "sponsor"
+            | "sponsored"
+            | "promo"
+            | "popup"
+            | "modal"
+            | "cookie"
+            | "cookies"
+            | "login"
+            | "signup"
+            | "subscribe"
+            | "newsletter"
+            | "widget"
+            | "widgets"
+            | "toolbar"
+            | "topbar"
+            | "masthead"
+            | "header"
+            | "pager"
+            | "pagination"
+            | "statement"
+            | "disclaimer"
+            | "byline"
+            | "dateline"
+            | "writtenby"
+            | "caption"
+            // pinyin used by Chinese sites
+            | "gg"
+            | "guanggao"
+            | "tuijian"
+            | "pinglun"
+            | "fenxiang"
+            | "daohang"
+            | "banquan"
+            | "xiangguan"
+            | "shengming"
+    )
+}
 
 /// Words that also mark boilerplate as the start or end of a longer word (`topnav`,
 /// `commentlist`, `footerwrap`).
@@ -333,10 +336,26 @@ const BOILERPLATE_AFFIXES: &[&str] = &[
 ];
 
 /// Class/id words that mark main content.
-const CONTENT_WORDS: &[&str] = &[
-    "content", "article", "main", "body", "post", "entry", "chapter", "story", "text", "txt",
-    "zhengwen", "neirong", "read", "reader", "novel",
-];
+fn is_content_word(word: &str) -> bool {
+    matches!(
+        word,
+        "content"
+            | "article"
+            | "main"
+            | "body"
+            | "post"
+            | "entry"
+            | "chapter"
+            | "story"
+            | "text"
+            | "txt"
+            | "zhengwen"
+            | "neirong"
+            | "read"
+            | "reader"
+            | "novel"
+    )
+}
 
 /// ARIA roles that mark boilerplate.
 const BOILERPLATE_ROLES: &[&str] = &[
@@ -575,11 +594,12 @@ fn looks_like_boilerplate(class: Option<&str>, id: Option<&str>) -> bool {
         .chain(id.map(str::trim));
     let mut boilerplate = false;
     let mut content = false;
+    // One buffer for the words of every name: this runs for every element in every pass.
+    let mut word = String::new();
     for name in names {
-        let words = words(name);
-        if words.iter().any(|w| is_boilerplate_word(w)) {
+        if any_word(name, &mut word, is_boilerplate_word) {
             boilerplate = true;
-        } else if words.iter().any(|w| CONTENT_WORDS.contains(&w.as_str())) {
+        } else if any_word(name, &mut word, is_content_word) {
             content = true;
         }
     }
@@ -587,7 +607,7 @@ fn looks_like_boilerplate(class: Option<&str>, id: Option<&str>) -> bool {
 }
 
 fn is_boilerplate_word(word: &str) -> bool {
-    BOILERPLATE_WORDS.contains(&word)
+    is_boilerplate_whole_word(word)
         || BOILERPLATE_AFFIXES
             .iter()
             .any(|a| word.len() > a.len() && (word.starts_with(a) || word.ends_with(a)))
@@ -595,28 +615,41 @@ fn is_boilerplate_word(word: &str) -> bool {
 
 /// Splits a class name into lower-case words at non-alphanumerics and camelCase humps:
 /// `"topNav-list_2"` → `["top", "nav", "list", "2"]`.
+#[cfg(test)]
 fn words(name: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let mut current = String::new();
+    any_word(name, &mut String::new(), |w| {
+        out.push(w.to_owned());
+        false
+    });
+    out
+}
+
+/// Whether `test` holds for one of the [words](words) of a class name, each built in `word`.
+fn any_word(name: &str, word: &mut String, mut test: impl FnMut(&str) -> bool) -> bool {
+    word.clear();
     let mut prev_lower = false;
     for c in name.chars() {
         if !c.is_ascii_alphanumeric() {
-            if !current.is_empty() {
-                out.push(std::mem::take(&mut current));
+            if !word.is_empty() {
+                if test(word) {
+                    return true;
+                }
+                word.clear();
             }
             prev_lower = false;
             continue;
         }
-        if c.is_ascii_uppercase() && prev_lower && !current.is_empty() {
-            out.push(std::mem::take(&mut current));
+        if c.is_ascii_uppercase() && prev_lower && !word.is_empty() {
+            if test(word) {
+                return true;
+            }
+            word.clear();
         }
         prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
-        current.push(c.to_ascii_lowercase());
+        word.push(c.to_ascii_lowercase());
     }
-    if !current.is_empty() {
-        out.push(current);
-    }
-    out
+    !word.is_empty() && test(word)
 }
 
 fn main_text(doc: &Html, title: Option<&str>) -> String {
