@@ -87,7 +87,7 @@ pub fn extract_document(doc: &Html, base: &Url) -> Extracted {
 
 /// The title and main text of a parsed document, without [`Extracted::links`]: the crawler
 /// classifies links itself ([`crate::links::discover_in`]) and would only throw these away.
-pub(crate) fn title_and_text(doc: &Html) -> (Option<String>, String) {
+pub fn title_and_text(doc: &Html) -> (Option<String>, String) {
     let title = title(doc);
     let text = main_text(doc, title.as_deref());
     (title, text)
