@@ -49,12 +49,11 @@ mod css;
 mod lines;
 
 use std::collections::{HashMap, HashSet};
-use std::sync::LazyLock;
 
 use ego_tree::iter::Edge;
 use ego_tree::{NodeId, NodeRef};
 use scraper::node::Element;
-use scraper::{Html, Node, Selector};
+use scraper::{ElementRef, Html, Node, Selector};
 use url::Url;
 
 /// What [`extract`] found in a page.
@@ -88,43 +87,60 @@ pub fn extract_document(doc: &Html, base: &Url) -> Extracted {
 
 /// The title and main text of a parsed document, without [`Extracted::links`]: the crawler
 /// classifies links itself ([`crate::links::discover_in`]) and would only throw these away.
-pub(crate) fn title_and_text(doc: &Html) -> (Option<String>, String) {
+pub fn title_and_text(doc: &Html) -> (Option<String>, String) {
     let title = title(doc);
     let text = main_text(doc, title.as_deref());
     (title, text)
 }
 
-static TITLE: LazyLock<Selector> = LazyLock::new(|| Selector::parse("title").expect("selector"));
-static H1: LazyLock<Selector> = LazyLock::new(|| Selector::parse("h1").expect("selector"));
-static BASE: LazyLock<Selector> =
-    LazyLock::new(|| Selector::parse("base[href]").expect("selector"));
-static LINKS: LazyLock<Selector> =
-    LazyLock::new(|| Selector::parse("a[href], area[href]").expect("selector"));
-static STYLE: LazyLock<Selector> = LazyLock::new(|| Selector::parse("style").expect("selector"));
-static HEADINGS: LazyLock<Selector> =
-    LazyLock::new(|| Selector::parse("h1, h2, h3").expect("selector"));
+/// The elements called `names` (in any namespace), in the order `Html::select` yields them:
+/// the tree's storage order, attached elements only. What `Html::select` does for a selector of
+/// bare tag names, without the general selector-matching machinery, which took a tenth of the
+/// extraction time for the half-dozen lookups of a page.
+pub(crate) fn elements_named<'a>(
+    doc: &'a Html,
+    names: &'a [&'a str],
+) -> impl Iterator<Item = ElementRef<'a>> + 'a {
+    doc.tree
+        .nodes()
+        .filter_map(ElementRef::wrap)
+        .filter(|el| el.parent().is_some() && names.contains(&el.value().name()))
+}
+
+/// An attribute in no namespace, as `Element::attr` and the `[name]` selector read it (without
+/// turning `name` into an atom on every call).
+pub(crate) fn plain_attr<'a>(el: &'a Element, name: &str) -> Option<&'a str> {
+    el.attrs.iter().find_map(|entry| {
+        let key = &entry.0;
+        let value: &str = &entry.1;
+        (key.prefix.is_none() && key.ns.is_empty() && &*key.local == name).then_some(value)
+    })
+}
+
+/// The `href` of the first `<base href>`, resolved against `page` when it is an `http(s)` URL.
+pub(crate) fn base_url(doc: &Html, page: &Url) -> Url {
+    elements_named(doc, &["base"])
+        .find_map(|el| plain_attr(el.value(), "href"))
+        .and_then(|href| page.join(href.trim()).ok())
+        .filter(|u| matches!(u.scheme(), "http" | "https"))
+        .unwrap_or_else(|| page.clone())
+}
 
 fn title(doc: &Html) -> Option<String> {
-    let from = |selector: &Selector| {
-        doc.select(selector)
+    let from = |name: &'static str| {
+        elements_named(doc, &[name])
             .map(|el| collapse_whitespace(&el.text().collect::<String>()))
             .find(|t| !t.is_empty())
     };
-    from(&TITLE).or_else(|| from(&H1))
+    from("title").or_else(|| from("h1"))
 }
 
 fn links(doc: &Html, page: &Url) -> Vec<Url> {
-    let base = doc
-        .select(&BASE)
-        .next()
-        .and_then(|el| el.value().attr("href"))
-        .and_then(|href| page.join(href.trim()).ok())
-        .filter(|u| matches!(u.scheme(), "http" | "https"))
-        .unwrap_or_else(|| page.clone());
+    let base = base_url(doc, page);
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
-    for el in doc.select(&LINKS) {
-        let Some(href) = el.value().attr("href") else {
+    for el in elements_named(doc, &["a", "area"]) {
+        let Some(href) = plain_attr(el.value(), "href") else {
             continue;
         };
         let Ok(mut url) = base.join(href.trim()) else {
@@ -143,128 +159,160 @@ fn links(doc: &Html, page: &Url) -> Vec<Url> {
 
 /// Tags whose whole subtree is never main text. `figure` holds illustrations with their
 /// captions and credits, which the expected texts do not count as the work.
-const EXCLUDED_TAGS: &[&str] = &[
-    "script", "style", "noscript", "nav", "header", "footer", "aside", "form", "iframe", "head",
-    "title", "template", "svg", "canvas", "select", "button", "textarea", "object", "embed",
-    "video", "audio", "map", "dialog", "menu", "figure",
-];
+fn is_excluded_tag(name: &str) -> bool {
+    matches!(
+        name,
+        "script"
+            | "style"
+            | "noscript"
+            | "nav"
+            | "header"
+            | "footer"
+            | "aside"
+            | "form"
+            | "iframe"
+            | "head"
+            | "title"
+            | "template"
+            | "svg"
+            | "canvas"
+            | "select"
+            | "button"
+            | "textarea"
+            | "object"
+            | "embed"
+            | "video"
+            | "audio"
+            | "map"
+            | "dialog"
+            | "menu"
+            | "figure"
+    )
+}
 
-/// Tags that start a new paragraph.
-const BLOCK_TAGS: &[&str] = &[
-    "address",
-    "article",
-    "blockquote",
-    "body",
-    "caption",
-    "center",
-    "dd",
-    "details",
-    "dir",
-    "div",
-    "dl",
-    "dt",
-    "fieldset",
-    "figcaption",
-    "figure",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "hgroup",
-    "hr",
-    "html",
-    "legend",
-    "li",
-    "main",
-    "ol",
-    "p",
-    "pre",
-    "section",
-    "summary",
-    "table",
-    "tbody",
-    "td",
-    "tfoot",
-    "th",
-    "thead",
-    "tr",
-    "ul",
-];
+/// Tags that start a new paragraph. A `match` rather than a list: it is asked about every
+/// element in every pass over the page.
+fn is_block(name: &str) -> bool {
+    matches!(
+        name,
+        "address"
+            | "article"
+            | "blockquote"
+            | "body"
+            | "caption"
+            | "center"
+            | "dd"
+            | "details"
+            | "dir"
+            | "div"
+            | "dl"
+            | "dt"
+            | "fieldset"
+            | "figcaption"
+            | "figure"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+            | "hgroup"
+            | "hr"
+            | "html"
+            | "legend"
+            | "li"
+            | "main"
+            | "ol"
+            | "p"
+            | "pre"
+            | "section"
+            | "summary"
+            | "table"
+            | "tbody"
+            | "td"
+            | "tfoot"
+            | "th"
+            | "thead"
+            | "tr"
+            | "ul"
+    )
+}
 
 /// Class/id words that mark boilerplate when they are a whole word of a class name.
-const BOILERPLATE_WORDS: &[&str] = &[
-    "ad",
-    "ads",
-    "adv",
-    "advert",
-    "adverts",
-    "advertisement",
-    "advertising",
-    "adsense",
-    "adsbygoogle",
-    "banner",
-    "banners",
-    "sidebar",
-    "side",
-    "nav",
-    "navbar",
-    "navi",
-    "navigation",
-    "menu",
-    "menus",
-    "comment",
-    "comments",
-    "footer",
-    "foot",
-    "share",
-    "sharing",
-    "recommend",
-    "recommended",
-    "recommendation",
-    "related",
-    "breadcrumb",
-    "breadcrumbs",
-    "crumbs",
-    "copyright",
-    "social",
-    "sponsor",
-    "sponsored",
-    "promo",
-    "popup",
-    "modal",
-    "cookie",
-    "cookies",
-    "login",
-    "signup",
-    "subscribe",
-    "newsletter",
-    "widget",
-    "widgets",
-    "toolbar",
-    "topbar",
-    "masthead",
-    "header",
-    "pager",
-    "pagination",
-    "statement",
-    "disclaimer",
-    "byline",
-    "dateline",
-    "writtenby",
-    "caption",
-    // pinyin used by Chinese sites
-    "gg",
-    "guanggao",
-    "tuijian",
-    "pinglun",
-    "fenxiang",
-    "daohang",
-    "banquan",
-    "xiangguan",
-    "shengming",
-];
+fn is_boilerplate_whole_word(word: &str) -> bool {
+    matches!(
+        word,
+        "ad"
+            | "ads"
+            | "adv"
+            | "advert"
+            | "adverts"
+            | "advertisement"
+            | "advertising"
+            | "adsense"
+            | "adsbygoogle"
+            | "banner"
+            | "banners"
+            | "sidebar"
+            | "side"
+            | "nav"
+            | "navbar"
+            | "navi"
+            | "navigation"
+            | "menu"
+            | "menus"
+            | "comment"
+            | "comments"
+            | "footer"
+            | "foot"
+            | "share"
+            | "sharing"
+            | "recommend"
+            | "recommended"
+            | "recommendation"
+            | "related"
+            | "breadcrumb"
+            | "breadcrumbs"
+            | "crumbs"
+            | "copyright"
+            | "social"
+            | "sponsor"
+            | "sponsored"
+            | "promo"
+            | "popup"
+            | "modal"
+            | "cookie"
+            | "cookies"
+            | "login"
+            | "signup"
+            | "subscribe"
+            | "newsletter"
+            | "widget"
+            | "widgets"
+            | "toolbar"
+            | "topbar"
+            | "masthead"
+            | "header"
+            | "pager"
+            | "pagination"
+            | "statement"
+            | "disclaimer"
+            | "byline"
+            | "dateline"
+            | "writtenby"
+            | "caption"
+            // pinyin used by Chinese sites
+            | "gg"
+            | "guanggao"
+            | "tuijian"
+            | "pinglun"
+            | "fenxiang"
+            | "daohang"
+            | "banquan"
+            | "xiangguan"
+            | "shengming"
+    )
+}
 
 /// Words that also mark boilerplate as the start or end of a longer word (`topnav`,
 /// `commentlist`, `footerwrap`).
@@ -288,10 +336,26 @@ const BOILERPLATE_AFFIXES: &[&str] = &[
 ];
 
 /// Class/id words that mark main content.
-const CONTENT_WORDS: &[&str] = &[
-    "content", "article", "main", "body", "post", "entry", "chapter", "story", "text", "txt",
-    "zhengwen", "neirong", "read", "reader", "novel",
-];
+fn is_content_word(word: &str) -> bool {
+    matches!(
+        word,
+        "content"
+            | "article"
+            | "main"
+            | "body"
+            | "post"
+            | "entry"
+            | "chapter"
+            | "story"
+            | "text"
+            | "txt"
+            | "zhengwen"
+            | "neirong"
+            | "read"
+            | "reader"
+            | "novel"
+    )
+}
 
 /// ARIA roles that mark boilerplate.
 const BOILERPLATE_ROLES: &[&str] = &[
@@ -311,10 +375,6 @@ enum Mode {
     Full,
     /// Tag and hidden rules only (fallback).
     TagsOnly,
-}
-
-fn is_block(name: &str) -> bool {
-    BLOCK_TAGS.contains(&name)
 }
 
 /// How much a block's score is multiplied by when it sits near the title heading.
@@ -342,6 +402,11 @@ impl Page {
             revealed: HashSet::new(),
             anchor: title_anchor(doc, title),
         };
+        // Only hidden elements can be revealed: a page without any (most pages) needs no
+        // count of its text.
+        if !page.any_hidden(doc) {
+            return page;
+        }
         let (total, hidden) = page.hidden_text_lens(doc.tree.root());
         page.revealed = hidden
             .into_iter()
@@ -349,6 +414,16 @@ impl Page {
             .map(|(id, _)| id)
             .collect();
         page
+    }
+
+    /// Whether any element of the document is hidden (by [`Page::hides`]); a quick look at
+    /// attributes, without the text counts of [`Page::hidden_text_lens`].
+    fn any_hidden(&self, doc: &Html) -> bool {
+        !self.css_hidden.is_empty()
+            || doc.tree.nodes().any(|node| match node.value() {
+                Node::Element(el) => self.hides(node, el),
+                _ => false,
+            })
     }
 
     /// The page's text length and that of every hidden element, in one pass (per-element
@@ -362,13 +437,13 @@ impl Page {
         for edge in root.traverse() {
             match edge {
                 Edge::Open(node) if skip.is_none() => match node.value() {
-                    Node::Element(el) if EXCLUDED_TAGS.contains(&el.name()) => {
+                    Node::Element(el) if is_excluded_tag(el.name()) => {
                         skip = Some(node.id());
                     }
                     Node::Element(_) => open.push(0),
                     Node::Text(text) => {
                         if let Some(top) = open.last_mut() {
-                            *top += text.chars().filter(|c| !c.is_whitespace()).count();
+                            *top += lines::significant_len(text);
                         }
                     }
                     _ => {}
@@ -400,35 +475,78 @@ impl Page {
     /// Whether an element is hidden by the `hidden` attribute, its inline style or the page's
     /// stylesheet (ignoring [`Page::revealed`]).
     fn hides(&self, node: NodeRef<'_, Node>, el: &Element) -> bool {
-        el.attr("hidden").is_some()
-            || el.attr("style").is_some_and(css::hides)
-            || self.css_hidden.contains(&node.id())
+        self.hides_with(node, &KnownAttrs::of(el))
+    }
+
+    /// [`Page::hides`] with the element's attributes read already.
+    fn hides_with(&self, node: NodeRef<'_, Node>, attrs: &KnownAttrs<'_>) -> bool {
+        attrs.hidden
+            || attrs.style.is_some_and(css::hides)
+            || !self.css_hidden.is_empty() && self.css_hidden.contains(&node.id())
     }
 
     fn is_excluded(&self, node: NodeRef<'_, Node>, el: &Element, mode: Mode) -> bool {
         let name = el.name();
-        if EXCLUDED_TAGS.contains(&name) {
+        if is_excluded_tag(name) {
             return true;
         }
-        if self.hides(node, el) && !self.revealed.contains(&node.id()) {
+        let attrs = KnownAttrs::of(el);
+        if self.hides_with(node, &attrs)
+            && (self.revealed.is_empty() || !self.revealed.contains(&node.id()))
+        {
             return true;
         }
         if mode == Mode::TagsOnly || matches!(name, "html" | "body" | "main" | "article") {
             return false;
         }
-        if let Some(role) = el.attr("role")
+        if let Some(role) = attrs.role
             && BOILERPLATE_ROLES.contains(&role.trim().to_ascii_lowercase().as_str())
         {
             return true;
         }
-        looks_like_boilerplate(el.attr("class"), el.attr("id"))
+        looks_like_boilerplate(attrs.class, attrs.id)
+    }
+}
+
+/// The attributes the exclusion rules read, found in one look at the element's attributes.
+/// `Element::attr` turns the name asked for into an atom on every call, which cost more than
+/// the rules themselves when asked five times per element per pass.
+#[derive(Default)]
+struct KnownAttrs<'a> {
+    hidden: bool,
+    style: Option<&'a str>,
+    role: Option<&'a str>,
+    class: Option<&'a str>,
+    id: Option<&'a str>,
+}
+
+impl<'a> KnownAttrs<'a> {
+    fn of(el: &'a Element) -> KnownAttrs<'a> {
+        let mut known = KnownAttrs::default();
+        for entry in el.attrs.iter() {
+            let name = &entry.0;
+            // As `Element::attr`: plain attributes only, not `xlink:role` and the like.
+            if name.prefix.is_some() || !name.ns.is_empty() {
+                continue;
+            }
+            let value: &str = &entry.1;
+            match &*name.local {
+                "hidden" => known.hidden = true,
+                "style" => known.style = Some(value),
+                "role" => known.role = Some(value),
+                "class" => known.class = Some(value),
+                "id" => known.id = Some(value),
+                _ => {}
+            }
+        }
+        known
     }
 }
 
 /// Elements matched by the hiding rules of the page's `<style>` blocks.
 fn css_hidden(doc: &Html) -> HashSet<NodeId> {
     let mut hidden = HashSet::new();
-    for style in doc.select(&STYLE) {
+    for style in elements_named(doc, &["style"]) {
         let css: String = style.text().collect();
         for list in css::hiding_selectors(&css) {
             // One selector the parser does not support must not void the others in its list.
@@ -445,8 +563,7 @@ fn css_hidden(doc: &Html) -> HashSet<NodeId> {
 /// The grandparent of the longest `h1`–`h3` whose text occurs in the title.
 fn title_anchor(doc: &Html, title: Option<&str>) -> Option<NodeId> {
     let title: String = title?.chars().filter(|c| !c.is_whitespace()).collect();
-    let heading = doc
-        .select(&HEADINGS)
+    let heading = elements_named(doc, &["h1", "h2", "h3"])
         .map(|h| {
             let text: String = h
                 .text()
@@ -477,11 +594,12 @@ fn looks_like_boilerplate(class: Option<&str>, id: Option<&str>) -> bool {
         .chain(id.map(str::trim));
     let mut boilerplate = false;
     let mut content = false;
+    // One buffer for the words of every name: this runs for every element in every pass.
+    let mut word = String::new();
     for name in names {
-        let words = words(name);
-        if words.iter().any(|w| is_boilerplate_word(w)) {
+        if any_word(name, &mut word, is_boilerplate_word) {
             boilerplate = true;
-        } else if words.iter().any(|w| CONTENT_WORDS.contains(&w.as_str())) {
+        } else if any_word(name, &mut word, is_content_word) {
             content = true;
         }
     }
@@ -489,7 +607,7 @@ fn looks_like_boilerplate(class: Option<&str>, id: Option<&str>) -> bool {
 }
 
 fn is_boilerplate_word(word: &str) -> bool {
-    BOILERPLATE_WORDS.contains(&word)
+    is_boilerplate_whole_word(word)
         || BOILERPLATE_AFFIXES
             .iter()
             .any(|a| word.len() > a.len() && (word.starts_with(a) || word.ends_with(a)))
@@ -497,28 +615,41 @@ fn is_boilerplate_word(word: &str) -> bool {
 
 /// Splits a class name into lower-case words at non-alphanumerics and camelCase humps:
 /// `"topNav-list_2"` → `["top", "nav", "list", "2"]`.
+#[cfg(test)]
 fn words(name: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let mut current = String::new();
+    any_word(name, &mut String::new(), |w| {
+        out.push(w.to_owned());
+        false
+    });
+    out
+}
+
+/// Whether `test` holds for one of the [words](words) of a class name, each built in `word`.
+fn any_word(name: &str, word: &mut String, mut test: impl FnMut(&str) -> bool) -> bool {
+    word.clear();
     let mut prev_lower = false;
     for c in name.chars() {
         if !c.is_ascii_alphanumeric() {
-            if !current.is_empty() {
-                out.push(std::mem::take(&mut current));
+            if !word.is_empty() {
+                if test(word) {
+                    return true;
+                }
+                word.clear();
             }
             prev_lower = false;
             continue;
         }
-        if c.is_ascii_uppercase() && prev_lower && !current.is_empty() {
-            out.push(std::mem::take(&mut current));
+        if c.is_ascii_uppercase() && prev_lower && !word.is_empty() {
+            if test(word) {
+                return true;
+            }
+            word.clear();
         }
         prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
-        current.push(c.to_ascii_lowercase());
+        word.push(c.to_ascii_lowercase());
     }
-    if !current.is_empty() {
-        out.push(current);
-    }
-    out
+    !word.is_empty() && test(word)
 }
 
 fn main_text(doc: &Html, title: Option<&str>) -> String {
@@ -526,7 +657,7 @@ fn main_text(doc: &Html, title: Option<&str>) -> String {
     let page = Page::new(doc, title);
     for mode in [Mode::Full, Mode::TagsOnly] {
         if let Some(best) = best_block(root, mode, &page) {
-            let paragraphs = lines::clean(render(best, mode, &page), title);
+            let paragraphs = lines::clean_rendered(render(best, mode, &page), title);
             if !paragraphs.is_empty() {
                 return paragraphs.join("\n");
             }
@@ -596,7 +727,7 @@ fn best_block<'a>(root: NodeRef<'a, Node>, mode: Mode, page: &Page) -> Option<No
                     }
                     Node::Text(text) if link_depth == 0 => {
                         if let Some(top) = stack.last_mut() {
-                            top.own += text.chars().filter(|c| !c.is_whitespace()).count();
+                            top.own += lines::significant_len(text);
                         }
                     }
                     _ => {}
@@ -678,36 +809,53 @@ const DOMINANT_SHARE: f64 = 0.8;
 
 #[derive(Default)]
 struct Paragraphs {
-    out: Vec<String>,
+    out: Vec<lines::Rendered>,
     line: String,
     pending_space: bool,
+    /// Non-whitespace characters in `line`: the characters of its words, which are quick to
+    /// count (no whitespace test per character), and which the clean-up rules need.
     chars: usize,
+    /// Non-whitespace characters of link text in `line`.
     link_chars: usize,
 }
 
 impl Paragraphs {
+    /// Appends text, collapsing whitespace runs to single spaces between its words; copies
+    /// whole words rather than characters.
     fn push_text(&mut self, text: &str, in_link: bool) {
-        for c in text.chars() {
-            if c.is_whitespace() {
+        let mut rest = text;
+        loop {
+            let word_start = rest.trim_start();
+            if word_start.len() != rest.len() {
                 self.pending_space = true;
-                continue;
             }
+            if word_start.is_empty() {
+                break;
+            }
+            let end = lines::find_whitespace(word_start).unwrap_or(word_start.len());
+            let (word, after) = word_start.split_at(end);
             if self.pending_space && !self.line.is_empty() {
                 self.line.push(' ');
             }
             self.pending_space = false;
-            self.line.push(c);
-            self.chars += 1;
+            self.line.push_str(word);
+            let chars = word.chars().count();
+            self.chars += chars;
             if in_link {
-                self.link_chars += 1;
+                self.link_chars += chars;
             }
+            rest = after;
         }
     }
 
     fn end_paragraph(&mut self) {
         // Drop paragraphs that are mostly link text ("上一章 目录 下一章").
         if !self.line.is_empty() && self.link_chars * 2 <= self.chars {
-            self.out.push(std::mem::take(&mut self.line));
+            debug_assert_eq!(self.chars, lines::significant_len(&self.line));
+            self.out.push(lines::Rendered {
+                text: std::mem::take(&mut self.line),
+                significant_len: self.chars,
+            });
         }
         self.line.clear();
         self.pending_space = false;
@@ -738,7 +886,7 @@ fn link_heavy_blocks(root: NodeRef<'_, Node>, mode: Mode, page: &Page) -> HashSe
                     }
                 }
                 Node::Text(text) => {
-                    let n = text.chars().filter(|c| !c.is_whitespace()).count();
+                    let n = lines::significant_len(text);
                     if let Some(top) = open.last_mut() {
                         top.0 += n;
                         if link_depth > 0 {
@@ -778,7 +926,7 @@ fn link_heavy_blocks(root: NodeRef<'_, Node>, mode: Mode, page: &Page) -> HashSe
 }
 
 /// Renders an element's text as paragraphs.
-fn render(root: NodeRef<'_, Node>, mode: Mode, page: &Page) -> Vec<String> {
+fn render(root: NodeRef<'_, Node>, mode: Mode, page: &Page) -> Vec<lines::Rendered> {
     let link_heavy = link_heavy_blocks(root, mode, page);
     let mut p = Paragraphs::default();
     let mut skip: Option<NodeId> = None;

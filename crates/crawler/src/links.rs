@@ -24,8 +24,10 @@ use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
 
 use regex::Regex;
-use scraper::{Html, Selector};
+use scraper::Html;
 use url::Url;
+
+use crate::extract::{base_url, elements_named, plain_attr};
 
 /// What a link leads to, as far as the crawl order cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -49,11 +51,6 @@ pub struct Link {
 
 /// How many numerically named links in one directory make a chapter list.
 pub const CHAPTER_LIST_MIN: usize = 8;
-
-static ANCHORS: LazyLock<Selector> =
-    LazyLock::new(|| Selector::parse("a[href], area[href], link[href]").expect("selector"));
-static BASE: LazyLock<Selector> =
-    LazyLock::new(|| Selector::parse("base[href]").expect("selector"));
 
 /// Anchor texts that mean "next page" (the text is trimmed and lower-cased first).
 static NEXT_PAGE_TEXT: LazyLock<Regex> = LazyLock::new(|| {
@@ -86,27 +83,23 @@ pub fn discover(html: &str, page: &Url) -> Vec<Link> {
 
 /// [`discover`] on an already parsed document.
 pub fn discover_in(doc: &Html, page: &Url) -> Vec<Link> {
-    let base = doc
-        .select(&BASE)
-        .next()
-        .and_then(|el| el.value().attr("href"))
-        .and_then(|href| page.join(href.trim()).ok())
-        .filter(|u| matches!(u.scheme(), "http" | "https"))
-        .unwrap_or_else(|| page.clone());
+    let base = base_url(doc, page);
 
     let mut links: Vec<Link> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
-    for el in doc.select(&ANCHORS) {
+    for el in elements_named(doc, &["a", "area", "link"]) {
         let element = el.value();
-        let rel = element.attr("rel").unwrap_or_default().to_ascii_lowercase();
+        let Some(href) = plain_attr(element, "href") else {
+            continue;
+        };
+        let rel = plain_attr(element, "rel")
+            .unwrap_or_default()
+            .to_ascii_lowercase();
         let rel_next = rel.split_ascii_whitespace().any(|r| r == "next");
         if element.name() == "link" && !rel_next {
             // <link> elements are stylesheets, icons, feeds...: only rel=next is a page.
             continue;
         }
-        let Some(href) = element.attr("href") else {
-            continue;
-        };
         let Ok(mut url) = base.join(href.trim()) else {
             continue;
         };
@@ -114,7 +107,7 @@ pub fn discover_in(doc: &Html, page: &Url) -> Vec<Link> {
             continue;
         }
         url.set_fragment(None);
-        let text = anchor_text(&el.text().collect::<String>(), element.attr("title"));
+        let text = anchor_text(&el.text().collect::<String>(), plain_attr(element, "title"));
         let kind = classify(&text, rel_next, page, &url);
         match index.get(url.as_str()) {
             Some(&i) => {
