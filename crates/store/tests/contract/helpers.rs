@@ -12,8 +12,9 @@ use chrono::{DateTime, Duration, TimeZone, Utc};
 use copytrace_store::postgres::PostgresStore;
 use copytrace_store::sqlite::SqliteStore;
 use copytrace_store::{
-    AlgorithmFingerprint, EvidencePassage, Id, NewJob, NewMatch, NewPage, NewRun, NewSchedule,
-    NewWork, RunKind, RunTrigger, ScheduleFire, SegmentFingerprint, Store, StoreError,
+    AlgorithmFingerprint, EvidencePassage, Id, MatchFilter, MatchRecord, MatchStatus, NewJob,
+    NewMatch, NewPage, NewRun, NewSchedule, NewWork, RunKind, RunTrigger, ScheduleFire,
+    SegmentFingerprint, Store, StoreError,
 };
 use sqlx::{Connection, PgConnection};
 use tempfile::TempDir;
@@ -370,4 +371,29 @@ pub fn fire(schedule_id: Id, expected: Option<DateTime<Utc>>, tick: DateTime<Utc
         },
         job: run_job(RunKind::Crawl),
     }
+}
+
+/// The matches of one page, by work.
+pub async fn matches_of(store: &dyn Store, page: Id) -> Vec<MatchRecord> {
+    let mut matches: Vec<MatchRecord> = store
+        .list_matches(&MatchFilter::default())
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.page_id == page)
+        .collect();
+    matches.sort_by_key(|m| m.work_id);
+    matches
+}
+
+/// `(work, status, removed_at)` of a page's matches, by work.
+pub async fn statuses(
+    store: &dyn Store,
+    page: Id,
+) -> Vec<(Id, MatchStatus, Option<DateTime<Utc>>)> {
+    matches_of(store, page)
+        .await
+        .into_iter()
+        .map(|m| (m.work_id, m.status, m.removed_at))
+        .collect()
 }

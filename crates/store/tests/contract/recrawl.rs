@@ -3,13 +3,12 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use copytrace_store::{
-    Availability, EvidencePassage, Id, MatchFilter, MatchRecord, MatchStatus, NewPage,
-    PageValidators, Store, ValidatorScope, VerdictOutcome,
+    Availability, EvidencePassage, Id, MatchStatus, NewPage, PageValidators, Store, ValidatorScope,
+    VerdictOutcome,
 };
 
-use crate::helpers::{at, contract_tests, found, hash_of, page, stored_work};
+use crate::helpers::{at, contract_tests, found, hash_of, matches_of, page, statuses, stored_work};
 
 contract_tests!(
     validators_are_stored_with_the_text_of_the_latest_fetch,
@@ -69,28 +68,6 @@ async fn two_works(store: &dyn Store) -> (Id, Id) {
         stored_work(store, holder, "a", "text of work a").await,
         stored_work(store, holder, "b", "text of work b").await,
     )
-}
-
-/// The page's matches, by work.
-async fn matches_of(store: &dyn Store, page: Id) -> Vec<MatchRecord> {
-    let mut matches: Vec<MatchRecord> = store
-        .list_matches(&MatchFilter::default())
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|m| m.page_id == page)
-        .collect();
-    matches.sort_by_key(|m| m.work_id);
-    matches
-}
-
-/// `(work, status, removed_at)` of the page's matches.
-async fn statuses(store: &dyn Store, page: Id) -> Vec<(Id, MatchStatus, Option<DateTime<Utc>>)> {
-    matches_of(store, page)
-        .await
-        .into_iter()
-        .map(|m| (m.work_id, m.status, m.removed_at))
-        .collect()
 }
 
 /// The evidence passage `found(_, _, &[(4, 0)])` records.

@@ -4,12 +4,13 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use copytrace_store::{
-    Availability, Id, InfringingPage, MatchFilter, MatchRecord, MatchStatus, PageCheck,
-    PageCheckOutcome, PageCheckRecord, RunKind, Store,
+    Availability, Id, InfringingPage, MatchStatus, PageCheck, PageCheckOutcome, PageCheckRecord,
+    RunKind, Store,
 };
 
 use crate::helpers::{
-    at, contract_tests, found, hash_of, invalid, manual_run, not_found, stored_page, stored_work,
+    at, contract_tests, found, hash_of, invalid, manual_run, matches_of, not_found, statuses,
+    stored_page, stored_work,
 };
 
 contract_tests!(
@@ -53,28 +54,6 @@ async fn matched_page(store: &dyn Store, url: &str, works: &[(Id, MatchStatus)])
         store.set_match_status(record.id, status).await.unwrap();
     }
     page
-}
-
-/// The matches of one page, by work.
-async fn matches_of(store: &dyn Store, page: Id) -> Vec<MatchRecord> {
-    let mut matches: Vec<MatchRecord> = store
-        .list_matches(&MatchFilter::default())
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|m| m.page_id == page)
-        .collect();
-    matches.sort_by_key(|m| m.work_id);
-    matches
-}
-
-/// `(work, status, removed_at)` of a page's matches, by work.
-async fn statuses(store: &dyn Store, page: Id) -> Vec<(Id, MatchStatus, Option<DateTime<Utc>>)> {
-    matches_of(store, page)
-        .await
-        .into_iter()
-        .map(|m| (m.work_id, m.status, m.removed_at))
-        .collect()
 }
 
 fn check(page_id: Id, checked_at: DateTime<Utc>, availability: Availability) -> PageCheck {
