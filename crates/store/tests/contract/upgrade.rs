@@ -15,6 +15,22 @@ static POSTGRES: Migrator = sqlx::migrate!("./migrations/postgres");
 /// The version before runs, schedule kinds and removal checks.
 const BEFORE_RUNS: i64 = 4;
 
+/// A new SQLite database migrated up to `version` only, as an earlier release left it: its
+/// directory (removed when dropped), its URL and an open connection.
+async fn sqlite_at_version(version: i64) -> (tempfile::TempDir, String, SqliteConnection) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("old.db").display());
+    let mut old = SqliteConnection::connect(&format!("{url}?mode=rwc"))
+        .await
+        .unwrap();
+    sqlx::query("PRAGMA foreign_keys = ON")
+        .execute(&mut old)
+        .await
+        .unwrap();
+    SQLITE.run_to(version, &mut old).await.unwrap();
+    (dir, url, old)
+}
+
 /// What a schedule, page and match written before migration 0005 read back as.
 async fn rows_from_before_runs_read_back_with_defaults(store: &dyn Store) {
     let schedules = store.list_schedules().await.unwrap();
@@ -60,16 +76,7 @@ async fn rows_from_before_runs_read_back_with_defaults(store: &dyn Store) {
 
 #[tokio::test]
 async fn sqlite_rows_written_before_runs_existed_survive_the_upgrade() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("old.db").display());
-    let mut old = SqliteConnection::connect(&format!("{url}?mode=rwc"))
-        .await
-        .unwrap();
-    sqlx::query("PRAGMA foreign_keys = ON")
-        .execute(&mut old)
-        .await
-        .unwrap();
-    SQLITE.run_to(BEFORE_RUNS, &mut old).await.unwrap();
+    let (_dir, url, mut old) = sqlite_at_version(BEFORE_RUNS).await;
     let created = at(0).timestamp_micros();
     sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
         "INSERT INTO schedules (name, cron, timezone, seeds, config, enabled, owner, created_at) \
@@ -202,16 +209,7 @@ fn before_refetch_rows(created: &str) -> String {
 
 #[tokio::test]
 async fn sqlite_pages_and_matches_written_before_refetch_survive_the_upgrade() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("old.db").display());
-    let mut old = SqliteConnection::connect(&format!("{url}?mode=rwc"))
-        .await
-        .unwrap();
-    sqlx::query("PRAGMA foreign_keys = ON")
-        .execute(&mut old)
-        .await
-        .unwrap();
-    SQLITE.run_to(BEFORE_REFETCH, &mut old).await.unwrap();
+    let (_dir, url, mut old) = sqlite_at_version(BEFORE_REFETCH).await;
     let created = at(0).timestamp_micros().to_string();
     sqlx::raw_sql(sqlx::AssertSqlSafe(before_refetch_rows(&created)))
         .execute(&mut old)
