@@ -7,6 +7,8 @@ use copytrace_store::Store;
 use copytrace_store::postgres::PostgresStore;
 use copytrace_store::sqlite::SqliteStore;
 
+pub use copytrace_service::redact;
+
 /// The database used when neither `--db` nor `COPYTRACE_DATABASE_URL` says otherwise.
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://copytrace.db";
 
@@ -39,29 +41,4 @@ pub async fn open_store(url: &str) -> Result<Arc<dyn Store>> {
         .await
         .with_context(|| format!("cannot migrate database {shown}"))?;
     Ok(store)
-}
-
-/// The URL with any password replaced, safe to print and log.
-pub fn redact(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut parsed) if parsed.password().is_some() => {
-            let _ = parsed.set_password(Some("***"));
-            parsed.to_string()
-        }
-        _ => url.to_owned(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn passwords_are_redacted() {
-        assert_eq!(
-            redact("postgres://app:secret@db/copytrace"),
-            "postgres://app:***@db/copytrace"
-        );
-        assert_eq!(redact("sqlite://copytrace.db"), "sqlite://copytrace.db");
-    }
 }

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
+use copytrace_service::{CrawlSettings, redact};
 use serde::Deserialize;
 
 /// The file's shape. Every field maps to one environment variable (see [`ConfigFile::to_env`]).
@@ -39,6 +40,11 @@ pub struct ConfigFile {
     /// `[schedule]`
     #[serde(default)]
     pub schedule: ScheduleSection,
+    /// `[crawl]`: the defaults of every crawl's settings (`copytrace crawl`, `schedule add`),
+    /// keyed by flag name (`max_pages`, `delay`, `include`, …; see `copytrace crawl --help`).
+    /// Each becomes `COPYTRACE_CRAWL_<KEY>`; lists are joined one item per line.
+    #[serde(default)]
+    pub crawl: toml::Table,
 }
 
 /// `[schedule]` settings: the daily dedup run and its removal checks.
@@ -110,15 +116,34 @@ impl ConfigFile {
         {
             bail!("redis_prefix must not be empty");
         }
+        let known = CrawlSettings::config_keys();
+        for (key, value) in &file.crawl {
+            if !known.iter().any(|(name, _)| name == key) {
+                let names: Vec<&str> = known.iter().map(|(name, _)| name.as_str()).collect();
+                bail!(
+                    "unknown key {key:?} in [crawl]; expected one of {}",
+                    names.join(", ")
+                );
+            }
+            crawl_value(key, value)?;
+        }
         Ok(file)
     }
 
     /// Every setting of the file as `(environment variable, value)`.
-    pub fn to_env(&self) -> BTreeMap<&'static str, String> {
+    pub fn to_env(&self) -> BTreeMap<String, String> {
         let mut env = BTreeMap::new();
-        let mut put = |name: &'static str, value: Option<String>| {
+        for (key, env_name) in CrawlSettings::config_keys() {
+            if let Some(value) = self.crawl.get(&key) {
+                // Checked by `parse`.
+                if let Ok(value) = crawl_value(&key, value) {
+                    env.insert(env_name, value);
+                }
+            }
+        }
+        let mut put = |name: &str, value: Option<String>| {
             if let Some(value) = value {
-                env.insert(name, value);
+                env.insert(name.to_owned(), value);
             }
         };
         put("COPYTRACE_DATABASE_URL", self.database_url.clone());
@@ -169,6 +194,67 @@ impl ConfigFile {
             self.schedule.recheck_delay.map(|v| v.to_string()),
         );
         env
+    }
+}
+
+/// A `[crawl]` value as its environment variable holds it: a string, number or boolean as
+/// written, a list of strings one per line.
+fn crawl_value(key: &str, value: &toml::Value) -> Result<String> {
+    Ok(match value {
+        toml::Value::String(text) => text.clone(),
+        toml::Value::Integer(number) => number.to_string(),
+        toml::Value::Float(number) => number.to_string(),
+        toml::Value::Boolean(flag) => flag.to_string(),
+        toml::Value::Array(items) => items
+            .iter()
+            .map(|item| match item {
+                toml::Value::String(text) if !text.contains('\n') => Ok(text.clone()),
+                _ => bail!("[crawl] {key} must be a list of one-line strings"),
+            })
+            .collect::<Result<Vec<_>>>()?
+            .join("\n"),
+        _ => bail!("[crawl] {key} must be a string, number, boolean or list of strings"),
+    })
+}
+
+/// Prints the effective settings (`copytrace config`), secrets hidden.
+pub fn print_effective(globals: &crate::cli::Globals) {
+    let shown = |name: &str| std::env::var(name).ok();
+    println!("database_url = {:?}", redact(&globals.db));
+    match &globals.redis_url {
+        Some(url) => println!("redis_url = {:?}", redact(url)),
+        None => println!("# redis_url: not set (in-memory index)"),
+    }
+    println!("redis_prefix = {:?}", globals.redis_prefix);
+    if let Some(path) = &globals.config {
+        println!("# configuration file: {}", path.display());
+    }
+    let crawl = CrawlSettings::config_keys().into_iter().map(|(_, env)| env);
+    for name in [
+        "COPYTRACE_LOG",
+        "COPYTRACE_LISTEN",
+        "COPYTRACE_SERVE_WORKERS",
+        "COPYTRACE_SWEEP_SECS",
+        "COPYTRACE_WORKER_CONCURRENCY",
+        "COPYTRACE_LEASE_SECS",
+        "COPYTRACE_RETRY_BASE_SECS",
+        "COPYTRACE_WORKER_LISTEN",
+        "COPYTRACE_CANDIDATES",
+        "COPYTRACE_MIN_COPIED_CHARS",
+        "COPYTRACE_TIMEZONE",
+        "COPYTRACE_DEDUP_CRON",
+        "COPYTRACE_RECHECK_ALLOW_PRIVATE_ADDRESSES",
+        "COPYTRACE_RECHECK_USER_AGENT",
+        "COPYTRACE_RECHECK_DELAY",
+    ]
+    .map(str::to_owned)
+    .into_iter()
+    .chain(crawl)
+    {
+        match shown(&name) {
+            Some(value) => println!("# {name} = {value:?}"),
+            None => println!("# {name}: default"),
+        }
     }
 }
 
@@ -227,6 +313,41 @@ mod tests {
         assert_eq!(env["COPYTRACE_TIMEZONE"], "Asia/Shanghai");
         assert_eq!(env["COPYTRACE_DEDUP_CRON"], "30 2 * * *");
         assert_eq!(env.len(), 9);
+    }
+
+    #[test]
+    fn crawl_settings_become_the_variables_the_crawl_flags_read() {
+        let file = ConfigFile::parse(
+            r#"
+            [crawl]
+            max_pages = 500
+            delay = 1.5
+            user_agent = "copytrace-test/1"
+            no_conditional = true
+            include = ["/book/", "/chapter/[0-9]{1,4}"]
+            "#,
+        )
+        .unwrap();
+        let env = file.to_env();
+        assert_eq!(env["COPYTRACE_CRAWL_MAX_PAGES"], "500");
+        assert_eq!(env["COPYTRACE_CRAWL_DELAY"], "1.5");
+        assert_eq!(env["COPYTRACE_CRAWL_USER_AGENT"], "copytrace-test/1");
+        assert_eq!(env["COPYTRACE_CRAWL_NO_CONDITIONAL"], "true");
+        assert_eq!(
+            env["COPYTRACE_CRAWL_INCLUDE"],
+            "/book/\n/chapter/[0-9]{1,4}"
+        );
+        let unknown = ConfigFile::parse("[crawl]\nmax_page = 3")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            unknown.contains("max_page") && unknown.contains("max_pages"),
+            "{unknown}"
+        );
+        let nested = ConfigFile::parse("[crawl]\ninclude = [1]")
+            .unwrap_err()
+            .to_string();
+        assert!(nested.contains("include"), "{nested}");
     }
 
     #[test]

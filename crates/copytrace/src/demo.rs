@@ -16,6 +16,10 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
+mod run;
+
+pub use run::run_demo;
+
 /// A library work bundled with the binary: `(external id, text)`.
 pub const LIBRARY: [(&str, &str); 4] = [
     (

@@ -1,19 +1,12 @@
-//! The `copytrace` binary's building blocks: choosing backends, the pipeline steps the
-//! commands run (ingest, crawl into the store, match), and the bundled demo.
+//! The `copytrace` binary's building blocks: the command line ([`cli`]), the configuration
+//! file, choosing backends, the long-running processes, and the bundled demo.
 //!
-//! Everything here is glue between the library crates; algorithms live in
-//! `copytrace-fingerprint` and `copytrace-matcher`, storage in `copytrace-store`, fetching in
-//! `copytrace-crawler`. This is the only crate that knows which storage backend runs: it is
-//! chosen once, from the database URL, in [`backend::open_store`].
+//! No pipeline step lives here: every operation is `copytrace-service`'s, and this crate only
+//! parses, configures and wires. It is the only crate that knows which storage backend runs: it
+//! is chosen once, from the database URL, in [`backend::open_store`].
 
 pub mod backend;
+pub mod cli;
 pub mod config;
-pub mod dedup;
 pub mod demo;
-pub mod inspect;
-pub mod jobs;
-pub mod pipeline;
 pub mod processes;
-pub mod recrawl;
-pub mod scheduling;
-pub mod textfile;

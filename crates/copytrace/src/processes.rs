@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use copytrace_admin_web::ops::{self, Metrics, Probe};
-use copytrace_index_redis::RedisIndex;
 use copytrace_matcher::MatchConfig;
 use copytrace_scheduler::leader::{LeaderConfig, run_as_leader};
 use copytrace_scheduler::schedules::fire_due_schedules;
@@ -19,9 +18,11 @@ use copytrace_scheduler::{Clock, JobHandler, SystemClock, WorkerConfig, WorkerRe
 use copytrace_store::Store;
 use tokio_util::sync::CancellationToken;
 
-use crate::dedup::DedupJob;
-use crate::jobs::{self, IndexSource};
-use crate::scheduling;
+use copytrace_service::dedup::DedupJob;
+use copytrace_service::index::IndexSource;
+use copytrace_service::jobs::{self, CrawlJobs, MatchJobs, ScheduleJobs};
+use copytrace_service::schedules::ensure_dedup_schedule;
+use copytrace_service::{MatchEngine, ServiceError};
 
 /// A token cancelled by the first SIGTERM or SIGINT.
 pub fn shutdown_on_signals() -> Result<CancellationToken> {
@@ -56,13 +57,13 @@ impl Probe for ProcessProbe {
         if let Some((url, prefix)) = &self.redis {
             let (url, prefix) = (url.clone(), prefix.clone());
             let built = tokio::task::spawn_blocking(move || {
-                let index =
-                    RedisIndex::connect(&url, &prefix, MatchConfig::default().max_distance)?;
-                index.source_digest()
+                copytrace_service::index::open_redis_index(&url, &prefix)?
+                    .source_digest()
+                    .map_err(ServiceError::from)
             })
             .await
             .map_err(|e| format!("redis check panicked: {e}"))?
-            .map_err(|e| format!("redis: {e}"))?;
+            .map_err(|e| format!("redis: {}", copytrace_service::error::one_line(&e)))?;
             if built.is_none() {
                 return Err("redis: the index is not built (run `copytrace index rebuild`)".into());
             }
@@ -154,11 +155,11 @@ pub enum WorkerKind {
 /// fails the start instead of every job.
 async fn handler_for(store: &Arc<dyn Store>, kind: &WorkerKind) -> Result<Arc<dyn JobHandler>> {
     Ok(match kind {
-        WorkerKind::Crawl => Arc::new(jobs::CrawlHandler::new(store.clone())),
+        WorkerKind::Crawl => Arc::new(CrawlJobs::new(store.clone())),
         WorkerKind::Match(source, config) => {
-            let handler = jobs::MatchHandler::new(store.clone(), source.clone(), **config);
-            handler.preload().await?;
-            Arc::new(handler)
+            let engine = MatchEngine::new(store.clone(), source.clone(), **config);
+            engine.preload().await?;
+            Arc::new(MatchJobs::new(Arc::new(engine)))
         }
     })
 }
@@ -223,7 +224,7 @@ pub async fn serve(
 ) -> Result<()> {
     let shutdown = shutdown_on_signals()?;
     let (cron, timezone, dedup_job) = &settings.dedup_schedule;
-    scheduling::ensure_dedup_schedule(store.as_ref(), cron, timezone, dedup_job).await?;
+    ensure_dedup_schedule(store.as_ref(), cron, timezone, dedup_job).await?;
     let leading = Arc::new(AtomicBool::new(false));
     let probe = ProcessProbe {
         store: store.clone(),
@@ -256,13 +257,12 @@ pub async fn serve(
                     // get their match jobs here.
                     let due = jobs::enqueue_due_matches(store.as_ref())
                         .await
-                        .map_err(|e| e.to_string())?;
+                        .map_err(|e: ServiceError| copytrace_service::error::one_line(&e))?;
                     if due > 0 {
                         tracing::info!("{due} page(s) due for matching have a match job");
                     }
                     // Crawls and the dedup run whose cron tick has come.
-                    fire_due_schedules(store.as_ref(), &jobs::ScheduleJobs, SystemClock.now())
-                        .await?;
+                    fire_due_schedules(store.as_ref(), &ScheduleJobs, SystemClock.now()).await?;
                     Ok(())
                 }
             },

@@ -678,7 +678,7 @@ fn the_example_configuration_loads_and_config_shows_its_values_with_secrets_hidd
         "{out}"
     );
     for (key, value) in &settings {
-        let line = match *key {
+        let line = match key.as_str() {
             "COPYTRACE_DATABASE_URL" => format!("database_url = {value:?}"),
             "COPYTRACE_REDIS_URL" => format!("redis_url = {value:?}"),
             "COPYTRACE_REDIS_PREFIX" => format!("redis_prefix = {value:?}"),

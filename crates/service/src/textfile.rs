@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use crate::error::{Context, Result, ServiceError};
 
 /// A decoded library file.
 #[derive(Debug, Clone)]
@@ -25,15 +25,17 @@ pub fn decode_text(bytes: &[u8]) -> Result<TextFile> {
     if let Some((encoding, bom_length)) = encoding_rs::Encoding::for_bom(bytes) {
         let (text, had_errors) = encoding.decode_without_bom_handling(&bytes[bom_length..]);
         if had_errors {
-            bail!(
+            return Err(ServiceError::invalid(format!(
                 "it starts with a {} byte-order mark but does not decode as such",
                 encoding.name()
-            );
+            )));
         }
         return finish(text.into_owned(), encoding.name());
     }
     if looks_binary(bytes) {
-        bail!("it looks like a binary file, not text");
+        return Err(ServiceError::invalid(
+            "it looks like a binary file, not text",
+        ));
     }
     if let Ok(text) = std::str::from_utf8(bytes) {
         return finish(text.to_owned(), "UTF-8");
@@ -44,24 +46,26 @@ pub fn decode_text(bytes: &[u8]) -> Result<TextFile> {
     let (text, had_errors) = encoding.decode_without_bom_handling(bytes);
     let replaced = text.chars().filter(|&c| c == '\u{FFFD}').count();
     if had_errors && replaced * 200 > text.chars().count().max(1) {
-        bail!(
+        return Err(ServiceError::invalid(format!(
             "it is neither valid UTF-8 nor cleanly decodable as {}",
             encoding.name()
-        );
+        )));
     }
     finish(text.into_owned(), encoding.name())
 }
 
 fn finish(text: String, encoding: &'static str) -> Result<TextFile> {
     if text.trim().is_empty() {
-        bail!("it is empty");
+        return Err(ServiceError::invalid("it is empty"));
     }
     let control = text
         .chars()
         .filter(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t' | '\u{0C}'))
         .count();
     if control * 100 > text.chars().count() {
-        bail!("it looks like a binary file, not text");
+        return Err(ServiceError::invalid(
+            "it looks like a binary file, not text",
+        ));
     }
     Ok(TextFile { text, encoding })
 }

@@ -3,7 +3,7 @@
 //!
 //! **Conditional requests.** A crawl sends back the `ETag` / `Last-Modified` stored with a page
 //! (`If-None-Match` / `If-Modified-Since`); a `304 Not Modified` then costs no body, and the
-//! store records that the page was seen unchanged ([`copytrace_store::Store::record_not_modified`]).
+//! store records that the page was seen unchanged ([`Store::record_not_modified`]).
 //! The crawler does not parse a page answered 304, so it **follows none of its links**: a
 //! conditional request on a table of contents would hide every chapter behind it, and on a
 //! paginated one the new last page. So a crawl that follows links sends validators only for the
@@ -23,13 +23,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use anyhow::Result;
 use chrono::Utc;
 use copytrace_crawler::{CrawlError, FetchedPage, Validators};
 use copytrace_store::{Availability, Id, NewPage, PageCheck, Store, ValidatorScope};
 use url::Url;
 
-use crate::pipeline::content_hash;
+use crate::error::Result;
+use crate::library::content_hash;
 
 /// Most validators one crawl loads (about 100 bytes each).
 pub const VALIDATOR_LIMIT: u32 = 50_000;

@@ -25,30 +25,25 @@
 //! request stops it between pages.
 
 use std::collections::{BTreeSet, HashMap};
-use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
 use chrono::Utc;
-use copytrace_crawler::{CrawlConfig, CrawlError, FetchedPage, PageSink, Validators};
-use copytrace_store::{Availability, Id, InfringingPage, PageCheck, RunCounts, Store, StoreError};
+use copytrace_crawler::{CrawlError, FetchedPage, PageSink, Validators};
+use copytrace_store::{
+    Availability, Id, InfringingPage, PageCheck, Run, RunCounts, RunKind, RunState, Store,
+};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-use crate::jobs::MatchHandler;
-use crate::pipeline;
+use crate::error::{Context, Result, one_line};
+use crate::library::content_hash;
+use crate::matching::{DueCursor, MatchEngine, PageOutcome};
+use crate::progress::Progress;
 use crate::recrawl::classify_failure;
-
-/// Kind of a dedup job.
-pub const DEDUP: &str = "dedup";
-/// Attempts of a dedup job before it goes dead.
-pub const DEDUP_ATTEMPTS: u32 = 3;
+use crate::runs::{RunTracker, end_run, start_manual_run};
+use crate::settings::CrawlSettings;
 
 /// Pages fetched again per crawl of the removal pass.
 const RECHECK_BATCH: u32 = 200;
-/// Due pages read per batch of the matching pass.
-const MATCH_BATCH: u32 = 500;
-/// How often the run's counts are saved (and cancellation looked for).
-const PROGRESS_EVERY: Duration = Duration::from_secs(2);
 
 /// Payload of a dedup job, and the settings of `copytrace dedup`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -59,9 +54,9 @@ pub struct DedupJob {
     /// Fetch known infringing pages again to record removals.
     #[serde(default = "yes")]
     pub recheck: bool,
-    /// How the removal checks fetch.
+    /// How the removal checks fetch (politeness; scope settings do not apply).
     #[serde(default)]
-    pub fetch: RecheckSettings,
+    pub fetch: CrawlSettings,
 }
 
 fn yes() -> bool {
@@ -73,84 +68,7 @@ impl Default for DedupJob {
         Self {
             full: false,
             recheck: true,
-            fetch: RecheckSettings::default(),
-        }
-    }
-}
-
-/// Crawler settings of the removal checks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RecheckSettings {
-    /// Allow loopback and private addresses.
-    #[serde(default)]
-    pub allow_private_addresses: bool,
-    /// User-Agent header.
-    #[serde(default = "default_user_agent")]
-    pub user_agent: String,
-    /// Requests in flight.
-    #[serde(default = "default_concurrency")]
-    pub concurrency: usize,
-    /// Requests in flight to one host.
-    #[serde(default = "default_per_host")]
-    pub per_host: usize,
-    /// Minimum seconds between two requests to one host.
-    #[serde(default)]
-    pub delay_secs: f64,
-    /// Per-request timeout in seconds.
-    #[serde(default = "default_timeout")]
-    pub timeout_secs: u64,
-    /// Retries of a failed request.
-    #[serde(default = "default_retries")]
-    pub retries: u32,
-}
-
-fn default_user_agent() -> String {
-    copytrace_crawler::DEFAULT_USER_AGENT.to_owned()
-}
-fn default_concurrency() -> usize {
-    CrawlConfig::default().concurrency
-}
-fn default_per_host() -> usize {
-    CrawlConfig::default().per_host_concurrency
-}
-fn default_timeout() -> u64 {
-    CrawlConfig::default().request_timeout.as_secs()
-}
-fn default_retries() -> u32 {
-    CrawlConfig::default().max_retries
-}
-
-impl Default for RecheckSettings {
-    fn default() -> Self {
-        Self {
-            allow_private_addresses: false,
-            user_agent: default_user_agent(),
-            concurrency: default_concurrency(),
-            per_host: default_per_host(),
-            delay_secs: 0.0,
-            timeout_secs: default_timeout(),
-            retries: default_retries(),
-        }
-    }
-}
-
-impl RecheckSettings {
-    /// A crawl of exactly `pages` URLs: no link, not even a "next page" link, is followed, so
-    /// every request may be conditional on `validators` (a 304 hides no link that matters).
-    fn config(&self, pages: usize, validators: HashMap<Url, Validators>) -> CrawlConfig {
-        CrawlConfig {
-            max_pages: pages,
-            validators,
-            max_depth: Some(0),
-            max_page_chain: 0,
-            allow_private_addresses: self.allow_private_addresses,
-            user_agent: self.user_agent.clone(),
-            concurrency: self.concurrency.max(1),
-            per_host_concurrency: self.per_host.max(1),
-            host_delay: Duration::try_from_secs_f64(self.delay_secs).unwrap_or_default(),
-            request_timeout: Duration::from_secs(self.timeout_secs.max(1)),
-            max_retries: self.retries,
-            ..CrawlConfig::default()
+            fetch: CrawlSettings::default(),
         }
     }
 }
@@ -164,63 +82,55 @@ pub enum DedupEnd {
     Cancelled,
 }
 
-/// Saves a run's counts every [`PROGRESS_EVERY`] and reports cancellation requests.
-struct Progress<'a> {
-    store: &'a dyn Store,
-    run_id: Id,
-    last: Instant,
-}
-
-impl Progress<'_> {
-    /// `true` when the run must stop.
-    async fn cancelled(&mut self, counts: &RunCounts) -> Result<bool> {
-        if self.last.elapsed() < PROGRESS_EVERY {
-            return Ok(false);
-        }
-        self.last = Instant::now();
-        Ok(self
-            .store
-            .update_run_progress(self.run_id, counts, &serde_json::Value::Null)
-            .await?)
-    }
-}
-
-/// Runs both passes of a dedup run for the run `run_id` (already started), matching with
-/// `matcher`'s library. `counts` is updated as the run goes, so a caller still has them when
+/// Runs both passes of a dedup run for the run `tracker` tracks (already started), matching
+/// with `engine`'s library. `counts` is updated as the run goes, so a caller still has them when
 /// the run fails halfway.
 pub async fn run_dedup(
-    store: &dyn Store,
-    matcher: &MatchHandler,
-    run_id: Id,
+    engine: &MatchEngine,
+    tracker: &mut RunTracker,
     job: &DedupJob,
     counts: &mut RunCounts,
+    progress: &dyn Progress,
 ) -> Result<DedupEnd> {
-    let mut progress = Progress {
-        store,
-        run_id,
-        last: Instant::now(),
-    };
+    let store = engine.store().as_ref();
     if job.full {
         let marked = store.mark_all_pages_unmatched().await?;
-        tracing::info!(run = run_id, "full dedup: {marked} page(s) to match again");
+        tracing::info!(
+            run = tracker.run_id(),
+            "full dedup: {marked} page(s) to match again"
+        );
     }
     if job.recheck
-        && recheck_pass(store, matcher, run_id, job, counts, &mut progress).await?
-            == DedupEnd::Cancelled
+        && recheck_pass(engine, tracker, job, counts, progress).await? == DedupEnd::Cancelled
     {
         return Ok(DedupEnd::Cancelled);
     }
-    match_pass(store, matcher, counts, &mut progress).await
+    let mut cursor = DueCursor::default();
+    while let Some(outcome) = engine.match_next_due(&mut cursor).await? {
+        if let PageOutcome::Recorded { verdict, .. } = &outcome {
+            counts.new_matches += verdict.new_matches;
+            counts.matches_removed += verdict.removed;
+            counts.pages_checked += 1;
+            progress.advance(1);
+            if tracker
+                .save(store, counts, &serde_json::Value::Null)
+                .await?
+            {
+                return Ok(DedupEnd::Cancelled);
+            }
+        }
+    }
+    Ok(DedupEnd::Finished)
 }
 
 async fn recheck_pass(
-    store: &dyn Store,
-    matcher: &MatchHandler,
-    run_id: Id,
+    engine: &MatchEngine,
+    tracker: &mut RunTracker,
     job: &DedupJob,
     counts: &mut RunCounts,
-    progress: &mut Progress<'_>,
+    progress: &dyn Progress,
 ) -> Result<DedupEnd> {
+    let store = engine.store().as_ref();
     let mut after = 0;
     loop {
         let batch = store.infringing_pages(after, RECHECK_BATCH).await?;
@@ -232,13 +142,14 @@ async fn recheck_pass(
         for page in &batch {
             let key = crawl_key(&page.url);
             let outcome = fetched.get(&key);
-            let check = judge(store, matcher, page, outcome, run_id).await?;
+            let check = judge(engine, page, outcome, tracker.run_id()).await?;
             if check.availability == Availability::Unreachable {
                 counts.errors += 1;
             }
             let changed = store.record_page_check(&check).await?;
             counts.pages_checked += 1;
             counts.matches_removed += changed.removed;
+            progress.advance(1);
             tracing::debug!(
                 page = page.page_id,
                 url = %page.url,
@@ -246,51 +157,45 @@ async fn recheck_pass(
                 detail = %check.detail,
                 "removal check"
             );
-            if progress.cancelled(counts).await? {
+            if tracker
+                .save(store, counts, &serde_json::Value::Null)
+                .await?
+            {
                 return Ok(DedupEnd::Cancelled);
             }
         }
     }
 }
 
-async fn match_pass(
-    store: &dyn Store,
-    matcher: &MatchHandler,
-    counts: &mut RunCounts,
-    progress: &mut Progress<'_>,
-) -> Result<DedupEnd> {
-    let mut after = 0;
-    loop {
-        let due = store.due_page_ids(after, MATCH_BATCH).await?;
-        let Some(&(last, _)) = due.last() else {
-            return Ok(DedupEnd::Finished);
-        };
-        after = last;
-        for (page_id, hash) in due {
-            let page = match store.get_page(page_id).await {
-                Ok(page) => page,
-                Err(StoreError::NotFound(_)) => continue,
-                Err(error) => return Err(error.into()),
-            };
-            // Changed since it was listed: its new text is matched by the next run (or by the
-            // match job its crawl enqueued).
-            if page.content_hash != hash {
-                continue;
-            }
-            let found = matcher.match_text(&page.text).await?;
-            let matches: Vec<_> = found.iter().map(pipeline::to_new_match).collect();
-            let verdict = store
-                .record_page_matches(page.id, &page.content_hash, &matches, Utc::now())
-                .await
-                .with_context(|| format!("cannot record matches of {}", page.url))?;
-            counts.new_matches += verdict.new_matches;
-            counts.matches_removed += verdict.removed;
-            counts.pages_checked += 1;
-            if progress.cancelled(counts).await? {
-                return Ok(DedupEnd::Cancelled);
-            }
-        }
-    }
+/// `copytrace dedup`: runs a dedup run now, in this process, recorded like a scheduled one.
+pub async fn dedup_now(
+    engine: &MatchEngine,
+    job: &DedupJob,
+    progress: &dyn Progress,
+) -> Result<Run> {
+    let store = engine.store().as_ref();
+    let run_id = start_manual_run(store, RunKind::Dedup).await?;
+    let mut counts = RunCounts::default();
+    progress.status(&format!("dedup run {run_id}"));
+    let mut tracker = RunTracker::new(run_id);
+    let outcome = run_dedup(engine, &mut tracker, job, &mut counts, progress).await;
+    let state = match &outcome {
+        Ok(DedupEnd::Finished) => Ok(RunState::Succeeded),
+        Ok(DedupEnd::Cancelled) => Ok(RunState::Cancelled),
+        Err(error) => Err(one_line(error)),
+    };
+    let recorded = end_run(
+        store,
+        run_id,
+        state,
+        &counts,
+        &serde_json::Value::Null,
+        true,
+    )
+    .await;
+    outcome?;
+    recorded.map_err(crate::error::ServiceError::unavailable)?;
+    Ok(store.get_run(run_id).await?)
 }
 
 /// The crawler's form of a stored URL, to find a page's fetch among the crawl's results.
@@ -343,7 +248,7 @@ impl PageSink for RecheckSink {
 
 async fn fetch_again(
     batch: &[InfringingPage],
-    settings: &RecheckSettings,
+    settings: &CrawlSettings,
 ) -> Result<HashMap<String, Fetched>> {
     let mut seeds = Vec::with_capacity(batch.len());
     let mut validators = HashMap::new();
@@ -361,20 +266,24 @@ async fn fetch_again(
         seeds.push(url);
     }
     let mut sink = RecheckSink::default();
-    copytrace_crawler::crawl(&settings.config(seeds.len(), validators), &seeds, &mut sink)
-        .await
-        .context("the removal check crawl failed")?;
+    copytrace_crawler::crawl(
+        &settings.recheck_config(seeds.len(), validators),
+        &seeds,
+        &mut sink,
+    )
+    .await
+    .context("the removal check crawl failed")?;
     Ok(sink.results)
 }
 
 /// The verdict on one page.
 async fn judge(
-    store: &dyn Store,
-    matcher: &MatchHandler,
+    engine: &MatchEngine,
     page: &InfringingPage,
     outcome: Option<&Fetched>,
     run_id: Id,
 ) -> Result<PageCheck> {
+    let store: &dyn Store = engine.store().as_ref();
     let mut check = PageCheck {
         page_id: page.page_id,
         run_id: Some(run_id),
@@ -413,7 +322,7 @@ async fn judge(
             (304, text)
         }
         Some(Fetched::Page(fetched)) => {
-            let unchanged = pipeline::content_hash(&fetched.text) == page.content_hash;
+            let unchanged = content_hash(&fetched.text) == page.content_hash;
             let text =
                 (!unchanged || !page.stale_evidence.is_empty()).then(|| fetched.text.clone());
             (fetched.status, text)
@@ -422,7 +331,7 @@ async fn judge(
     check.http_status = Some(status);
     let found: BTreeSet<Id> = match online_text {
         None => page.work_ids.iter().copied().collect(),
-        Some(text) => matcher
+        Some(text) => engine
             .match_text(&text)
             .await?
             .iter()
@@ -448,25 +357,4 @@ async fn judge(
         );
     }
     Ok(check)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_recheck_crawl_follows_no_link_and_is_conditional() {
-        let url = Url::parse("http://pirate.example/1.html").unwrap();
-        let stored = Validators {
-            etag: Some("\"v1\"".into()),
-            last_modified: None,
-        };
-        let config =
-            RecheckSettings::default().config(3, HashMap::from([(url.clone(), stored.clone())]));
-        assert_eq!(config.max_pages, 3);
-        assert_eq!(config.max_depth, Some(0));
-        assert_eq!(config.max_page_chain, 0);
-        assert!(!config.allow_private_addresses);
-        assert_eq!(config.validators.get(&url), Some(&stored));
-    }
 }

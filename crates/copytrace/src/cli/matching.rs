@@ -1,0 +1,242 @@
+//! `copytrace match`, `copytrace dedup` and `copytrace index`: bringing the match library up to
+//! date, and the shared Redis index it can read from.
+
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use clap::Subcommand;
+use copytrace_matcher::{CandidateMethods, Index, MatchConfig};
+use copytrace_service::dedup::{self, DedupJob};
+use copytrace_service::index::{open_redis_index, rebuild_redis_index};
+use copytrace_service::matching::{DueCursor, MatchSummary};
+use copytrace_service::redact;
+use copytrace_service::settings::parse_seconds;
+use copytrace_service::{CrawlSettings, MatchEngine, Progress, jobs};
+
+use super::Globals;
+use super::progress::Bar;
+
+/// Matching settings an operator may change. The defaults are the ones the quality benchmark
+/// (`copytrace-bench quality`) chose; see docs/algorithms.md before changing them.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MatchArgs {
+    /// Candidate sources, joined by `+`: simhash, minhash, dna, or all
+    #[arg(long, env = "COPYTRACE_CANDIDATES",
+          default_value_t = MatchConfig::default().candidates.methods)]
+    pub candidates: CandidateMethods,
+    /// Report a work only when at least this many characters of the page are verified as copied
+    /// from it (boilerplate excluded)
+    #[arg(long, env = "COPYTRACE_MIN_COPIED_CHARS",
+          default_value_t = MatchConfig::default().min_copied_chars)]
+    pub min_copied_chars: usize,
+}
+
+impl MatchArgs {
+    /// The matcher configuration, refusing settings that could match nothing.
+    pub fn config(&self) -> Result<MatchConfig> {
+        if self.candidates.is_empty() {
+            bail!("--candidates none would match nothing; name at least one source");
+        }
+        let mut config = MatchConfig {
+            min_copied_chars: self.min_copied_chars,
+            ..MatchConfig::default()
+        };
+        config.candidates.methods = self.candidates;
+        Ok(config)
+    }
+}
+
+/// `copytrace match`: the matching settings, and whether to match now or queue jobs.
+#[derive(Debug, clap::Args)]
+pub struct MatchCommandArgs {
+    /// Matching settings.
+    #[command(flatten)]
+    pub settings: MatchArgs,
+    /// Enqueue a match job for every page due instead of matching now (for `copytrace worker
+    /// match` processes); prints how many pages are due.
+    #[arg(long)]
+    pub queue: bool,
+    /// Match every stored page again, not only new or changed ones (after restoring an index,
+    /// or to apply changed settings).
+    #[arg(long)]
+    pub all: bool,
+}
+
+/// Runs `copytrace match`.
+pub async fn run_match(globals: &Globals, args: MatchCommandArgs) -> Result<ExitCode> {
+    let config = args.settings.config()?;
+    let store = globals.store().await?;
+    if args.all {
+        let marked = store.mark_all_pages_unmatched().await?;
+        eprintln!("{marked} page(s) will be matched again");
+    }
+    if args.queue {
+        let due = jobs::enqueue_due_matches(store.as_ref()).await?;
+        println!("{due} page(s) due for matching have a match job");
+        return Ok(ExitCode::SUCCESS);
+    }
+    match_and_print(MatchEngine::new(store, globals.index_source(), config)).await
+}
+
+/// Matches every due page with `engine` and prints a summary.
+pub async fn match_and_print(engine: MatchEngine) -> Result<ExitCode> {
+    let works = engine.work_count().await?;
+    let bar = Bar::spinner("matching, pages:");
+    let mut summary = MatchSummary::default();
+    let mut cursor = DueCursor::default();
+    let matched = async {
+        while let Some(outcome) = engine.match_next_due(&mut cursor).await? {
+            if summary.add(&outcome) {
+                bar.advance(1);
+            }
+        }
+        Ok::<_, copytrace_service::ServiceError>(())
+    }
+    .await;
+    bar.finish();
+    matched?;
+    println!(
+        "matched {} page(s) against {} work(s){}: {} infringing page(s), {} match(es); \
+         {} removed, {} reopened",
+        summary.pages,
+        works,
+        if engine.uses_redis() {
+            " (Redis index)"
+        } else {
+            ""
+        },
+        summary.infringing_pages,
+        summary.matches,
+        summary.removed,
+        summary.reopened
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `copytrace index …`
+#[derive(Debug, Subcommand)]
+pub enum IndexCommand {
+    /// Delete the Redis index and fill it again with every work's stored window fingerprints.
+    Rebuild,
+}
+
+/// Runs `copytrace index …`.
+pub async fn run_index(globals: &Globals, command: IndexCommand) -> Result<ExitCode> {
+    let IndexCommand::Rebuild = command;
+    let Some(url) = &globals.redis_url else {
+        bail!(
+            "index rebuild needs --redis-url (or COPYTRACE_REDIS_URL); without Redis the \
+             in-memory index is built afresh at every match run"
+        );
+    };
+    let prefix = &globals.redis_prefix;
+    let store = globals.store().await?;
+    let mut index = open_redis_index(url, prefix)?;
+    let bar = Bar::counted("indexing works {bar:30} {pos}/{len} [{elapsed}]");
+    let summary =
+        rebuild_redis_index(store.as_ref(), &mut index, &MatchConfig::default(), &bar).await;
+    bar.finish();
+    let summary = summary?;
+    println!(
+        "indexed {} window(s) of {} work(s) in Redis at {} under {prefix:?} ({} re-fingerprinted)",
+        summary.windows,
+        summary.works,
+        redact(url),
+        summary.refingerprinted
+    );
+    println!("index holds {} window(s)", index.len()?);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// How removal checks fetch pages again, shared by `dedup` and `serve` (the daily run). The
+/// command line names these `--recheck-…` beside a crawl's own settings; they fill the
+/// politeness part of a [`CrawlSettings`].
+#[derive(Debug, Clone, clap::Args)]
+pub struct RecheckArgs {
+    /// Allow loopback and private addresses when fetching infringing pages again.
+    #[arg(
+        long = "recheck-allow-private-addresses",
+        env = "COPYTRACE_RECHECK_ALLOW_PRIVATE_ADDRESSES"
+    )]
+    pub allow_private_addresses: bool,
+    /// User-Agent of the removal checks.
+    #[arg(long = "recheck-user-agent", env = "COPYTRACE_RECHECK_USER_AGENT",
+          default_value = copytrace_crawler::DEFAULT_USER_AGENT)]
+    pub user_agent: String,
+    /// Seconds between two removal checks on the same host.
+    #[arg(long = "recheck-delay", env = "COPYTRACE_RECHECK_DELAY", value_name = "SECONDS",
+          default_value = "1", value_parser = parse_seconds)]
+    pub delay: f64,
+}
+
+impl RecheckArgs {
+    /// The crawl settings of the removal checks.
+    pub fn settings(&self) -> CrawlSettings {
+        CrawlSettings {
+            allow_private_addresses: self.allow_private_addresses,
+            user_agent: self.user_agent.clone(),
+            delay_secs: self.delay,
+            ..CrawlSettings::default()
+        }
+    }
+}
+
+/// `copytrace dedup`
+#[derive(Debug, clap::Args)]
+pub struct DedupArgs {
+    /// Match every stored page again, not only new or changed ones.
+    #[arg(long)]
+    pub full: bool,
+    /// Do not fetch known infringing pages again (no removal checks).
+    #[arg(long)]
+    pub no_recheck: bool,
+    /// Enqueue the run as a job for `copytrace worker match` (or `serve`) instead of running it
+    /// now.
+    #[arg(long)]
+    pub queue: bool,
+    /// Print the finished run as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// How removal checks fetch.
+    #[command(flatten)]
+    pub recheck: RecheckArgs,
+    /// Matching settings.
+    #[command(flatten)]
+    pub settings: MatchArgs,
+}
+
+/// Runs `copytrace dedup`.
+pub async fn run_dedup(globals: &Globals, args: DedupArgs) -> Result<ExitCode> {
+    let config = args.settings.config()?;
+    let store = globals.store().await?;
+    let job = DedupJob {
+        full: args.full,
+        recheck: !args.no_recheck,
+        fetch: args.recheck.settings(),
+    };
+    if args.queue {
+        let (run, job) = jobs::enqueue_dedup(store.as_ref(), &job).await?;
+        println!("enqueued dedup job {job} (run {run})");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let engine = MatchEngine::new(store.clone(), globals.index_source(), config);
+    engine.preload().await?;
+    let bar = Bar::spinner("dedup:");
+    let run = dedup::dedup_now(&engine, &job, &bar).await;
+    bar.finish();
+    let run = run?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&run)?);
+    } else {
+        println!(
+            "dedup run {} {}: {} page(s) checked, {} new match(es), {} match(es) removed, {} page(s) unreachable",
+            run.id,
+            run.state.as_str(),
+            run.counts.pages_checked,
+            run.counts.new_matches,
+            run.counts.matches_removed,
+            run.counts.errors
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,183 @@
+//! The command line: what `copytrace` accepts (clap types, one module per command group) and
+//! how each command presents the service's results. No pipeline step lives here: every command
+//! calls `copytrace-service` and prints what it returns.
+
+pub mod crawl;
+pub mod inspect;
+pub mod library;
+pub mod matching;
+pub mod output;
+pub mod processes;
+pub mod progress;
+pub mod queue;
+pub mod schedules;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use copytrace_service::index::IndexSource;
+use copytrace_service::redact;
+use copytrace_store::Store;
+
+use crate::backend::{DEFAULT_DATABASE_URL, open_store};
+
+/// Exit code when a command finished but some of its inputs failed.
+pub const EXIT_PARTIAL: u8 = 3;
+
+/// Copytrace finds pirated copies of registered works on the web: it crawls suspected piracy
+/// sites, fingerprints every page, matches it against the source library and keeps
+/// evidence-backed matches for reports and takedown notices.
+#[derive(Debug, Parser)]
+#[command(name = "copytrace", version, propagate_version = true)]
+pub struct Cli {
+    /// Where the data lives.
+    #[command(flatten)]
+    pub globals: Globals,
+
+    /// More log output on stderr (repeat for more). COPYTRACE_LOG (a tracing filter such as
+    /// `info` or `warn,copytrace=debug`) sets it precisely and wins over this flag.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Where the data lives: the options every command shares.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Globals {
+    /// Database URL: `sqlite://PATH` (the embedded default) or
+    /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (an existing database; migrated on open).
+    #[arg(long, global = true, env = "COPYTRACE_DATABASE_URL", default_value = DEFAULT_DATABASE_URL,
+          hide_env_values = true)]
+    pub db: String,
+
+    /// Redis URL of the shared window index (`redis://[:password@]host:port[/db]`). Without
+    /// it, `match` builds an in-memory index from the database at every run.
+    #[arg(
+        long,
+        global = true,
+        env = "COPYTRACE_REDIS_URL",
+        hide_env_values = true
+    )]
+    pub redis_url: Option<String>,
+
+    /// Key prefix of the index in Redis, so several libraries can share one server.
+    #[arg(long, global = true, env = "COPYTRACE_REDIS_PREFIX",
+          default_value = copytrace_index_redis::DEFAULT_PREFIX)]
+    pub redis_prefix: String,
+
+    /// Configuration file (TOML; see deploy/copytrace.toml). Its settings apply where neither a
+    /// flag nor a COPYTRACE_… variable gives one.
+    #[arg(long, global = true, env = "COPYTRACE_CONFIG", value_name = "PATH")]
+    pub config: Option<PathBuf>,
+}
+
+impl Globals {
+    /// Opens (and migrates) the database.
+    pub async fn store(&self) -> Result<Arc<dyn Store>> {
+        open_store(&self.db).await
+    }
+
+    /// Where matching finds the window index.
+    pub fn index_source(&self) -> IndexSource {
+        match &self.redis_url {
+            Some(url) => IndexSource::Redis {
+                url: url.clone(),
+                prefix: self.redis_prefix.clone(),
+            },
+            None => IndexSource::Memory,
+        }
+    }
+
+    /// Whether the database is the embedded one (everything in one process).
+    pub fn embedded(&self) -> bool {
+        !self.db.to_ascii_lowercase().starts_with("postgres")
+    }
+}
+
+/// Every command.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Manage the source library (the registered works).
+    #[command(subcommand)]
+    Library(library::LibraryCommand),
+    /// Crawl sites and store their pages' text. Only the seeds' own sites are followed.
+    Crawl(crawl::CrawlArgs),
+    /// Match every page not yet matched against the library and record the verdicts.
+    Match(matching::MatchCommandArgs),
+    /// Run a worker process that takes jobs from the durable queue (production: many of them,
+    /// against PostgreSQL and Redis). Stops cleanly on SIGTERM.
+    #[command(subcommand)]
+    Worker(processes::WorkerCommand),
+    /// Run the service process: health, readiness and metrics endpoints, the scheduler (one
+    /// leader across all `serve` processes) and, on SQLite, the workers. Stops on SIGTERM.
+    Serve(processes::ServeArgs),
+    /// Inspect and retry jobs of the durable queue.
+    #[command(subcommand)]
+    Jobs(queue::JobsCommand),
+    /// Apply pending database migrations and exit (every command also migrates on open).
+    Migrate,
+    /// Print the effective settings (file, environment and defaults), secrets hidden.
+    Config,
+    /// Manage the Redis window index (production; needs --redis-url).
+    #[command(subcommand)]
+    Index(matching::IndexCommand),
+    /// Export data for analysts and scripts.
+    #[command(subcommand)]
+    Export(output::ExportCommand),
+    /// Print a readable infringement report, grouped by work.
+    Report,
+    /// Print the document-level and window-level fingerprints of a text file.
+    Fingerprint(inspect::FingerprintArgs),
+    /// Compare two text files with every algorithm and with the full matcher (is B a copy of A?).
+    Compare(inspect::CompareArgs),
+    /// Manage cron schedules of crawls (and the built-in daily dedup run).
+    #[command(subcommand)]
+    Schedule(schedules::ScheduleCommand),
+    /// Crawl and dedup runs: history, counts, statistics, cancellation.
+    #[command(subcommand)]
+    Runs(queue::RunsCommand),
+    /// Bring the match library up to date now, as the daily run does: fetch known infringing
+    /// pages again to record removals, then match every page not yet matched against the
+    /// current library (after a library change, every page).
+    Dedup(matching::DedupArgs),
+    /// Run the whole pipeline on bundled sample data in a temporary database: ingest a small
+    /// library, serve a sample piracy site on a loopback port, crawl it, match, report.
+    Demo,
+}
+
+/// Runs one command.
+pub async fn run(cli: Cli) -> Result<ExitCode> {
+    let globals = &cli.globals;
+    match cli.command {
+        Command::Demo => crate::demo::run_demo().await,
+        Command::Crawl(args) => crawl::run(globals, args).await,
+        Command::Library(command) => library::run(globals, command).await,
+        Command::Match(args) => matching::run_match(globals, args).await,
+        Command::Index(command) => matching::run_index(globals, command).await,
+        Command::Dedup(args) => matching::run_dedup(globals, args).await,
+        Command::Export(command) => output::run_export(globals, command).await,
+        Command::Report => output::run_report(globals).await,
+        Command::Fingerprint(args) => inspect::fingerprint(args),
+        Command::Compare(args) => inspect::compare(args),
+        Command::Worker(command) => processes::run_worker(globals, command).await,
+        Command::Serve(args) => processes::run_serve(globals, args).await,
+        Command::Jobs(command) => queue::run_jobs(globals, command).await,
+        Command::Runs(command) => queue::run_runs(globals, command).await,
+        Command::Schedule(command) => schedules::run(globals, command).await,
+        Command::Migrate => {
+            globals.store().await?;
+            println!("database {} is up to date", redact(&globals.db));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Config => {
+            crate::config::print_effective(globals);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

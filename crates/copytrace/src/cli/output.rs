@@ -1,0 +1,80 @@
+//! `copytrace export` and `copytrace report`: the match library for analysts and scripts.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Subcommand, ValueEnum};
+use copytrace_service::export::{self, ExportFormat};
+
+use super::Globals;
+
+/// `copytrace export …`
+#[derive(Debug, Subcommand)]
+pub enum ExportCommand {
+    /// Export page × work matches, one row per match.
+    Matches {
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = FormatArg::Csv)]
+        format: FormatArg,
+        /// Write to this file (atomically) instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+/// Export formats on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// Comma-separated values with a header row.
+    Csv,
+    /// A JSON array of matches with evidence offsets.
+    Json,
+}
+
+impl From<FormatArg> for ExportFormat {
+    fn from(format: FormatArg) -> Self {
+        match format {
+            FormatArg::Csv => ExportFormat::Csv,
+            FormatArg::Json => ExportFormat::Json,
+        }
+    }
+}
+
+/// Runs `copytrace export …`.
+pub async fn run_export(globals: &Globals, command: ExportCommand) -> Result<ExitCode> {
+    let ExportCommand::Matches { format, out } = command;
+    let store = globals.store().await?;
+    match out {
+        None => {
+            export::export_matches(store.as_ref(), format.into(), &mut std::io::stdout().lock())
+                .await?;
+        }
+        Some(path) => {
+            // Write beside the target and rename, so a failed export never leaves half a file.
+            let dir = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(".".as_ref());
+            let mut temp = tempfile::NamedTempFile::new_in(dir)
+                .with_context(|| format!("cannot write to {}", dir.display()))?;
+            let count =
+                export::export_matches(store.as_ref(), format.into(), temp.as_file_mut()).await?;
+            temp.as_file_mut()
+                .flush()
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            temp.persist(&path)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            eprintln!("exported {count} match(es) to {}", path.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `copytrace report`.
+pub async fn run_report(globals: &Globals) -> Result<ExitCode> {
+    let store = globals.store().await?;
+    export::report(store.as_ref(), &mut std::io::stdout().lock()).await?;
+    Ok(ExitCode::SUCCESS)
+}

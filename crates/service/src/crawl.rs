@@ -1,0 +1,157 @@
+//! Crawl runs: seeds and settings in, pages stored, the run recorded.
+//!
+//! The same function crawls for `copytrace crawl` (in the caller's process, pages matched later
+//! by `copytrace match` or the scheduler's sweep) and for crawl jobs (pages queued for match
+//! workers as they arrive). Both record a run with the crawler's statistics, send the stored
+//! validators of known copies back (conditional requests), and record what became of known
+//! copies they meet again.
+
+use std::sync::Arc;
+
+use copytrace_crawler::{CrawlConfig, CrawlError, CrawlReport, CrawlStats};
+use copytrace_store::{Id, RunCounts, RunKind, RunState, Store};
+use url::Url;
+
+use crate::error::{Context, Result, ServiceError};
+use crate::intake::{IntakeCounts, PageIntake, crawl_stats_json};
+use crate::progress::Progress;
+use crate::recrawl::crawl_validators;
+use crate::runs::{RunTracker, end_run, start_manual_run};
+use crate::settings::CrawlSettings;
+
+/// Validates seed URLs: absolute `http`/`https` URLs with a host.
+pub fn parse_seeds(urls: &[String]) -> Result<Vec<Url>> {
+    urls.iter()
+        .map(|raw| {
+            let url = Url::parse(raw)
+                .map_err(|e| ServiceError::invalid(format!("invalid URL {raw:?}: {e}")))?;
+            if !matches!(url.scheme(), "http" | "https") {
+                return Err(ServiceError::invalid(format!(
+                    "invalid URL {raw:?}: only http and https can be crawled"
+                )));
+            }
+            if url.host_str().is_none_or(str::is_empty) {
+                return Err(ServiceError::invalid(format!(
+                    "invalid URL {raw:?}: no host"
+                )));
+            }
+            Ok(url)
+        })
+        .collect()
+}
+
+/// The crawler configuration of a crawl of `seeds`, with the validators of the pages a
+/// conditional re-crawl sends back (none when the settings say `no_conditional`).
+pub async fn crawl_config(
+    store: &dyn Store,
+    seeds: &[Url],
+    settings: &CrawlSettings,
+) -> Result<CrawlConfig> {
+    let mut config = settings.crawl_config();
+    if !settings.no_conditional {
+        let follows_links = !(config.max_depth == Some(0) && config.max_page_chain == 0);
+        config.validators = crawl_validators(store, seeds, follows_links).await?;
+    }
+    Ok(config)
+}
+
+/// What a crawl run did.
+#[derive(Debug)]
+pub struct CrawlDone {
+    /// The run.
+    pub run_id: Id,
+    /// The crawler's report, or why the crawl stopped as a whole.
+    pub result: std::result::Result<CrawlReport, CrawlError>,
+    /// Whether it stopped because the run was cancelled.
+    pub cancelled: bool,
+    /// What happened to the pages.
+    pub pages: IntakeCounts,
+    /// The run's counts.
+    pub run_counts: RunCounts,
+    /// The crawler's statistics as stored with the run.
+    pub stats: serde_json::Value,
+}
+
+impl CrawlDone {
+    /// How the run ended: succeeded, cancelled, or the reason it failed.
+    pub fn run_outcome(&self) -> std::result::Result<RunState, String> {
+        match &self.result {
+            Ok(_) => Ok(RunState::Succeeded),
+            Err(_) if self.cancelled => Ok(RunState::Cancelled),
+            Err(error) => Err(format!("crawl aborted: {error}")),
+        }
+    }
+}
+
+/// Crawls `seeds` with `config` for the running run `run_id`, storing pages through a
+/// [`PageIntake`] (queueing their match jobs when `queue_matches`). The run is not ended here:
+/// the caller knows whether a failure is final.
+pub async fn crawl_for_run(
+    store: Arc<dyn Store>,
+    run_id: Id,
+    seeds: &[Url],
+    config: &CrawlConfig,
+    queue_matches: bool,
+    progress: Arc<dyn Progress>,
+) -> CrawlDone {
+    let mut intake = PageIntake::new(store, RunTracker::new(run_id), queue_matches, progress);
+    let result = copytrace_crawler::crawl(config, seeds, &mut intake).await;
+    let cancelled = matches!(result, Err(CrawlError::Sink(_))) && intake.cancelled();
+    let stats = match &result {
+        Ok(report) => report.stats.clone(),
+        Err(_) if cancelled => intake.latest.clone(),
+        Err(_) => CrawlStats::default(),
+    };
+    intake.latest = stats.clone();
+    CrawlDone {
+        run_id,
+        cancelled,
+        pages: intake.counts,
+        run_counts: intake.run_counts(),
+        stats: crawl_stats_json(&stats),
+        result,
+    }
+}
+
+/// `copytrace crawl`: crawls `seeds` now, in this process, as a manual run that is recorded
+/// like a scheduled one. Pages are stored, not matched (a match run does that). A crawl that
+/// stops as a whole fails the run and is returned as the error.
+pub async fn crawl_now(
+    store: Arc<dyn Store>,
+    seeds: &[Url],
+    settings: &CrawlSettings,
+    progress: Arc<dyn Progress>,
+) -> Result<CrawlDone> {
+    let config = crawl_config(store.as_ref(), seeds, settings).await?;
+    let run_id = start_manual_run(store.as_ref(), RunKind::Crawl).await?;
+    let done = crawl_for_run(store.clone(), run_id, seeds, &config, false, progress).await;
+    // A failure is final: no retry will take the run up.
+    let recorded = end_run(
+        store.as_ref(),
+        run_id,
+        done.run_outcome(),
+        &done.run_counts,
+        &done.stats,
+        true,
+    )
+    .await;
+    match done.result {
+        Err(error) if !done.cancelled => Err(error).context("crawl aborted"),
+        result => {
+            recorded.map_err(ServiceError::unavailable)?;
+            Ok(CrawlDone { result, ..done })
+        }
+    }
+}
+
+/// Whether the crawl failed on one of its seeds (the crawler reports URLs without their
+/// fragment, so seeds are compared the same way).
+pub fn seed_failed(report: &CrawlReport, seeds: &[Url]) -> bool {
+    report.failures.iter().any(|(failed, _)| {
+        seeds.iter().any(|seed| {
+            let mut seed = seed.clone();
+            seed.set_fragment(None);
+            Url::parse(failed).is_ok_and(|failed| failed == seed)
+        })
+    })
+}

@@ -1,0 +1,131 @@
+//! Where the window index lives, and keeping the shared Redis index in step with the library.
+//!
+//! Embedded runs build an in-memory index from the store at every start; production shares one
+//! index in Redis between all match workers. The Redis index records the [library
+//! digest](crate::library::library_digest) it was built from, so a worker can always tell an
+//! index that reflects the library from a flushed, stale or half-rebuilt one.
+
+use copytrace_index_redis::RedisIndex;
+use copytrace_matcher::{Index, MatchConfig};
+use copytrace_store::{Id, Store};
+
+use crate::error::{Context, Result, ServiceError};
+use crate::library::{library_digest, refresh_outdated_works, stored_windows};
+use crate::progress::Progress;
+use crate::redact;
+
+/// Where the window index of a matcher lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IndexSource {
+    /// Built in memory from the store, again whenever the library changes.
+    Memory,
+    /// The shared Redis index (`copytrace index rebuild` fills it).
+    Redis {
+        /// Redis URL (may hold a password: show it through [`crate::redact`]).
+        url: String,
+        /// Key prefix.
+        prefix: String,
+    },
+}
+
+/// Opens the Redis index with the matcher's distance; the URL is shown redacted on failure.
+pub fn open_redis_index(url: &str, prefix: &str) -> Result<RedisIndex> {
+    RedisIndex::connect(url, prefix, MatchConfig::default().max_distance)
+        .with_context(|| format!("cannot open the Redis index at {}", redact(url)))
+}
+
+/// What `index rebuild` did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RebuildSummary {
+    /// Works indexed.
+    pub works: usize,
+    /// Windows indexed.
+    pub windows: usize,
+    /// Works fingerprinted by an older algorithm version, fingerprinted again and stored.
+    pub refingerprinted: usize,
+}
+
+/// Empties the Redis index's namespace and inserts every work's stored window fingerprints
+/// (one transaction per work). Works fingerprinted by an older algorithm version are
+/// fingerprinted again and stored first, as loading an in-memory matcher does, so the index
+/// never mixes versions. The library digest is written last: an interrupted rebuild leaves an
+/// index that matching refuses.
+pub async fn rebuild_redis_index(
+    store: &dyn Store,
+    index: &mut RedisIndex,
+    config: &MatchConfig,
+    progress: &dyn Progress,
+) -> Result<RebuildSummary> {
+    let refingerprinted = refresh_outdated_works(store, &config.fingerprint).await?;
+    let mut segments = stored_windows(store).await?;
+    let works = store.list_works(None).await?;
+    progress.set_total(works.len() as u64);
+    index.clear()?;
+    let mut summary = RebuildSummary {
+        refingerprinted,
+        ..RebuildSummary::default()
+    };
+    for work in &works {
+        let windows = segments.remove(&work.id).unwrap_or_default();
+        index.insert_work(work.id, &windows)?;
+        summary.works += 1;
+        summary.windows += windows.len();
+        progress.advance(1);
+    }
+    index.set_source_digest(&library_digest(store).await?)?;
+    Ok(summary)
+}
+
+/// Brings a Redis index that was in step with the library before works were added in step with
+/// it again, by re-indexing only the works `changed`. `before` is the library digest taken
+/// before the change. Returns `false`, touching nothing, when the index was not in step to begin
+/// with (never built, or built from another state): only a full [`rebuild_redis_index`] can fix
+/// that.
+///
+/// While the works are re-indexed the recorded digest is blanked, so match workers refuse the
+/// half-updated index (their jobs wait and retry) rather than trusting it.
+pub async fn update_redis_index(
+    store: &dyn Store,
+    index: &mut RedisIndex,
+    before: &str,
+    changed: &[Id],
+) -> Result<bool> {
+    if index.source_digest()?.as_deref() != Some(before) {
+        return Ok(false);
+    }
+    if changed.is_empty() {
+        return Ok(true);
+    }
+    index.set_source_digest("")?;
+    let mut segments = stored_windows(store).await?;
+    for work_id in changed {
+        index.remove_work(*work_id)?;
+        let windows = segments.remove(work_id).unwrap_or_default();
+        index.insert_work(*work_id, &windows)?;
+    }
+    index.set_source_digest(&library_digest(store).await?)?;
+    Ok(true)
+}
+
+/// Fails unless `index` was built from the library whose digest is `library`: a flushed or
+/// half-rebuilt Redis would otherwise answer "no candidates" and pages would be recorded clean.
+pub fn check_redis_index(index: &RedisIndex, library: &str) -> Result<()> {
+    match index.source_digest()? {
+        Some(found) if found == library => Ok(()),
+        Some(found) if found.is_empty() => Err(ServiceError::unavailable(format!(
+            "the Redis index under {:?} is being updated or rebuilt: run `copytrace index \
+             rebuild` if no update is under way",
+            index.prefix()
+        ))),
+        Some(_) => Err(ServiceError::unavailable(format!(
+            "the Redis index under {:?} was built from another state of the library: run \
+             `copytrace index rebuild`",
+            index.prefix()
+        ))),
+        None => Err(ServiceError::unavailable(format!(
+            "the Redis index under {:?} has not been built (or its rebuild did not finish): \
+             run `copytrace index rebuild`",
+            index.prefix()
+        ))),
+    }
+}

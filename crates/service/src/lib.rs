@@ -1,0 +1,74 @@
+//! Copytrace's operations, each with one home.
+//!
+//! The CLI, the job workers, the scheduler and the admin web all do the same things: add works
+//! to the library, crawl, take in crawled pages, match pages and record verdicts, run the daily
+//! dedup, manage schedules and runs, export. Each of these lives here once, as plain async
+//! functions over a [`Store`](copytrace_store::Store) (and, for matching, a
+//! [`MatchEngine`](matching::MatchEngine)), so a change to a step is made in one place and every
+//! caller gets it. Callers differ only in how they present the result:
+//!
+//! * progress is reported through a [`Progress`](progress::Progress) the caller hands in (the
+//!   CLI draws bars, jobs save counts into their run, the web will stream it), never printed;
+//! * errors are one [`ServiceError`](error::ServiceError) with a cause chain and a
+//!   [`kind`](error::ServiceError::kind) (not found, invalid, internal);
+//! * settings are typed once ([`CrawlSettings`](settings::CrawlSettings) derives both `clap` and
+//!   serde, so a flag, a queued job and a schedule cannot disagree).
+//!
+//! Following one crawled page to its match crosses each crate once, in one direction:
+//! `copytrace-crawler` hands the page to [`intake::PageIntake`] (store it, compare with known
+//! copies, queue its match job), a match job runs [`matching::MatchEngine::match_page`]
+//! (`copytrace-matcher` over the index, verdict into `copytrace-store`).
+//!
+//! This crate chooses no backend and reads no environment: the binary opens the store and names
+//! the index ([`index::IndexSource`]).
+
+pub mod crawl;
+pub mod dedup;
+pub mod error;
+pub mod export;
+pub mod index;
+pub mod inspect;
+pub mod intake;
+pub mod jobs;
+pub mod library;
+pub mod matching;
+pub mod progress;
+pub mod recrawl;
+pub mod runs;
+pub mod schedules;
+pub mod settings;
+pub mod textfile;
+
+pub use error::{ErrorKind, Result, ServiceError};
+pub use matching::MatchEngine;
+pub use progress::{NoProgress, Progress};
+pub use settings::CrawlSettings;
+
+/// A URL (of a database or a Redis server) with any password replaced, safe to print and log.
+pub fn redact(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_redacted() {
+        assert_eq!(
+            redact("postgres://app:secret@db/copytrace"),
+            "postgres://app:***@db/copytrace"
+        );
+        assert_eq!(
+            redact("redis://:secret@cache:6379/0"),
+            "redis://:***@cache:6379/0"
+        );
+        assert_eq!(redact("sqlite://copytrace.db"), "sqlite://copytrace.db");
+    }
+}

@@ -1,0 +1,500 @@
+//! The source library: reading work files, fingerprinting and storing works, keeping stored
+//! fingerprints at the current algorithm versions, and the digest that tells an index built
+//! from the library whether it is still in step with it.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use copytrace_fingerprint::{
+    FINGERPRINT_VERSION, FingerprintConfig, WindowFingerprint, default_algorithms, fingerprint_text,
+};
+use copytrace_index_redis::RedisIndex;
+use copytrace_store::{
+    AlgorithmFingerprint, Id, NewWork, SegmentFingerprint, Store, WorkSummary, WriteOutcome,
+};
+
+use crate::error::{Context, Result, ServiceError};
+use crate::index;
+use crate::textfile::{TextFile, first_line_title, read_text_file};
+
+/// Stable hex digest of a text, used to tell whether a work or page changed.
+pub fn content_hash(text: &str) -> String {
+    format!("{:032x}", xxhash_rust::xxh3::xxh3_128(text.as_bytes()))
+}
+
+/// A library file read and decoded, ready to ingest.
+#[derive(Debug, Clone)]
+pub struct LibraryFile {
+    /// Where it came from.
+    pub path: PathBuf,
+    /// The work's external id: the file stem.
+    pub external_id: String,
+    /// Its decoded text.
+    pub file: TextFile,
+}
+
+/// Expands `paths` (files and directories, walked recursively for `.txt` files) and reads
+/// every file. Any unreadable, binary or undecodable file fails the whole call, so nothing is
+/// ingested from a half-valid list.
+pub fn read_library_files(paths: &[PathBuf]) -> Result<Vec<LibraryFile>> {
+    let mut files = Vec::new();
+    for path in paths {
+        let metadata =
+            std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+        if metadata.is_dir() {
+            let before = files.len();
+            walk_txt(path, &mut files)?;
+            if files.len() == before {
+                return Err(ServiceError::invalid(format!(
+                    "no .txt files found in {}",
+                    path.display()
+                )));
+            }
+        } else {
+            files.push(path.clone());
+        }
+    }
+    files.sort();
+    files.dedup();
+    let read: Vec<LibraryFile> = files
+        .into_iter()
+        .map(|path| {
+            let file = read_text_file(&path)?;
+            let external_id = path
+                .file_stem()
+                .map(|stem| stem.to_string_lossy().into_owned())
+                .filter(|stem| !stem.is_empty())
+                .ok_or_else(|| {
+                    ServiceError::invalid(format!(
+                        "{} has no file name to use as id",
+                        path.display()
+                    ))
+                })?;
+            Ok(LibraryFile {
+                path,
+                external_id,
+                file,
+            })
+        })
+        .collect::<Result<_>>()?;
+    // The file stem is the work's id: two files with one stem would silently replace each other.
+    let mut seen: HashMap<&str, &Path> = HashMap::new();
+    for file in &read {
+        if let Some(other) = seen.insert(&file.external_id, &file.path) {
+            return Err(ServiceError::invalid(format!(
+                "{} and {} would both be work {:?}: rename one of them",
+                other.display(),
+                file.path.display(),
+                file.external_id
+            )));
+        }
+    }
+    Ok(read)
+}
+
+fn walk_txt(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let entries = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read directory {}", dir.display()))?;
+    for entry in entries {
+        let entry = entry.with_context(|| format!("cannot read directory {}", dir.display()))?;
+        let path = entry.path();
+        let file_type = entry
+            .file_type()
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        // Symbolic links to directories are not followed: a link to a parent would loop.
+        if file_type.is_symlink() && path.is_dir() {
+            continue;
+        }
+        if file_type.is_dir() {
+            walk_txt(&path, out)?;
+        } else if path
+            .extension()
+            .is_some_and(|ext| ext.eq_ignore_ascii_case("txt"))
+        {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// The document-level fingerprint of `text` by every default algorithm, each with the
+/// algorithm's version, as the store keeps them.
+pub fn document_fingerprints(text: &str) -> Result<Vec<AlgorithmFingerprint>> {
+    default_algorithms()
+        .iter()
+        .map(|algorithm| {
+            Ok(AlgorithmFingerprint {
+                algorithm: algorithm.name().to_owned(),
+                version: algorithm.version(),
+                fingerprint: serde_json::to_value(algorithm.fingerprint_text(text)).with_context(
+                    || format!("cannot serialize a {} fingerprint", algorithm.name()),
+                )?,
+            })
+        })
+        .collect()
+}
+
+/// `(algorithm, version)` of every default algorithm, ordered by name like the store's
+/// [`Store::fingerprint_versions`].
+pub fn current_algorithm_versions() -> Vec<(String, u32)> {
+    let mut versions: Vec<(String, u32)> = default_algorithms()
+        .iter()
+        .map(|algorithm| (algorithm.name().to_owned(), algorithm.version()))
+        .collect();
+    versions.sort();
+    versions
+}
+
+fn to_segments(windows: &[WindowFingerprint]) -> Vec<SegmentFingerprint> {
+    windows
+        .iter()
+        .map(|w| SegmentFingerprint {
+            ordinal: w.ordinal,
+            start: w.byte_start,
+            end: w.byte_end,
+            simhash: w.simhash,
+        })
+        .collect()
+}
+
+/// The stored form of a work: its text with window and document fingerprints.
+fn new_work(
+    rights_holder_id: Id,
+    external_id: String,
+    title: String,
+    content: String,
+    config: &FingerprintConfig,
+) -> Result<NewWork> {
+    let windows = fingerprint_text(&content, config).windows;
+    Ok(NewWork {
+        rights_holder_id,
+        external_id,
+        title,
+        content_hash: content_hash(&content),
+        fingerprint_version: FINGERPRINT_VERSION,
+        segments: to_segments(&windows),
+        fingerprints: document_fingerprints(&content)?,
+        content,
+    })
+}
+
+/// What ingesting one file did.
+#[derive(Debug, Clone)]
+pub struct IngestOutcome {
+    /// The work's id in the store.
+    pub work_id: Id,
+    /// The work's external id.
+    pub external_id: String,
+    /// Its title.
+    pub title: String,
+    /// Created, updated or unchanged.
+    pub outcome: WriteOutcome,
+    /// Number of window fingerprints.
+    pub windows: usize,
+    /// Encoding the file was decoded from.
+    pub encoding: &'static str,
+}
+
+/// Fingerprints and stores works for a rights holder. When anything changed, every stored page
+/// is marked for re-matching, because the library it was matched against is different now.
+pub async fn ingest(
+    store: &dyn Store,
+    rights_holder_id: Id,
+    files: &[LibraryFile],
+    config: &FingerprintConfig,
+) -> Result<Vec<IngestOutcome>> {
+    let mut outcomes = Vec::with_capacity(files.len());
+    for library_file in files {
+        let text = &library_file.file.text;
+        let title = first_line_title(text);
+        let work = new_work(
+            rights_holder_id,
+            library_file.external_id.clone(),
+            title.clone(),
+            text.clone(),
+            config,
+        )?;
+        let windows = work.segments.len();
+        let (work_id, outcome) = store
+            .upsert_work(&work)
+            .await
+            .with_context(|| format!("cannot store {}", library_file.path.display()))?;
+        outcomes.push(IngestOutcome {
+            work_id,
+            external_id: library_file.external_id.clone(),
+            title,
+            outcome,
+            windows,
+            encoding: library_file.file.encoding,
+        });
+    }
+    if outcomes
+        .iter()
+        .any(|o| o.outcome != WriteOutcome::Unchanged)
+    {
+        store.mark_all_pages_unmatched().await?;
+    }
+    Ok(outcomes)
+}
+
+/// What became of the shared Redis index when works were added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexUpdate {
+    /// No Redis index is in use: match runs build theirs from the store.
+    NotUsed,
+    /// The index was in step with the library and now holds the added works too.
+    Updated,
+    /// The index was not built from this library (never built, or from another state): only
+    /// `index rebuild` can bring it in step.
+    NeedsRebuild,
+}
+
+/// What `library add` did.
+#[derive(Debug, Clone)]
+pub struct AddReport {
+    /// One outcome per file, in the order given.
+    pub works: Vec<IngestOutcome>,
+    /// What became of the Redis index.
+    pub index: IndexUpdate,
+}
+
+/// Adds works for the rights holder named `holder` (created when new) and, when a Redis index
+/// is in use, keeps it in step so running match workers pick the change up.
+pub async fn add_works(
+    store: &dyn Store,
+    holder: &str,
+    files: &[LibraryFile],
+    redis: Option<&mut RedisIndex>,
+    config: &FingerprintConfig,
+) -> Result<AddReport> {
+    let holder_id = store.ensure_rights_holder(holder).await?;
+    let Some(redis) = redis else {
+        let works = ingest(store, holder_id, files, config).await?;
+        return Ok(AddReport {
+            works,
+            index: IndexUpdate::NotUsed,
+        });
+    };
+    let before = library_digest(store).await?;
+    let works = ingest(store, holder_id, files, config).await?;
+    let changed: Vec<Id> = works.iter().map(|w| w.work_id).collect();
+    let updated = index::update_redis_index(store, redis, &before, &changed).await?;
+    Ok(AddReport {
+        works,
+        index: if updated {
+            IndexUpdate::Updated
+        } else {
+            IndexUpdate::NeedsRebuild
+        },
+    })
+}
+
+/// Every work of the library (or of one rights holder), ordered as the store lists them.
+pub async fn list_works(
+    store: &dyn Store,
+    rights_holder_id: Option<Id>,
+) -> Result<Vec<WorkSummary>> {
+    Ok(store.list_works(rights_holder_id).await?)
+}
+
+/// Re-fingerprints and stores again every work fingerprinted by another version of any
+/// algorithm (the window SimHash or a document-level one), so that old and new fingerprints
+/// never mix in an index. Returns how many works were refreshed.
+pub async fn refresh_outdated_works(
+    store: &dyn Store,
+    config: &FingerprintConfig,
+) -> Result<usize> {
+    let mut stored_versions: HashMap<Id, Vec<(String, u32)>> = HashMap::new();
+    for (work_id, algorithm, version) in store.fingerprint_versions().await? {
+        stored_versions
+            .entry(work_id)
+            .or_default()
+            .push((algorithm, version));
+    }
+    let current_versions = current_algorithm_versions();
+    let mut refreshed = 0;
+    for summary in store.list_works(None).await? {
+        let up_to_date = summary.fingerprint_version == FINGERPRINT_VERSION
+            && stored_versions.get(&summary.id) == Some(&current_versions);
+        if up_to_date {
+            continue;
+        }
+        let content = store.get_work(summary.id).await?.content;
+        let mut work = new_work(
+            summary.rights_holder_id,
+            summary.external_id.clone(),
+            summary.title.clone(),
+            content,
+            config,
+        )?;
+        // The text is the one stored: keep its recorded hash.
+        work.content_hash = summary.content_hash.clone();
+        store.upsert_work(&work).await?;
+        refreshed += 1;
+    }
+    Ok(refreshed)
+}
+
+/// Every work's stored SimHash windows, `(ordinal, signature)` in ordinal order.
+pub async fn stored_windows(store: &dyn Store) -> Result<HashMap<Id, Vec<(u32, u64)>>> {
+    let mut segments: HashMap<Id, Vec<(u32, u64)>> = HashMap::new();
+    for indexed in store.all_segments().await? {
+        segments
+            .entry(indexed.work_id)
+            .or_default()
+            .push((indexed.segment.ordinal, indexed.segment.simhash));
+    }
+    Ok(segments)
+}
+
+/// Digest of what an index built from the store must reflect: every work's id, content hash and
+/// fingerprint version. Recorded in the Redis index when it is built and compared before it is
+/// used, so a match never runs against an index older than the library; match workers also use
+/// it to notice that the library changed.
+pub async fn library_digest(store: &dyn Store) -> Result<String> {
+    let mut works = store.list_works(None).await?;
+    works.sort_by_key(|w| w.id);
+    let mut listing = String::new();
+    for w in &works {
+        listing.push_str(&format!(
+            "{} {} {}\n",
+            w.id, w.content_hash, w.fingerprint_version
+        ));
+    }
+    Ok(content_hash(&listing))
+}
+
+#[cfg(test)]
+mod tests {
+    use copytrace_store::sqlite::SqliteStore;
+
+    use super::*;
+
+    const TEXT: &str = "星辰旅人 第一章 雨夜来客\n夜色渐深，雨水顺着屋檐滴落下来。少年推开木门，看见一个披着蓑衣的陌生人站在院子里，手里提着一盏昏黄的灯笼。他说自己从北方来，要去南边的城里找一个多年不见的朋友。";
+
+    async fn store_in(dir: &tempfile::TempDir) -> SqliteStore {
+        let url = format!("sqlite://{}", dir.path().join("t.db").display());
+        let store = SqliteStore::connect(&url).await.unwrap();
+        store.migrate().await.unwrap();
+        store
+    }
+
+    fn library_file(external_id: &str, text: &str) -> LibraryFile {
+        LibraryFile {
+            path: PathBuf::from(format!("{external_id}.txt")),
+            external_id: external_id.to_owned(),
+            file: TextFile {
+                text: text.to_owned(),
+                encoding: "UTF-8",
+            },
+        }
+    }
+
+    /// A fresh store in `dir` holding one work, ingested as `library add` would.
+    async fn store_with_one_work(dir: &tempfile::TempDir) -> (SqliteStore, Id) {
+        let store = store_in(dir).await;
+        let report = add_works(
+            &store,
+            "test",
+            &[library_file("w1", TEXT)],
+            None,
+            &FingerprintConfig::default(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(report.index, IndexUpdate::NotUsed);
+        let holder = store.list_rights_holders().await.unwrap()[0].id;
+        (store, holder)
+    }
+
+    #[tokio::test]
+    async fn ingest_stores_every_algorithm_with_its_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, _) = store_with_one_work(&dir).await;
+        let work_id = store.list_works(None).await.unwrap()[0].id;
+        let stored = store.work_fingerprints(work_id).await.unwrap();
+        let versions: Vec<(String, u32)> = stored
+            .iter()
+            .map(|f| (f.algorithm.clone(), f.version))
+            .collect();
+        assert_eq!(versions, current_algorithm_versions());
+        for (stored, algorithm) in stored.iter().zip({
+            let mut all = default_algorithms();
+            all.sort_by_key(|a| a.name());
+            all
+        }) {
+            let fingerprint: copytrace_fingerprint::Fingerprint =
+                serde_json::from_value(stored.fingerprint.clone()).unwrap();
+            assert_eq!(fingerprint, algorithm.fingerprint_text(TEXT));
+        }
+    }
+
+    #[tokio::test]
+    async fn works_with_an_outdated_algorithm_version_are_refingerprinted() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, holder) = store_with_one_work(&dir).await;
+        let summary = store.list_works(None).await.unwrap().remove(0);
+        // What an older Copytrace would have stored: one algorithm at an older version, with
+        // a fingerprint the current version would not produce.
+        let mut old = new_work(
+            holder,
+            summary.external_id.clone(),
+            summary.title.clone(),
+            TEXT.to_owned(),
+            &FingerprintConfig::default(),
+        )
+        .unwrap();
+        old.fingerprints[0].version = old.fingerprints[0].version.wrapping_sub(1);
+        old.fingerprints[0].fingerprint = serde_json::json!({ "kind": "sim_hash", "value": 1 });
+        assert_eq!(
+            store.upsert_work(&old).await.unwrap().1,
+            WriteOutcome::Updated
+        );
+
+        let refreshed = refresh_outdated_works(&store, &FingerprintConfig::default())
+            .await
+            .unwrap();
+        assert_eq!(refreshed, 1);
+        let stored = store.work_fingerprints(summary.id).await.unwrap();
+        let mut expected = document_fingerprints(TEXT).unwrap();
+        expected.sort_by(|a, b| a.algorithm.cmp(&b.algorithm));
+        assert_eq!(stored, expected);
+        assert_eq!(
+            refresh_outdated_works(&store, &FingerprintConfig::default())
+                .await
+                .unwrap(),
+            0,
+            "nothing of the old version is left"
+        );
+    }
+
+    #[tokio::test]
+    async fn adding_a_changed_work_marks_every_page_for_matching_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, _) = store_with_one_work(&dir).await;
+        let before = library_digest(&store).await.unwrap();
+        let again = add_works(
+            &store,
+            "test",
+            &[library_file("w1", TEXT)],
+            None,
+            &FingerprintConfig::default(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(again.works[0].outcome, WriteOutcome::Unchanged);
+        assert_eq!(library_digest(&store).await.unwrap(), before);
+        let changed = format!("{TEXT}\n尾声。");
+        let report = add_works(
+            &store,
+            "test",
+            &[library_file("w1", &changed)],
+            None,
+            &FingerprintConfig::default(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(report.works[0].outcome, WriteOutcome::Updated);
+        assert_ne!(library_digest(&store).await.unwrap(), before);
+    }
+}
