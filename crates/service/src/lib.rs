@@ -4,14 +4,14 @@
 //! to the library, crawl, take in crawled pages, match pages and record verdicts, run the daily
 //! dedup, manage schedules and runs, export. Each of these lives here once, as plain async
 //! functions over a [`Store`](copytrace_store::Store) (and, for matching, a
-//! [`MatchEngine`](matching::MatchEngine)), so a change to a step is made in one place and every
+//! [`MatchEngine`]), so a change to a step is made in one place and every
 //! caller gets it. Callers differ only in how they present the result:
 //!
-//! * progress is reported through a [`Progress`](progress::Progress) the caller hands in (the
+//! * progress is reported through a [`Progress`] the caller hands in (the
 //!   CLI draws bars, jobs save counts into their run, the web will stream it), never printed;
-//! * errors are one [`ServiceError`](error::ServiceError) with a cause chain and a
+//! * errors are one [`ServiceError`] with a cause chain and a
 //!   [`kind`](error::ServiceError::kind) (not found, invalid, internal);
-//! * settings are typed once ([`CrawlSettings`](settings::CrawlSettings) derives both `clap` and
+//! * settings are typed once ([`CrawlSettings`] derives both `clap` and
 //!   serde, so a flag, a queued job and a schedule cannot disagree).
 //!
 //! Following one crawled page to its match crosses each crate once, in one direction:

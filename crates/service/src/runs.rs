@@ -115,7 +115,7 @@ pub struct RunTracker {
 }
 
 impl RunTracker {
-    /// A tracker of the run `run_id`; the first save happens [`SAVE_EVERY`] from now.
+    /// A tracker of the run `run_id`; the first save happens two seconds from now.
     pub fn new(run_id: Id) -> Self {
         Self {
             run_id,

@@ -1,3 +1,5 @@
+//! Charset detection end to end: GBK pages with and without a declared charset.
+
 use encoding_rs::GBK;
 
 use copytrace_crawler::crawl;

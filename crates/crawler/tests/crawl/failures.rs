@@ -1,3 +1,6 @@
+//! Failures that must not stop a crawl: unreachable hosts, oversized and compressed bodies,
+//! error statuses, non-HTML answers, redirect loops and slow servers.
+
 use std::io::Write;
 use std::time::Duration;
 

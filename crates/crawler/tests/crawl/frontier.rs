@@ -1,3 +1,5 @@
+//! The frontier: link depth, breadth-first order, page limits, each URL fetched once, redirects.
+
 use copytrace_crawler::{CrawlConfig, crawl};
 
 use crate::helpers::{Recorder, Route, TestServer, html_page, local_config};

@@ -1,3 +1,5 @@
+//! The SSRF guard: private and loopback addresses are refused, also behind redirects.
+
 use std::net::{IpAddr, Ipv4Addr};
 
 use copytrace_crawler::{CrawlConfig, crawl};

@@ -1,3 +1,6 @@
+//! robots.txt: disallowed paths, our own user agent's rules, missing and failing files,
+//! Crawl-delay.
+
 use copytrace_crawler::{CrawlConfig, crawl};
 
 use crate::helpers::{Recorder, Route, TestServer, html_page, local_config};
