@@ -42,6 +42,7 @@
 //! `tests/contract` holds the executable form of these rules: every test runs once per backend,
 //! each on a fresh database.
 
+mod backend;
 pub mod model;
 pub mod postgres;
 mod rules;

@@ -1,0 +1,402 @@
+//! The match library on PostgreSQL: a page's verdicts, matches with their evidence, and the
+//! removal checks of infringing pages.
+
+use std::collections::{HashMap, HashSet};
+
+use chrono::{DateTime, Utc};
+
+use super::rows::{MatchEvidenceRow, PageCheckRow};
+use super::{PostgresStore, exists, stored, u32_to_i64};
+use crate::rules::{self, PreviousMatch, Referenced, page_key, validate_matches};
+use crate::{
+    Id, InfringingPage, MatchFilter, MatchRecord, MatchStatus, NewMatch, PageCheck,
+    PageCheckOutcome, PageCheckRecord, Result, StoreError, VerdictOutcome,
+};
+
+/// A page as a verdict reads it: content hash, last seen, HTTP status, last check.
+type PageState = (String, DateTime<Utc>, i64, Option<DateTime<Utc>>);
+/// A previous match as a verdict reads it: id, work, status, evidence hash, removed at.
+type PreviousRow = (i64, i64, String, String, Option<DateTime<Utc>>);
+
+pub(super) async fn record_page_matches(
+    store: &PostgresStore,
+    page_id: Id,
+    content_hash: &str,
+    matches: &[NewMatch],
+    at: DateTime<Utc>,
+) -> Result<VerdictOutcome> {
+    validate_matches(page_id, matches)?;
+    let at = stored(at);
+    let work_ids: Vec<i64> = matches.iter().map(|m| m.work_id).collect();
+    let mut tx = store.begin().await?;
+
+    // Locking the page serializes two recordings of the same page (at-least-once delivery
+    // may run a match job twice); the second then replaces the first's verdict whole.
+    let page: Option<PageState> = sqlx::query_as(
+        "SELECT content_hash, last_seen, http_status, availability_checked_at \
+         FROM pages WHERE id = $1 FOR NO KEY UPDATE",
+    )
+    .bind(page_id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some((current_hash, last_seen, http_status, last_checked)) = page else {
+        return Err(StoreError::NotFound(format!("page {page_id}")));
+    };
+    let known: HashSet<i64> = sqlx::query_scalar("SELECT id FROM works WHERE id = ANY($1)")
+        .bind(&work_ids)
+        .fetch_all(&mut *tx)
+        .await?
+        .into_iter()
+        .collect();
+    if let Some(missing) = work_ids.iter().find(|id| !known.contains(id)) {
+        return Err(StoreError::NotFound(format!("work {missing}")));
+    }
+    if current_hash != content_hash {
+        // The page changed while it was matched: its newer text gets a verdict of its own.
+        return Ok(VerdictOutcome::default());
+    }
+    // The page is locked, so its matches cannot change before the upsert below.
+    let rows: Vec<PreviousRow> = sqlx::query_as(
+        "SELECT id, work_id, status, evidence_hash, removed_at FROM matches \
+         WHERE page_id = $1",
+    )
+    .bind(page_id)
+    .fetch_all(&mut *tx)
+    .await?;
+    let previous = rows
+        .into_iter()
+        .map(|(id, work_id, status, evidence_hash, removed_at)| {
+            Ok(PreviousMatch {
+                id,
+                work_id,
+                status: rules::match_status(&status)?,
+                evidence_hash,
+                removed_before_last_seen: removed_at.is_some_and(|r| r < last_seen),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let previous_works: HashSet<Id> = previous.iter().map(|m| m.work_id).collect();
+    let found: HashSet<Id> = work_ids.iter().copied().collect();
+    let plan = rules::plan_verdict(&previous, &found, content_hash);
+    let outcome = VerdictOutcome {
+        new_matches: found.difference(&previous_works).count() as u64,
+        removed: plan.remove.len() as u64,
+        reopened: plan.reopen.len() as u64,
+    };
+
+    if !matches.is_empty() {
+        // Upsert keeps id, status and first_seen of a match found again.
+        let ids: Vec<(i64, i64)> = sqlx::query_as(
+            "INSERT INTO matches (page_id, work_id, score, coverage, containment, method, \
+             copied_chars, first_seen, last_seen, evidence_hash) \
+             SELECT $1, t.*, $2, $2, $9 FROM UNNEST($3::bigint[], $4::float8[], \
+               $5::float8[], $6::float8[], $7::text[], $8::bigint[]) AS t \
+             ON CONFLICT (page_id, work_id) DO UPDATE SET score = excluded.score, \
+             coverage = excluded.coverage, containment = excluded.containment, \
+             method = excluded.method, last_seen = excluded.last_seen, \
+             copied_chars = excluded.copied_chars, evidence_hash = excluded.evidence_hash \
+             RETURNING work_id, id",
+        )
+        .bind(page_id)
+        .bind(at)
+        .bind(&work_ids)
+        .bind(matches.iter().map(|m| m.score).collect::<Vec<f64>>())
+        .bind(matches.iter().map(|m| m.coverage).collect::<Vec<f64>>())
+        .bind(matches.iter().map(|m| m.containment).collect::<Vec<f64>>())
+        .bind(
+            matches
+                .iter()
+                .map(|m| m.method.as_str())
+                .collect::<Vec<&str>>(),
+        )
+        .bind(u32_to_i64(matches.iter().map(|m| m.copied_chars)))
+        .bind(content_hash)
+        .fetch_all(&mut *tx)
+        .await?;
+        let match_of: HashMap<i64, i64> = ids.into_iter().collect();
+        let match_ids: Vec<i64> = match_of.values().copied().collect();
+
+        // Evidence is replaced, not appended: all of it in two statements.
+        sqlx::query("DELETE FROM evidence WHERE match_id = ANY($1)")
+            .bind(&match_ids)
+            .execute(&mut *tx)
+            .await?;
+        let passages = matches.iter().flat_map(|m| {
+            let match_id = match_of[&m.work_id];
+            m.evidence
+                .iter()
+                .enumerate()
+                .map(move |(ordinal, passage)| (match_id, ordinal as i64, *passage))
+        });
+        let mut columns: [Vec<i64>; 6] = Default::default();
+        for (match_id, ordinal, passage) in passages {
+            for (column, value) in columns.iter_mut().zip([
+                match_id,
+                ordinal,
+                i64::from(passage.page_start),
+                i64::from(passage.page_end),
+                i64::from(passage.work_start),
+                i64::from(passage.work_end),
+            ]) {
+                column.push(value);
+            }
+        }
+        if !columns[0].is_empty() {
+            let [
+                match_id,
+                ordinal,
+                page_start,
+                page_end,
+                work_start,
+                work_end,
+            ] = columns;
+            sqlx::query(
+                "INSERT INTO evidence (match_id, ordinal, page_start, page_end, work_start, \
+                 work_end) SELECT * FROM UNNEST($1::bigint[], $2::bigint[], $3::bigint[], \
+                 $4::bigint[], $5::bigint[], $6::bigint[])",
+            )
+            .bind(match_id)
+            .bind(ordinal)
+            .bind(page_start)
+            .bind(page_end)
+            .bind(work_start)
+            .bind(work_end)
+            .execute(&mut *tx)
+            .await?;
+        }
+    }
+
+    sqlx::query("DELETE FROM matches WHERE id = ANY($1)")
+        .bind(&plan.delete)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("UPDATE matches SET status = 'removed', removed_at = $2 WHERE id = ANY($1)")
+        .bind(&plan.remove)
+        .bind(last_seen)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("UPDATE matches SET status = 'open', removed_at = NULL WHERE id = ANY($1)")
+        .bind(&plan.reopen)
+        .execute(&mut *tx)
+        .await?;
+    if let Some((availability, detail)) = &plan.check {
+        sqlx::query(
+            "INSERT INTO page_checks (page_id, run_id, checked_at, availability, \
+             http_status, detail) VALUES ($1, NULL, $2, $3, $4, $5)",
+        )
+        .bind(page_id)
+        .bind(last_seen)
+        .bind(availability.as_str())
+        .bind(http_status)
+        .bind(detail)
+        .execute(&mut *tx)
+        .await?;
+        if last_checked.is_none_or(|last| last <= last_seen) {
+            sqlx::query(
+                "UPDATE pages SET availability = $2, availability_checked_at = $3 \
+                 WHERE id = $1",
+            )
+            .bind(page_id)
+            .bind(availability.as_str())
+            .bind(last_seen)
+            .execute(&mut *tx)
+            .await?;
+        }
+    }
+    // Earlier texts no evidence points into any more are let go.
+    sqlx::query(
+        "DELETE FROM page_texts WHERE page_id = $1 AND (content_hash = $2 OR \
+         content_hash NOT IN (SELECT evidence_hash FROM matches WHERE page_id = $1))",
+    )
+    .bind(page_id)
+    .bind(content_hash)
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query("UPDATE pages SET matched_hash = $2 WHERE id = $1")
+        .bind(page_id)
+        .bind(content_hash)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(outcome)
+}
+
+pub(super) async fn list_matches(
+    store: &PostgresStore,
+    filter: &MatchFilter,
+) -> Result<Vec<MatchRecord>> {
+    // One statement (not one per match) so the listing is a consistent snapshot.
+    let rows = sqlx::query_as::<_, MatchEvidenceRow>(
+        "SELECT m.id, m.page_id, p.url AS page_url, p.title AS page_title, m.work_id, \
+                w.external_id AS work_external_id, w.title AS work_title, \
+                w.rights_holder_id, m.score, m.coverage, m.containment, m.copied_chars, \
+                m.method, m.status, m.first_seen, m.last_seen, m.removed_at, \
+                m.evidence_hash, e.page_start, e.page_end, e.work_start, e.work_end \
+         FROM matches m \
+         JOIN pages p ON p.id = m.page_id \
+         JOIN works w ON w.id = m.work_id \
+         LEFT JOIN evidence e ON e.match_id = m.id \
+         WHERE ($1::bigint IS NULL OR w.rights_holder_id = $1) \
+           AND ($2::bigint IS NULL OR m.work_id = $2) \
+         ORDER BY p.url, w.external_id, m.id, e.ordinal",
+    )
+    .bind(filter.rights_holder_id)
+    .bind(filter.work_id)
+    .fetch_all(&store.pool)
+    .await?;
+
+    let mut records: Vec<MatchRecord> = Vec::new();
+    for row in rows {
+        match records.last_mut() {
+            Some(last) if last.id == row.id => last.evidence.extend(row.passage()?),
+            _ => records.push(row.into_model()?),
+        }
+    }
+    Ok(records)
+}
+
+pub(super) async fn set_match_status(
+    store: &PostgresStore,
+    match_id: Id,
+    status: MatchStatus,
+) -> Result<()> {
+    // removed_at belongs to the removed status: any other status clears it.
+    let done = sqlx::query(
+        "UPDATE matches SET status = $2, \
+         removed_at = CASE WHEN $2::text = 'removed' THEN removed_at END WHERE id = $1",
+    )
+    .bind(match_id)
+    .bind(status.as_str())
+    .execute(&store.pool)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Err(StoreError::NotFound(format!("match {match_id}")));
+    }
+    Ok(())
+}
+
+pub(super) async fn infringing_pages(
+    store: &PostgresStore,
+    after_id: Id,
+    limit: u32,
+) -> Result<Vec<InfringingPage>> {
+    // One statement, so a page and its works are one consistent snapshot.
+    let rows: Vec<rules::InfringingRow> = sqlx::query_as(
+        "SELECT p.id, p.url, p.content_hash, p.etag, p.last_modified, m.work_id, \
+         m.evidence_hash \
+         FROM (SELECT DISTINCT page_id FROM matches \
+               WHERE status <> 'dismissed' AND page_id > $1 \
+               ORDER BY page_id LIMIT $2) AS chosen \
+         JOIN pages p ON p.id = chosen.page_id \
+         JOIN matches m ON m.page_id = p.id AND m.status <> 'dismissed' \
+         ORDER BY p.id, m.work_id",
+    )
+    .bind(after_id)
+    .bind(i64::from(limit))
+    .fetch_all(&store.pool)
+    .await?;
+    Ok(rules::group_infringing_pages(rows))
+}
+
+pub(super) async fn infringing_page(
+    store: &PostgresStore,
+    url: &str,
+) -> Result<Option<InfringingPage>> {
+    let (url, _) = page_key(url)?;
+    let rows: Vec<rules::InfringingRow> = sqlx::query_as(
+        "SELECT p.id, p.url, p.content_hash, p.etag, p.last_modified, m.work_id, \
+         m.evidence_hash FROM pages p \
+         JOIN matches m ON m.page_id = p.id AND m.status <> 'dismissed' \
+         WHERE md5(p.url) = md5($1) AND p.url = $1 ORDER BY m.work_id",
+    )
+    .bind(&url)
+    .fetch_all(&store.pool)
+    .await?;
+    Ok(rules::group_infringing_pages(rows).pop())
+}
+
+pub(super) async fn record_page_check(
+    store: &PostgresStore,
+    check: &PageCheck,
+) -> Result<PageCheckOutcome> {
+    rules::validate_page_check(check)?;
+    let checked_at = stored(check.checked_at);
+    let mut tx = store.begin().await?;
+    // Locking the page orders concurrent checks of it (and a match recording) one after
+    // the other, so "is this the latest check" is answered against committed data.
+    let page: Option<Option<DateTime<Utc>>> = sqlx::query_scalar(
+        "SELECT availability_checked_at FROM pages WHERE id = $1 FOR NO KEY UPDATE",
+    )
+    .bind(check.page_id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(last_checked) = page else {
+        return Err(StoreError::NotFound(format!("page {}", check.page_id)));
+    };
+    if let Some(run_id) = check.run_id {
+        exists(&mut tx, Referenced::Run, run_id).await?;
+    }
+    sqlx::query(
+        "INSERT INTO page_checks (page_id, run_id, checked_at, availability, http_status, \
+         detail) VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(check.page_id)
+    .bind(check.run_id)
+    .bind(checked_at)
+    .bind(check.availability.as_str())
+    .bind(check.http_status.map(i64::from))
+    .bind(&check.detail)
+    .execute(&mut *tx)
+    .await?;
+
+    let mut outcome = PageCheckOutcome::default();
+    // A check older than the page's latest one is history only: its verdict was superseded.
+    if last_checked.is_none_or(|last| last <= checked_at) {
+        sqlx::query(
+            "UPDATE pages SET availability = $2, availability_checked_at = $3 WHERE id = $1",
+        )
+        .bind(check.page_id)
+        .bind(check.availability.as_str())
+        .bind(checked_at)
+        .execute(&mut *tx)
+        .await?;
+        outcome.removed = sqlx::query(
+            "UPDATE matches SET status = 'removed', removed_at = $3 \
+             WHERE page_id = $1 AND status IN ('open', 'notice_sent') \
+               AND work_id = ANY($2)",
+        )
+        .bind(check.page_id)
+        .bind(&check.removed)
+        .bind(checked_at)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        outcome.reopened = sqlx::query(
+            "UPDATE matches SET status = 'open', removed_at = NULL \
+             WHERE page_id = $1 AND status = 'removed' AND work_id = ANY($2)",
+        )
+        .bind(check.page_id)
+        .bind(&check.still_present)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    }
+    tx.commit().await?;
+    Ok(outcome)
+}
+
+pub(super) async fn page_checks(
+    store: &PostgresStore,
+    page_id: Id,
+) -> Result<Vec<PageCheckRecord>> {
+    sqlx::query_as::<_, PageCheckRow>(
+        "SELECT id, page_id, run_id, checked_at, availability, http_status, detail \
+         FROM page_checks WHERE page_id = $1 ORDER BY checked_at, id",
+    )
+    .bind(page_id)
+    .fetch_all(&store.pool)
+    .await?
+    .into_iter()
+    .map(PageCheckRow::into_model)
+    .collect()
+}

@@ -1,0 +1,51 @@
+//! Users of the admin web on SQLite.
+
+use super::rows::UserRow;
+use super::{SqliteStore, exists, now_micros};
+use crate::rules::{Referenced, is_unique_violation, normalize_email, validate_user};
+use crate::{Id, NewUser, Result, StoreError, User};
+
+pub(super) async fn create_user(store: &SqliteStore, user: &NewUser) -> Result<Id> {
+    let email = validate_user(user)?;
+    let mut tx = store.write().await?;
+    if let Some(holder) = user.rights_holder_id {
+        exists(&mut tx, Referenced::RightsHolder, holder).await?;
+    }
+    let result = sqlx::query_scalar(
+        "INSERT INTO users (email, password_hash, role, rights_holder_id, created_at) \
+         VALUES ($1, $2, $3, $4, $5) RETURNING id",
+    )
+    .bind(&email)
+    .bind(&user.password_hash)
+    .bind(user.role.as_str())
+    .bind(user.rights_holder_id)
+    .bind(now_micros())
+    .fetch_one(&mut *tx)
+    .await;
+    let id = match result {
+        Ok(id) => id,
+        Err(error) if is_unique_violation(&error) => {
+            return Err(StoreError::Invalid(format!(
+                "user {email:?} already exists"
+            )));
+        }
+        Err(error) => return Err(error.into()),
+    };
+    tx.commit().await?;
+    Ok(id)
+}
+
+pub(super) async fn find_user_by_email(store: &SqliteStore, email: &str) -> Result<Option<User>> {
+    let Some(email) = normalize_email(email) else {
+        return Ok(None);
+    };
+    sqlx::query_as::<_, UserRow>(
+        "SELECT id, email, password_hash, role, rights_holder_id, created_at FROM users \
+         WHERE email = $1",
+    )
+    .bind(email)
+    .fetch_optional(&store.pool)
+    .await?
+    .map(UserRow::into_model)
+    .transpose()
+}
