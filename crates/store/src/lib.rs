@@ -45,6 +45,7 @@
 mod backend;
 pub mod model;
 pub mod postgres;
+mod rows;
 mod rules;
 pub mod sqlite;
 

@@ -6,26 +6,23 @@ use chrono::{DateTime, Utc};
 use sqlx::postgres::PgPool;
 use sqlx::{Connection, PgConnection};
 
-use super::rows::{JobRow, job_columns};
 use super::{ATTEMPTS, PostgresStore, now, stored};
-use crate::rules::{self, is_unique_violation, lease_until, validate_job};
+use crate::rows::{JobRow, job_columns};
+use crate::rules::{self, lease_until, validate_job};
 use crate::{
     Id, Job, JobCount, JobFilter, JobLease, JobState, Leadership, NewJob, Result, StoreError,
 };
+use sqlx::Postgres;
 
 /// Explains why an update of a claimed job touched no row: the job is missing, or it is no
 /// longer running under this claim.
 async fn lease_not_current(pool: &PgPool, lease: JobLease) -> StoreError {
-    let found: std::result::Result<Option<(String, i64)>, sqlx::Error> =
-        sqlx::query_as("SELECT state, attempts FROM jobs WHERE id = $1")
-            .bind(lease.job_id)
-            .fetch_optional(pool)
-            .await;
+    let found = sqlx::query_as("SELECT state, attempts FROM jobs WHERE id = $1")
+        .bind(lease.job_id)
+        .fetch_optional(pool)
+        .await;
     match found {
-        Ok(Some((state, attempts))) => {
-            StoreError::LeaseLost(rules::describe_lost_lease(lease, &state, attempts))
-        }
-        Ok(None) => StoreError::NotFound(format!("job {}", lease.job_id)),
+        Ok(found) => rules::lease_not_current(lease, found),
         Err(error) => error.into(),
     }
 }
@@ -176,7 +173,7 @@ pub(super) async fn claim_job(
 
     // The oldest due job nobody else is taking right now: rows locked by another claimer
     // are skipped, not waited for, and re-checked after locking, so no job is taken twice.
-    let row = sqlx::query_as::<_, JobRow>(concat!(
+    let row = sqlx::query_as::<_, JobRow<Postgres>>(concat!(
         "UPDATE jobs SET state = 'running', attempts = attempts + 1, lease_until = $3, \
          updated_at = $2 \
          WHERE id = ( \
@@ -298,30 +295,20 @@ pub(super) async fn requeue_dead_job(
     .bind(now())
     .execute(&store.pool)
     .await;
-    match requeued {
-        Ok(done) if done.rows_affected() == 1 => Ok(()),
-        Ok(_) => {
-            let state: Option<String> = sqlx::query_scalar("SELECT state FROM jobs WHERE id = $1")
-                .bind(job_id)
-                .fetch_optional(&store.pool)
-                .await?;
-            Err(match state {
-                None => StoreError::NotFound(format!("job {job_id}")),
-                Some(state) => StoreError::Invalid(format!(
-                    "job {job_id} is {state}; only dead jobs are requeued"
-                )),
-            })
-        }
-        // A pending job with the same dedup key took its place meanwhile.
-        Err(error) if is_unique_violation(&error) => Err(StoreError::Invalid(format!(
-            "job {job_id} cannot be requeued: another pending job has its dedup key"
-        ))),
-        Err(error) => Err(error.into()),
+    // A pending job with the same dedup key may have taken its place meanwhile.
+    let done = rules::refuse_duplicate(requeued, || rules::requeue_taken(job_id))?;
+    if done.rows_affected() == 1 {
+        return Ok(());
     }
+    let state: Option<String> = sqlx::query_scalar("SELECT state FROM jobs WHERE id = $1")
+        .bind(job_id)
+        .fetch_optional(&store.pool)
+        .await?;
+    Err(rules::not_requeueable(job_id, state))
 }
 
 pub(super) async fn get_job(store: &PostgresStore, job_id: Id) -> Result<Job> {
-    sqlx::query_as::<_, JobRow>(concat!(
+    sqlx::query_as::<_, JobRow<Postgres>>(concat!(
         "SELECT ",
         job_columns!(),
         " FROM jobs WHERE id = $1"
@@ -334,7 +321,7 @@ pub(super) async fn get_job(store: &PostgresStore, job_id: Id) -> Result<Job> {
 }
 
 pub(super) async fn list_jobs(store: &PostgresStore, filter: &JobFilter) -> Result<Vec<Job>> {
-    sqlx::query_as::<_, JobRow>(concat!(
+    sqlx::query_as::<_, JobRow<Postgres>>(concat!(
         "SELECT ",
         job_columns!(),
         " FROM jobs WHERE ($1::text IS NULL OR kind = $1) \

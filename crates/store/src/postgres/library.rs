@@ -3,13 +3,17 @@
 
 use sqlx::PgConnection;
 
-use super::rows::{RightsHolderRow, SegmentRow, WorkRow, WorkWithContentRow, work_summary_columns};
 use super::{ATTEMPTS, PostgresStore, exists, now, u32_to_i64};
-use crate::rules::{Referenced, new_algorithm_versions, to_u32, validate_work};
+use crate::rows::{
+    RightsHolderRow, SegmentRow, WorkRow, WorkWithContentRow, algorithm_version,
+    fingerprint_version, work_summary_columns,
+};
+use crate::rules::{self, Referenced, to_u32, validate_work};
 use crate::{
     AlgorithmFingerprint, Id, IndexedSegment, NewWork, Result, RightsHolder, StoreError, Work,
     WorkSummary, WriteOutcome,
 };
+use sqlx::Postgres;
 
 /// Inserts all window fingerprints of a work in one statement.
 async fn insert_segments(conn: &mut PgConnection, work_id: Id, work: &NewWork) -> Result<()> {
@@ -73,16 +77,11 @@ async fn algorithm_versions(conn: &mut PgConnection, work_id: Id) -> Result<Vec<
     .bind(work_id)
     .fetch_all(conn)
     .await?;
-    rows.into_iter()
-        .map(|(algorithm, version)| Ok((algorithm, to_u32(version, "fingerprint version")?)))
-        .collect()
+    rows.into_iter().map(algorithm_version).collect()
 }
 
 pub(super) async fn ensure_rights_holder(store: &PostgresStore, name: &str) -> Result<Id> {
-    let name = name.trim();
-    if name.is_empty() {
-        return Err(StoreError::Invalid("a rights holder needs a name".into()));
-    }
+    let name = rules::rights_holder_name(name)?;
     let find =
         || sqlx::query_scalar::<_, i64>("SELECT id FROM rights_holders WHERE name = $1").bind(name);
     // Read first: the usual case writes nothing and leaves no gap in the id sequence.
@@ -103,14 +102,14 @@ pub(super) async fn ensure_rights_holder(store: &PostgresStore, name: &str) -> R
 }
 
 pub(super) async fn list_rights_holders(store: &PostgresStore) -> Result<Vec<RightsHolder>> {
-    Ok(sqlx::query_as::<_, RightsHolderRow>(
+    sqlx::query_as::<_, RightsHolderRow<Postgres>>(
         "SELECT id, name, created_at FROM rights_holders ORDER BY name, id",
     )
     .fetch_all(&store.pool)
     .await?
     .into_iter()
     .map(RightsHolderRow::into_model)
-    .collect())
+    .collect()
 }
 
 pub(super) async fn upsert_work(
@@ -119,8 +118,7 @@ pub(super) async fn upsert_work(
 ) -> Result<(Id, WriteOutcome)> {
     validate_work(work)?;
     let version = i64::from(work.fingerprint_version);
-    let content_len = i64::try_from(work.content.len())
-        .map_err(|_| StoreError::Invalid("work text is too long".into()))?;
+    let content_len = rules::content_len(work)?;
     for _ in 0..ATTEMPTS {
         // The server checks each window row's foreign key with a query it plans once per
         // connection and keeps until the next ANALYZE of `works`. Planned while the table
@@ -149,10 +147,11 @@ pub(super) async fn upsert_work(
         };
         let (id, outcome) = match existing {
             Some((id, title, hash, stored_version))
-                if title == work.title
-                    && hash == work.content_hash
-                    && stored_version == version
-                    && stored_algorithms == new_algorithm_versions(work) =>
+                if rules::work_unchanged(
+                    work,
+                    (&title, &hash, stored_version),
+                    &stored_algorithms,
+                ) =>
             {
                 tx.rollback().await?;
                 return Ok((id, WriteOutcome::Unchanged));
@@ -236,7 +235,7 @@ pub(super) async fn list_works(
     store: &PostgresStore,
     rights_holder_id: Option<Id>,
 ) -> Result<Vec<WorkSummary>> {
-    sqlx::query_as::<_, WorkRow>(concat!(
+    sqlx::query_as::<_, WorkRow<Postgres>>(concat!(
         "SELECT ",
         work_summary_columns!(),
         " FROM works w WHERE ($1::bigint IS NULL OR w.rights_holder_id = $1)",
@@ -251,7 +250,7 @@ pub(super) async fn list_works(
 }
 
 pub(super) async fn get_work(store: &PostgresStore, id: Id) -> Result<Work> {
-    let row = sqlx::query_as::<_, WorkWithContentRow>(concat!(
+    let row = sqlx::query_as::<_, WorkWithContentRow<Postgres>>(concat!(
         "SELECT ",
         work_summary_columns!(),
         ", w.content FROM works w WHERE w.id = $1"
@@ -316,9 +315,5 @@ pub(super) async fn fingerprint_versions(store: &PostgresStore) -> Result<Vec<(I
     )
     .fetch_all(&store.pool)
     .await?;
-    rows.into_iter()
-        .map(|(work_id, algorithm, version)| {
-            Ok((work_id, algorithm, to_u32(version, "fingerprint version")?))
-        })
-        .collect()
+    rows.into_iter().map(fingerprint_version).collect()
 }

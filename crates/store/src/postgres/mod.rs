@@ -38,7 +38,6 @@ mod jobs;
 mod library;
 mod matches;
 mod pages;
-mod rows;
 mod schedules;
 mod users;
 

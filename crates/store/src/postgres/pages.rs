@@ -3,13 +3,14 @@
 
 use chrono::{DateTime, Utc};
 
-use super::rows::{PageRow, SiteRow, due_pages_query, page_select};
 use super::{ATTEMPTS, PostgresStore, stored};
+use crate::rows::{PageRow, SiteRow, due_pages_query, page_select};
 use crate::rules::{self, page_key, to_u64};
 use crate::{
     Id, NewPage, Page, PageValidators, PageWrite, Result, Site, StoreError, ValidatorScope,
     WriteOutcome,
 };
+use sqlx::Postgres;
 
 pub(super) async fn upsert_page(store: &PostgresStore, page: &NewPage) -> Result<PageWrite> {
     let (url, host) = page_key(&page.url)?;
@@ -193,7 +194,7 @@ pub(super) async fn evidence_text(
 }
 
 pub(super) async fn get_page(store: &PostgresStore, id: Id) -> Result<Page> {
-    sqlx::query_as::<_, PageRow>(concat!(page_select!(), " WHERE id = $1"))
+    sqlx::query_as::<_, PageRow<Postgres>>(concat!(page_select!(), " WHERE id = $1"))
         .bind(id)
         .fetch_optional(&store.pool)
         .await?
@@ -202,7 +203,7 @@ pub(super) async fn get_page(store: &PostgresStore, id: Id) -> Result<Page> {
 }
 
 pub(super) async fn pages_to_match(store: &PostgresStore, limit: u32) -> Result<Vec<Page>> {
-    sqlx::query_as::<_, PageRow>(due_pages_query!())
+    sqlx::query_as::<_, PageRow<Postgres>>(due_pages_query!())
         .bind(i64::from(limit))
         .fetch_all(&store.pool)
         .await?
@@ -241,14 +242,12 @@ pub(super) async fn mark_all_pages_unmatched(store: &PostgresStore) -> Result<u6
 }
 
 pub(super) async fn list_sites(store: &PostgresStore) -> Result<Vec<Site>> {
-    Ok(
-        sqlx::query_as::<_, SiteRow>("SELECT id, host, created_at FROM sites ORDER BY host")
-            .fetch_all(&store.pool)
-            .await?
-            .into_iter()
-            .map(SiteRow::into_model)
-            .collect(),
-    )
+    sqlx::query_as::<_, SiteRow<Postgres>>("SELECT id, host, created_at FROM sites ORDER BY host")
+        .fetch_all(&store.pool)
+        .await?
+        .into_iter()
+        .map(SiteRow::into_model)
+        .collect()
 }
 
 pub(super) async fn count_pages(store: &PostgresStore) -> Result<u64> {

@@ -5,13 +5,14 @@ use sqlx::PgConnection;
 use sqlx::types::Json;
 
 use super::jobs::insert_job;
-use super::rows::{RunRow, ScheduleRow, run_select, schedule_select};
 use super::{ATTEMPTS, PostgresStore, exists, now, stored};
+use crate::rows::{RunRow, ScheduleRow, run_select, schedule_select};
 use crate::rules::{self, Referenced, validate_schedule};
 use crate::{
     FiredRun, Id, NewJob, NewRun, NewSchedule, Result, Run, RunCounts, RunFilter, RunKind,
     RunState, Schedule, ScheduleFire, StoreError,
 };
+use sqlx::Postgres;
 
 /// Inserts a run: queued when a job carries it, otherwise running since its creation.
 async fn insert_run(conn: &mut PgConnection, run: &NewRun, job_id: Option<Id>) -> Result<Id> {
@@ -60,7 +61,7 @@ async fn insert_schedule(
 }
 
 async fn fetch_run(conn: &mut PgConnection, id: Id) -> Result<Run> {
-    sqlx::query_as::<_, RunRow>(concat!(run_select!(), " WHERE r.id = $1"))
+    sqlx::query_as::<_, RunRow<Postgres>>(concat!(run_select!(), " WHERE r.id = $1"))
         .bind(id)
         .fetch_optional(conn)
         .await?
@@ -80,7 +81,7 @@ pub(super) async fn ensure_schedule(store: &PostgresStore, schedule: &NewSchedul
     let name = validate_schedule(schedule)?;
     for _ in 0..ATTEMPTS {
         let mut tx = store.begin().await?;
-        let existing = sqlx::query_as::<_, ScheduleRow>(concat!(
+        let existing = sqlx::query_as::<_, ScheduleRow<Postgres>>(concat!(
             schedule_select!(),
             " WHERE name = $1 FOR NO KEY UPDATE"
         ))
@@ -132,7 +133,7 @@ pub(super) async fn ensure_schedule(store: &PostgresStore, schedule: &NewSchedul
 }
 
 pub(super) async fn list_schedules(store: &PostgresStore) -> Result<Vec<Schedule>> {
-    sqlx::query_as::<_, ScheduleRow>(concat!(schedule_select!(), " ORDER BY name"))
+    sqlx::query_as::<_, ScheduleRow<Postgres>>(concat!(schedule_select!(), " ORDER BY name"))
         .fetch_all(&store.pool)
         .await?
         .into_iter()
@@ -142,7 +143,7 @@ pub(super) async fn list_schedules(store: &PostgresStore) -> Result<Vec<Schedule
 
 pub(super) async fn get_schedule_by_name(store: &PostgresStore, name: &str) -> Result<Schedule> {
     let name = name.trim();
-    sqlx::query_as::<_, ScheduleRow>(concat!(schedule_select!(), " WHERE name = $1"))
+    sqlx::query_as::<_, ScheduleRow<Postgres>>(concat!(schedule_select!(), " WHERE name = $1"))
         .bind(name)
         .fetch_optional(&store.pool)
         .await?
@@ -246,7 +247,7 @@ pub(super) async fn get_run(store: &PostgresStore, id: Id) -> Result<Run> {
 }
 
 pub(super) async fn run_for_job(store: &PostgresStore, job_id: Id) -> Result<Option<Run>> {
-    sqlx::query_as::<_, RunRow>(concat!(
+    sqlx::query_as::<_, RunRow<Postgres>>(concat!(
         run_select!(),
         " WHERE r.job_id = $1 ORDER BY r.id LIMIT 1"
     ))
@@ -258,7 +259,7 @@ pub(super) async fn run_for_job(store: &PostgresStore, job_id: Id) -> Result<Opt
 }
 
 pub(super) async fn list_runs(store: &PostgresStore, filter: &RunFilter) -> Result<Vec<Run>> {
-    sqlx::query_as::<_, RunRow>(concat!(
+    sqlx::query_as::<_, RunRow<Postgres>>(concat!(
         run_select!(),
         " WHERE ($1::text IS NULL OR r.kind = $1) \
            AND ($2::bigint IS NULL OR r.schedule_id = $2) \
@@ -279,7 +280,7 @@ pub(super) async fn last_succeeded_run(
     store: &PostgresStore,
     kind: RunKind,
 ) -> Result<Option<Run>> {
-    sqlx::query_as::<_, RunRow>(concat!(
+    sqlx::query_as::<_, RunRow<Postgres>>(concat!(
         run_select!(),
         " WHERE r.kind = $1 AND r.state = 'succeeded' \
          ORDER BY r.started_at DESC NULLS LAST, r.id DESC LIMIT 1"
@@ -395,8 +396,5 @@ pub(super) async fn request_run_cancel(
         .bind(id)
         .fetch_optional(&store.pool)
         .await?;
-    Err(match ended {
-        None => StoreError::NotFound(format!("run {id}")),
-        Some(state) => rules::run_already_ended(id, &state),
-    })
+    Err(rules::not_cancellable(id, ended))
 }

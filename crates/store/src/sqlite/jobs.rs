@@ -6,12 +6,13 @@ use chrono::{DateTime, Utc};
 use sqlx::SqliteConnection;
 use sqlx::sqlite::SqlitePool;
 
-use super::rows::{JobRow, job_columns};
 use super::{SqliteStore, micros, now_micros};
-use crate::rules::{self, is_unique_violation, lease_until, to_json, validate_job};
+use crate::rows::{JobRow, job_columns};
+use crate::rules::{self, lease_until, to_json, validate_job};
 use crate::{
     Id, Job, JobCount, JobFilter, JobLease, JobState, Leadership, NewJob, Result, StoreError,
 };
+use sqlx::Sqlite;
 
 /// Leadership held through a row of `leader_leases`, renewed by [`Leadership::confirm`].
 struct SqliteLeadership {
@@ -51,16 +52,12 @@ impl Leadership for SqliteLeadership {
 /// Explains why an update of a claimed job touched no row: the job is missing, or it is no
 /// longer running under this claim.
 async fn lease_not_current(conn: &mut SqliteConnection, lease: JobLease) -> StoreError {
-    let found: std::result::Result<Option<(String, i64)>, sqlx::Error> =
-        sqlx::query_as("SELECT state, attempts FROM jobs WHERE id = $1")
-            .bind(lease.job_id)
-            .fetch_optional(conn)
-            .await;
+    let found = sqlx::query_as("SELECT state, attempts FROM jobs WHERE id = $1")
+        .bind(lease.job_id)
+        .fetch_optional(conn)
+        .await;
     match found {
-        Ok(Some((state, attempts))) => {
-            StoreError::LeaseLost(rules::describe_lost_lease(lease, &state, attempts))
-        }
-        Ok(None) => StoreError::NotFound(format!("job {}", lease.job_id)),
+        Ok(found) => rules::lease_not_current(lease, found),
         Err(error) => error.into(),
     }
 }
@@ -133,7 +130,7 @@ pub(super) async fn claim_job(
 
     // One statement picks and takes the job, so no other claimer can take it in between
     // (and the write lock of the transaction serializes claimers anyway).
-    let row = sqlx::query_as::<_, JobRow>(concat!(
+    let row = sqlx::query_as::<_, JobRow<Sqlite>>(concat!(
         "UPDATE jobs SET state = 'running', attempts = attempts + 1, lease_until = $3, \
          updated_at = $2 \
          WHERE id = ( \
@@ -257,14 +254,8 @@ pub(super) async fn requeue_dead_job(
         .bind(job_id)
         .fetch_optional(&mut *tx)
         .await?;
-    match state.as_deref() {
-        None => return Err(StoreError::NotFound(format!("job {job_id}"))),
-        Some("dead") => {}
-        Some(other) => {
-            return Err(StoreError::Invalid(format!(
-                "job {job_id} is {other}; only dead jobs are requeued"
-            )));
-        }
+    if state.as_deref() != Some("dead") {
+        return Err(rules::not_requeueable(job_id, state));
     }
     let requeued = sqlx::query(
         "UPDATE jobs SET state = 'queued', attempts = 0, run_at = $2, lease_until = NULL, \
@@ -275,22 +266,14 @@ pub(super) async fn requeue_dead_job(
     .bind(now_micros())
     .execute(&mut *tx)
     .await;
-    match requeued {
-        Ok(_) => {}
-        // A pending job with the same dedup key took its place meanwhile.
-        Err(error) if is_unique_violation(&error) => {
-            return Err(StoreError::Invalid(format!(
-                "job {job_id} cannot be requeued: another pending job has its dedup key"
-            )));
-        }
-        Err(error) => return Err(error.into()),
-    }
+    // A pending job with the same dedup key may have taken its place meanwhile.
+    rules::refuse_duplicate(requeued, || rules::requeue_taken(job_id))?;
     tx.commit().await?;
     Ok(())
 }
 
 pub(super) async fn get_job(store: &SqliteStore, job_id: Id) -> Result<Job> {
-    sqlx::query_as::<_, JobRow>(concat!(
+    sqlx::query_as::<_, JobRow<Sqlite>>(concat!(
         "SELECT ",
         job_columns!(),
         " FROM jobs WHERE id = $1"
@@ -303,7 +286,7 @@ pub(super) async fn get_job(store: &SqliteStore, job_id: Id) -> Result<Job> {
 }
 
 pub(super) async fn list_jobs(store: &SqliteStore, filter: &JobFilter) -> Result<Vec<Job>> {
-    sqlx::query_as::<_, JobRow>(concat!(
+    sqlx::query_as::<_, JobRow<Sqlite>>(concat!(
         "SELECT ",
         job_columns!(),
         " FROM jobs WHERE ($1 IS NULL OR kind = $1) AND ($2 IS NULL OR state = $2) \

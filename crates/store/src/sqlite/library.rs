@@ -3,13 +3,17 @@
 
 use sqlx::SqliteConnection;
 
-use super::rows::{RightsHolderRow, SegmentRow, WorkRow, WorkWithContentRow, work_summary_columns};
 use super::{SqliteStore, exists, now_micros};
-use crate::rules::{Referenced, new_algorithm_versions, to_u32, validate_work};
+use crate::rows::{
+    RightsHolderRow, SegmentRow, WorkRow, WorkWithContentRow, algorithm_version,
+    fingerprint_version, work_summary_columns,
+};
+use crate::rules::{self, Referenced, to_u32, validate_work};
 use crate::{
     AlgorithmFingerprint, Id, IndexedSegment, NewWork, Result, RightsHolder, StoreError, Work,
     WorkSummary, WriteOutcome,
 };
+use sqlx::Sqlite;
 
 async fn insert_segments(conn: &mut SqliteConnection, work_id: Id, work: &NewWork) -> Result<()> {
     for segment in &work.segments {
@@ -59,16 +63,11 @@ async fn algorithm_versions(
     .bind(work_id)
     .fetch_all(conn)
     .await?;
-    rows.into_iter()
-        .map(|(algorithm, version)| Ok((algorithm, to_u32(version, "fingerprint version")?)))
-        .collect()
+    rows.into_iter().map(algorithm_version).collect()
 }
 
 pub(super) async fn ensure_rights_holder(store: &SqliteStore, name: &str) -> Result<Id> {
-    let name = name.trim();
-    if name.is_empty() {
-        return Err(StoreError::Invalid("a rights holder needs a name".into()));
-    }
+    let name = rules::rights_holder_name(name)?;
     // Insert-or-ignore then read: correct under concurrency without a transaction.
     sqlx::query(
         "INSERT INTO rights_holders (name, created_at) VALUES ($1, $2) \
@@ -87,7 +86,7 @@ pub(super) async fn ensure_rights_holder(store: &SqliteStore, name: &str) -> Res
 }
 
 pub(super) async fn list_rights_holders(store: &SqliteStore) -> Result<Vec<RightsHolder>> {
-    sqlx::query_as::<_, RightsHolderRow>(
+    sqlx::query_as::<_, RightsHolderRow<Sqlite>>(
         "SELECT id, name, created_at FROM rights_holders ORDER BY name, id",
     )
     .fetch_all(&store.pool)
@@ -110,8 +109,7 @@ pub(super) async fn upsert_work(store: &SqliteStore, work: &NewWork) -> Result<(
     .fetch_optional(&mut *tx)
     .await?;
     let now = now_micros();
-    let content_len = i64::try_from(work.content.len())
-        .map_err(|_| StoreError::Invalid("work text is too long".into()))?;
+    let content_len = rules::content_len(work)?;
 
     let stored_algorithms = match &existing {
         Some((id, ..)) => algorithm_versions(&mut tx, *id).await?,
@@ -119,10 +117,7 @@ pub(super) async fn upsert_work(store: &SqliteStore, work: &NewWork) -> Result<(
     };
     let (id, outcome) = match existing {
         Some((id, title, hash, stored_version))
-            if title == work.title
-                && hash == work.content_hash
-                && stored_version == version
-                && stored_algorithms == new_algorithm_versions(work) =>
+            if rules::work_unchanged(work, (&title, &hash, stored_version), &stored_algorithms) =>
         {
             tx.rollback().await?;
             return Ok((id, WriteOutcome::Unchanged));
@@ -190,7 +185,7 @@ pub(super) async fn list_works(
     store: &SqliteStore,
     rights_holder_id: Option<Id>,
 ) -> Result<Vec<WorkSummary>> {
-    sqlx::query_as::<_, WorkRow>(concat!(
+    sqlx::query_as::<_, WorkRow<Sqlite>>(concat!(
         "SELECT ",
         work_summary_columns!(),
         " FROM works w WHERE ($1 IS NULL OR w.rights_holder_id = $1)",
@@ -205,7 +200,7 @@ pub(super) async fn list_works(
 }
 
 pub(super) async fn get_work(store: &SqliteStore, id: Id) -> Result<Work> {
-    let row = sqlx::query_as::<_, WorkWithContentRow>(concat!(
+    let row = sqlx::query_as::<_, WorkWithContentRow<Sqlite>>(concat!(
         "SELECT ",
         work_summary_columns!(),
         ", w.content FROM works w WHERE w.id = $1"
@@ -273,9 +268,5 @@ pub(super) async fn fingerprint_versions(store: &SqliteStore) -> Result<Vec<(Id,
     )
     .fetch_all(&store.pool)
     .await?;
-    rows.into_iter()
-        .map(|(work_id, algorithm, version)| {
-            Ok((work_id, algorithm, to_u32(version, "fingerprint version")?))
-        })
-        .collect()
+    rows.into_iter().map(fingerprint_version).collect()
 }

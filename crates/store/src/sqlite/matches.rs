@@ -1,17 +1,16 @@
 //! The match library on SQLite: a page's verdicts, matches with their evidence, and the removal
 //! checks of infringing pages.
 
-use std::collections::HashSet;
-
 use chrono::{DateTime, Utc};
 
-use super::rows::{MatchEvidenceRow, PageCheckRow};
 use super::{SqliteStore, exists, micros};
-use crate::rules::{self, PreviousMatch, Referenced, page_key, to_json, validate_matches};
+use crate::rows::{MatchEvidenceRow, PageCheckRow, group_matches};
+use crate::rules::{self, Referenced, page_key, to_json, validate_matches};
 use crate::{
     Id, InfringingPage, MatchFilter, MatchRecord, MatchStatus, NewMatch, PageCheck,
     PageCheckOutcome, PageCheckRecord, Result, StoreError, VerdictOutcome,
 };
+use sqlx::Sqlite;
 
 pub(super) async fn record_page_matches(
     store: &SqliteStore,
@@ -48,26 +47,7 @@ pub(super) async fn record_page_matches(
     .bind(page_id)
     .fetch_all(&mut *tx)
     .await?;
-    let previous = rows
-        .into_iter()
-        .map(|(id, work_id, status, evidence_hash, removed_at)| {
-            Ok(PreviousMatch {
-                id,
-                work_id,
-                status: rules::match_status(&status)?,
-                evidence_hash,
-                removed_before_last_seen: removed_at.is_some_and(|r| r < last_seen),
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let previous_works: HashSet<Id> = previous.iter().map(|m| m.work_id).collect();
-    let found: HashSet<Id> = matches.iter().map(|m| m.work_id).collect();
-    let plan = rules::plan_verdict(&previous, &found, content_hash);
-    let outcome = VerdictOutcome {
-        new_matches: found.difference(&previous_works).count() as u64,
-        removed: plan.remove.len() as u64,
-        reopened: plan.reopen.len() as u64,
-    };
+    let (plan, outcome) = rules::judge_verdict(rows, &last_seen, matches, content_hash)?;
 
     for m in matches {
         // Upsert keeps id, status and first_seen of a match found again.
@@ -144,7 +124,7 @@ pub(super) async fn record_page_matches(
         .bind(detail)
         .execute(&mut *tx)
         .await?;
-        if last_checked.is_none_or(|last| last <= last_seen) {
+        if rules::is_latest_check(last_checked, &last_seen) {
             sqlx::query(
                 "UPDATE pages SET availability = $2, availability_checked_at = $3 \
                  WHERE id = $1",
@@ -179,7 +159,7 @@ pub(super) async fn list_matches(
     filter: &MatchFilter,
 ) -> Result<Vec<MatchRecord>> {
     // One statement (not one per match) so the listing is a consistent snapshot.
-    let rows = sqlx::query_as::<_, MatchEvidenceRow>(
+    let rows = sqlx::query_as::<_, MatchEvidenceRow<Sqlite>>(
         "SELECT m.id, m.page_id, p.url AS page_url, p.title AS page_title, m.work_id, \
                 w.external_id AS work_external_id, w.title AS work_title, \
                 w.rights_holder_id, m.score, m.coverage, m.containment, m.copied_chars, m.method, m.status, \
@@ -197,14 +177,7 @@ pub(super) async fn list_matches(
     .fetch_all(&store.pool)
     .await?;
 
-    let mut records: Vec<MatchRecord> = Vec::new();
-    for row in rows {
-        match records.last_mut() {
-            Some(last) if last.id == row.id => last.evidence.extend(row.passage()?),
-            _ => records.push(row.into_model()?),
-        }
-    }
-    Ok(records)
+    group_matches(rows)
 }
 
 pub(super) async fn set_match_status(
@@ -302,7 +275,7 @@ pub(super) async fn record_page_check(
 
     let mut outcome = PageCheckOutcome::default();
     // A check older than the page's latest one is history only: its verdict was superseded.
-    if last_checked.is_none_or(|last| last <= checked_at) {
+    if rules::is_latest_check(last_checked, &checked_at) {
         sqlx::query(
             "UPDATE pages SET availability = $2, availability_checked_at = $3 WHERE id = $1",
         )
@@ -338,7 +311,7 @@ pub(super) async fn record_page_check(
 }
 
 pub(super) async fn page_checks(store: &SqliteStore, page_id: Id) -> Result<Vec<PageCheckRecord>> {
-    sqlx::query_as::<_, PageCheckRow>(
+    sqlx::query_as::<_, PageCheckRow<Sqlite>>(
         "SELECT id, page_id, run_id, checked_at, availability, http_status, detail \
          FROM page_checks WHERE page_id = $1 ORDER BY checked_at, id",
     )

@@ -23,7 +23,6 @@ mod jobs;
 mod library;
 mod matches;
 mod pages;
-mod rows;
 mod schedules;
 mod users;
 
@@ -152,15 +151,6 @@ fn micros(at: DateTime<Utc>) -> i64 {
     at.timestamp_micros()
 }
 
-fn from_micros(value: i64) -> Result<DateTime<Utc>> {
-    DateTime::from_timestamp_micros(value)
-        .ok_or_else(|| StoreError::Invalid(format!("stored timestamp {value} is out of range")))
-}
-
-fn from_opt_micros(value: Option<i64>) -> Result<Option<DateTime<Utc>>> {
-    value.map(from_micros).transpose()
-}
-
 /// The clock for rows the caller does not timestamp itself, at stored precision.
 fn now_micros() -> i64 {
     micros(Utc::now())
@@ -185,9 +175,9 @@ impl_store_by_section!(SqliteStore);
 
 #[cfg(test)]
 mod tests {
-    use super::rows::{due_pages_query, page_select};
     use super::*;
     use crate::Store;
+    use crate::rows::due_pages_query;
 
     #[test]
     fn accepted_url_forms_are_understood() {

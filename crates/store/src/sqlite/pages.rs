@@ -3,13 +3,14 @@
 
 use chrono::{DateTime, Utc};
 
-use super::rows::{PageRow, SiteRow, due_pages_query, page_select};
 use super::{SqliteStore, micros};
+use crate::rows::{PageRow, SiteRow, due_pages_query, page_select};
 use crate::rules::{self, page_key, to_json, to_u64};
 use crate::{
     Id, NewPage, Page, PageValidators, PageWrite, Result, Site, StoreError, ValidatorScope,
     WriteOutcome,
 };
+use sqlx::Sqlite;
 
 pub(super) async fn upsert_page(store: &SqliteStore, page: &NewPage) -> Result<PageWrite> {
     let (url, host) = page_key(&page.url)?;
@@ -174,7 +175,7 @@ pub(super) async fn evidence_text(
 }
 
 pub(super) async fn get_page(store: &SqliteStore, id: Id) -> Result<Page> {
-    sqlx::query_as::<_, PageRow>(concat!(page_select!(), " WHERE id = $1"))
+    sqlx::query_as::<_, PageRow<Sqlite>>(concat!(page_select!(), " WHERE id = $1"))
         .bind(id)
         .fetch_optional(&store.pool)
         .await?
@@ -183,7 +184,7 @@ pub(super) async fn get_page(store: &SqliteStore, id: Id) -> Result<Page> {
 }
 
 pub(super) async fn pages_to_match(store: &SqliteStore, limit: u32) -> Result<Vec<Page>> {
-    sqlx::query_as::<_, PageRow>(due_pages_query!())
+    sqlx::query_as::<_, PageRow<Sqlite>>(due_pages_query!())
         .bind(i64::from(limit))
         .fetch_all(&store.pool)
         .await?
@@ -216,7 +217,7 @@ pub(super) async fn mark_all_pages_unmatched(store: &SqliteStore) -> Result<u64>
 }
 
 pub(super) async fn list_sites(store: &SqliteStore) -> Result<Vec<Site>> {
-    sqlx::query_as::<_, SiteRow>("SELECT id, host, created_at FROM sites ORDER BY host")
+    sqlx::query_as::<_, SiteRow<Sqlite>>("SELECT id, host, created_at FROM sites ORDER BY host")
         .fetch_all(&store.pool)
         .await?
         .into_iter()

@@ -4,13 +4,14 @@ use chrono::{DateTime, Utc};
 use sqlx::SqliteConnection;
 
 use super::jobs::insert_job;
-use super::rows::{RunRow, ScheduleRow, run_select, schedule_select};
 use super::{SqliteStore, exists, micros, now_micros};
-use crate::rules::{self, Referenced, is_unique_violation, to_json, validate_schedule};
+use crate::rows::{RunRow, ScheduleRow, run_select, schedule_select};
+use crate::rules::{self, Referenced, to_json, validate_schedule};
 use crate::{
     FiredRun, Id, NewJob, NewRun, NewSchedule, Result, Run, RunCounts, RunFilter, RunKind,
     RunState, Schedule, ScheduleFire, StoreError,
 };
+use sqlx::Sqlite;
 
 /// Inserts a run: queued when a job carries it, otherwise running since its creation.
 async fn insert_run(conn: &mut SqliteConnection, run: &NewRun, job_id: Option<Id>) -> Result<Id> {
@@ -60,7 +61,7 @@ async fn insert_schedule(
 }
 
 async fn fetch_run(conn: &mut SqliteConnection, id: Id) -> Result<Run> {
-    sqlx::query_as::<_, RunRow>(concat!(run_select!(), " WHERE r.id = $1"))
+    sqlx::query_as::<_, RunRow<Sqlite>>(concat!(run_select!(), " WHERE r.id = $1"))
         .bind(id)
         .fetch_optional(conn)
         .await?
@@ -71,20 +72,16 @@ async fn fetch_run(conn: &mut SqliteConnection, id: Id) -> Result<Run> {
 pub(super) async fn create_schedule(store: &SqliteStore, schedule: &NewSchedule) -> Result<Id> {
     let name = validate_schedule(schedule)?;
     let mut conn = store.pool.acquire().await?;
-    match insert_schedule(&mut conn, name, schedule).await? {
-        Ok(id) => Ok(id),
-        Err(error) if is_unique_violation(&error) => Err(StoreError::Invalid(format!(
-            "schedule {name:?} already exists"
-        ))),
-        Err(error) => Err(error.into()),
-    }
+    rules::refuse_duplicate(insert_schedule(&mut conn, name, schedule).await?, || {
+        StoreError::Invalid(format!("schedule {name:?} already exists"))
+    })
 }
 
 pub(super) async fn ensure_schedule(store: &SqliteStore, schedule: &NewSchedule) -> Result<Id> {
     let name = validate_schedule(schedule)?;
     let mut tx = store.write().await?;
     let existing =
-        sqlx::query_as::<_, ScheduleRow>(concat!(schedule_select!(), " WHERE name = $1"))
+        sqlx::query_as::<_, ScheduleRow<Sqlite>>(concat!(schedule_select!(), " WHERE name = $1"))
             .bind(name)
             .fetch_optional(&mut *tx)
             .await?;
@@ -122,7 +119,7 @@ pub(super) async fn ensure_schedule(store: &SqliteStore, schedule: &NewSchedule)
 }
 
 pub(super) async fn list_schedules(store: &SqliteStore) -> Result<Vec<Schedule>> {
-    sqlx::query_as::<_, ScheduleRow>(concat!(schedule_select!(), " ORDER BY name"))
+    sqlx::query_as::<_, ScheduleRow<Sqlite>>(concat!(schedule_select!(), " ORDER BY name"))
         .fetch_all(&store.pool)
         .await?
         .into_iter()
@@ -132,7 +129,7 @@ pub(super) async fn list_schedules(store: &SqliteStore) -> Result<Vec<Schedule>>
 
 pub(super) async fn get_schedule_by_name(store: &SqliteStore, name: &str) -> Result<Schedule> {
     let name = name.trim();
-    sqlx::query_as::<_, ScheduleRow>(concat!(schedule_select!(), " WHERE name = $1"))
+    sqlx::query_as::<_, ScheduleRow<Sqlite>>(concat!(schedule_select!(), " WHERE name = $1"))
         .bind(name)
         .fetch_optional(&store.pool)
         .await?
@@ -222,7 +219,7 @@ pub(super) async fn get_run(store: &SqliteStore, id: Id) -> Result<Run> {
 }
 
 pub(super) async fn run_for_job(store: &SqliteStore, job_id: Id) -> Result<Option<Run>> {
-    sqlx::query_as::<_, RunRow>(concat!(
+    sqlx::query_as::<_, RunRow<Sqlite>>(concat!(
         run_select!(),
         " WHERE r.job_id = $1 ORDER BY r.id LIMIT 1"
     ))
@@ -234,7 +231,7 @@ pub(super) async fn run_for_job(store: &SqliteStore, job_id: Id) -> Result<Optio
 }
 
 pub(super) async fn list_runs(store: &SqliteStore, filter: &RunFilter) -> Result<Vec<Run>> {
-    sqlx::query_as::<_, RunRow>(concat!(
+    sqlx::query_as::<_, RunRow<Sqlite>>(concat!(
         run_select!(),
         " WHERE ($1 IS NULL OR r.kind = $1) AND ($2 IS NULL OR r.schedule_id = $2) \
            AND ($3 IS NULL OR r.state = $3) ORDER BY r.id DESC LIMIT $4"
@@ -251,7 +248,7 @@ pub(super) async fn list_runs(store: &SqliteStore, filter: &RunFilter) -> Result
 }
 
 pub(super) async fn last_succeeded_run(store: &SqliteStore, kind: RunKind) -> Result<Option<Run>> {
-    sqlx::query_as::<_, RunRow>(concat!(
+    sqlx::query_as::<_, RunRow<Sqlite>>(concat!(
         run_select!(),
         " WHERE r.kind = $1 AND r.state = 'succeeded' \
          ORDER BY r.started_at DESC NULLS LAST, r.id DESC LIMIT 1"
@@ -371,10 +368,7 @@ pub(super) async fn request_run_cancel(
                 .bind(id)
                 .fetch_optional(&mut *tx)
                 .await?;
-            return Err(match ended {
-                None => StoreError::NotFound(format!("run {id}")),
-                Some(state) => rules::run_already_ended(id, &state),
-            });
+            return Err(rules::not_cancellable(id, ended));
         }
     };
     tx.commit().await?;

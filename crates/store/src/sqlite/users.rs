@@ -1,9 +1,10 @@
 //! Users of the admin web on SQLite.
 
-use super::rows::UserRow;
 use super::{SqliteStore, exists, now_micros};
-use crate::rules::{Referenced, is_unique_violation, normalize_email, validate_user};
+use crate::rows::UserRow;
+use crate::rules::{self, Referenced, normalize_email, validate_user};
 use crate::{Id, NewUser, Result, StoreError, User};
+use sqlx::Sqlite;
 
 pub(super) async fn create_user(store: &SqliteStore, user: &NewUser) -> Result<Id> {
     let email = validate_user(user)?;
@@ -22,15 +23,9 @@ pub(super) async fn create_user(store: &SqliteStore, user: &NewUser) -> Result<I
     .bind(now_micros())
     .fetch_one(&mut *tx)
     .await;
-    let id = match result {
-        Ok(id) => id,
-        Err(error) if is_unique_violation(&error) => {
-            return Err(StoreError::Invalid(format!(
-                "user {email:?} already exists"
-            )));
-        }
-        Err(error) => return Err(error.into()),
-    };
+    let id = rules::refuse_duplicate(result, || {
+        StoreError::Invalid(format!("user {email:?} already exists"))
+    })?;
     tx.commit().await?;
     Ok(id)
 }
@@ -39,7 +34,7 @@ pub(super) async fn find_user_by_email(store: &SqliteStore, email: &str) -> Resu
     let Some(email) = normalize_email(email) else {
         return Ok(None);
     };
-    sqlx::query_as::<_, UserRow>(
+    sqlx::query_as::<_, UserRow<Sqlite>>(
         "SELECT id, email, password_hash, role, rights_holder_id, created_at FROM users \
          WHERE email = $1",
     )
