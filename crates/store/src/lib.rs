@@ -47,6 +47,7 @@ pub mod model;
 pub mod postgres;
 mod rows;
 mod rules;
+mod shared;
 pub mod sqlite;
 
 use async_trait::async_trait;

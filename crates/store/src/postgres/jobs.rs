@@ -307,19 +307,6 @@ pub(super) async fn requeue_dead_job(
     Err(rules::not_requeueable(job_id, state))
 }
 
-pub(super) async fn get_job(store: &PostgresStore, job_id: Id) -> Result<Job> {
-    sqlx::query_as::<_, JobRow<Postgres>>(concat!(
-        "SELECT ",
-        job_columns!(),
-        " FROM jobs WHERE id = $1"
-    ))
-    .bind(job_id)
-    .fetch_optional(&store.pool)
-    .await?
-    .ok_or_else(|| StoreError::NotFound(format!("job {job_id}")))?
-    .into_model()
-}
-
 pub(super) async fn list_jobs(store: &PostgresStore, filter: &JobFilter) -> Result<Vec<Job>> {
     sqlx::query_as::<_, JobRow<Postgres>>(concat!(
         "SELECT ",

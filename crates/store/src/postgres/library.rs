@@ -4,15 +4,9 @@
 use sqlx::PgConnection;
 
 use super::{ATTEMPTS, PostgresStore, exists, now, u32_to_i64};
-use crate::rows::{
-    RightsHolderRow, SegmentRow, WorkRow, WorkWithContentRow, algorithm_version,
-    fingerprint_version, work_summary_columns,
-};
+use crate::rows::{WorkRow, algorithm_version, work_summary_columns};
 use crate::rules::{self, Referenced, to_u32, validate_work};
-use crate::{
-    AlgorithmFingerprint, Id, IndexedSegment, NewWork, Result, RightsHolder, StoreError, Work,
-    WorkSummary, WriteOutcome,
-};
+use crate::{AlgorithmFingerprint, Id, NewWork, Result, StoreError, WorkSummary, WriteOutcome};
 use sqlx::Postgres;
 
 /// Inserts all window fingerprints of a work in one statement.
@@ -99,17 +93,6 @@ pub(super) async fn ensure_rights_holder(store: &PostgresStore, name: &str) -> R
     .execute(&store.pool)
     .await?;
     Ok(find().fetch_one(&store.pool).await?)
-}
-
-pub(super) async fn list_rights_holders(store: &PostgresStore) -> Result<Vec<RightsHolder>> {
-    sqlx::query_as::<_, RightsHolderRow<Postgres>>(
-        "SELECT id, name, created_at FROM rights_holders ORDER BY name, id",
-    )
-    .fetch_all(&store.pool)
-    .await?
-    .into_iter()
-    .map(RightsHolderRow::into_model)
-    .collect()
 }
 
 pub(super) async fn upsert_work(
@@ -249,34 +232,6 @@ pub(super) async fn list_works(
     .collect()
 }
 
-pub(super) async fn get_work(store: &PostgresStore, id: Id) -> Result<Work> {
-    let row = sqlx::query_as::<_, WorkWithContentRow<Postgres>>(concat!(
-        "SELECT ",
-        work_summary_columns!(),
-        ", w.content FROM works w WHERE w.id = $1"
-    ))
-    .bind(id)
-    .fetch_optional(&store.pool)
-    .await?
-    .ok_or_else(|| StoreError::NotFound(format!("work {id}")))?;
-    Ok(Work {
-        summary: row.summary.into_model()?,
-        content: row.content,
-    })
-}
-
-pub(super) async fn all_segments(store: &PostgresStore) -> Result<Vec<IndexedSegment>> {
-    sqlx::query_as::<_, SegmentRow>(
-        "SELECT work_id, ordinal, start_offset, end_offset, simhash FROM work_segments \
-         ORDER BY work_id, ordinal",
-    )
-    .fetch_all(&store.pool)
-    .await?
-    .into_iter()
-    .map(SegmentRow::into_model)
-    .collect()
-}
-
 pub(super) async fn work_fingerprints(
     store: &PostgresStore,
     work_id: Id,
@@ -306,14 +261,4 @@ pub(super) async fn work_fingerprints(
             })
         })
         .collect()
-}
-
-pub(super) async fn fingerprint_versions(store: &PostgresStore) -> Result<Vec<(Id, String, u32)>> {
-    let rows: Vec<(i64, String, i64)> = sqlx::query_as(
-        "SELECT work_id, algorithm, version FROM work_fingerprints \
-         ORDER BY work_id, algorithm",
-    )
-    .fetch_all(&store.pool)
-    .await?;
-    rows.into_iter().map(fingerprint_version).collect()
 }

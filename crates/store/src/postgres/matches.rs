@@ -6,11 +6,11 @@ use std::collections::{HashMap, HashSet};
 use chrono::{DateTime, Utc};
 
 use super::{PostgresStore, exists, stored, u32_to_i64};
-use crate::rows::{MatchEvidenceRow, PageCheckRow, group_matches};
+use crate::rows::{MatchEvidenceRow, group_matches};
 use crate::rules::{self, Referenced, page_key, validate_matches};
 use crate::{
     Id, InfringingPage, MatchFilter, MatchRecord, MatchStatus, NewMatch, PageCheck,
-    PageCheckOutcome, PageCheckRecord, Result, StoreError, VerdictOutcome,
+    PageCheckOutcome, Result, StoreError, VerdictOutcome,
 };
 use sqlx::Postgres;
 
@@ -250,29 +250,6 @@ pub(super) async fn set_match_status(
     Ok(())
 }
 
-pub(super) async fn infringing_pages(
-    store: &PostgresStore,
-    after_id: Id,
-    limit: u32,
-) -> Result<Vec<InfringingPage>> {
-    // One statement, so a page and its works are one consistent snapshot.
-    let rows: Vec<rules::InfringingRow> = sqlx::query_as(
-        "SELECT p.id, p.url, p.content_hash, p.etag, p.last_modified, m.work_id, \
-         m.evidence_hash \
-         FROM (SELECT DISTINCT page_id FROM matches \
-               WHERE status <> 'dismissed' AND page_id > $1 \
-               ORDER BY page_id LIMIT $2) AS chosen \
-         JOIN pages p ON p.id = chosen.page_id \
-         JOIN matches m ON m.page_id = p.id AND m.status <> 'dismissed' \
-         ORDER BY p.id, m.work_id",
-    )
-    .bind(after_id)
-    .bind(i64::from(limit))
-    .fetch_all(&store.pool)
-    .await?;
-    Ok(rules::group_infringing_pages(rows))
-}
-
 pub(super) async fn infringing_page(
     store: &PostgresStore,
     url: &str,
@@ -358,20 +335,4 @@ pub(super) async fn record_page_check(
     }
     tx.commit().await?;
     Ok(outcome)
-}
-
-pub(super) async fn page_checks(
-    store: &PostgresStore,
-    page_id: Id,
-) -> Result<Vec<PageCheckRecord>> {
-    sqlx::query_as::<_, PageCheckRow<Postgres>>(
-        "SELECT id, page_id, run_id, checked_at, availability, http_status, detail \
-         FROM page_checks WHERE page_id = $1 ORDER BY checked_at, id",
-    )
-    .bind(page_id)
-    .fetch_all(&store.pool)
-    .await?
-    .into_iter()
-    .map(PageCheckRow::into_model)
-    .collect()
 }

@@ -10,7 +10,7 @@ use crate::rows::{RunRow, ScheduleRow, run_select, schedule_select};
 use crate::rules::{self, Referenced, validate_schedule};
 use crate::{
     FiredRun, Id, NewJob, NewRun, NewSchedule, Result, Run, RunCounts, RunFilter, RunKind,
-    RunState, Schedule, ScheduleFire, StoreError,
+    RunState, ScheduleFire, StoreError,
 };
 use sqlx::Postgres;
 
@@ -132,25 +132,6 @@ pub(super) async fn ensure_schedule(store: &PostgresStore, schedule: &NewSchedul
     )))
 }
 
-pub(super) async fn list_schedules(store: &PostgresStore) -> Result<Vec<Schedule>> {
-    sqlx::query_as::<_, ScheduleRow<Postgres>>(concat!(schedule_select!(), " ORDER BY name"))
-        .fetch_all(&store.pool)
-        .await?
-        .into_iter()
-        .map(ScheduleRow::into_model)
-        .collect()
-}
-
-pub(super) async fn get_schedule_by_name(store: &PostgresStore, name: &str) -> Result<Schedule> {
-    let name = name.trim();
-    sqlx::query_as::<_, ScheduleRow<Postgres>>(concat!(schedule_select!(), " WHERE name = $1"))
-        .bind(name)
-        .fetch_optional(&store.pool)
-        .await?
-        .ok_or_else(|| StoreError::NotFound(format!("schedule {name:?}")))?
-        .into_model()
-}
-
 pub(super) async fn set_schedule_enabled(
     store: &PostgresStore,
     id: Id,
@@ -246,18 +227,6 @@ pub(super) async fn get_run(store: &PostgresStore, id: Id) -> Result<Run> {
     fetch_run(&mut conn, id).await
 }
 
-pub(super) async fn run_for_job(store: &PostgresStore, job_id: Id) -> Result<Option<Run>> {
-    sqlx::query_as::<_, RunRow<Postgres>>(concat!(
-        run_select!(),
-        " WHERE r.job_id = $1 ORDER BY r.id LIMIT 1"
-    ))
-    .bind(job_id)
-    .fetch_optional(&store.pool)
-    .await?
-    .map(RunRow::into_model)
-    .transpose()
-}
-
 pub(super) async fn list_runs(store: &PostgresStore, filter: &RunFilter) -> Result<Vec<Run>> {
     sqlx::query_as::<_, RunRow<Postgres>>(concat!(
         run_select!(),
@@ -274,22 +243,6 @@ pub(super) async fn list_runs(store: &PostgresStore, filter: &RunFilter) -> Resu
     .into_iter()
     .map(RunRow::into_model)
     .collect()
-}
-
-pub(super) async fn last_succeeded_run(
-    store: &PostgresStore,
-    kind: RunKind,
-) -> Result<Option<Run>> {
-    sqlx::query_as::<_, RunRow<Postgres>>(concat!(
-        run_select!(),
-        " WHERE r.kind = $1 AND r.state = 'succeeded' \
-         ORDER BY r.started_at DESC NULLS LAST, r.id DESC LIMIT 1"
-    ))
-    .bind(kind.as_str())
-    .fetch_optional(&store.pool)
-    .await?
-    .map(RunRow::into_model)
-    .transpose()
 }
 
 pub(super) async fn start_run(store: &PostgresStore, id: Id, at: DateTime<Utc>) -> Result<Run> {

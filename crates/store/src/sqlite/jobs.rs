@@ -272,19 +272,6 @@ pub(super) async fn requeue_dead_job(
     Ok(())
 }
 
-pub(super) async fn get_job(store: &SqliteStore, job_id: Id) -> Result<Job> {
-    sqlx::query_as::<_, JobRow<Sqlite>>(concat!(
-        "SELECT ",
-        job_columns!(),
-        " FROM jobs WHERE id = $1"
-    ))
-    .bind(job_id)
-    .fetch_optional(&store.pool)
-    .await?
-    .ok_or_else(|| StoreError::NotFound(format!("job {job_id}")))?
-    .into_model()
-}
-
 pub(super) async fn list_jobs(store: &SqliteStore, filter: &JobFilter) -> Result<Vec<Job>> {
     sqlx::query_as::<_, JobRow<Sqlite>>(concat!(
         "SELECT ",

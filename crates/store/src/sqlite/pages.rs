@@ -4,13 +4,8 @@
 use chrono::{DateTime, Utc};
 
 use super::{SqliteStore, micros};
-use crate::rows::{PageRow, SiteRow, due_pages_query, page_select};
-use crate::rules::{self, page_key, to_json, to_u64};
-use crate::{
-    Id, NewPage, Page, PageValidators, PageWrite, Result, Site, StoreError, ValidatorScope,
-    WriteOutcome,
-};
-use sqlx::Sqlite;
+use crate::rules::{self, page_key, to_json};
+use crate::{Id, NewPage, PageValidators, PageWrite, Result, ValidatorScope, WriteOutcome};
 
 pub(super) async fn upsert_page(store: &SqliteStore, page: &NewPage) -> Result<PageWrite> {
     let (url, host) = page_key(&page.url)?;
@@ -158,76 +153,9 @@ pub(super) async fn page_validators(
         .collect())
 }
 
-pub(super) async fn evidence_text(
-    store: &SqliteStore,
-    page_id: Id,
-    content_hash: &str,
-) -> Result<Option<String>> {
-    Ok(sqlx::query_scalar(
-        "SELECT text FROM pages WHERE id = $1 AND content_hash = $2 \
-         UNION ALL \
-         SELECT text FROM page_texts WHERE page_id = $1 AND content_hash = $2 LIMIT 1",
-    )
-    .bind(page_id)
-    .bind(content_hash)
-    .fetch_optional(&store.pool)
-    .await?)
-}
-
-pub(super) async fn get_page(store: &SqliteStore, id: Id) -> Result<Page> {
-    sqlx::query_as::<_, PageRow<Sqlite>>(concat!(page_select!(), " WHERE id = $1"))
-        .bind(id)
-        .fetch_optional(&store.pool)
-        .await?
-        .ok_or_else(|| StoreError::NotFound(format!("page {id}")))?
-        .into_model()
-}
-
-pub(super) async fn pages_to_match(store: &SqliteStore, limit: u32) -> Result<Vec<Page>> {
-    sqlx::query_as::<_, PageRow<Sqlite>>(due_pages_query!())
-        .bind(i64::from(limit))
-        .fetch_all(&store.pool)
-        .await?
-        .into_iter()
-        .map(PageRow::into_model)
-        .collect()
-}
-
-pub(super) async fn due_page_ids(
-    store: &SqliteStore,
-    after_id: Id,
-    limit: u32,
-) -> Result<Vec<(Id, String)>> {
-    Ok(sqlx::query_as(
-        "SELECT id, content_hash FROM pages \
-         WHERE id > $1 AND (matched_hash IS NULL OR matched_hash <> content_hash) \
-         ORDER BY id LIMIT $2",
-    )
-    .bind(after_id)
-    .bind(i64::from(limit))
-    .fetch_all(&store.pool)
-    .await?)
-}
-
 pub(super) async fn mark_all_pages_unmatched(store: &SqliteStore) -> Result<u64> {
     let done = sqlx::query("UPDATE pages SET matched_hash = NULL WHERE matched_hash IS NOT NULL")
         .execute(&store.pool)
         .await?;
     Ok(done.rows_affected())
-}
-
-pub(super) async fn list_sites(store: &SqliteStore) -> Result<Vec<Site>> {
-    sqlx::query_as::<_, SiteRow<Sqlite>>("SELECT id, host, created_at FROM sites ORDER BY host")
-        .fetch_all(&store.pool)
-        .await?
-        .into_iter()
-        .map(SiteRow::into_model)
-        .collect()
-}
-
-pub(super) async fn count_pages(store: &SqliteStore) -> Result<u64> {
-    let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM pages")
-        .fetch_one(&store.pool)
-        .await?;
-    to_u64(count, "page count")
 }

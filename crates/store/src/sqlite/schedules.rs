@@ -9,7 +9,7 @@ use crate::rows::{RunRow, ScheduleRow, run_select, schedule_select};
 use crate::rules::{self, Referenced, to_json, validate_schedule};
 use crate::{
     FiredRun, Id, NewJob, NewRun, NewSchedule, Result, Run, RunCounts, RunFilter, RunKind,
-    RunState, Schedule, ScheduleFire, StoreError,
+    RunState, ScheduleFire, StoreError,
 };
 use sqlx::Sqlite;
 
@@ -118,25 +118,6 @@ pub(super) async fn ensure_schedule(store: &SqliteStore, schedule: &NewSchedule)
     Ok(id)
 }
 
-pub(super) async fn list_schedules(store: &SqliteStore) -> Result<Vec<Schedule>> {
-    sqlx::query_as::<_, ScheduleRow<Sqlite>>(concat!(schedule_select!(), " ORDER BY name"))
-        .fetch_all(&store.pool)
-        .await?
-        .into_iter()
-        .map(ScheduleRow::into_model)
-        .collect()
-}
-
-pub(super) async fn get_schedule_by_name(store: &SqliteStore, name: &str) -> Result<Schedule> {
-    let name = name.trim();
-    sqlx::query_as::<_, ScheduleRow<Sqlite>>(concat!(schedule_select!(), " WHERE name = $1"))
-        .bind(name)
-        .fetch_optional(&store.pool)
-        .await?
-        .ok_or_else(|| StoreError::NotFound(format!("schedule {name:?}")))?
-        .into_model()
-}
-
 pub(super) async fn set_schedule_enabled(store: &SqliteStore, id: Id, enabled: bool) -> Result<()> {
     // Only a change of the flag is a change of the schedule.
     let done = sqlx::query(
@@ -218,18 +199,6 @@ pub(super) async fn get_run(store: &SqliteStore, id: Id) -> Result<Run> {
     fetch_run(&mut conn, id).await
 }
 
-pub(super) async fn run_for_job(store: &SqliteStore, job_id: Id) -> Result<Option<Run>> {
-    sqlx::query_as::<_, RunRow<Sqlite>>(concat!(
-        run_select!(),
-        " WHERE r.job_id = $1 ORDER BY r.id LIMIT 1"
-    ))
-    .bind(job_id)
-    .fetch_optional(&store.pool)
-    .await?
-    .map(RunRow::into_model)
-    .transpose()
-}
-
 pub(super) async fn list_runs(store: &SqliteStore, filter: &RunFilter) -> Result<Vec<Run>> {
     sqlx::query_as::<_, RunRow<Sqlite>>(concat!(
         run_select!(),
@@ -245,19 +214,6 @@ pub(super) async fn list_runs(store: &SqliteStore, filter: &RunFilter) -> Result
     .into_iter()
     .map(RunRow::into_model)
     .collect()
-}
-
-pub(super) async fn last_succeeded_run(store: &SqliteStore, kind: RunKind) -> Result<Option<Run>> {
-    sqlx::query_as::<_, RunRow<Sqlite>>(concat!(
-        run_select!(),
-        " WHERE r.kind = $1 AND r.state = 'succeeded' \
-         ORDER BY r.started_at DESC NULLS LAST, r.id DESC LIMIT 1"
-    ))
-    .bind(kind.as_str())
-    .fetch_optional(&store.pool)
-    .await?
-    .map(RunRow::into_model)
-    .transpose()
 }
 
 pub(super) async fn start_run(store: &SqliteStore, id: Id, at: DateTime<Utc>) -> Result<Run> {

@@ -1,10 +1,8 @@
 //! Users of the admin web on SQLite.
 
 use super::{SqliteStore, exists, now_micros};
-use crate::rows::UserRow;
-use crate::rules::{self, Referenced, normalize_email, validate_user};
-use crate::{Id, NewUser, Result, StoreError, User};
-use sqlx::Sqlite;
+use crate::rules::{self, Referenced, validate_user};
+use crate::{Id, NewUser, Result, StoreError};
 
 pub(super) async fn create_user(store: &SqliteStore, user: &NewUser) -> Result<Id> {
     let email = validate_user(user)?;
@@ -28,19 +26,4 @@ pub(super) async fn create_user(store: &SqliteStore, user: &NewUser) -> Result<I
     })?;
     tx.commit().await?;
     Ok(id)
-}
-
-pub(super) async fn find_user_by_email(store: &SqliteStore, email: &str) -> Result<Option<User>> {
-    let Some(email) = normalize_email(email) else {
-        return Ok(None);
-    };
-    sqlx::query_as::<_, UserRow<Sqlite>>(
-        "SELECT id, email, password_hash, role, rights_holder_id, created_at FROM users \
-         WHERE email = $1",
-    )
-    .bind(email)
-    .fetch_optional(&store.pool)
-    .await?
-    .map(UserRow::into_model)
-    .transpose()
 }

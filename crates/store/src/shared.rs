@@ -1,0 +1,364 @@
+//! The statements whose SQL is the same on both backends, written once.
+//!
+//! Most reads do not depend on the dialect: the same text, the same binds, the same row type
+//! (generic over [`Columns`]) and the same conversion. Each is a function generic over the
+//! database, run on whatever executor the backend passes (its pool); the backend's section
+//! file forwards to it. A statement that differs between SQLite and PostgreSQL, even by a
+//! cast or a lock clause, stays in the backend that needs it.
+//!
+//! The `where` clauses name what sqlx needs to bind and decode on a generic database; they are
+//! met by both `sqlx::Sqlite` and `sqlx::Postgres`.
+
+use sqlx::{Database, Encode, Executor, FromRow, IntoArguments, Type};
+
+use crate::rows::{
+    Columns, JobRow, PageCheckRow, PageRow, RightsHolderRow, RunRow, ScheduleRow, SegmentRow,
+    SiteRow, UserRow, WorkWithContentRow, due_pages_query, fingerprint_version, job_columns,
+    page_select, run_select, schedule_select, work_summary_columns,
+};
+use crate::rules::{self, normalize_email, to_u64};
+use crate::{
+    Id, IndexedSegment, InfringingPage, Job, Page, PageCheckRecord, Result, RightsHolder, Run,
+    RunKind, Schedule, Site, StoreError, User, Work,
+};
+
+/// A database the shared statements run on: SQLite or PostgreSQL.
+pub(crate) trait Db: Database<Arguments: IntoArguments<Self>> + Columns {}
+
+impl Db for sqlx::Sqlite {}
+
+impl Db for sqlx::Postgres {}
+
+// ----- library -----
+pub(crate) async fn list_rights_holders<'e, DB, E>(executor: E) -> Result<Vec<RightsHolder>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    RightsHolderRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+{
+    sqlx::query_as::<_, RightsHolderRow<DB>>(
+        "SELECT id, name, created_at FROM rights_holders ORDER BY name, id",
+    )
+    .fetch_all(executor)
+    .await?
+    .into_iter()
+    .map(RightsHolderRow::into_model)
+    .collect()
+}
+
+pub(crate) async fn get_work<'e, DB, E>(executor: E, id: Id) -> Result<Work>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    WorkWithContentRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    let row = sqlx::query_as::<_, WorkWithContentRow<DB>>(concat!(
+        "SELECT ",
+        work_summary_columns!(),
+        ", w.content FROM works w WHERE w.id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(executor)
+    .await?
+    .ok_or_else(|| StoreError::NotFound(format!("work {id}")))?;
+    Ok(Work {
+        summary: row.summary.into_model()?,
+        content: row.content,
+    })
+}
+
+pub(crate) async fn all_segments<'e, DB, E>(executor: E) -> Result<Vec<IndexedSegment>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    SegmentRow: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+{
+    sqlx::query_as::<_, SegmentRow>(
+        "SELECT work_id, ordinal, start_offset, end_offset, simhash FROM work_segments \
+         ORDER BY work_id, ordinal",
+    )
+    .fetch_all(executor)
+    .await?
+    .into_iter()
+    .map(SegmentRow::into_model)
+    .collect()
+}
+
+pub(crate) async fn fingerprint_versions<'e, DB, E>(executor: E) -> Result<Vec<(Id, String, u32)>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    (i64, String, i64): for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+{
+    let rows: Vec<(i64, String, i64)> = sqlx::query_as(
+        "SELECT work_id, algorithm, version FROM work_fingerprints \
+         ORDER BY work_id, algorithm",
+    )
+    .fetch_all(executor)
+    .await?;
+    rows.into_iter().map(fingerprint_version).collect()
+}
+
+// ----- pages -----
+pub(crate) async fn evidence_text<'e, DB, E>(
+    executor: E,
+    page_id: Id,
+    content_hash: &str,
+) -> Result<Option<String>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    (String,): for<'r> FromRow<'r, DB::Row>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+{
+    Ok(sqlx::query_scalar(
+        "SELECT text FROM pages WHERE id = $1 AND content_hash = $2 \
+         UNION ALL \
+         SELECT text FROM page_texts WHERE page_id = $1 AND content_hash = $2 LIMIT 1",
+    )
+    .bind(page_id)
+    .bind(content_hash)
+    .fetch_optional(executor)
+    .await?)
+}
+
+pub(crate) async fn get_page<'e, DB, E>(executor: E, id: Id) -> Result<Page>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    PageRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    sqlx::query_as::<_, PageRow<DB>>(concat!(page_select!(), " WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(executor)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("page {id}")))?
+        .into_model()
+}
+
+pub(crate) async fn pages_to_match<'e, DB, E>(executor: E, limit: u32) -> Result<Vec<Page>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    PageRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    sqlx::query_as::<_, PageRow<DB>>(due_pages_query!())
+        .bind(i64::from(limit))
+        .fetch_all(executor)
+        .await?
+        .into_iter()
+        .map(PageRow::into_model)
+        .collect()
+}
+
+pub(crate) async fn due_page_ids<'e, DB, E>(
+    executor: E,
+    after_id: Id,
+    limit: u32,
+) -> Result<Vec<(Id, String)>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    (i64, String): for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    Ok(sqlx::query_as(
+        "SELECT id, content_hash FROM pages \
+         WHERE id > $1 AND (matched_hash IS NULL OR matched_hash <> content_hash) \
+         ORDER BY id LIMIT $2",
+    )
+    .bind(after_id)
+    .bind(i64::from(limit))
+    .fetch_all(executor)
+    .await?)
+}
+
+pub(crate) async fn list_sites<'e, DB, E>(executor: E) -> Result<Vec<Site>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    SiteRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+{
+    sqlx::query_as::<_, SiteRow<DB>>("SELECT id, host, created_at FROM sites ORDER BY host")
+        .fetch_all(executor)
+        .await?
+        .into_iter()
+        .map(SiteRow::into_model)
+        .collect()
+}
+
+pub(crate) async fn count_pages<'e, DB, E>(executor: E) -> Result<u64>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    (i64,): for<'r> FromRow<'r, DB::Row>,
+{
+    let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM pages")
+        .fetch_one(executor)
+        .await?;
+    to_u64(count, "page count")
+}
+
+// ----- matches -----
+pub(crate) async fn infringing_pages<'e, DB, E>(
+    executor: E,
+    after_id: Id,
+    limit: u32,
+) -> Result<Vec<InfringingPage>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    rules::InfringingRow: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    // One statement, so a page and its works are one consistent snapshot.
+    let rows: Vec<rules::InfringingRow> = sqlx::query_as(
+        "SELECT p.id, p.url, p.content_hash, p.etag, p.last_modified, m.work_id, \
+         m.evidence_hash \
+         FROM (SELECT DISTINCT page_id FROM matches \
+               WHERE status <> 'dismissed' AND page_id > $1 \
+               ORDER BY page_id LIMIT $2) AS chosen \
+         JOIN pages p ON p.id = chosen.page_id \
+         JOIN matches m ON m.page_id = p.id AND m.status <> 'dismissed' \
+         ORDER BY p.id, m.work_id",
+    )
+    .bind(after_id)
+    .bind(i64::from(limit))
+    .fetch_all(executor)
+    .await?;
+    Ok(rules::group_infringing_pages(rows))
+}
+
+pub(crate) async fn page_checks<'e, DB, E>(executor: E, page_id: Id) -> Result<Vec<PageCheckRecord>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    PageCheckRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    sqlx::query_as::<_, PageCheckRow<DB>>(
+        "SELECT id, page_id, run_id, checked_at, availability, http_status, detail \
+         FROM page_checks WHERE page_id = $1 ORDER BY checked_at, id",
+    )
+    .bind(page_id)
+    .fetch_all(executor)
+    .await?
+    .into_iter()
+    .map(PageCheckRow::into_model)
+    .collect()
+}
+
+// ----- jobs -----
+pub(crate) async fn get_job<'e, DB, E>(executor: E, job_id: Id) -> Result<Job>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    JobRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    sqlx::query_as::<_, JobRow<DB>>(concat!(
+        "SELECT ",
+        job_columns!(),
+        " FROM jobs WHERE id = $1"
+    ))
+    .bind(job_id)
+    .fetch_optional(executor)
+    .await?
+    .ok_or_else(|| StoreError::NotFound(format!("job {job_id}")))?
+    .into_model()
+}
+
+// ----- schedules -----
+pub(crate) async fn list_schedules<'e, DB, E>(executor: E) -> Result<Vec<Schedule>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    ScheduleRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+{
+    sqlx::query_as::<_, ScheduleRow<DB>>(concat!(schedule_select!(), " ORDER BY name"))
+        .fetch_all(executor)
+        .await?
+        .into_iter()
+        .map(ScheduleRow::into_model)
+        .collect()
+}
+
+pub(crate) async fn get_schedule_by_name<'e, DB, E>(executor: E, name: &str) -> Result<Schedule>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    ScheduleRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+{
+    let name = name.trim();
+    sqlx::query_as::<_, ScheduleRow<DB>>(concat!(schedule_select!(), " WHERE name = $1"))
+        .bind(name)
+        .fetch_optional(executor)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("schedule {name:?}")))?
+        .into_model()
+}
+
+pub(crate) async fn run_for_job<'e, DB, E>(executor: E, job_id: Id) -> Result<Option<Run>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    RunRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    sqlx::query_as::<_, RunRow<DB>>(concat!(
+        run_select!(),
+        " WHERE r.job_id = $1 ORDER BY r.id LIMIT 1"
+    ))
+    .bind(job_id)
+    .fetch_optional(executor)
+    .await?
+    .map(RunRow::into_model)
+    .transpose()
+}
+
+pub(crate) async fn last_succeeded_run<'e, DB, E>(executor: E, kind: RunKind) -> Result<Option<Run>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    RunRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+{
+    sqlx::query_as::<_, RunRow<DB>>(concat!(
+        run_select!(),
+        " WHERE r.kind = $1 AND r.state = 'succeeded' \
+         ORDER BY r.started_at DESC NULLS LAST, r.id DESC LIMIT 1"
+    ))
+    .bind(kind.as_str())
+    .fetch_optional(executor)
+    .await?
+    .map(RunRow::into_model)
+    .transpose()
+}
+
+// ----- users -----
+
+pub(crate) async fn find_user_by_email<'e, DB, E>(executor: E, email: &str) -> Result<Option<User>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    UserRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    String: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    let Some(email) = normalize_email(email) else {
+        return Ok(None);
+    };
+    sqlx::query_as::<_, UserRow<DB>>(
+        "SELECT id, email, password_hash, role, rights_holder_id, created_at FROM users \
+         WHERE email = $1",
+    )
+    .bind(email)
+    .fetch_optional(executor)
+    .await?
+    .map(UserRow::into_model)
+    .transpose()
+}
