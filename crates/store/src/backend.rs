@@ -85,8 +85,8 @@ macro_rules! impl_store_by_section {
             schedules::ensure_schedule(schedule: &$crate::NewSchedule) -> $crate::Id;
             shared::list_schedules() -> Vec<$crate::Schedule>;
             shared::get_schedule_by_name(name: &str) -> $crate::Schedule;
-            schedules::set_schedule_enabled(id: $crate::Id, enabled: bool) -> ();
-            schedules::delete_schedule(id: $crate::Id) -> ();
+            shared::set_schedule_enabled(id: $crate::Id, enabled: bool) -> ();
+            shared::delete_schedule(id: $crate::Id) -> ();
             schedules::fire_schedule(fire: &$crate::ScheduleFire) -> Option<$crate::FiredRun>;
             schedules::create_run(run: &$crate::NewRun, job: Option<&$crate::NewJob>)
                 -> ($crate::Id, Option<$crate::Id>);

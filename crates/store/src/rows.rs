@@ -23,11 +23,19 @@ use crate::{
 /// The column types a database stores timestamps and JSON values in.
 pub(crate) trait Columns {
     /// A timestamp column.
-    type Time: StoredTime;
+    type Time: StoredTime + PartialOrd + Copy + Send;
     /// A JSON column holding any value.
     type Json: StoredJson<serde_json::Value>;
     /// A JSON column holding a list of strings.
     type Strings: StoredJson<Vec<String>>;
+
+    /// A timestamp as stored (whole microseconds, see the crate docs).
+    fn time(at: DateTime<Utc>) -> Self::Time;
+
+    /// The clock for rows the caller does not timestamp itself, at stored precision.
+    fn now() -> Self::Time {
+        Self::time(Utc::now())
+    }
 }
 
 /// SQLite: integer microseconds and JSON text (see the `sqlite` module).
@@ -35,6 +43,10 @@ impl Columns for sqlx::Sqlite {
     type Time = i64;
     type Json = String;
     type Strings = String;
+
+    fn time(at: DateTime<Utc>) -> i64 {
+        crate::sqlite::micros(at)
+    }
 }
 
 /// PostgreSQL: `timestamptz` and `jsonb`.
@@ -42,6 +54,10 @@ impl Columns for sqlx::Postgres {
     type Time = DateTime<Utc>;
     type Json = serde_json::Value;
     type Strings = Json<Vec<String>>;
+
+    fn time(at: DateTime<Utc>) -> DateTime<Utc> {
+        crate::postgres::stored(at)
+    }
 }
 
 /// A stored timestamp.

@@ -9,25 +9,54 @@
 //! The `where` clauses name what sqlx needs to bind and decode on a generic database; they are
 //! met by both `sqlx::Sqlite` and `sqlx::Postgres`.
 
-use sqlx::{Database, Encode, Executor, FromRow, IntoArguments, Type};
+use chrono::{DateTime, Utc};
+use sqlx::postgres::PgQueryResult;
+use sqlx::sqlite::SqliteQueryResult;
+use sqlx::{Database, Encode, Executor, FromRow, IntoArguments, Transaction, Type};
 
 use crate::rows::{
     Columns, JobRow, PageCheckRow, PageRow, RightsHolderRow, RunRow, ScheduleRow, SegmentRow,
     SiteRow, UserRow, WorkWithContentRow, due_pages_query, fingerprint_version, job_columns,
     page_select, run_select, schedule_select, work_summary_columns,
 };
-use crate::rules::{self, normalize_email, to_u64};
+use crate::rules::{self, Referenced, normalize_email, to_u64};
 use crate::{
-    Id, IndexedSegment, InfringingPage, Job, Page, PageCheckRecord, Result, RightsHolder, Run,
-    RunKind, Schedule, Site, StoreError, User, Work,
+    Availability, Id, IndexedSegment, InfringingPage, Job, JobLease, NewUser, Page,
+    PageCheckRecord, Result, RightsHolder, Run, RunKind, Schedule, Site, StoreError, User, Work,
 };
 
 /// A database the shared statements run on: SQLite or PostgreSQL.
-pub(crate) trait Db: Database<Arguments: IntoArguments<Self>> + Columns {}
+pub(crate) trait Db: Database<Arguments: IntoArguments<Self>> + Columns {
+    /// How many rows a write changed (sqlx has no trait for it).
+    fn rows_affected(result: &Self::QueryResult) -> u64;
+}
 
-impl Db for sqlx::Sqlite {}
+impl Db for sqlx::Sqlite {
+    fn rows_affected(result: &SqliteQueryResult) -> u64 {
+        result.rows_affected()
+    }
+}
 
-impl Db for sqlx::Postgres {}
+impl Db for sqlx::Postgres {
+    fn rows_affected(result: &PgQueryResult) -> u64 {
+        result.rows_affected()
+    }
+}
+
+/// `NotFound` naming the row unless it exists.
+pub(crate) async fn exists<'e, DB, E>(executor: E, what: Referenced, id: Id) -> Result<()>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    (i64,): for<'r> FromRow<'r, DB::Row>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    let found: Option<i64> = sqlx::query_scalar(what.query())
+        .bind(id)
+        .fetch_optional(executor)
+        .await?;
+    found.map(|_| ()).ok_or_else(|| what.not_found(id))
+}
 
 // ----- library -----
 pub(crate) async fn list_rights_holders<'e, DB, E>(executor: E) -> Result<Vec<RightsHolder>>
@@ -252,6 +281,67 @@ where
     .collect()
 }
 
+/// The end of [`crate::Store::record_page_matches`], once the page's matches are written: the
+/// removal check the verdict amounts to (see `rules::plan_verdict`), letting go of earlier
+/// texts no evidence points into any more, and marking the text as matched. `last_seen` and
+/// `last_checked` are the page's, as read at the start of the transaction `conn` runs.
+pub(crate) async fn finish_verdict<DB>(
+    conn: &mut DB::Connection,
+    page_id: Id,
+    content_hash: &str,
+    check: Option<&(Availability, String)>,
+    http_status: i64,
+    last_seen: DB::Time,
+    last_checked: Option<DB::Time>,
+) -> Result<()>
+where
+    DB: Db,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    if let Some((availability, detail)) = check {
+        sqlx::query(
+            "INSERT INTO page_checks (page_id, run_id, checked_at, availability, \
+             http_status, detail) VALUES ($1, NULL, $2, $3, $4, $5)",
+        )
+        .bind(page_id)
+        .bind(last_seen)
+        .bind(availability.as_str())
+        .bind(http_status)
+        .bind(detail.as_str())
+        .execute(&mut *conn)
+        .await?;
+        if rules::is_latest_check(last_checked, &last_seen) {
+            sqlx::query(
+                "UPDATE pages SET availability = $2, availability_checked_at = $3 \
+                 WHERE id = $1",
+            )
+            .bind(page_id)
+            .bind(availability.as_str())
+            .bind(last_seen)
+            .execute(&mut *conn)
+            .await?;
+        }
+    }
+    // Earlier texts no evidence points into any more are let go.
+    sqlx::query(
+        "DELETE FROM page_texts WHERE page_id = $1 AND (content_hash = $2 OR \
+         content_hash NOT IN (SELECT evidence_hash FROM matches WHERE page_id = $1))",
+    )
+    .bind(page_id)
+    .bind(content_hash)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query("UPDATE pages SET matched_hash = $2 WHERE id = $1")
+        .bind(page_id)
+        .bind(content_hash)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
 // ----- jobs -----
 pub(crate) async fn get_job<'e, DB, E>(executor: E, job_id: Id) -> Result<Job>
 where
@@ -270,6 +360,129 @@ where
     .await?
     .ok_or_else(|| StoreError::NotFound(format!("job {job_id}")))?
     .into_model()
+}
+
+/// Why a lease-guarded update of a claimed job touched no row (see
+/// `rules::lease_not_current`).
+pub(crate) async fn lease_not_current<'e, DB, E>(executor: E, lease: JobLease) -> StoreError
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    (String, i64): for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    let found = sqlx::query_as("SELECT state, attempts FROM jobs WHERE id = $1")
+        .bind(lease.job_id)
+        .fetch_optional(executor)
+        .await;
+    match found {
+        Ok(found) => rules::lease_not_current(lease, found),
+        Err(error) => error.into(),
+    }
+}
+
+/// The lease-guarded updates of a claimed job: each changes the job only while `lease` is its
+/// current claim (same attempt, still running), and answers whether it did. The caller then
+/// explains a `false` with [`lease_not_current`].
+pub(crate) async fn complete_job<'e, DB, E>(executor: E, lease: JobLease) -> Result<bool>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    let done = sqlx::query(
+        "UPDATE jobs SET state = 'done', lease_until = NULL, updated_at = $3 \
+         WHERE id = $1 AND attempts = $2 AND state = 'running'",
+    )
+    .bind(lease.job_id)
+    .bind(i64::from(lease.attempt))
+    .bind(DB::now())
+    .execute(executor)
+    .await?;
+    Ok(DB::rows_affected(&done) > 0)
+}
+
+/// See [`complete_job`]: back to queued at `retry_at`, or dead once attempts are used up.
+pub(crate) async fn fail_job<'e, DB, E>(
+    executor: E,
+    lease: JobLease,
+    error: &str,
+    retry_at: DateTime<Utc>,
+) -> Result<bool>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    let done = sqlx::query(
+        "UPDATE jobs SET \
+           state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'queued' END, \
+           run_at = CASE WHEN attempts >= max_attempts THEN run_at ELSE $3 END, \
+           lease_until = NULL, last_error = $4, updated_at = $5 \
+         WHERE id = $1 AND attempts = $2 AND state = 'running'",
+    )
+    .bind(lease.job_id)
+    .bind(i64::from(lease.attempt))
+    .bind(DB::time(retry_at))
+    .bind(error)
+    .bind(DB::now())
+    .execute(executor)
+    .await?;
+    Ok(DB::rows_affected(&done) > 0)
+}
+
+/// See [`complete_job`]: the lease now ends at `lease_until`.
+pub(crate) async fn renew_job_lease<'e, DB, E>(
+    executor: E,
+    lease: JobLease,
+    lease_until: DateTime<Utc>,
+) -> Result<bool>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    let done = sqlx::query(
+        "UPDATE jobs SET lease_until = $3, updated_at = $4 \
+         WHERE id = $1 AND attempts = $2 AND state = 'running'",
+    )
+    .bind(lease.job_id)
+    .bind(i64::from(lease.attempt))
+    .bind(DB::time(lease_until))
+    .bind(DB::now())
+    .execute(executor)
+    .await?;
+    Ok(DB::rows_affected(&done) > 0)
+}
+
+/// See [`complete_job`]: queued again at `run_at`, the attempt given back.
+pub(crate) async fn release_job<'e, DB, E>(
+    executor: E,
+    lease: JobLease,
+    run_at: DateTime<Utc>,
+) -> Result<bool>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    let done = sqlx::query(
+        "UPDATE jobs SET state = 'queued', attempts = attempts - 1, run_at = $3, \
+           lease_until = NULL, updated_at = $4 \
+         WHERE id = $1 AND attempts = $2 AND state = 'running'",
+    )
+    .bind(lease.job_id)
+    .bind(i64::from(lease.attempt))
+    .bind(DB::time(run_at))
+    .bind(DB::now())
+    .execute(executor)
+    .await?;
+    Ok(DB::rows_affected(&done) > 0)
 }
 
 // ----- schedules -----
@@ -301,6 +514,50 @@ where
         .await?
         .ok_or_else(|| StoreError::NotFound(format!("schedule {name:?}")))?
         .into_model()
+}
+
+pub(crate) async fn set_schedule_enabled<'e, DB, E>(
+    executor: E,
+    id: Id,
+    enabled: bool,
+) -> Result<()>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    bool: for<'q> Encode<'q, DB> + Type<DB>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    // Only a change of the flag is a change of the schedule.
+    let done = sqlx::query(
+        "UPDATE schedules SET enabled = $2, \
+         updated_at = CASE WHEN enabled = $2 THEN updated_at ELSE $3 END WHERE id = $1",
+    )
+    .bind(id)
+    .bind(enabled)
+    .bind(DB::now())
+    .execute(executor)
+    .await?;
+    if DB::rows_affected(&done) == 0 {
+        return Err(StoreError::NotFound(format!("schedule {id}")));
+    }
+    Ok(())
+}
+
+pub(crate) async fn delete_schedule<'e, DB, E>(executor: E, id: Id) -> Result<()>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    let done = sqlx::query("DELETE FROM schedules WHERE id = $1")
+        .bind(id)
+        .execute(executor)
+        .await?;
+    if DB::rows_affected(&done) == 0 {
+        return Err(StoreError::NotFound(format!("schedule {id}")));
+    }
+    Ok(())
 }
 
 pub(crate) async fn run_for_job<'e, DB, E>(executor: E, job_id: Id) -> Result<Option<Run>>
@@ -341,6 +598,43 @@ where
 }
 
 // ----- users -----
+
+/// Creates a user, in `tx` (a write transaction of the backend), once `user` is validated and
+/// its `email` normalized (see `rules::validate_user`).
+pub(crate) async fn create_user<DB>(
+    mut tx: Transaction<'static, DB>,
+    email: &str,
+    user: &NewUser,
+) -> Result<Id>
+where
+    DB: Db,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    (i64,): for<'r> FromRow<'r, DB::Row>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    Option<i64>: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    if let Some(holder) = user.rights_holder_id {
+        exists(&mut *tx, Referenced::RightsHolder, holder).await?;
+    }
+    let result = sqlx::query_scalar(
+        "INSERT INTO users (email, password_hash, role, rights_holder_id, created_at) \
+         VALUES ($1, $2, $3, $4, $5) RETURNING id",
+    )
+    .bind(email)
+    .bind(user.password_hash.as_str())
+    .bind(user.role.as_str())
+    .bind(user.rights_holder_id)
+    .bind(DB::now())
+    .fetch_one(&mut *tx)
+    .await;
+    let id = rules::refuse_duplicate(result, || {
+        StoreError::Invalid(format!("user {email:?} already exists"))
+    })?;
+    tx.commit().await?;
+    Ok(id)
+}
 
 pub(crate) async fn find_user_by_email<'e, DB, E>(executor: E, email: &str) -> Result<Option<User>>
 where

@@ -3,29 +3,16 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use sqlx::postgres::PgPool;
 use sqlx::{Connection, PgConnection};
 
 use super::{ATTEMPTS, PostgresStore, now, stored};
 use crate::rows::{JobRow, job_columns};
 use crate::rules::{self, lease_until, validate_job};
+use crate::shared;
 use crate::{
     Id, Job, JobCount, JobFilter, JobLease, JobState, Leadership, NewJob, Result, StoreError,
 };
 use sqlx::Postgres;
-
-/// Explains why an update of a claimed job touched no row: the job is missing, or it is no
-/// longer running under this claim.
-async fn lease_not_current(pool: &PgPool, lease: JobLease) -> StoreError {
-    let found = sqlx::query_as("SELECT state, attempts FROM jobs WHERE id = $1")
-        .bind(lease.job_id)
-        .fetch_optional(pool)
-        .await;
-    match found {
-        Ok(found) => rules::lease_not_current(lease, found),
-        Err(error) => error.into(),
-    }
-}
 
 /// Inserts a queued job without a dedup key (keyed jobs need [`Store::enqueue_job`]'s race
 /// handling).
@@ -197,17 +184,8 @@ pub(super) async fn claim_job(
 }
 
 pub(super) async fn complete_job(store: &PostgresStore, lease: JobLease) -> Result<()> {
-    let done = sqlx::query(
-        "UPDATE jobs SET state = 'done', lease_until = NULL, updated_at = $3 \
-         WHERE id = $1 AND attempts = $2 AND state = 'running'",
-    )
-    .bind(lease.job_id)
-    .bind(i64::from(lease.attempt))
-    .bind(now())
-    .execute(&store.pool)
-    .await?;
-    if done.rows_affected() == 0 {
-        return Err(lease_not_current(&store.pool, lease).await);
+    if !shared::complete_job(&store.pool, lease).await? {
+        return Err(shared::lease_not_current(&store.pool, lease).await);
     }
     Ok(())
 }
@@ -218,22 +196,8 @@ pub(super) async fn fail_job(
     error: &str,
     retry_at: DateTime<Utc>,
 ) -> Result<()> {
-    let done = sqlx::query(
-        "UPDATE jobs SET \
-           state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'queued' END, \
-           run_at = CASE WHEN attempts >= max_attempts THEN run_at ELSE $3 END, \
-           lease_until = NULL, last_error = $4, updated_at = $5 \
-         WHERE id = $1 AND attempts = $2 AND state = 'running'",
-    )
-    .bind(lease.job_id)
-    .bind(i64::from(lease.attempt))
-    .bind(stored(retry_at))
-    .bind(error)
-    .bind(now())
-    .execute(&store.pool)
-    .await?;
-    if done.rows_affected() == 0 {
-        return Err(lease_not_current(&store.pool, lease).await);
+    if !shared::fail_job(&store.pool, lease, error, retry_at).await? {
+        return Err(shared::lease_not_current(&store.pool, lease).await);
     }
     Ok(())
 }
@@ -243,18 +207,8 @@ pub(super) async fn renew_job_lease(
     lease: JobLease,
     lease_until: DateTime<Utc>,
 ) -> Result<()> {
-    let done = sqlx::query(
-        "UPDATE jobs SET lease_until = $3, updated_at = $4 \
-         WHERE id = $1 AND attempts = $2 AND state = 'running'",
-    )
-    .bind(lease.job_id)
-    .bind(i64::from(lease.attempt))
-    .bind(stored(lease_until))
-    .bind(now())
-    .execute(&store.pool)
-    .await?;
-    if done.rows_affected() == 0 {
-        return Err(lease_not_current(&store.pool, lease).await);
+    if !shared::renew_job_lease(&store.pool, lease, lease_until).await? {
+        return Err(shared::lease_not_current(&store.pool, lease).await);
     }
     Ok(())
 }
@@ -264,19 +218,8 @@ pub(super) async fn release_job(
     lease: JobLease,
     run_at: DateTime<Utc>,
 ) -> Result<()> {
-    let done = sqlx::query(
-        "UPDATE jobs SET state = 'queued', attempts = attempts - 1, run_at = $3, \
-           lease_until = NULL, updated_at = $4 \
-         WHERE id = $1 AND attempts = $2 AND state = 'running'",
-    )
-    .bind(lease.job_id)
-    .bind(i64::from(lease.attempt))
-    .bind(stored(run_at))
-    .bind(now())
-    .execute(&store.pool)
-    .await?;
-    if done.rows_affected() == 0 {
-        return Err(lease_not_current(&store.pool, lease).await);
+    if !shared::release_job(&store.pool, lease, run_at).await? {
+        return Err(shared::lease_not_current(&store.pool, lease).await);
     }
     Ok(())
 }

@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use super::{PostgresStore, exists, stored, u32_to_i64};
 use crate::rows::{MatchEvidenceRow, group_matches};
 use crate::rules::{self, Referenced, page_key, validate_matches};
+use crate::shared;
 use crate::{
     Id, InfringingPage, MatchFilter, MatchRecord, MatchStatus, NewMatch, PageCheck,
     PageCheckOutcome, Result, StoreError, VerdictOutcome,
@@ -161,44 +162,16 @@ pub(super) async fn record_page_matches(
         .bind(&plan.reopen)
         .execute(&mut *tx)
         .await?;
-    if let Some((availability, detail)) = &plan.check {
-        sqlx::query(
-            "INSERT INTO page_checks (page_id, run_id, checked_at, availability, \
-             http_status, detail) VALUES ($1, NULL, $2, $3, $4, $5)",
-        )
-        .bind(page_id)
-        .bind(last_seen)
-        .bind(availability.as_str())
-        .bind(http_status)
-        .bind(detail)
-        .execute(&mut *tx)
-        .await?;
-        if rules::is_latest_check(last_checked, &last_seen) {
-            sqlx::query(
-                "UPDATE pages SET availability = $2, availability_checked_at = $3 \
-                 WHERE id = $1",
-            )
-            .bind(page_id)
-            .bind(availability.as_str())
-            .bind(last_seen)
-            .execute(&mut *tx)
-            .await?;
-        }
-    }
-    // Earlier texts no evidence points into any more are let go.
-    sqlx::query(
-        "DELETE FROM page_texts WHERE page_id = $1 AND (content_hash = $2 OR \
-         content_hash NOT IN (SELECT evidence_hash FROM matches WHERE page_id = $1))",
+    shared::finish_verdict::<Postgres>(
+        &mut tx,
+        page_id,
+        content_hash,
+        plan.check.as_ref(),
+        http_status,
+        last_seen,
+        last_checked,
     )
-    .bind(page_id)
-    .bind(content_hash)
-    .execute(&mut *tx)
     .await?;
-    sqlx::query("UPDATE pages SET matched_hash = $2 WHERE id = $1")
-        .bind(page_id)
-        .bind(content_hash)
-        .execute(&mut *tx)
-        .await?;
     tx.commit().await?;
     Ok(outcome)
 }

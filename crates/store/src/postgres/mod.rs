@@ -133,7 +133,7 @@ impl PostgresStore {
 // ----- conversions -----
 
 /// A timestamp as stored: whole microseconds, finer parts truncated (see the crate docs).
-fn stored(at: DateTime<Utc>) -> DateTime<Utc> {
+pub(crate) fn stored(at: DateTime<Utc>) -> DateTime<Utc> {
     DateTime::from_timestamp_micros(at.timestamp_micros()).unwrap_or(at)
 }
 
@@ -148,11 +148,7 @@ fn u32_to_i64(values: impl Iterator<Item = u32>) -> Vec<i64> {
 
 /// `NotFound` naming the row unless it exists.
 async fn exists(conn: &mut PgConnection, what: Referenced, id: Id) -> Result<()> {
-    let found: Option<i64> = sqlx::query_scalar(what.query())
-        .bind(id)
-        .fetch_optional(conn)
-        .await?;
-    found.map(|_| ()).ok_or_else(|| what.not_found(id))
+    crate::shared::exists(conn, what, id).await
 }
 
 async fn migrate(store: &PostgresStore) -> Result<()> {

@@ -132,38 +132,6 @@ pub(super) async fn ensure_schedule(store: &PostgresStore, schedule: &NewSchedul
     )))
 }
 
-pub(super) async fn set_schedule_enabled(
-    store: &PostgresStore,
-    id: Id,
-    enabled: bool,
-) -> Result<()> {
-    // Only a change of the flag is a change of the schedule.
-    let done = sqlx::query(
-        "UPDATE schedules SET enabled = $2, \
-         updated_at = CASE WHEN enabled = $2 THEN updated_at ELSE $3 END WHERE id = $1",
-    )
-    .bind(id)
-    .bind(enabled)
-    .bind(now())
-    .execute(&store.pool)
-    .await?;
-    if done.rows_affected() == 0 {
-        return Err(StoreError::NotFound(format!("schedule {id}")));
-    }
-    Ok(())
-}
-
-pub(super) async fn delete_schedule(store: &PostgresStore, id: Id) -> Result<()> {
-    let done = sqlx::query("DELETE FROM schedules WHERE id = $1")
-        .bind(id)
-        .execute(&store.pool)
-        .await?;
-    if done.rows_affected() == 0 {
-        return Err(StoreError::NotFound(format!("schedule {id}")));
-    }
-    Ok(())
-}
-
 pub(super) async fn fire_schedule(
     store: &PostgresStore,
     fire: &ScheduleFire,

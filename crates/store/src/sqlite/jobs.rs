@@ -9,9 +9,8 @@ use sqlx::sqlite::SqlitePool;
 use super::{SqliteStore, micros, now_micros};
 use crate::rows::{JobRow, job_columns};
 use crate::rules::{self, lease_until, to_json, validate_job};
-use crate::{
-    Id, Job, JobCount, JobFilter, JobLease, JobState, Leadership, NewJob, Result, StoreError,
-};
+use crate::shared;
+use crate::{Id, Job, JobCount, JobFilter, JobLease, JobState, Leadership, NewJob, Result};
 use sqlx::Sqlite;
 
 /// Leadership held through a row of `leader_leases`, renewed by [`Leadership::confirm`].
@@ -46,19 +45,6 @@ impl Leadership for SqliteLeadership {
             .execute(&self.pool)
             .await?;
         Ok(())
-    }
-}
-
-/// Explains why an update of a claimed job touched no row: the job is missing, or it is no
-/// longer running under this claim.
-async fn lease_not_current(conn: &mut SqliteConnection, lease: JobLease) -> StoreError {
-    let found = sqlx::query_as("SELECT state, attempts FROM jobs WHERE id = $1")
-        .bind(lease.job_id)
-        .fetch_optional(conn)
-        .await;
-    match found {
-        Ok(found) => rules::lease_not_current(lease, found),
-        Err(error) => error.into(),
     }
 }
 
@@ -153,17 +139,8 @@ pub(super) async fn claim_job(
 
 pub(super) async fn complete_job(store: &SqliteStore, lease: JobLease) -> Result<()> {
     let mut tx = store.write().await?;
-    let done = sqlx::query(
-        "UPDATE jobs SET state = 'done', lease_until = NULL, updated_at = $3 \
-         WHERE id = $1 AND attempts = $2 AND state = 'running'",
-    )
-    .bind(lease.job_id)
-    .bind(i64::from(lease.attempt))
-    .bind(now_micros())
-    .execute(&mut *tx)
-    .await?;
-    if done.rows_affected() == 0 {
-        return Err(lease_not_current(&mut tx, lease).await);
+    if !shared::complete_job(&mut *tx, lease).await? {
+        return Err(shared::lease_not_current(&mut *tx, lease).await);
     }
     tx.commit().await?;
     Ok(())
@@ -176,22 +153,8 @@ pub(super) async fn fail_job(
     retry_at: DateTime<Utc>,
 ) -> Result<()> {
     let mut tx = store.write().await?;
-    let done = sqlx::query(
-        "UPDATE jobs SET \
-           state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'queued' END, \
-           run_at = CASE WHEN attempts >= max_attempts THEN run_at ELSE $3 END, \
-           lease_until = NULL, last_error = $4, updated_at = $5 \
-         WHERE id = $1 AND attempts = $2 AND state = 'running'",
-    )
-    .bind(lease.job_id)
-    .bind(i64::from(lease.attempt))
-    .bind(micros(retry_at))
-    .bind(error)
-    .bind(now_micros())
-    .execute(&mut *tx)
-    .await?;
-    if done.rows_affected() == 0 {
-        return Err(lease_not_current(&mut tx, lease).await);
+    if !shared::fail_job(&mut *tx, lease, error, retry_at).await? {
+        return Err(shared::lease_not_current(&mut *tx, lease).await);
     }
     tx.commit().await?;
     Ok(())
@@ -203,18 +166,8 @@ pub(super) async fn renew_job_lease(
     lease_until: DateTime<Utc>,
 ) -> Result<()> {
     let mut tx = store.write().await?;
-    let done = sqlx::query(
-        "UPDATE jobs SET lease_until = $3, updated_at = $4 \
-         WHERE id = $1 AND attempts = $2 AND state = 'running'",
-    )
-    .bind(lease.job_id)
-    .bind(i64::from(lease.attempt))
-    .bind(micros(lease_until))
-    .bind(now_micros())
-    .execute(&mut *tx)
-    .await?;
-    if done.rows_affected() == 0 {
-        return Err(lease_not_current(&mut tx, lease).await);
+    if !shared::renew_job_lease(&mut *tx, lease, lease_until).await? {
+        return Err(shared::lease_not_current(&mut *tx, lease).await);
     }
     tx.commit().await?;
     Ok(())
@@ -226,19 +179,8 @@ pub(super) async fn release_job(
     run_at: DateTime<Utc>,
 ) -> Result<()> {
     let mut tx = store.write().await?;
-    let done = sqlx::query(
-        "UPDATE jobs SET state = 'queued', attempts = attempts - 1, run_at = $3, \
-           lease_until = NULL, updated_at = $4 \
-         WHERE id = $1 AND attempts = $2 AND state = 'running'",
-    )
-    .bind(lease.job_id)
-    .bind(i64::from(lease.attempt))
-    .bind(micros(run_at))
-    .bind(now_micros())
-    .execute(&mut *tx)
-    .await?;
-    if done.rows_affected() == 0 {
-        return Err(lease_not_current(&mut tx, lease).await);
+    if !shared::release_job(&mut *tx, lease, run_at).await? {
+        return Err(shared::lease_not_current(&mut *tx, lease).await);
     }
     tx.commit().await?;
     Ok(())

@@ -147,7 +147,7 @@ fn parse_url(url: &str) -> Result<Target> {
 // ----- conversions -----
 
 /// Database form of a timestamp. Sub-microsecond parts are dropped (see the crate docs).
-fn micros(at: DateTime<Utc>) -> i64 {
+pub(crate) fn micros(at: DateTime<Utc>) -> i64 {
     at.timestamp_micros()
 }
 
@@ -158,11 +158,7 @@ fn now_micros() -> i64 {
 
 /// `NotFound` naming the row unless it exists.
 async fn exists(conn: &mut SqliteConnection, what: Referenced, id: Id) -> Result<()> {
-    let found: Option<i64> = sqlx::query_scalar(what.query())
-        .bind(id)
-        .fetch_optional(conn)
-        .await?;
-    found.map(|_| ()).ok_or_else(|| what.not_found(id))
+    crate::shared::exists(conn, what, id).await
 }
 
 async fn migrate(store: &SqliteStore) -> Result<()> {
