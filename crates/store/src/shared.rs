@@ -21,8 +21,9 @@ use crate::rows::{
 };
 use crate::rules::{self, Referenced, normalize_email, to_u64};
 use crate::{
-    Availability, Id, IndexedSegment, InfringingPage, Job, JobLease, NewUser, Page,
-    PageCheckRecord, Result, RightsHolder, Run, RunKind, Schedule, Site, StoreError, User, Work,
+    Availability, Id, IndexedSegment, InfringingPage, Job, JobLease, NewRun, NewUser, Page,
+    PageCheck, PageCheckRecord, Result, RightsHolder, Run, RunKind, RunState, Schedule, Site,
+    StoreError, User, Work,
 };
 
 /// A database the shared statements run on: SQLite or PostgreSQL.
@@ -281,6 +282,105 @@ where
     .collect()
 }
 
+/// Appends a removal check to a page's history (`run_id` `None` for a re-crawl's verdict).
+pub(crate) async fn insert_page_check<'e, DB, E>(
+    executor: E,
+    page_id: Id,
+    run_id: Option<Id>,
+    checked_at: DB::Time,
+    availability: Availability,
+    http_status: Option<i64>,
+    detail: &str,
+) -> Result<()>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    Option<i64>: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    sqlx::query(
+        "INSERT INTO page_checks (page_id, run_id, checked_at, availability, http_status, \
+         detail) VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(page_id)
+    .bind(run_id)
+    .bind(checked_at)
+    .bind(availability.as_str())
+    .bind(http_status)
+    .bind(detail)
+    .execute(executor)
+    .await?;
+    Ok(())
+}
+
+/// Sets a page's availability as seen by its latest check, at `checked_at`.
+pub(crate) async fn set_availability<'e, DB, E>(
+    executor: E,
+    page_id: Id,
+    availability: Availability,
+    checked_at: DB::Time,
+) -> Result<()>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    sqlx::query("UPDATE pages SET availability = $2, availability_checked_at = $3 WHERE id = $1")
+        .bind(page_id)
+        .bind(availability.as_str())
+        .bind(checked_at)
+        .execute(executor)
+        .await?;
+    Ok(())
+}
+
+/// The dialect-free part of [`crate::Store::record_page_check`], in the transaction `conn`
+/// runs once the page is known to exist: checks the run, appends the check to the page's
+/// history and, when it is the page's latest (`last_checked` is the page's latest check so
+/// far), sets the page's availability. Returns whether it is the latest: only then do the
+/// page's matches move.
+pub(crate) async fn append_check<DB>(
+    conn: &mut DB::Connection,
+    check: &PageCheck,
+    checked_at: DB::Time,
+    last_checked: Option<DB::Time>,
+) -> Result<bool>
+where
+    DB: Db,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    (i64,): for<'r> FromRow<'r, DB::Row>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    Option<i64>: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    if let Some(run_id) = check.run_id {
+        exists(&mut *conn, Referenced::Run, run_id).await?;
+    }
+    let status = check.http_status.map(i64::from);
+    let (page_id, availability) = (check.page_id, check.availability);
+    insert_page_check(
+        &mut *conn,
+        page_id,
+        check.run_id,
+        checked_at,
+        availability,
+        status,
+        &check.detail,
+    )
+    .await?;
+    // A check older than the page's latest one is history only: its verdict was superseded.
+    let latest = rules::is_latest_check(last_checked, &checked_at);
+    if latest {
+        set_availability(&mut *conn, page_id, availability, checked_at).await?;
+    }
+    Ok(latest)
+}
+
 /// The end of [`crate::Store::record_page_matches`], once the page's matches are written: the
 /// removal check the verdict amounts to (see `rules::plan_verdict`), letting go of earlier
 /// texts no evidence points into any more, and marking the text as matched. `last_seen` and
@@ -298,31 +398,24 @@ where
     DB: Db,
     for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
     i64: for<'q> Encode<'q, DB> + Type<DB>,
+    Option<i64>: for<'q> Encode<'q, DB> + Type<DB>,
     for<'q> &'q str: Encode<'q, DB> + Type<DB>,
     DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
 {
     if let Some((availability, detail)) = check {
-        sqlx::query(
-            "INSERT INTO page_checks (page_id, run_id, checked_at, availability, \
-             http_status, detail) VALUES ($1, NULL, $2, $3, $4, $5)",
+        let (availability, status) = (*availability, Some(http_status));
+        insert_page_check(
+            &mut *conn,
+            page_id,
+            None,
+            last_seen,
+            availability,
+            status,
+            detail,
         )
-        .bind(page_id)
-        .bind(last_seen)
-        .bind(availability.as_str())
-        .bind(http_status)
-        .bind(detail.as_str())
-        .execute(&mut *conn)
         .await?;
         if rules::is_latest_check(last_checked, &last_seen) {
-            sqlx::query(
-                "UPDATE pages SET availability = $2, availability_checked_at = $3 \
-                 WHERE id = $1",
-            )
-            .bind(page_id)
-            .bind(availability.as_str())
-            .bind(last_seen)
-            .execute(&mut *conn)
-            .await?;
+            set_availability(&mut *conn, page_id, availability, last_seen).await?;
         }
     }
     // Earlier texts no evidence points into any more are let go.
@@ -558,6 +651,42 @@ where
         return Err(StoreError::NotFound(format!("schedule {id}")));
     }
     Ok(())
+}
+
+/// Inserts a run: queued when a job carries it, otherwise running since its creation.
+pub(crate) async fn insert_run<'e, DB, E>(
+    executor: E,
+    run: &NewRun,
+    job_id: Option<Id>,
+) -> Result<Id>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    (i64,): for<'r> FromRow<'r, DB::Row>,
+    Option<i64>: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+    Option<DB::Time>: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    let created_at = DB::time(run.created_at);
+    let (state, started_at) = match job_id {
+        Some(_) => (RunState::Queued, None),
+        None => (RunState::Running, Some(created_at)),
+    };
+    Ok(sqlx::query_scalar(
+        "INSERT INTO runs (kind, schedule_id, job_id, trigger, state, scheduled_for, created_at, \
+         started_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+    )
+    .bind(run.kind.as_str())
+    .bind(run.schedule_id)
+    .bind(job_id)
+    .bind(run.trigger.as_str())
+    .bind(state.as_str())
+    .bind(run.scheduled_for.map(DB::time))
+    .bind(created_at)
+    .bind(started_at)
+    .fetch_one(executor)
+    .await?)
 }
 
 pub(crate) async fn run_for_job<'e, DB, E>(executor: E, job_id: Id) -> Result<Option<Run>>

@@ -5,9 +5,9 @@ use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 
-use super::{PostgresStore, exists, stored, u32_to_i64};
+use super::{PostgresStore, stored, u32_to_i64};
 use crate::rows::{MatchEvidenceRow, group_matches};
-use crate::rules::{self, Referenced, page_key, validate_matches};
+use crate::rules::{self, page_key, validate_matches};
 use crate::shared;
 use crate::{
     Id, InfringingPage, MatchFilter, MatchRecord, MatchStatus, NewMatch, PageCheck,
@@ -258,33 +258,8 @@ pub(super) async fn record_page_check(
     let Some(last_checked) = page else {
         return Err(StoreError::NotFound(format!("page {}", check.page_id)));
     };
-    if let Some(run_id) = check.run_id {
-        exists(&mut tx, Referenced::Run, run_id).await?;
-    }
-    sqlx::query(
-        "INSERT INTO page_checks (page_id, run_id, checked_at, availability, http_status, \
-         detail) VALUES ($1, $2, $3, $4, $5, $6)",
-    )
-    .bind(check.page_id)
-    .bind(check.run_id)
-    .bind(checked_at)
-    .bind(check.availability.as_str())
-    .bind(check.http_status.map(i64::from))
-    .bind(&check.detail)
-    .execute(&mut *tx)
-    .await?;
-
     let mut outcome = PageCheckOutcome::default();
-    // A check older than the page's latest one is history only: its verdict was superseded.
-    if rules::is_latest_check(last_checked, &checked_at) {
-        sqlx::query(
-            "UPDATE pages SET availability = $2, availability_checked_at = $3 WHERE id = $1",
-        )
-        .bind(check.page_id)
-        .bind(check.availability.as_str())
-        .bind(checked_at)
-        .execute(&mut *tx)
-        .await?;
+    if shared::append_check::<Postgres>(&mut tx, check, checked_at, last_checked).await? {
         outcome.removed = sqlx::query(
             "UPDATE matches SET status = 'removed', removed_at = $3 \
              WHERE page_id = $1 AND status IN ('open', 'notice_sent') \

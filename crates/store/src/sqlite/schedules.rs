@@ -7,34 +7,12 @@ use super::jobs::insert_job;
 use super::{SqliteStore, exists, micros, now_micros};
 use crate::rows::{RunRow, ScheduleRow, run_select, schedule_select};
 use crate::rules::{self, Referenced, to_json, validate_schedule};
+use crate::shared;
 use crate::{
     FiredRun, Id, NewJob, NewRun, NewSchedule, Result, Run, RunCounts, RunFilter, RunKind,
     RunState, ScheduleFire, StoreError,
 };
 use sqlx::Sqlite;
-
-/// Inserts a run: queued when a job carries it, otherwise running since its creation.
-async fn insert_run(conn: &mut SqliteConnection, run: &NewRun, job_id: Option<Id>) -> Result<Id> {
-    let created_at = micros(run.created_at);
-    let (state, started_at) = match job_id {
-        Some(_) => (RunState::Queued, None),
-        None => (RunState::Running, Some(created_at)),
-    };
-    Ok(sqlx::query_scalar(
-        "INSERT INTO runs (kind, schedule_id, job_id, trigger, state, scheduled_for, created_at, \
-         started_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
-    )
-    .bind(run.kind.as_str())
-    .bind(run.schedule_id)
-    .bind(job_id)
-    .bind(run.trigger.as_str())
-    .bind(state.as_str())
-    .bind(run.scheduled_for.map(micros))
-    .bind(created_at)
-    .bind(started_at)
-    .fetch_one(conn)
-    .await?)
-}
 
 /// Inserts an enabled, never fired schedule; the raw error lets the caller name a duplicate.
 async fn insert_schedule(
@@ -140,7 +118,7 @@ pub(super) async fn fire_schedule(
         return Ok(None);
     }
     let job_id = insert_job(&mut tx, &fire.job).await?;
-    let run_id = insert_run(&mut tx, &fire.run, Some(job_id)).await?;
+    let run_id = shared::insert_run(&mut *tx, &fire.run, Some(job_id)).await?;
     tx.commit().await?;
     Ok(Some(FiredRun { run_id, job_id }))
 }
@@ -161,7 +139,7 @@ pub(super) async fn create_run(
         Some(job) => Some(insert_job(&mut tx, job).await?),
         None => None,
     };
-    let run_id = insert_run(&mut tx, run, job_id).await?;
+    let run_id = shared::insert_run(&mut *tx, run, job_id).await?;
     tx.commit().await?;
     Ok((run_id, job_id))
 }
