@@ -31,8 +31,10 @@
 //! PostgreSQL cannot store the NUL character in `text` or `jsonb`; such a value is refused as
 //! [`StoreError::Invalid`] (SQLite would store it; no Copytrace input path produces one).
 //!
-//! The backend is one file per part of the [`Store`](crate::Store) contract (`library`, `pages`, `matches`,
-//! `jobs`, `schedules`, `users`); this one connects, migrates and holds what they share.
+//! The backend is one file per part of the [`Store`](crate::Store) contract (`library`,
+//! `pages`, `matches`, `jobs`, `schedules`, `users`); this one connects, migrates and holds what
+//! they share. What is the same on SQLite is not here: the row types (`crate::rows`), the
+//! decisions (`crate::rules`) and the statements whose SQL does not differ (`crate::shared`).
 
 mod jobs;
 mod library;

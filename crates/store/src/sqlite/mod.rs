@@ -16,8 +16,10 @@
 //! * **Only runtime queries** (`sqlx::query*` with `$n` parameters): a clean checkout builds
 //!   without a database, and the SQL stays close to what PostgreSQL accepts.
 //!
-//! The backend is one file per part of the [`Store`](crate::Store) contract (`library`, `pages`, `matches`,
-//! `jobs`, `schedules`, `users`); this one connects, migrates and holds what they share.
+//! The backend is one file per part of the [`Store`](crate::Store) contract (`library`,
+//! `pages`, `matches`, `jobs`, `schedules`, `users`); this one connects, migrates and holds what
+//! they share. What is the same on PostgreSQL is not here: the row types (`crate::rows`), the
+//! decisions (`crate::rules`) and the statements whose SQL does not differ (`crate::shared`).
 
 mod jobs;
 mod library;
