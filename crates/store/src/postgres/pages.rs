@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 
 use super::{ATTEMPTS, PostgresStore, stored};
 use crate::rules::{self, page_key};
+use crate::shared;
 use crate::{
     Id, NewPage, PageValidators, PageWrite, Result, StoreError, ValidatorScope, WriteOutcome,
 };
@@ -88,18 +89,7 @@ pub(super) async fn upsert_page(store: &PostgresStore, page: &NewPage) -> Result
             }
             Some((id, _)) => {
                 // The text some evidence points into is kept before it is replaced.
-                sqlx::query(
-                    "INSERT INTO page_texts (page_id, content_hash, title, text, \
-                     archived_at) \
-                     SELECT p.id, p.content_hash, p.title, p.text, $2 FROM pages p \
-                     WHERE p.id = $1 AND EXISTS (SELECT 1 FROM matches m \
-                       WHERE m.page_id = p.id AND m.evidence_hash = p.content_hash) \
-                     ON CONFLICT (page_id, content_hash) DO NOTHING",
-                )
-                .bind(id)
-                .bind(fetched_at)
-                .execute(&mut *tx)
-                .await?;
+                shared::keep_evidence_text(&mut *tx, id, fetched_at).await?;
                 sqlx::query(
                     "UPDATE pages SET title = $2, text = $3, content_hash = $4, \
                      http_status = $5, last_seen = GREATEST(last_seen, $6), \

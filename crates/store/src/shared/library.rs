@@ -7,7 +7,7 @@ use super::Db;
 use crate::rows::{
     RightsHolderRow, SegmentRow, WorkWithContentRow, fingerprint_version, work_summary_columns,
 };
-use crate::{Id, IndexedSegment, Result, RightsHolder, StoreError, Work};
+use crate::{Id, IndexedSegment, NewWork, Result, RightsHolder, StoreError, Work, rules};
 
 pub(crate) async fn list_rights_holders<'e, DB, E>(executor: E) -> Result<Vec<RightsHolder>>
 where
@@ -77,4 +77,42 @@ where
     .fetch_all(executor)
     .await?;
     rows.into_iter().map(fingerprint_version).collect()
+}
+
+/// Replaces a stored work's text, title and fingerprint version and drops its segments and
+/// fingerprints (the caller inserts the new ones), in the caller's transaction.
+pub(crate) async fn rewrite_work<DB>(
+    conn: &mut DB::Connection,
+    id: Id,
+    work: &NewWork,
+) -> Result<()>
+where
+    DB: Db,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    sqlx::query(
+        "UPDATE works SET title = $2, content = $3, content_len = $4, \
+         content_hash = $5, fingerprint_version = $6, updated_at = $7 WHERE id = $1",
+    )
+    .bind(id)
+    .bind(work.title.as_str())
+    .bind(work.content.as_str())
+    .bind(rules::content_len(work)?)
+    .bind(work.content_hash.as_str())
+    .bind(i64::from(work.fingerprint_version))
+    .bind(DB::now())
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query("DELETE FROM work_segments WHERE work_id = $1")
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query("DELETE FROM work_fingerprints WHERE work_id = $1")
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
 }

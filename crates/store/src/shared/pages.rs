@@ -108,3 +108,30 @@ where
         .await?;
     to_u64(count, "page count")
 }
+
+/// Keeps the stored text of page `id` in `page_texts` when some match's evidence points into
+/// it, before a re-crawl replaces it (fetched at `fetched_at`).
+pub(crate) async fn keep_evidence_text<'e, DB, E>(
+    executor: E,
+    id: Id,
+    fetched_at: DB::Time,
+) -> Result<()>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    sqlx::query(
+        "INSERT INTO page_texts (page_id, content_hash, title, text, archived_at) \
+         SELECT p.id, p.content_hash, p.title, p.text, $2 FROM pages p \
+         WHERE p.id = $1 AND EXISTS (SELECT 1 FROM matches m \
+           WHERE m.page_id = p.id AND m.evidence_hash = p.content_hash) \
+         ON CONFLICT (page_id, content_hash) DO NOTHING",
+    )
+    .bind(id)
+    .bind(fetched_at)
+    .execute(executor)
+    .await?;
+    Ok(())
+}

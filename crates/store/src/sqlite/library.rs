@@ -6,6 +6,7 @@ use sqlx::SqliteConnection;
 use super::{SqliteStore, exists, now_micros};
 use crate::rows::{WorkRow, algorithm_version, work_summary_columns};
 use crate::rules::{self, Referenced, to_u32, validate_work};
+use crate::shared;
 use crate::{AlgorithmFingerprint, Id, NewWork, Result, StoreError, WorkSummary, WriteOutcome};
 use sqlx::Sqlite;
 
@@ -106,27 +107,7 @@ pub(super) async fn upsert_work(store: &SqliteStore, work: &NewWork) -> Result<(
             return Ok((id, WriteOutcome::Unchanged));
         }
         Some((id, ..)) => {
-            sqlx::query(
-                "UPDATE works SET title = $2, content = $3, content_len = $4, \
-                 content_hash = $5, fingerprint_version = $6, updated_at = $7 WHERE id = $1",
-            )
-            .bind(id)
-            .bind(&work.title)
-            .bind(&work.content)
-            .bind(content_len)
-            .bind(&work.content_hash)
-            .bind(version)
-            .bind(now)
-            .execute(&mut *tx)
-            .await?;
-            sqlx::query("DELETE FROM work_segments WHERE work_id = $1")
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-            sqlx::query("DELETE FROM work_fingerprints WHERE work_id = $1")
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
+            shared::rewrite_work::<Sqlite>(&mut tx, id, work).await?;
             // Every page matched against the old version must be matched again.
             sqlx::query(
                 "UPDATE pages SET matched_hash = NULL \
