@@ -42,9 +42,12 @@
 //! `tests/contract` holds the executable form of these rules: every test runs once per backend,
 //! each on a fresh database.
 
+mod backend;
 pub mod model;
 pub mod postgres;
+mod rows;
 mod rules;
+mod shared;
 pub mod sqlite;
 
 use async_trait::async_trait;

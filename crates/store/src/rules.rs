@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use crate::{
     Availability, Id, InfringingPage, JobCount, JobLease, JobState, MatchStatus, NewJob, NewMatch,
     NewSchedule, NewUser, NewWork, PageCheck, Result, Role, RunCounts, RunKind, RunState,
-    RunTrigger, Schedule, ScheduleFire, StoreError,
+    RunTrigger, Schedule, ScheduleFire, StoreError, VerdictOutcome,
 };
 
 // ----- conversions -----
@@ -46,6 +46,34 @@ pub(crate) fn is_unique_violation(error: &sqlx::Error) -> bool {
 }
 
 // ----- validation -----
+
+/// Checks a rights holder's name and returns it trimmed.
+pub(crate) fn rights_holder_name(name: &str) -> Result<&str> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(StoreError::Invalid("a rights holder needs a name".into()));
+    }
+    Ok(name)
+}
+
+/// The stored length of a work's text.
+pub(crate) fn content_len(work: &NewWork) -> Result<i64> {
+    i64::try_from(work.content.len())
+        .map_err(|_| StoreError::Invalid("work text is too long".into()))
+}
+
+/// Whether a stored work (`title`, `content_hash`, `fingerprint_version`, and the `(algorithm,
+/// version)` of its fingerprints) already is `work`, so that upserting it writes nothing.
+pub(crate) fn work_unchanged(
+    work: &NewWork,
+    (title, content_hash, version): (&str, &str, i64),
+    algorithms: &[(String, u32)],
+) -> bool {
+    title == work.title
+        && content_hash == work.content_hash
+        && version == i64::from(work.fingerprint_version)
+        && algorithms == new_algorithm_versions(work)
+}
 
 pub(crate) fn validate_work(work: &NewWork) -> Result<()> {
     if work.external_id.trim().is_empty() {
@@ -195,6 +223,49 @@ pub(crate) fn describe_lost_lease(lease: JobLease, state: &str, attempts: i64) -
     }
 }
 
+/// The error of an update of a claimed job that touched no row, given the job's `(state,
+/// attempts)` now (`None`: the job does not exist).
+pub(crate) fn lease_not_current(lease: JobLease, found: Option<(String, i64)>) -> StoreError {
+    match found {
+        Some((state, attempts)) => {
+            StoreError::LeaseLost(describe_lost_lease(lease, &state, attempts))
+        }
+        None => StoreError::NotFound(format!("job {}", lease.job_id)),
+    }
+}
+
+/// The refusal of [`crate::Store::requeue_dead_job`] for a job that is not dead, given its
+/// state (`None`: the job does not exist).
+pub(crate) fn not_requeueable(job_id: Id, state: Option<String>) -> StoreError {
+    match state {
+        None => StoreError::NotFound(format!("job {job_id}")),
+        Some(state) => StoreError::Invalid(format!(
+            "job {job_id} is {state}; only dead jobs are requeued"
+        )),
+    }
+}
+
+/// The refusal of [`crate::Store::requeue_dead_job`] when a pending job with the same dedup
+/// key took the dead job's place meanwhile.
+pub(crate) fn requeue_taken(job_id: Id) -> StoreError {
+    StoreError::Invalid(format!(
+        "job {job_id} cannot be requeued: another pending job has its dedup key"
+    ))
+}
+
+/// The value an insert returned, or `taken()` when it broke a unique constraint (the row
+/// exists already); any other database error as it is.
+pub(crate) fn refuse_duplicate<T>(
+    result: std::result::Result<T, sqlx::Error>,
+    taken: impl FnOnce() -> StoreError,
+) -> Result<T> {
+    match result {
+        Ok(value) => Ok(value),
+        Err(error) if is_unique_violation(&error) => Err(taken()),
+        Err(error) => Err(error.into()),
+    }
+}
+
 /// One row of [`crate::Store::job_counts`] from stored values.
 pub(crate) fn job_count(kind: String, state: &str, count: i64) -> Result<JobCount> {
     Ok(JobCount {
@@ -325,6 +396,15 @@ pub(crate) fn validate_run_end(id: Id, state: RunState) -> Result<()> {
             "run {id} cannot end as {}: a run ends as succeeded, failed or cancelled",
             state.as_str()
         )))
+    }
+}
+
+/// The refusal of [`crate::Store::request_run_cancel`] for a run that is neither queued nor
+/// running, given its state (`None`: the run does not exist).
+pub(crate) fn not_cancellable(id: Id, state: Option<String>) -> StoreError {
+    match state {
+        None => StoreError::NotFound(format!("run {id}")),
+        Some(state) => run_already_ended(id, &state),
     }
 }
 
@@ -511,6 +591,48 @@ pub(crate) fn plan_verdict(
         });
     }
     plan
+}
+
+/// A previous match of a page as both backends read it: id, work, status, evidence hash and
+/// `removed_at` (in the backend's timestamp type).
+pub(crate) type PreviousRow<T> = (Id, Id, String, String, Option<T>);
+
+/// The whole decision of [`crate::Store::record_page_matches`] on a page whose text is
+/// `content_hash`, last fetched at `last_seen`: what happens to its previous matches (`rows`,
+/// as stored) and what the caller is told, given the works of the new verdict.
+pub(crate) fn judge_verdict<T: PartialOrd>(
+    rows: Vec<PreviousRow<T>>,
+    last_seen: &T,
+    matches: &[NewMatch],
+    content_hash: &str,
+) -> Result<(VerdictPlan, VerdictOutcome)> {
+    let previous = rows
+        .into_iter()
+        .map(|(id, work_id, status, evidence_hash, removed_at)| {
+            Ok(PreviousMatch {
+                id,
+                work_id,
+                status: match_status(&status)?,
+                evidence_hash,
+                removed_before_last_seen: removed_at.is_some_and(|r| r < *last_seen),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let previous_works: HashSet<Id> = previous.iter().map(|m| m.work_id).collect();
+    let found: HashSet<Id> = matches.iter().map(|m| m.work_id).collect();
+    let plan = plan_verdict(&previous, &found, content_hash);
+    let outcome = VerdictOutcome {
+        new_matches: found.difference(&previous_works).count() as u64,
+        removed: plan.remove.len() as u64,
+        reopened: plan.reopen.len() as u64,
+    };
+    Ok((plan, outcome))
+}
+
+/// Whether a check at `at` is the page's latest verdict, given when the page was last checked:
+/// an older one joins the history but changes neither the page nor its matches.
+pub(crate) fn is_latest_check<T: PartialOrd>(last_checked: Option<T>, at: &T) -> bool {
+    last_checked.is_none_or(|last| last <= *at)
 }
 
 /// Reads a stored match status.

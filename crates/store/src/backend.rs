@@ -1,0 +1,149 @@
+//! How a backend implements [`Store`](crate::Store): one plain async function per trait method,
+//! and this one mapping from the trait onto those functions.
+//!
+//! Both backends are laid out alike (`mod.rs` for connecting and migrating, then `library`,
+//! `pages`, `matches`, `jobs`, `schedules` and `users`), each function taking the store as its
+//! first argument. A method whose SQL is the same on both backends is not in either: it is one
+//! generic function of `crate::shared`, run on the backend's pool. [`impl_store_by_section!`]
+//! writes the `impl Store` that forwards every method to its function, so the list of the 55
+//! methods and where each lives is written once instead of once per backend, and a method
+//! missing from a section file is a compile error naming it.
+
+/// Implements [`Store`](crate::Store) for `$store` by forwarding each method to the function
+/// of the same name in the section module it belongs to (see [`forward!`]). Invoked once in
+/// each backend's `mod.rs`, where the section modules are in scope.
+macro_rules! impl_store_by_section {
+    ($store:ty) => {
+        $crate::backend::impl_store_by_section!(@impl $store;
+            schema::migrate() -> ();
+
+            library::ensure_rights_holder(name: &str) -> $crate::Id;
+            shared::list_rights_holders() -> Vec<$crate::RightsHolder>;
+            library::upsert_work(work: &$crate::NewWork) -> ($crate::Id, $crate::WriteOutcome);
+            library::list_works(rights_holder_id: Option<$crate::Id>)
+                -> Vec<$crate::WorkSummary>;
+            shared::get_work(id: $crate::Id) -> $crate::Work;
+            shared::all_segments() -> Vec<$crate::IndexedSegment>;
+            library::work_fingerprints(work_id: $crate::Id)
+                -> Vec<$crate::AlgorithmFingerprint>;
+            shared::fingerprint_versions() -> Vec<($crate::Id, String, u32)>;
+
+            pages::upsert_page(page: &$crate::NewPage) -> $crate::PageWrite;
+            shared::get_page(id: $crate::Id) -> $crate::Page;
+            shared::pages_to_match(limit: u32) -> Vec<$crate::Page>;
+            shared::due_page_ids(after_id: $crate::Id, limit: u32) -> Vec<($crate::Id, String)>;
+            pages::mark_all_pages_unmatched() -> u64;
+            pages::record_not_modified(url: &str, seen_at: ::chrono::DateTime<::chrono::Utc>)
+                -> Option<$crate::Id>;
+            pages::page_validators(scope: &$crate::ValidatorScope)
+                -> Vec<$crate::PageValidators>;
+            shared::evidence_text(page_id: $crate::Id, content_hash: &str) -> Option<String>;
+            shared::list_sites() -> Vec<$crate::Site>;
+            shared::count_pages() -> u64;
+
+            matches::record_page_matches(
+                page_id: $crate::Id,
+                content_hash: &str,
+                matches: &[$crate::NewMatch],
+                at: ::chrono::DateTime<::chrono::Utc>
+            ) -> $crate::VerdictOutcome;
+            matches::list_matches(filter: &$crate::MatchFilter) -> Vec<$crate::MatchRecord>;
+            matches::set_match_status(match_id: $crate::Id, status: $crate::MatchStatus) -> ();
+            shared::infringing_pages(after_id: $crate::Id, limit: u32)
+                -> Vec<$crate::InfringingPage>;
+            matches::infringing_page(url: &str) -> Option<$crate::InfringingPage>;
+            matches::record_page_check(check: &$crate::PageCheck) -> $crate::PageCheckOutcome;
+            shared::page_checks(page_id: $crate::Id) -> Vec<$crate::PageCheckRecord>;
+
+            jobs::enqueue_job(job: &$crate::NewJob) -> $crate::Id;
+            jobs::claim_job(
+                kinds: &[&str],
+                now: ::chrono::DateTime<::chrono::Utc>,
+                lease: ::chrono::Duration
+            ) -> Option<$crate::Job>;
+            jobs::complete_job(lease: $crate::JobLease) -> ();
+            jobs::fail_job(
+                lease: $crate::JobLease,
+                error: &str,
+                retry_at: ::chrono::DateTime<::chrono::Utc>
+            ) -> ();
+            jobs::renew_job_lease(
+                lease: $crate::JobLease,
+                lease_until: ::chrono::DateTime<::chrono::Utc>
+            ) -> ();
+            jobs::release_job(lease: $crate::JobLease, run_at: ::chrono::DateTime<::chrono::Utc>)
+                -> ();
+            jobs::requeue_dead_job(job_id: $crate::Id, run_at: ::chrono::DateTime<::chrono::Utc>)
+                -> ();
+            shared::get_job(job_id: $crate::Id) -> $crate::Job;
+            jobs::list_jobs(filter: &$crate::JobFilter) -> Vec<$crate::Job>;
+            jobs::job_counts() -> Vec<$crate::JobCount>;
+            jobs::try_lead(name: &str, ttl: ::chrono::Duration)
+                -> Option<Box<dyn $crate::Leadership>>;
+
+            schedules::create_schedule(schedule: &$crate::NewSchedule) -> $crate::Id;
+            schedules::ensure_schedule(schedule: &$crate::NewSchedule) -> $crate::Id;
+            shared::list_schedules() -> Vec<$crate::Schedule>;
+            shared::get_schedule_by_name(name: &str) -> $crate::Schedule;
+            shared::set_schedule_enabled(id: $crate::Id, enabled: bool) -> ();
+            shared::delete_schedule(id: $crate::Id) -> ();
+            schedules::fire_schedule(fire: &$crate::ScheduleFire) -> Option<$crate::FiredRun>;
+            schedules::create_run(run: &$crate::NewRun, job: Option<&$crate::NewJob>)
+                -> ($crate::Id, Option<$crate::Id>);
+            schedules::get_run(id: $crate::Id) -> $crate::Run;
+            shared::run_for_job(job_id: $crate::Id) -> Option<$crate::Run>;
+            schedules::list_runs(filter: &$crate::RunFilter) -> Vec<$crate::Run>;
+            shared::last_succeeded_run(kind: $crate::RunKind) -> Option<$crate::Run>;
+            schedules::start_run(id: $crate::Id, at: ::chrono::DateTime<::chrono::Utc>)
+                -> $crate::Run;
+            schedules::update_run_progress(
+                id: $crate::Id,
+                counts: &$crate::RunCounts,
+                stats: &::serde_json::Value
+            ) -> bool;
+            schedules::finish_run(
+                id: $crate::Id,
+                state: $crate::RunState,
+                counts: &$crate::RunCounts,
+                stats: &::serde_json::Value,
+                error: Option<&str>,
+                at: ::chrono::DateTime<::chrono::Utc>
+            ) -> ();
+            schedules::request_run_cancel(id: $crate::Id, at: ::chrono::DateTime<::chrono::Utc>)
+                -> $crate::RunState;
+
+            users::create_user(user: &$crate::NewUser) -> $crate::Id;
+            shared::find_user_by_email(email: &str) -> Option<$crate::User>;
+        );
+    };
+    (@impl $store:ty; $(
+        $section:ident :: $name:ident ($($arg:ident : $ty:ty),*) -> $ret:ty;
+    )*) => {
+        #[::async_trait::async_trait]
+        impl $crate::Store for $store {
+            $(
+                async fn $name(&self, $($arg: $ty),*) -> $crate::Result<$ret> {
+                    $crate::backend::forward!($section::$name(self $(, $arg)*))
+                }
+            )*
+        }
+    };
+}
+
+pub(crate) use impl_store_by_section;
+
+/// One forwarded call: a statement of `crate::shared` runs on the store's pool, a section
+/// function gets the store itself, and `schema::migrate` is the backend's own `migrate`.
+macro_rules! forward {
+    (shared::$name:ident($store:ident $(, $arg:ident)*)) => {
+        $crate::shared::$name(&$store.pool $(, $arg)*).await
+    };
+    (schema::$name:ident($store:ident)) => {
+        $name($store).await
+    };
+    ($section:ident::$name:ident($store:ident $(, $arg:ident)*)) => {
+        $section::$name($store $(, $arg)*).await
+    };
+}
+
+pub(crate) use forward;

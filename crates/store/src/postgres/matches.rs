@@ -1,0 +1,286 @@
+//! The match library on PostgreSQL: a page's verdicts, matches with their evidence, and the
+//! removal checks of infringing pages.
+
+use std::collections::{HashMap, HashSet};
+
+use chrono::{DateTime, Utc};
+
+use super::{PostgresStore, stored, u32_to_i64};
+use crate::rows::{MatchEvidenceRow, group_matches};
+use crate::rules::{self, page_key, validate_matches};
+use crate::shared;
+use crate::{
+    Id, InfringingPage, MatchFilter, MatchRecord, MatchStatus, NewMatch, PageCheck,
+    PageCheckOutcome, Result, StoreError, VerdictOutcome,
+};
+use sqlx::Postgres;
+
+/// A page as a verdict reads it: content hash, last seen, HTTP status, last check.
+type PageState = (String, DateTime<Utc>, i64, Option<DateTime<Utc>>);
+/// A previous match as a verdict reads it: id, work, status, evidence hash, removed at.
+type PreviousRow = (i64, i64, String, String, Option<DateTime<Utc>>);
+
+pub(super) async fn record_page_matches(
+    store: &PostgresStore,
+    page_id: Id,
+    content_hash: &str,
+    matches: &[NewMatch],
+    at: DateTime<Utc>,
+) -> Result<VerdictOutcome> {
+    validate_matches(page_id, matches)?;
+    let at = stored(at);
+    let work_ids: Vec<i64> = matches.iter().map(|m| m.work_id).collect();
+    let mut tx = store.begin().await?;
+
+    // Locking the page serializes two recordings of the same page (at-least-once delivery
+    // may run a match job twice); the second then replaces the first's verdict whole.
+    let page: Option<PageState> = sqlx::query_as(
+        "SELECT content_hash, last_seen, http_status, availability_checked_at \
+         FROM pages WHERE id = $1 FOR NO KEY UPDATE",
+    )
+    .bind(page_id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some((current_hash, last_seen, http_status, last_checked)) = page else {
+        return Err(StoreError::NotFound(format!("page {page_id}")));
+    };
+    let known: HashSet<i64> = sqlx::query_scalar("SELECT id FROM works WHERE id = ANY($1)")
+        .bind(&work_ids)
+        .fetch_all(&mut *tx)
+        .await?
+        .into_iter()
+        .collect();
+    if let Some(missing) = work_ids.iter().find(|id| !known.contains(id)) {
+        return Err(StoreError::NotFound(format!("work {missing}")));
+    }
+    if current_hash != content_hash {
+        // The page changed while it was matched: its newer text gets a verdict of its own.
+        return Ok(VerdictOutcome::default());
+    }
+    // The page is locked, so its matches cannot change before the upsert below.
+    let rows: Vec<PreviousRow> = sqlx::query_as(
+        "SELECT id, work_id, status, evidence_hash, removed_at FROM matches \
+         WHERE page_id = $1",
+    )
+    .bind(page_id)
+    .fetch_all(&mut *tx)
+    .await?;
+    let (plan, outcome) = rules::judge_verdict(rows, &last_seen, matches, content_hash)?;
+
+    if !matches.is_empty() {
+        // Upsert keeps id, status and first_seen of a match found again.
+        let ids: Vec<(i64, i64)> = sqlx::query_as(
+            "INSERT INTO matches (page_id, work_id, score, coverage, containment, method, \
+             copied_chars, first_seen, last_seen, evidence_hash) \
+             SELECT $1, t.*, $2, $2, $9 FROM UNNEST($3::bigint[], $4::float8[], \
+               $5::float8[], $6::float8[], $7::text[], $8::bigint[]) AS t \
+             ON CONFLICT (page_id, work_id) DO UPDATE SET score = excluded.score, \
+             coverage = excluded.coverage, containment = excluded.containment, \
+             method = excluded.method, last_seen = excluded.last_seen, \
+             copied_chars = excluded.copied_chars, evidence_hash = excluded.evidence_hash \
+             RETURNING work_id, id",
+        )
+        .bind(page_id)
+        .bind(at)
+        .bind(&work_ids)
+        .bind(matches.iter().map(|m| m.score).collect::<Vec<f64>>())
+        .bind(matches.iter().map(|m| m.coverage).collect::<Vec<f64>>())
+        .bind(matches.iter().map(|m| m.containment).collect::<Vec<f64>>())
+        .bind(
+            matches
+                .iter()
+                .map(|m| m.method.as_str())
+                .collect::<Vec<&str>>(),
+        )
+        .bind(u32_to_i64(matches.iter().map(|m| m.copied_chars)))
+        .bind(content_hash)
+        .fetch_all(&mut *tx)
+        .await?;
+        let match_of: HashMap<i64, i64> = ids.into_iter().collect();
+        let match_ids: Vec<i64> = match_of.values().copied().collect();
+
+        // Evidence is replaced, not appended: all of it in two statements.
+        sqlx::query("DELETE FROM evidence WHERE match_id = ANY($1)")
+            .bind(&match_ids)
+            .execute(&mut *tx)
+            .await?;
+        let passages = matches.iter().flat_map(|m| {
+            let match_id = match_of[&m.work_id];
+            m.evidence
+                .iter()
+                .enumerate()
+                .map(move |(ordinal, passage)| (match_id, ordinal as i64, *passage))
+        });
+        let mut columns: [Vec<i64>; 6] = Default::default();
+        for (match_id, ordinal, passage) in passages {
+            for (column, value) in columns.iter_mut().zip([
+                match_id,
+                ordinal,
+                i64::from(passage.page_start),
+                i64::from(passage.page_end),
+                i64::from(passage.work_start),
+                i64::from(passage.work_end),
+            ]) {
+                column.push(value);
+            }
+        }
+        if !columns[0].is_empty() {
+            let [
+                match_id,
+                ordinal,
+                page_start,
+                page_end,
+                work_start,
+                work_end,
+            ] = columns;
+            sqlx::query(
+                "INSERT INTO evidence (match_id, ordinal, page_start, page_end, work_start, \
+                 work_end) SELECT * FROM UNNEST($1::bigint[], $2::bigint[], $3::bigint[], \
+                 $4::bigint[], $5::bigint[], $6::bigint[])",
+            )
+            .bind(match_id)
+            .bind(ordinal)
+            .bind(page_start)
+            .bind(page_end)
+            .bind(work_start)
+            .bind(work_end)
+            .execute(&mut *tx)
+            .await?;
+        }
+    }
+
+    sqlx::query("DELETE FROM matches WHERE id = ANY($1)")
+        .bind(&plan.delete)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("UPDATE matches SET status = 'removed', removed_at = $2 WHERE id = ANY($1)")
+        .bind(&plan.remove)
+        .bind(last_seen)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("UPDATE matches SET status = 'open', removed_at = NULL WHERE id = ANY($1)")
+        .bind(&plan.reopen)
+        .execute(&mut *tx)
+        .await?;
+    shared::finish_verdict::<Postgres>(
+        &mut tx,
+        page_id,
+        content_hash,
+        plan.check.as_ref(),
+        http_status,
+        last_seen,
+        last_checked,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(outcome)
+}
+
+pub(super) async fn list_matches(
+    store: &PostgresStore,
+    filter: &MatchFilter,
+) -> Result<Vec<MatchRecord>> {
+    // One statement (not one per match) so the listing is a consistent snapshot.
+    let rows = sqlx::query_as::<_, MatchEvidenceRow<Postgres>>(
+        "SELECT m.id, m.page_id, p.url AS page_url, p.title AS page_title, m.work_id, \
+                w.external_id AS work_external_id, w.title AS work_title, \
+                w.rights_holder_id, m.score, m.coverage, m.containment, m.copied_chars, \
+                m.method, m.status, m.first_seen, m.last_seen, m.removed_at, \
+                m.evidence_hash, e.page_start, e.page_end, e.work_start, e.work_end \
+         FROM matches m \
+         JOIN pages p ON p.id = m.page_id \
+         JOIN works w ON w.id = m.work_id \
+         LEFT JOIN evidence e ON e.match_id = m.id \
+         WHERE ($1::bigint IS NULL OR w.rights_holder_id = $1) \
+           AND ($2::bigint IS NULL OR m.work_id = $2) \
+         ORDER BY p.url, w.external_id, m.id, e.ordinal",
+    )
+    .bind(filter.rights_holder_id)
+    .bind(filter.work_id)
+    .fetch_all(&store.pool)
+    .await?;
+
+    group_matches(rows)
+}
+
+pub(super) async fn set_match_status(
+    store: &PostgresStore,
+    match_id: Id,
+    status: MatchStatus,
+) -> Result<()> {
+    // removed_at belongs to the removed status: any other status clears it.
+    let done = sqlx::query(
+        "UPDATE matches SET status = $2, \
+         removed_at = CASE WHEN $2::text = 'removed' THEN removed_at END WHERE id = $1",
+    )
+    .bind(match_id)
+    .bind(status.as_str())
+    .execute(&store.pool)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Err(StoreError::NotFound(format!("match {match_id}")));
+    }
+    Ok(())
+}
+
+pub(super) async fn infringing_page(
+    store: &PostgresStore,
+    url: &str,
+) -> Result<Option<InfringingPage>> {
+    let (url, _) = page_key(url)?;
+    let rows: Vec<rules::InfringingRow> = sqlx::query_as(
+        "SELECT p.id, p.url, p.content_hash, p.etag, p.last_modified, m.work_id, \
+         m.evidence_hash FROM pages p \
+         JOIN matches m ON m.page_id = p.id AND m.status <> 'dismissed' \
+         WHERE md5(p.url) = md5($1) AND p.url = $1 ORDER BY m.work_id",
+    )
+    .bind(&url)
+    .fetch_all(&store.pool)
+    .await?;
+    Ok(rules::group_infringing_pages(rows).pop())
+}
+
+pub(super) async fn record_page_check(
+    store: &PostgresStore,
+    check: &PageCheck,
+) -> Result<PageCheckOutcome> {
+    rules::validate_page_check(check)?;
+    let checked_at = stored(check.checked_at);
+    let mut tx = store.begin().await?;
+    // Locking the page orders concurrent checks of it (and a match recording) one after
+    // the other, so "is this the latest check" is answered against committed data.
+    let page: Option<Option<DateTime<Utc>>> = sqlx::query_scalar(
+        "SELECT availability_checked_at FROM pages WHERE id = $1 FOR NO KEY UPDATE",
+    )
+    .bind(check.page_id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(last_checked) = page else {
+        return Err(StoreError::NotFound(format!("page {}", check.page_id)));
+    };
+    let mut outcome = PageCheckOutcome::default();
+    if shared::append_check::<Postgres>(&mut tx, check, checked_at, last_checked).await? {
+        outcome.removed = sqlx::query(
+            "UPDATE matches SET status = 'removed', removed_at = $3 \
+             WHERE page_id = $1 AND status IN ('open', 'notice_sent') \
+               AND work_id = ANY($2)",
+        )
+        .bind(check.page_id)
+        .bind(&check.removed)
+        .bind(checked_at)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        outcome.reopened = sqlx::query(
+            "UPDATE matches SET status = 'open', removed_at = NULL \
+             WHERE page_id = $1 AND status = 'removed' AND work_id = ANY($2)",
+        )
+        .bind(check.page_id)
+        .bind(&check.still_present)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    }
+    tx.commit().await?;
+    Ok(outcome)
+}

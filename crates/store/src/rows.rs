@@ -1,0 +1,589 @@
+//! The rows both backends read, declared once, and their conversion into the domain records.
+//!
+//! The two schemas have the same tables and column names; only two kinds of value have no
+//! common SQL type: timestamps (SQLite: `INTEGER` microseconds since the epoch; PostgreSQL:
+//! `timestamptz`) and JSON (SQLite: `TEXT`; PostgreSQL: `jsonb`). [`Columns`] names those types
+//! for each database, so every row is one struct generic over it, decoded by `sqlx::FromRow` on
+//! either backend and converted into its model by one function. The column lists the rows are
+//! selected with live here too, beside the fields they must match.
+
+use chrono::{DateTime, Utc};
+use serde::de::DeserializeOwned;
+use sqlx::FromRow;
+use sqlx::types::Json;
+
+use crate::rules::{self, from_json, to_u32, to_u64};
+use crate::{
+    EvidencePassage, Id, IndexedSegment, Job, JobState, MatchRecord, Page, PageCheckRecord, Result,
+    RightsHolder, Role, Run, Schedule, SegmentFingerprint, Site, StoreError, User, WorkSummary,
+};
+
+// ----- stored representations -----
+
+/// The column types a database stores timestamps and JSON values in.
+pub(crate) trait Columns {
+    /// A timestamp column.
+    type Time: StoredTime + PartialOrd + Copy + Send;
+    /// A JSON column holding any value.
+    type Json: StoredJson<serde_json::Value>;
+    /// A JSON column holding a list of strings.
+    type Strings: StoredJson<Vec<String>>;
+
+    /// A timestamp as stored (whole microseconds, see the crate docs).
+    fn time(at: DateTime<Utc>) -> Self::Time;
+
+    /// The clock for rows the caller does not timestamp itself, at stored precision.
+    fn now() -> Self::Time {
+        Self::time(Utc::now())
+    }
+}
+
+/// SQLite: integer microseconds and JSON text (see the `sqlite` module).
+impl Columns for sqlx::Sqlite {
+    type Time = i64;
+    type Json = String;
+    type Strings = String;
+
+    fn time(at: DateTime<Utc>) -> i64 {
+        crate::sqlite::micros(at)
+    }
+}
+
+/// PostgreSQL: `timestamptz` and `jsonb`.
+impl Columns for sqlx::Postgres {
+    type Time = DateTime<Utc>;
+    type Json = serde_json::Value;
+    type Strings = Json<Vec<String>>;
+
+    fn time(at: DateTime<Utc>) -> DateTime<Utc> {
+        crate::postgres::stored(at)
+    }
+}
+
+/// A stored timestamp.
+pub(crate) trait StoredTime {
+    /// The timestamp it stands for; `Invalid` when it is out of range.
+    fn into_time(self) -> Result<DateTime<Utc>>;
+}
+
+impl StoredTime for i64 {
+    fn into_time(self) -> Result<DateTime<Utc>> {
+        DateTime::from_timestamp_micros(self)
+            .ok_or_else(|| StoreError::Invalid(format!("stored timestamp {self} is out of range")))
+    }
+}
+
+impl StoredTime for DateTime<Utc> {
+    fn into_time(self) -> Result<DateTime<Utc>> {
+        Ok(self)
+    }
+}
+
+fn opt_time<T: StoredTime>(value: Option<T>) -> Result<Option<DateTime<Utc>>> {
+    value.map(StoredTime::into_time).transpose()
+}
+
+/// A stored JSON value of type `T`.
+pub(crate) trait StoredJson<T> {
+    /// The value; `Invalid`, naming `what`, when the stored text is not valid JSON for `T`.
+    fn into_value(self, what: &str) -> Result<T>;
+}
+
+impl<T: DeserializeOwned> StoredJson<T> for String {
+    fn into_value(self, what: &str) -> Result<T> {
+        from_json(&self, what)
+    }
+}
+
+impl StoredJson<serde_json::Value> for serde_json::Value {
+    fn into_value(self, _: &str) -> Result<serde_json::Value> {
+        Ok(self)
+    }
+}
+
+impl<T> StoredJson<T> for Json<T> {
+    fn into_value(self, _: &str) -> Result<T> {
+        Ok(self.0)
+    }
+}
+
+// ----- fingerprint library -----
+
+#[derive(FromRow)]
+pub(crate) struct RightsHolderRow<C: Columns> {
+    id: i64,
+    name: String,
+    created_at: C::Time,
+}
+
+impl<C: Columns> RightsHolderRow<C> {
+    pub(crate) fn into_model(self) -> Result<RightsHolder> {
+        Ok(RightsHolder {
+            id: self.id,
+            name: self.name,
+            created_at: self.created_at.into_time()?,
+        })
+    }
+}
+
+/// Columns of a work summary over `works w`; keep in sync with [`WorkRow`].
+macro_rules! work_summary_columns {
+    () => {
+        "w.id, w.rights_holder_id, w.external_id, w.title, w.content_hash, \
+         w.fingerprint_version, w.content_len, \
+         (SELECT COUNT(*) FROM work_segments s WHERE s.work_id = w.id) AS segment_count, \
+         w.created_at, w.updated_at"
+    };
+}
+pub(crate) use work_summary_columns;
+
+#[derive(FromRow)]
+pub(crate) struct WorkRow<C: Columns> {
+    id: i64,
+    rights_holder_id: i64,
+    external_id: String,
+    title: String,
+    content_hash: String,
+    fingerprint_version: i64,
+    content_len: i64,
+    segment_count: i64,
+    created_at: C::Time,
+    updated_at: C::Time,
+}
+
+impl<C: Columns> WorkRow<C> {
+    pub(crate) fn into_model(self) -> Result<WorkSummary> {
+        Ok(WorkSummary {
+            id: self.id,
+            rights_holder_id: self.rights_holder_id,
+            external_id: self.external_id,
+            title: self.title,
+            content_hash: self.content_hash,
+            fingerprint_version: to_u32(self.fingerprint_version, "fingerprint version")?,
+            content_len: to_u64(self.content_len, "content length")?,
+            segment_count: to_u32(self.segment_count, "segment count")?,
+            created_at: self.created_at.into_time()?,
+            updated_at: self.updated_at.into_time()?,
+        })
+    }
+}
+
+#[derive(FromRow)]
+pub(crate) struct WorkWithContentRow<C: Columns> {
+    #[sqlx(flatten)]
+    pub(crate) summary: WorkRow<C>,
+    pub(crate) content: String,
+}
+
+#[derive(FromRow)]
+pub(crate) struct SegmentRow {
+    work_id: i64,
+    ordinal: i64,
+    start_offset: i64,
+    end_offset: i64,
+    simhash: i64,
+}
+
+impl SegmentRow {
+    pub(crate) fn into_model(self) -> Result<IndexedSegment> {
+        Ok(IndexedSegment {
+            work_id: self.work_id,
+            segment: SegmentFingerprint {
+                ordinal: to_u32(self.ordinal, "segment ordinal")?,
+                start: to_u32(self.start_offset, "segment start")?,
+                end: to_u32(self.end_offset, "segment end")?,
+                // Both backends store the u64 as the i64 with the same bits.
+                simhash: self.simhash as u64,
+            },
+        })
+    }
+}
+
+/// `(algorithm, version)` from a stored `(algorithm, version)` row.
+pub(crate) fn algorithm_version((algorithm, version): (String, i64)) -> Result<(String, u32)> {
+    Ok((algorithm, to_u32(version, "fingerprint version")?))
+}
+
+/// `(work, algorithm, version)` from a stored `(work, algorithm, version)` row.
+pub(crate) fn fingerprint_version(
+    (work_id, algorithm, version): (i64, String, i64),
+) -> Result<(Id, String, u32)> {
+    Ok((work_id, algorithm, to_u32(version, "fingerprint version")?))
+}
+
+// ----- page library -----
+
+#[derive(FromRow)]
+pub(crate) struct SiteRow<C: Columns> {
+    id: i64,
+    host: String,
+    created_at: C::Time,
+}
+
+impl<C: Columns> SiteRow<C> {
+    pub(crate) fn into_model(self) -> Result<Site> {
+        Ok(Site {
+            id: self.id,
+            host: self.host,
+            created_at: self.created_at.into_time()?,
+        })
+    }
+}
+
+/// Selects pages; keep in sync with [`PageRow`].
+macro_rules! page_select {
+    () => {
+        "SELECT id, site_id, url, title, text, content_hash, http_status, \
+         first_seen, last_seen, matched_hash, availability, availability_checked_at, etag, \
+         last_modified FROM pages"
+    };
+}
+pub(crate) use page_select;
+
+/// Pages due for matching. The WHERE clause repeats the partial index `pages_due_for_matching`
+/// word for word, which is what lets SQLite's planner (and PostgreSQL's) use it.
+macro_rules! due_pages_query {
+    () => {
+        concat!(
+            $crate::rows::page_select!(),
+            " WHERE matched_hash IS NULL OR matched_hash <> content_hash ORDER BY id LIMIT $1"
+        )
+    };
+}
+pub(crate) use due_pages_query;
+
+#[derive(FromRow)]
+pub(crate) struct PageRow<C: Columns> {
+    id: i64,
+    site_id: i64,
+    url: String,
+    title: Option<String>,
+    text: String,
+    content_hash: String,
+    http_status: i64,
+    first_seen: C::Time,
+    last_seen: C::Time,
+    matched_hash: Option<String>,
+    availability: Option<String>,
+    availability_checked_at: Option<C::Time>,
+    etag: Option<String>,
+    last_modified: Option<String>,
+}
+
+impl<C: Columns> PageRow<C> {
+    pub(crate) fn into_model(self) -> Result<Page> {
+        Ok(Page {
+            id: self.id,
+            site_id: self.site_id,
+            url: self.url,
+            title: self.title,
+            text: self.text,
+            content_hash: self.content_hash,
+            http_status: rules::http_status(self.http_status)?,
+            first_seen: self.first_seen.into_time()?,
+            last_seen: self.last_seen.into_time()?,
+            matched_hash: self.matched_hash,
+            availability: self
+                .availability
+                .as_deref()
+                .map(rules::availability)
+                .transpose()?,
+            availability_checked_at: opt_time(self.availability_checked_at)?,
+            etag: self.etag,
+            last_modified: self.last_modified,
+        })
+    }
+}
+
+// ----- match library -----
+
+/// One match joined with one of its evidence passages (all `None` when it has none).
+#[derive(FromRow)]
+pub(crate) struct MatchEvidenceRow<C: Columns> {
+    id: i64,
+    page_id: i64,
+    page_url: String,
+    page_title: Option<String>,
+    work_id: i64,
+    work_external_id: String,
+    work_title: String,
+    rights_holder_id: i64,
+    score: f64,
+    coverage: f64,
+    containment: f64,
+    copied_chars: i64,
+    method: String,
+    status: String,
+    first_seen: C::Time,
+    last_seen: C::Time,
+    removed_at: Option<C::Time>,
+    evidence_hash: String,
+    page_start: Option<i64>,
+    page_end: Option<i64>,
+    work_start: Option<i64>,
+    work_end: Option<i64>,
+}
+
+impl<C: Columns> MatchEvidenceRow<C> {
+    fn passage(&self) -> Result<Option<EvidencePassage>> {
+        let (Some(page_start), Some(page_end), Some(work_start), Some(work_end)) = (
+            self.page_start,
+            self.page_end,
+            self.work_start,
+            self.work_end,
+        ) else {
+            return Ok(None);
+        };
+        Ok(Some(EvidencePassage {
+            page_start: to_u32(page_start, "evidence offset")?,
+            page_end: to_u32(page_end, "evidence offset")?,
+            work_start: to_u32(work_start, "evidence offset")?,
+            work_end: to_u32(work_end, "evidence offset")?,
+        }))
+    }
+
+    fn into_model(self) -> Result<MatchRecord> {
+        let evidence = self.passage()?.into_iter().collect();
+        Ok(MatchRecord {
+            id: self.id,
+            page_id: self.page_id,
+            page_url: self.page_url,
+            page_title: self.page_title,
+            work_id: self.work_id,
+            work_external_id: self.work_external_id,
+            work_title: self.work_title,
+            rights_holder_id: self.rights_holder_id,
+            score: self.score,
+            coverage: self.coverage,
+            containment: self.containment,
+            copied_chars: to_u32(self.copied_chars, "copied characters")?,
+            method: self.method,
+            status: rules::match_status(&self.status)?,
+            first_seen: self.first_seen.into_time()?,
+            last_seen: self.last_seen.into_time()?,
+            removed_at: opt_time(self.removed_at)?,
+            evidence_hash: self.evidence_hash,
+            evidence,
+        })
+    }
+}
+
+/// [`crate::Store::list_matches`] from match × evidence rows ordered by match, then passage.
+pub(crate) fn group_matches<C: Columns>(
+    rows: Vec<MatchEvidenceRow<C>>,
+) -> Result<Vec<MatchRecord>> {
+    let mut records: Vec<MatchRecord> = Vec::new();
+    for row in rows {
+        match records.last_mut() {
+            Some(last) if last.id == row.id => last.evidence.extend(row.passage()?),
+            _ => records.push(row.into_model()?),
+        }
+    }
+    Ok(records)
+}
+
+#[derive(FromRow)]
+pub(crate) struct PageCheckRow<C: Columns> {
+    id: i64,
+    page_id: i64,
+    run_id: Option<i64>,
+    checked_at: C::Time,
+    availability: String,
+    http_status: Option<i64>,
+    detail: String,
+}
+
+impl<C: Columns> PageCheckRow<C> {
+    pub(crate) fn into_model(self) -> Result<PageCheckRecord> {
+        Ok(PageCheckRecord {
+            id: self.id,
+            page_id: self.page_id,
+            run_id: self.run_id,
+            checked_at: self.checked_at.into_time()?,
+            availability: rules::availability(&self.availability)?,
+            http_status: self.http_status.map(rules::http_status).transpose()?,
+            detail: self.detail,
+        })
+    }
+}
+
+// ----- jobs -----
+
+/// Columns of a job; keep in sync with [`JobRow`].
+macro_rules! job_columns {
+    () => {
+        "id, kind, payload, state, attempts, max_attempts, run_at, lease_until, last_error, \
+         dedup_key, created_at, updated_at"
+    };
+}
+pub(crate) use job_columns;
+
+#[derive(FromRow)]
+pub(crate) struct JobRow<C: Columns> {
+    id: i64,
+    kind: String,
+    payload: C::Json,
+    state: String,
+    attempts: i64,
+    max_attempts: i64,
+    run_at: C::Time,
+    lease_until: Option<C::Time>,
+    last_error: Option<String>,
+    dedup_key: Option<String>,
+    created_at: C::Time,
+    updated_at: C::Time,
+}
+
+impl<C: Columns> JobRow<C> {
+    pub(crate) fn into_model(self) -> Result<Job> {
+        Ok(Job {
+            id: self.id,
+            kind: self.kind,
+            payload: self.payload.into_value("job payload")?,
+            state: JobState::parse(&self.state).ok_or_else(|| {
+                StoreError::Invalid(format!("stored job state {:?} is unknown", self.state))
+            })?,
+            attempts: to_u32(self.attempts, "job attempts")?,
+            max_attempts: to_u32(self.max_attempts, "job max attempts")?,
+            run_at: self.run_at.into_time()?,
+            lease_until: opt_time(self.lease_until)?,
+            last_error: self.last_error,
+            dedup_key: self.dedup_key,
+            created_at: self.created_at.into_time()?,
+            updated_at: self.updated_at.into_time()?,
+        })
+    }
+}
+
+// ----- schedules and runs -----
+
+/// Selects schedules; keep in sync with [`ScheduleRow`].
+macro_rules! schedule_select {
+    () => {
+        "SELECT id, name, kind, cron, timezone, seeds, config, enabled, owner, last_fired_at, \
+         created_at, updated_at FROM schedules"
+    };
+}
+pub(crate) use schedule_select;
+
+#[derive(FromRow)]
+pub(crate) struct ScheduleRow<C: Columns> {
+    id: i64,
+    name: String,
+    kind: String,
+    cron: String,
+    timezone: String,
+    seeds: C::Strings,
+    config: C::Json,
+    enabled: bool,
+    owner: Option<String>,
+    last_fired_at: Option<C::Time>,
+    created_at: C::Time,
+    updated_at: C::Time,
+}
+
+impl<C: Columns> ScheduleRow<C> {
+    pub(crate) fn into_model(self) -> Result<Schedule> {
+        Ok(Schedule {
+            id: self.id,
+            name: self.name,
+            kind: rules::run_kind(&self.kind)?,
+            cron: self.cron,
+            timezone: self.timezone,
+            seeds: self.seeds.into_value("schedule seeds")?,
+            config: self.config.into_value("schedule config")?,
+            enabled: self.enabled,
+            owner: self.owner,
+            last_fired_at: opt_time(self.last_fired_at)?,
+            created_at: self.created_at.into_time()?,
+            updated_at: self.updated_at.into_time()?,
+        })
+    }
+}
+
+/// Selects runs with their schedule's name; keep in sync with [`RunRow`].
+macro_rules! run_select {
+    () => {
+        "SELECT r.id, r.kind, r.schedule_id, s.name AS schedule_name, r.job_id, r.trigger, \
+         r.state, r.scheduled_for, r.created_at, r.started_at, r.finished_at, r.pages_checked, \
+         r.new_matches, r.matches_removed, r.errors, r.stats, r.error, r.cancel_requested \
+         FROM runs r LEFT JOIN schedules s ON s.id = r.schedule_id"
+    };
+}
+pub(crate) use run_select;
+
+#[derive(FromRow)]
+pub(crate) struct RunRow<C: Columns> {
+    id: i64,
+    kind: String,
+    schedule_id: Option<i64>,
+    schedule_name: Option<String>,
+    job_id: Option<i64>,
+    trigger: String,
+    state: String,
+    scheduled_for: Option<C::Time>,
+    created_at: C::Time,
+    started_at: Option<C::Time>,
+    finished_at: Option<C::Time>,
+    pages_checked: i64,
+    new_matches: i64,
+    matches_removed: i64,
+    errors: i64,
+    stats: C::Json,
+    error: Option<String>,
+    cancel_requested: bool,
+}
+
+impl<C: Columns> RunRow<C> {
+    pub(crate) fn into_model(self) -> Result<Run> {
+        Ok(Run {
+            id: self.id,
+            kind: rules::run_kind(&self.kind)?,
+            schedule_id: self.schedule_id,
+            schedule_name: self.schedule_name,
+            job_id: self.job_id,
+            trigger: rules::run_trigger(&self.trigger)?,
+            state: rules::run_state(&self.state)?,
+            scheduled_for: opt_time(self.scheduled_for)?,
+            created_at: self.created_at.into_time()?,
+            started_at: opt_time(self.started_at)?,
+            finished_at: opt_time(self.finished_at)?,
+            counts: rules::run_counts(
+                self.pages_checked,
+                self.new_matches,
+                self.matches_removed,
+                self.errors,
+            )?,
+            stats: self.stats.into_value("run stats")?,
+            error: self.error,
+            cancel_requested: self.cancel_requested,
+        })
+    }
+}
+
+// ----- users -----
+
+#[derive(FromRow)]
+pub(crate) struct UserRow<C: Columns> {
+    id: i64,
+    email: String,
+    password_hash: String,
+    role: String,
+    rights_holder_id: Option<i64>,
+    created_at: C::Time,
+}
+
+impl<C: Columns> UserRow<C> {
+    pub(crate) fn into_model(self) -> Result<User> {
+        Ok(User {
+            id: self.id,
+            email: self.email,
+            password_hash: self.password_hash,
+            role: Role::parse(&self.role).ok_or_else(|| {
+                StoreError::Invalid(format!("stored role {:?} is unknown", self.role))
+            })?,
+            rights_holder_id: self.rights_holder_id,
+            created_at: self.created_at.into_time()?,
+        })
+    }
+}

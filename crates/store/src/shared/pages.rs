@@ -1,0 +1,137 @@
+//! The page library statements both backends share: reading pages, sites and kept texts.
+
+use sqlx::{Encode, Executor, FromRow, Type};
+
+use super::Db;
+use crate::rows::{PageRow, SiteRow, due_pages_query, page_select};
+use crate::rules::to_u64;
+use crate::{Id, Page, Result, Site, StoreError};
+
+pub(crate) async fn evidence_text<'e, DB, E>(
+    executor: E,
+    page_id: Id,
+    content_hash: &str,
+) -> Result<Option<String>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    (String,): for<'r> FromRow<'r, DB::Row>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+{
+    Ok(sqlx::query_scalar(
+        "SELECT text FROM pages WHERE id = $1 AND content_hash = $2 \
+         UNION ALL \
+         SELECT text FROM page_texts WHERE page_id = $1 AND content_hash = $2 LIMIT 1",
+    )
+    .bind(page_id)
+    .bind(content_hash)
+    .fetch_optional(executor)
+    .await?)
+}
+
+pub(crate) async fn get_page<'e, DB, E>(executor: E, id: Id) -> Result<Page>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    PageRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    sqlx::query_as::<_, PageRow<DB>>(concat!(page_select!(), " WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(executor)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("page {id}")))?
+        .into_model()
+}
+
+pub(crate) async fn pages_to_match<'e, DB, E>(executor: E, limit: u32) -> Result<Vec<Page>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    PageRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    sqlx::query_as::<_, PageRow<DB>>(due_pages_query!())
+        .bind(i64::from(limit))
+        .fetch_all(executor)
+        .await?
+        .into_iter()
+        .map(PageRow::into_model)
+        .collect()
+}
+
+pub(crate) async fn due_page_ids<'e, DB, E>(
+    executor: E,
+    after_id: Id,
+    limit: u32,
+) -> Result<Vec<(Id, String)>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    (i64, String): for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    Ok(sqlx::query_as(
+        "SELECT id, content_hash FROM pages \
+         WHERE id > $1 AND (matched_hash IS NULL OR matched_hash <> content_hash) \
+         ORDER BY id LIMIT $2",
+    )
+    .bind(after_id)
+    .bind(i64::from(limit))
+    .fetch_all(executor)
+    .await?)
+}
+
+pub(crate) async fn list_sites<'e, DB, E>(executor: E) -> Result<Vec<Site>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    SiteRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+{
+    sqlx::query_as::<_, SiteRow<DB>>("SELECT id, host, created_at FROM sites ORDER BY host")
+        .fetch_all(executor)
+        .await?
+        .into_iter()
+        .map(SiteRow::into_model)
+        .collect()
+}
+
+pub(crate) async fn count_pages<'e, DB, E>(executor: E) -> Result<u64>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    (i64,): for<'r> FromRow<'r, DB::Row>,
+{
+    let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM pages")
+        .fetch_one(executor)
+        .await?;
+    to_u64(count, "page count")
+}
+
+/// Keeps the stored text of page `id` in `page_texts` when some match's evidence points into
+/// it, before a re-crawl replaces it (fetched at `fetched_at`).
+pub(crate) async fn keep_evidence_text<'e, DB, E>(
+    executor: E,
+    id: Id,
+    fetched_at: DB::Time,
+) -> Result<()>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    sqlx::query(
+        "INSERT INTO page_texts (page_id, content_hash, title, text, archived_at) \
+         SELECT p.id, p.content_hash, p.title, p.text, $2 FROM pages p \
+         WHERE p.id = $1 AND EXISTS (SELECT 1 FROM matches m \
+           WHERE m.page_id = p.id AND m.evidence_hash = p.content_hash) \
+         ON CONFLICT (page_id, content_hash) DO NOTHING",
+    )
+    .bind(id)
+    .bind(fetched_at)
+    .execute(executor)
+    .await?;
+    Ok(())
+}

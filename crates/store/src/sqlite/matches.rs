@@ -1,0 +1,236 @@
+//! The match library on SQLite: a page's verdicts, matches with their evidence, and the removal
+//! checks of infringing pages.
+
+use chrono::{DateTime, Utc};
+
+use super::{SqliteStore, exists, micros};
+use crate::rows::{MatchEvidenceRow, group_matches};
+use crate::rules::{self, Referenced, page_key, to_json, validate_matches};
+use crate::shared;
+use crate::{
+    Id, InfringingPage, MatchFilter, MatchRecord, MatchStatus, NewMatch, PageCheck,
+    PageCheckOutcome, Result, StoreError, VerdictOutcome,
+};
+use sqlx::Sqlite;
+
+pub(super) async fn record_page_matches(
+    store: &SqliteStore,
+    page_id: Id,
+    content_hash: &str,
+    matches: &[NewMatch],
+    at: DateTime<Utc>,
+) -> Result<VerdictOutcome> {
+    validate_matches(page_id, matches)?;
+    let at = micros(at);
+    let mut tx = store.write().await?;
+
+    let page: Option<(String, i64, i64, Option<i64>)> = sqlx::query_as(
+        "SELECT content_hash, last_seen, http_status, availability_checked_at \
+         FROM pages WHERE id = $1",
+    )
+    .bind(page_id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some((current_hash, last_seen, http_status, last_checked)) = page else {
+        return Err(StoreError::NotFound(format!("page {page_id}")));
+    };
+    for m in matches {
+        exists(&mut tx, Referenced::Work, m.work_id).await?;
+    }
+    if current_hash != content_hash {
+        // The page changed while it was matched: its newer text gets a verdict of its own.
+        return Ok(VerdictOutcome::default());
+    }
+    let rows: Vec<(i64, i64, String, String, Option<i64>)> = sqlx::query_as(
+        "SELECT id, work_id, status, evidence_hash, removed_at FROM matches \
+         WHERE page_id = $1",
+    )
+    .bind(page_id)
+    .fetch_all(&mut *tx)
+    .await?;
+    let (plan, outcome) = rules::judge_verdict(rows, &last_seen, matches, content_hash)?;
+
+    for m in matches {
+        // Upsert keeps id, status and first_seen of a match found again.
+        let match_id: i64 = sqlx::query_scalar(
+            "INSERT INTO matches (page_id, work_id, score, coverage, containment, method, \
+             first_seen, last_seen, copied_chars, evidence_hash) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9) \
+             ON CONFLICT (page_id, work_id) DO UPDATE SET score = excluded.score, \
+             coverage = excluded.coverage, containment = excluded.containment, \
+             method = excluded.method, last_seen = excluded.last_seen, \
+             copied_chars = excluded.copied_chars, evidence_hash = excluded.evidence_hash \
+             RETURNING id",
+        )
+        .bind(page_id)
+        .bind(m.work_id)
+        .bind(m.score)
+        .bind(m.coverage)
+        .bind(m.containment)
+        .bind(&m.method)
+        .bind(at)
+        .bind(i64::from(m.copied_chars))
+        .bind(content_hash)
+        .fetch_one(&mut *tx)
+        .await?;
+
+        sqlx::query("DELETE FROM evidence WHERE match_id = $1")
+            .bind(match_id)
+            .execute(&mut *tx)
+            .await?;
+        for (ordinal, passage) in m.evidence.iter().enumerate() {
+            sqlx::query(
+                "INSERT INTO evidence (match_id, ordinal, page_start, page_end, work_start, \
+                 work_end) VALUES ($1, $2, $3, $4, $5, $6)",
+            )
+            .bind(match_id)
+            .bind(ordinal as i64)
+            .bind(i64::from(passage.page_start))
+            .bind(i64::from(passage.page_end))
+            .bind(i64::from(passage.work_start))
+            .bind(i64::from(passage.work_end))
+            .execute(&mut *tx)
+            .await?;
+        }
+    }
+
+    for id in &plan.delete {
+        sqlx::query("DELETE FROM matches WHERE id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+    }
+    for id in &plan.remove {
+        sqlx::query("UPDATE matches SET status = 'removed', removed_at = $2 WHERE id = $1")
+            .bind(id)
+            .bind(last_seen)
+            .execute(&mut *tx)
+            .await?;
+    }
+    for id in &plan.reopen {
+        sqlx::query("UPDATE matches SET status = 'open', removed_at = NULL WHERE id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+    }
+    shared::finish_verdict::<Sqlite>(
+        &mut tx,
+        page_id,
+        content_hash,
+        plan.check.as_ref(),
+        http_status,
+        last_seen,
+        last_checked,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(outcome)
+}
+
+pub(super) async fn list_matches(
+    store: &SqliteStore,
+    filter: &MatchFilter,
+) -> Result<Vec<MatchRecord>> {
+    // One statement (not one per match) so the listing is a consistent snapshot.
+    let rows = sqlx::query_as::<_, MatchEvidenceRow<Sqlite>>(
+        "SELECT m.id, m.page_id, p.url AS page_url, p.title AS page_title, m.work_id, \
+                w.external_id AS work_external_id, w.title AS work_title, \
+                w.rights_holder_id, m.score, m.coverage, m.containment, m.copied_chars, m.method, m.status, \
+                m.first_seen, m.last_seen, m.removed_at, m.evidence_hash, \
+                e.page_start, e.page_end, e.work_start, e.work_end \
+         FROM matches m \
+         JOIN pages p ON p.id = m.page_id \
+         JOIN works w ON w.id = m.work_id \
+         LEFT JOIN evidence e ON e.match_id = m.id \
+         WHERE ($1 IS NULL OR w.rights_holder_id = $1) AND ($2 IS NULL OR m.work_id = $2) \
+         ORDER BY p.url, w.external_id, m.id, e.ordinal",
+    )
+    .bind(filter.rights_holder_id)
+    .bind(filter.work_id)
+    .fetch_all(&store.pool)
+    .await?;
+
+    group_matches(rows)
+}
+
+pub(super) async fn set_match_status(
+    store: &SqliteStore,
+    match_id: Id,
+    status: MatchStatus,
+) -> Result<()> {
+    // removed_at belongs to the removed status: any other status clears it.
+    let done = sqlx::query(
+        "UPDATE matches SET status = $2, \
+         removed_at = CASE WHEN $2 = 'removed' THEN removed_at END WHERE id = $1",
+    )
+    .bind(match_id)
+    .bind(status.as_str())
+    .execute(&store.pool)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Err(StoreError::NotFound(format!("match {match_id}")));
+    }
+    Ok(())
+}
+
+pub(super) async fn infringing_page(
+    store: &SqliteStore,
+    url: &str,
+) -> Result<Option<InfringingPage>> {
+    let (url, _) = page_key(url)?;
+    let rows: Vec<rules::InfringingRow> = sqlx::query_as(
+        "SELECT p.id, p.url, p.content_hash, p.etag, p.last_modified, m.work_id, \
+         m.evidence_hash FROM pages p \
+         JOIN matches m ON m.page_id = p.id AND m.status <> 'dismissed' \
+         WHERE p.url = $1 ORDER BY m.work_id",
+    )
+    .bind(&url)
+    .fetch_all(&store.pool)
+    .await?;
+    Ok(rules::group_infringing_pages(rows).pop())
+}
+
+pub(super) async fn record_page_check(
+    store: &SqliteStore,
+    check: &PageCheck,
+) -> Result<PageCheckOutcome> {
+    rules::validate_page_check(check)?;
+    let checked_at = micros(check.checked_at);
+    let removed = to_json(&check.removed, "removed works")?;
+    let still_present = to_json(&check.still_present, "works still present")?;
+    let mut tx = store.write().await?;
+    let page: Option<Option<i64>> =
+        sqlx::query_scalar("SELECT availability_checked_at FROM pages WHERE id = $1")
+            .bind(check.page_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+    let Some(last_checked) = page else {
+        return Err(StoreError::NotFound(format!("page {}", check.page_id)));
+    };
+    let mut outcome = PageCheckOutcome::default();
+    if shared::append_check::<Sqlite>(&mut tx, check, checked_at, last_checked).await? {
+        outcome.removed = sqlx::query(
+            "UPDATE matches SET status = 'removed', removed_at = $3 \
+             WHERE page_id = $1 AND status IN ('open', 'notice_sent') \
+               AND work_id IN (SELECT value FROM json_each($2))",
+        )
+        .bind(check.page_id)
+        .bind(&removed)
+        .bind(checked_at)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        outcome.reopened = sqlx::query(
+            "UPDATE matches SET status = 'open', removed_at = NULL \
+             WHERE page_id = $1 AND status = 'removed' \
+               AND work_id IN (SELECT value FROM json_each($2))",
+        )
+        .bind(check.page_id)
+        .bind(&still_present)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    }
+    tx.commit().await?;
+    Ok(outcome)
+}

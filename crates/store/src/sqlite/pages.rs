@@ -1,0 +1,152 @@
+//! The page library on SQLite: crawled pages, their sites and validators, and the earlier texts
+//! kept as evidence.
+
+use chrono::{DateTime, Utc};
+
+use super::{SqliteStore, micros};
+use crate::rules::{self, page_key, to_json};
+use crate::shared;
+use crate::{Id, NewPage, PageValidators, PageWrite, Result, ValidatorScope, WriteOutcome};
+
+pub(super) async fn upsert_page(store: &SqliteStore, page: &NewPage) -> Result<PageWrite> {
+    let (url, host) = page_key(&page.url)?;
+    let fetched_at = micros(page.fetched_at);
+    let status = i64::from(page.http_status);
+    let mut tx = store.write().await?;
+
+    sqlx::query(
+        "INSERT INTO sites (host, created_at) VALUES ($1, $2) ON CONFLICT (host) DO NOTHING",
+    )
+    .bind(&host)
+    .bind(fetched_at)
+    .execute(&mut *tx)
+    .await?;
+    let site_id: i64 = sqlx::query_scalar("SELECT id FROM sites WHERE host = $1")
+        .bind(&host)
+        .fetch_one(&mut *tx)
+        .await?;
+
+    let existing: Option<(i64, String, i64)> =
+        sqlx::query_as("SELECT id, content_hash, last_seen FROM pages WHERE url = $1")
+            .bind(&url)
+            .fetch_optional(&mut *tx)
+            .await?;
+    let write = match existing {
+        None => {
+            let id: i64 = sqlx::query_scalar(
+                "INSERT INTO pages (site_id, url, title, text, content_hash, http_status, \
+                 first_seen, last_seen, etag, last_modified) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9) RETURNING id",
+            )
+            .bind(site_id)
+            .bind(&url)
+            .bind(&page.title)
+            .bind(&page.text)
+            .bind(&page.content_hash)
+            .bind(status)
+            .bind(fetched_at)
+            .bind(&page.etag)
+            .bind(&page.last_modified)
+            .fetch_one(&mut *tx)
+            .await?;
+            PageWrite {
+                id,
+                outcome: WriteOutcome::Created,
+            }
+        }
+        Some((id, hash, last_seen)) if hash == page.content_hash => {
+            sqlx::query(
+                "UPDATE pages SET title = $2, http_status = $3, last_seen = $4, etag = $5, \
+                 last_modified = $6 WHERE id = $1",
+            )
+            .bind(id)
+            .bind(&page.title)
+            .bind(status)
+            .bind(last_seen.max(fetched_at))
+            .bind(&page.etag)
+            .bind(&page.last_modified)
+            .execute(&mut *tx)
+            .await?;
+            PageWrite {
+                id,
+                outcome: WriteOutcome::Unchanged,
+            }
+        }
+        Some((id, _, last_seen)) => {
+            // The text some evidence points into is kept before it is replaced.
+            shared::keep_evidence_text(&mut *tx, id, fetched_at).await?;
+            sqlx::query(
+                "UPDATE pages SET title = $2, text = $3, content_hash = $4, \
+                 http_status = $5, last_seen = $6, matched_hash = NULL, etag = $7, \
+                 last_modified = $8 WHERE id = $1",
+            )
+            .bind(id)
+            .bind(&page.title)
+            .bind(&page.text)
+            .bind(&page.content_hash)
+            .bind(status)
+            .bind(last_seen.max(fetched_at))
+            .bind(&page.etag)
+            .bind(&page.last_modified)
+            .execute(&mut *tx)
+            .await?;
+            PageWrite {
+                id,
+                outcome: WriteOutcome::Updated,
+            }
+        }
+    };
+    tx.commit().await?;
+    Ok(write)
+}
+
+pub(super) async fn record_not_modified(
+    store: &SqliteStore,
+    url: &str,
+    seen_at: DateTime<Utc>,
+) -> Result<Option<Id>> {
+    let (url, _) = page_key(url)?;
+    Ok(sqlx::query_scalar(
+        "UPDATE pages SET last_seen = MAX(last_seen, $2) WHERE url = $1 RETURNING id",
+    )
+    .bind(&url)
+    .bind(micros(seen_at))
+    .fetch_optional(&store.pool)
+    .await?)
+}
+
+pub(super) async fn page_validators(
+    store: &SqliteStore,
+    scope: &ValidatorScope,
+) -> Result<Vec<PageValidators>> {
+    let hosts = to_json(&rules::validator_hosts(&scope.hosts), "hosts")?;
+    let rows: Vec<(String, Option<String>, Option<String>)> = sqlx::query_as(
+        "SELECT p.url, p.etag, p.last_modified FROM pages p \
+         JOIN sites s ON s.id = p.site_id \
+         WHERE s.host IN (SELECT value FROM json_each($1)) \
+           AND (p.etag IS NOT NULL OR p.last_modified IS NOT NULL) \
+           AND (NOT $2 OR EXISTS (SELECT 1 FROM matches m \
+                WHERE m.page_id = p.id AND m.status <> 'dismissed')) \
+         ORDER BY p.id LIMIT $3",
+    )
+    .bind(hosts)
+    .bind(scope.infringing_only)
+    .bind(i64::from(scope.limit))
+    .fetch_all(&store.pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(url, etag, last_modified)| PageValidators {
+            url,
+            etag,
+            last_modified,
+        })
+        .collect())
+}
+
+pub(super) async fn mark_all_pages_unmatched(store: &SqliteStore) -> Result<u64> {
+    let done = sqlx::query("UPDATE pages SET matched_hash = NULL WHERE matched_hash IS NOT NULL")
+        .execute(&store.pool)
+        .await?;
+    Ok(done.rows_affected())
+}
