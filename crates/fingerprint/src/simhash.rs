@@ -107,6 +107,24 @@ pub fn ngram_hashes(chars: &[char], n: usize) -> Vec<u64> {
     chars.windows(n).map(hash_chars).collect()
 }
 
+/// [`hash_chars`] of every `n`-gram of `chars`, sorted, repeats kept. A text shorter than `n`
+/// (but not empty) is one n-gram, as in [`simhash_ngrams`]; empty input has none. The common
+/// start of [`crate::shingles::shingle_hashes`] and
+/// [`crate::weighted_features::char_ngram_features`].
+pub(crate) fn sorted_ngram_hashes(chars: &[char], n: usize) -> Vec<u64> {
+    let n = n.max(1);
+    if chars.is_empty() {
+        return Vec::new();
+    }
+    let mut hashes = if chars.len() < n {
+        vec![hash_chars(chars)]
+    } else {
+        ngram_hashes(chars, n)
+    };
+    hashes.sort_unstable();
+    hashes
+}
+
 /// Number of differing bits.
 pub fn hamming(a: u64, b: u64) -> u32 {
     (a ^ b).count_ones()

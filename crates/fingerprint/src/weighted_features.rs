@@ -24,7 +24,7 @@ use std::sync::LazyLock;
 use jieba_rs::{DEFAULT_STOP_WORDS, Jieba, TfIdf};
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::simhash::hash_chars;
+use crate::simhash::sorted_ngram_hashes;
 
 /// Loading jieba's dictionary takes about 100 ms, far more than segmenting a chapter, so one
 /// instance serves the whole process.
@@ -193,16 +193,7 @@ fn parse_tfidf_debug(debug: &str) -> (HashMap<u64, f32, BuildHasherDefault<Preha
 /// for n-grams). A text shorter than `n` is one feature, as in
 /// [`crate::simhash::simhash_ngrams`]; empty input has none.
 pub fn char_ngram_features(chars: &[char], n: usize) -> Vec<(u64, i64)> {
-    let n = n.max(1);
-    if chars.is_empty() {
-        return Vec::new();
-    }
-    let mut hashes: Vec<u64> = if chars.len() < n {
-        vec![hash_chars(chars)]
-    } else {
-        chars.windows(n).map(hash_chars).collect()
-    };
-    hashes.sort_unstable();
+    let hashes = sorted_ngram_hashes(chars, n);
     let mut features: Vec<(u64, i64)> = Vec::with_capacity(hashes.len());
     for hash in hashes {
         match features.last_mut() {
@@ -279,7 +270,7 @@ mod tests {
     use super::*;
     use crate::normalize;
     use crate::simhash::tests::STORY;
-    use crate::simhash::{simhash_ngrams, simhash_weighted};
+    use crate::simhash::{hash_chars, simhash_ngrams, simhash_weighted};
 
     #[test]
     fn jieba_words_cover_the_text_in_order() {
