@@ -21,6 +21,7 @@
 //! is the caller's job, which keeps this crate free of I/O and easy to benchmark.
 
 pub mod align;
+mod buckets;
 pub mod common;
 pub mod dna_index;
 pub mod index;
