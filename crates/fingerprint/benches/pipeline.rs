@@ -7,8 +7,9 @@
 use std::hint::black_box;
 
 use copytrace_fingerprint::cpu::{self, Level};
-use copytrace_fingerprint::features::{FeatureKind, SimHashAlgorithm, jieba};
 use copytrace_fingerprint::minhash::DEFAULT_SEED;
+use copytrace_fingerprint::simhash::{FeatureKind, SimHashAlgorithm};
+use copytrace_fingerprint::weighted_features::jieba;
 use copytrace_fingerprint::{
     Algorithm, DnaConfig, FingerprintConfig, MinHasher, ReferenceDistribution, dna_codes,
     fingerprint_normalized, fingerprint_text, normalize, shingle_hashes,

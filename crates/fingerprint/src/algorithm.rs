@@ -83,7 +83,7 @@ pub trait Algorithm: Send + Sync {
 /// Every algorithm with its default parameters, so `copytrace compare` and the quality
 /// benchmark run the same set without each listing it:
 ///
-/// * `simhash`: TF-IDF jieba words, match within 3 bits ([`crate::features::SimHashAlgorithm`]);
+/// * `simhash`: TF-IDF jieba words, match within 3 bits ([`crate::simhash::SimHashAlgorithm`]);
 /// * `minhash`: 5-character shingles, 128 permutations, estimated Jaccard ≥ 0.5
 ///   ([`crate::minhash::MinHashAlgorithm`]);
 /// * `shingles`: 5-character shingles, Jaccard or containment ≥ 0.5
@@ -95,7 +95,7 @@ pub trait Algorithm: Send + Sync {
 /// The defaults are starting points; the quality benchmark is what should set them.
 pub fn default_algorithms() -> Vec<Box<dyn Algorithm>> {
     vec![
-        Box::new(crate::features::SimHashAlgorithm::default()),
+        Box::new(crate::simhash::SimHashAlgorithm::default()),
         Box::new(crate::minhash::MinHashAlgorithm::default()),
         Box::new(crate::shingles::ShingleAlgorithm::default()),
         Box::new(crate::sentences::SentenceAlgorithm::default()),

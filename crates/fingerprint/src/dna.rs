@@ -370,19 +370,7 @@ fn encode_wide(
     let diffs: [i128; LETTERS] = std::array::from_fn(|k| {
         (u128::from(counts[k]) * ref_total) as i128 - (u128::from(weights[k]) * len as u128) as i128
     });
-    let min = *diffs.iter().min().expect("26 letters");
-    let max = *diffs.iter().max().expect("26 letters");
-    let range = max - min;
-    let q = i128::from(levels);
-    diffs.iter().fold(0u128, |code, &d| {
-        let digit = if range == 0 {
-            0
-        } else {
-            // round(q × (d − min) / range), halves rounded up.
-            ((d - min) * 2 * q + range) / (2 * range)
-        };
-        code * (u128::from(levels) + 1) + digit as u128
-    })
+    quantize(diffs, levels)
 }
 
 /// [`encode`] in 64-bit arithmetic, for `len × ref_total < 2⁴⁰`: differences then stay below
@@ -396,17 +384,36 @@ fn encode_small(
 ) -> u128 {
     let diffs: [i64; LETTERS] =
         std::array::from_fn(|k| counts[k] as i64 * ref_total - i64::from(weights[k]) * len);
+    quantize(diffs, levels)
+}
+
+/// The code of the scaled letter differences: each spread linearly over `0..=levels` between
+/// the smallest and the largest, then the digits read in base `levels + 1`. Generic over the
+/// integer width so [`encode_small`] keeps its 64-bit divisions and [`encode_wide`] its
+/// 128-bit ones, with one copy of the rounding.
+fn quantize<T>(diffs: [T; LETTERS], levels: u8) -> u128
+where
+    T: Copy
+        + Ord
+        + From<u8>
+        + Into<i128>
+        + std::ops::Add<Output = T>
+        + std::ops::Sub<Output = T>
+        + std::ops::Mul<Output = T>
+        + std::ops::Div<Output = T>,
+{
     let min = *diffs.iter().min().expect("26 letters");
     let max = *diffs.iter().max().expect("26 letters");
     let range = max - min;
-    let q = i64::from(levels);
+    let (zero, two, q) = (T::from(0), T::from(2), T::from(levels));
     diffs.iter().fold(0u128, |code, &d| {
-        let digit = if range == 0 {
-            0
+        let digit = if range == zero {
+            zero
         } else {
-            ((d - min) * 2 * q + range) / (2 * range)
+            // round(q × (d − min) / range), halves rounded up.
+            ((d - min) * two * q + range) / (two * range)
         };
-        code * (u128::from(levels) + 1) + digit as u128
+        code * (u128::from(levels) + 1) + Into::<i128>::into(digit) as u128
     })
 }
 

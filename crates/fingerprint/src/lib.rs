@@ -16,7 +16,8 @@
 //!
 //! Beside the window SimHash the matcher indexes, every algorithm of the fingerprint-tracking
 //! design sits behind one [`Algorithm`] trait, so they can be compared on the same data:
-//! weighted SimHash over character n-grams or jieba words with TF-IDF weights ([`features`]),
+//! weighted SimHash over character n-grams or jieba words with TF-IDF weights
+//! ([`SimHashAlgorithm`] in [`mod@simhash`], its features in [`weighted_features`]),
 //! MinHash with LSH banding ([`minhash`]), exact k-shingle sets ([`shingles`]), top-k
 //! longest-sentence signatures ([`sentences`]) and the pinyin-initial DNA fingerprint
 //! ([`dna`], over the homophone-proof projection of [`pinyin`]).
@@ -27,14 +28,22 @@
 pub mod algorithm;
 pub mod cpu;
 pub mod dna;
-pub mod features;
 pub mod minhash;
 pub mod normalize;
 pub mod pinyin;
 pub mod sentences;
 pub mod shingles;
 pub mod simhash;
+pub mod weighted_features;
 pub mod window;
+
+/// The whole-text SimHash and its weighted features under their former path, so imports of
+/// `copytrace_fingerprint::features::…` keep compiling: the algorithm now lives in
+/// [`mod@simhash`] beside the signature it computes, the features in [`weighted_features`].
+pub mod features {
+    pub use crate::simhash::{FeatureKind, SimHashAlgorithm, VERSION};
+    pub use crate::weighted_features::*;
+}
 
 pub use algorithm::{
     Algorithm, AlgorithmError, Comparison, Fingerprint, algorithm_by_name, default_algorithms,
@@ -43,12 +52,14 @@ pub use dna::{
     DnaAlgorithm, DnaConfig, DnaError, DnaWindow, ReferenceDistribution, code_distance, dna_codes,
     dna_codes_of_initials,
 };
-pub use features::{FeatureKind, SimHashAlgorithm, jieba_words};
 pub use minhash::{MinHashAlgorithm, MinHasher};
 pub use normalize::{Normalized, normalize};
 pub use sentences::{SentenceAlgorithm, longest_sentences};
 pub use shingles::{ShingleAlgorithm, shingle_hashes};
-pub use simhash::{hamming, simhash_hashes, simhash_ngrams, simhash_weighted};
+pub use simhash::{
+    FeatureKind, SimHashAlgorithm, hamming, simhash_hashes, simhash_ngrams, simhash_weighted,
+};
+pub use weighted_features::jieba_words;
 pub use window::{Window, WindowConfig, windows};
 
 use serde::{Deserialize, Serialize};

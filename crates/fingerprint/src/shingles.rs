@@ -9,7 +9,7 @@
 //! copy is.
 
 use crate::algorithm::{Algorithm, AlgorithmError, Comparison, Fingerprint};
-use crate::simhash::hash_chars;
+use crate::simhash::sorted_ngram_hashes;
 
 /// Output version of [`ShingleAlgorithm`]; bump whenever the same input would hash differently.
 pub const VERSION: u32 = 1;
@@ -20,16 +20,7 @@ pub const VERSION: u32 = 1;
 /// [`crate::simhash::simhash_ngrams`], so short titles still compare; empty input gives an
 /// empty set. `k` is at least 1.
 pub fn shingle_hashes(chars: &[char], k: usize) -> Vec<u64> {
-    let k = k.max(1);
-    if chars.is_empty() {
-        return Vec::new();
-    }
-    let mut hashes: Vec<u64> = if chars.len() < k {
-        vec![hash_chars(chars)]
-    } else {
-        chars.windows(k).map(hash_chars).collect()
-    };
-    hashes.sort_unstable();
+    let mut hashes = sorted_ngram_hashes(chars, k);
     hashes.dedup();
     hashes
 }
@@ -134,6 +125,7 @@ impl Algorithm for ShingleAlgorithm {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::simhash::hash_chars;
 
     fn chars(s: &str) -> Vec<char> {
         s.chars().collect()

@@ -20,11 +20,11 @@
 //! Blocks of about `26 / (d + 1)` digits are selective as long as `d` is small; the default
 //! `d = 2` gives three blocks of 8–9 digits. `d` is capped at 25, one digit per block.
 
-use std::collections::HashMap;
 use std::ops::Range;
 
 use copytrace_fingerprint::dna::{ALLOWED_LEVELS, LETTERS};
 
+use crate::buckets::Buckets;
 use crate::index::{Hit, Index, IndexError, SegmentRef, WorkId};
 
 /// Largest near distance the pigeonhole scheme supports: 26 blocks of one digit.
@@ -67,6 +67,37 @@ fn distance(a: &[u8; LETTERS], b: &[u8; LETTERS]) -> u32 {
         .sum()
 }
 
+/// The pigeonhole blocks of the 26 digits, and the table key each block's digits make.
+#[derive(Debug, Clone)]
+struct Blocks {
+    /// Digit ranges of the blocks.
+    ranges: Vec<Range<usize>>,
+    /// Base of the digits, `levels + 1`.
+    base: u64,
+}
+
+impl Blocks {
+    fn len(&self) -> usize {
+        self.ranges.len()
+    }
+
+    fn key(&self, block: usize, digits: &[u8; LETTERS]) -> u64 {
+        // Up to 19 digits of base ≤ 10 fit a u64 exactly. The single 26-digit block of an exact
+        // index wraps, which can only merge buckets: every hit's distance is checked, and the
+        // report-once test compares these same keys.
+        digits[self.ranges[block].clone()]
+            .iter()
+            .fold(0u64, |key, &d| {
+                key.wrapping_mul(self.base).wrapping_add(u64::from(d))
+            })
+    }
+
+    /// The key of every block, in block order.
+    fn keys(&self, digits: [u8; LETTERS]) -> impl Iterator<Item = u64> {
+        (0..self.len()).map(move |block| self.key(block, &digits))
+    }
+}
+
 /// In-memory index of DNA window codes answering exact and near lookups.
 #[derive(Debug, Clone)]
 pub struct DnaIndex {
@@ -74,17 +105,9 @@ pub struct DnaIndex {
     max_distance: u32,
     /// `(levels + 1)²⁶`, the first value that is not a code.
     limit: u128,
-    /// Digit ranges of the pigeonhole blocks.
-    blocks: Vec<Range<usize>>,
-    /// One table per block: the block's digits (as one number) → positions in `entries`.
-    tables: Vec<HashMap<u64, Vec<u32>>>,
-    /// Code digits with their segment; `None` for a freed slot.
-    entries: Vec<Option<([u8; LETTERS], SegmentRef)>>,
-    /// Freed positions, reused by the next inserts.
-    free: Vec<u32>,
-    /// Positions of each work's windows, so removing a work touches only its own entries.
-    by_work: HashMap<WorkId, Vec<u32>>,
-    live: usize,
+    blocks: Blocks,
+    /// Code digits, filed in one table per block under the block's key.
+    buckets: Buckets<[u8; LETTERS]>,
 }
 
 impl DnaIndex {
@@ -99,19 +122,18 @@ impl DnaIndex {
         };
         let max_distance = max_distance.min(MAX_DNA_DISTANCE);
         let count = max_distance as usize + 1;
-        let blocks = (0..count)
-            .map(|b| LETTERS * b / count..LETTERS * (b + 1) / count)
-            .collect();
+        let blocks = Blocks {
+            ranges: (0..count)
+                .map(|b| LETTERS * b / count..LETTERS * (b + 1) / count)
+                .collect(),
+            base: u64::from(levels) + 1,
+        };
         DnaIndex {
             levels,
             max_distance,
             limit: (u128::from(levels) + 1).pow(LETTERS as u32),
             blocks,
-            tables: vec![HashMap::new(); count],
-            entries: Vec::new(),
-            free: Vec::new(),
-            by_work: HashMap::new(),
-            live: 0,
+            buckets: Buckets::new(count),
         }
     }
 
@@ -140,17 +162,6 @@ impl DnaIndex {
         }
         Ok(digits(code, self.base()))
     }
-
-    fn key(&self, block: usize, digits: &[u8; LETTERS]) -> u64 {
-        // Up to 19 digits of base ≤ 10 fit a u64 exactly. The single 26-digit block of an exact
-        // index wraps, which can only merge buckets: every hit's distance is checked, and the
-        // report-once test compares these same keys.
-        digits[self.blocks[block].clone()]
-            .iter()
-            .fold(0u64, |key, &d| {
-                key.wrapping_mul(self.base()).wrapping_add(u64::from(d))
-            })
-    }
 }
 
 impl Index<u128> for DnaIndex {
@@ -158,85 +169,39 @@ impl Index<u128> for DnaIndex {
     /// quantization depth.
     fn insert(&mut self, &code: &u128, segment: SegmentRef) -> Result<(), IndexError> {
         let digits = self.checked_digits(code)?;
-        let entry = Some((digits, segment));
-        let position = match self.free.pop() {
-            Some(position) => {
-                self.entries[position as usize] = entry;
-                position
-            }
-            None => {
-                self.entries.push(entry);
-                (self.entries.len() - 1) as u32
-            }
-        };
-        for block in 0..self.blocks.len() {
-            let key = self.key(block, &digits);
-            self.tables[block].entry(key).or_default().push(position);
-        }
-        self.by_work
-            .entry(segment.work_id)
-            .or_default()
-            .push(position);
-        self.live += 1;
+        self.buckets
+            .insert(digits, segment, self.blocks.keys(digits));
         Ok(())
     }
 
     fn remove_work(&mut self, work_id: WorkId) -> Result<(), IndexError> {
-        let Some(positions) = self.by_work.remove(&work_id) else {
-            return Ok(());
-        };
-        for position in positions {
-            let Some((digits, _)) = self.entries[position as usize].take() else {
-                continue;
-            };
-            for block in 0..self.blocks.len() {
-                let key = self.key(block, &digits);
-                if let Some(bucket) = self.tables[block].get_mut(&key) {
-                    bucket.retain(|&p| p != position);
-                    if bucket.is_empty() {
-                        self.tables[block].remove(&key);
-                    }
-                }
-            }
-            self.free.push(position);
-            self.live -= 1;
-        }
+        let blocks = &self.blocks;
+        self.buckets
+            .remove_work(work_id, |&digits| blocks.keys(digits));
         Ok(())
     }
 
     fn query(&self, &code: &u128, out: &mut Vec<Hit>) -> Result<(), IndexError> {
         let digits = self.checked_digits(code)?;
         let mut keys = [0u64; LETTERS];
-        for (block, key) in keys.iter_mut().enumerate().take(self.blocks.len()) {
-            *key = self.key(block, &digits);
+        for (key, block_key) in keys.iter_mut().zip(self.blocks.keys(digits)) {
+            *key = block_key;
         }
-        for (block, &key) in keys[..self.blocks.len()].iter().enumerate() {
-            let Some(bucket) = self.tables[block].get(&key) else {
-                continue;
-            };
-            for &position in bucket {
-                let Some((candidate, segment)) = &self.entries[position as usize] else {
-                    continue;
-                };
-                let distance = distance(candidate, &digits);
-                if distance > self.max_distance {
-                    continue;
-                }
-                // Report each code once: from the first block on which it agrees.
-                let first_agreeing = (0..block).all(|b| self.key(b, candidate) != keys[b]);
-                if first_agreeing {
-                    out.push(Hit {
-                        segment: *segment,
-                        distance,
-                    });
-                }
+        let probes = keys[..self.blocks.len()].iter().copied();
+        self.buckets.hits(probes, out, |block, candidate| {
+            let distance = distance(candidate, &digits);
+            if distance > self.max_distance {
+                return None;
             }
-        }
+            // Report each code once: from the first block on which it agrees.
+            let first_agreeing = (0..block).all(|b| self.blocks.key(b, candidate) != keys[b]);
+            first_agreeing.then_some(distance)
+        });
         Ok(())
     }
 
     fn len(&self) -> Result<usize, IndexError> {
-        Ok(self.live)
+        Ok(self.buckets.len())
     }
 }
 
@@ -377,7 +342,7 @@ mod tests {
         assert!(hits.is_empty());
         index.remove_work(2).unwrap();
         assert!(index.is_empty().unwrap());
-        assert!(index.tables.iter().all(HashMap::is_empty));
+        assert!(index.buckets.tables_are_empty());
     }
 
     #[test]

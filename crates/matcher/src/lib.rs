@@ -2,11 +2,12 @@
 //!
 //! Matching runs in three stages, each cheap enough for the next to afford:
 //!
-//! 1. **Candidates** ([`index`], [`lsh`], [`dna_index`]): the page's windows are looked up in
-//!    up to three indexes of all library windows, each blind to different disguises: window
-//!    SimHash within a few bits (small edits), MinHash LSH over window shingles (denser edits,
-//!    shuffled clauses) and pinyin-initial DNA codes (homophone substitution). A work hit by any
-//!    of them becomes a candidate, remembering which sources found it ([`CandidateMethods`]).
+//! 1. **Candidates** ([`simhash_index`], [`lsh`], [`dna_index`], all behind the [`index`]
+//!    trait): the page's windows are looked up in up to three indexes of all library windows,
+//!    each blind to different disguises: window SimHash within a few bits (small edits),
+//!    MinHash LSH over window shingles (denser edits, shuffled clauses) and pinyin-initial DNA
+//!    codes (homophone substitution). A work hit by any of them becomes a candidate,
+//!    remembering which sources found it ([`CandidateMethods`]).
 //! 2. **Verification** ([`align`]): the page's canonical text is aligned against each
 //!    candidate work's; only characters that are really equal on both sides count, so a
 //!    fingerprint collision can never become an accusation.
@@ -20,11 +21,13 @@
 //! is the caller's job, which keeps this crate free of I/O and easy to benchmark.
 
 pub mod align;
+mod buckets;
 pub mod common;
 pub mod dna_index;
 pub mod index;
 pub mod lsh;
 pub mod romanized;
+pub mod simhash_index;
 
 use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
@@ -41,9 +44,10 @@ use serde::{Deserialize, Serialize};
 pub use align::{AlignConfig, AlignedPassage, WorkSeeds};
 pub use common::SeedFrequency;
 pub use dna_index::DnaIndex;
-pub use index::{Hit, Index, IndexError, SegmentRef, SimHashIndex, WorkId};
+pub use index::{Hit, Index, IndexError, SegmentRef, WorkId};
 pub use lsh::{LshConfig, MinHashLshIndex, MinHashSignature};
 pub use romanized::{RomanizedPage, read_romanized};
+pub use simhash_index::SimHashIndex;
 
 /// Thresholds and parameters of matching.
 ///

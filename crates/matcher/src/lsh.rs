@@ -29,10 +29,9 @@
 //! index does not filter by that estimate itself: the S-curve already is the filter, and a hard
 //! cut on a 64-sample estimate would add its own false negatives.
 
-use std::collections::HashMap;
-
 use copytrace_fingerprint::minhash::{band_hashes, collision_probability, lsh_params_weighted};
 
+use crate::buckets::Buckets;
 use crate::index::{Hit, Index, IndexError, SegmentRef, WorkId};
 
 /// A window's MinHash signature: one minimum per permutation, as made by
@@ -80,15 +79,8 @@ pub struct MinHashLshIndex {
     num_perm: usize,
     bands: usize,
     rows: usize,
-    /// One table per band: band hash → positions in `entries`.
-    tables: Vec<HashMap<u64, Vec<u32>>>,
-    /// Signatures with their segment; `None` for a freed slot (positions stay stable).
-    entries: Vec<Option<(Box<[u32]>, SegmentRef)>>,
-    /// Freed positions, reused by the next inserts.
-    free: Vec<u32>,
-    /// Positions of each work's windows, so removing a work touches only its own entries.
-    by_work: HashMap<WorkId, Vec<u32>>,
-    live: usize,
+    /// Signatures, filed in one table per band under the band's hash.
+    buckets: Buckets<Box<[u32]>>,
 }
 
 impl MinHashLshIndex {
@@ -108,11 +100,7 @@ impl MinHashLshIndex {
             num_perm,
             bands,
             rows,
-            tables: vec![HashMap::new(); bands],
-            entries: Vec::new(),
-            free: Vec::new(),
-            by_work: HashMap::new(),
-            live: 0,
+            buckets: Buckets::new(bands),
         }
     }
 
@@ -162,93 +150,38 @@ impl Index<MinHashSignature> for MinHashLshIndex {
         segment: SegmentRef,
     ) -> Result<(), IndexError> {
         self.check(signature)?;
-        let entry = Some((signature.clone().into_boxed_slice(), segment));
-        let position = match self.free.pop() {
-            Some(position) => {
-                self.entries[position as usize] = entry;
-                position
-            }
-            None => {
-                self.entries.push(entry);
-                (self.entries.len() - 1) as u32
-            }
-        };
-        for (band, key) in band_hashes(signature, self.bands, self.rows)
-            .into_iter()
-            .enumerate()
-        {
-            self.tables[band].entry(key).or_default().push(position);
-        }
-        self.by_work
-            .entry(segment.work_id)
-            .or_default()
-            .push(position);
-        self.live += 1;
+        let keys = band_hashes(signature, self.bands, self.rows);
+        self.buckets
+            .insert(signature.clone().into_boxed_slice(), segment, keys);
         Ok(())
     }
 
     fn remove_work(&mut self, work_id: WorkId) -> Result<(), IndexError> {
-        let Some(positions) = self.by_work.remove(&work_id) else {
-            return Ok(());
-        };
-        for position in positions {
-            let Some((signature, _)) = self.entries[position as usize].take() else {
-                continue;
-            };
-            for (band, key) in band_hashes(&signature, self.bands, self.rows)
-                .into_iter()
-                .enumerate()
-            {
-                if let Some(bucket) = self.tables[band].get_mut(&key) {
-                    bucket.retain(|&p| p != position);
-                    if bucket.is_empty() {
-                        self.tables[band].remove(&key);
-                    }
-                }
-            }
-            self.free.push(position);
-            self.live -= 1;
-        }
+        let (bands, rows) = (self.bands, self.rows);
+        self.buckets
+            .remove_work(work_id, |signature| band_hashes(signature, bands, rows));
         Ok(())
     }
 
     fn query(&self, signature: &MinHashSignature, out: &mut Vec<Hit>) -> Result<(), IndexError> {
         self.check(signature)?;
-        for (band, key) in band_hashes(signature, self.bands, self.rows)
-            .into_iter()
-            .enumerate()
-        {
-            let Some(bucket) = self.tables[band].get(&key) else {
-                continue;
-            };
-            let rows = self.band(signature, band);
-            for &position in bucket {
-                let Some((candidate, segment)) = &self.entries[position as usize] else {
-                    continue;
-                };
-                // The band's rows really agree (not a 64-bit key collision), and no earlier
-                // band does, so each window is reported once, from its first agreeing band.
-                if self.band(candidate, band) != rows
-                    || (0..band).any(|b| self.band(candidate, b) == self.band(signature, b))
-                {
-                    continue;
-                }
-                let distance = candidate
-                    .iter()
-                    .zip(signature)
-                    .filter(|(a, b)| a != b)
-                    .count() as u32;
-                out.push(Hit {
-                    segment: *segment,
-                    distance,
-                });
+        let keys = band_hashes(signature, self.bands, self.rows);
+        self.buckets.hits(keys, out, |band, candidate| {
+            // The band's rows really agree (not a 64-bit key collision), and no earlier band
+            // does, so each window is reported once, from its first agreeing band.
+            if self.band(candidate, band) != self.band(signature, band)
+                || (0..band).any(|b| self.band(candidate, b) == self.band(signature, b))
+            {
+                return None;
             }
-        }
+            let differing = candidate.iter().zip(signature).filter(|(a, b)| a != b);
+            Some(differing.count() as u32)
+        });
         Ok(())
     }
 
     fn len(&self) -> Result<usize, IndexError> {
-        Ok(self.live)
+        Ok(self.buckets.len())
     }
 }
 
@@ -417,14 +350,14 @@ mod tests {
         index.query(&sb, &mut hits).unwrap();
         assert!(hits.is_empty());
         index.insert_work(3, &[(0, sb.clone())]).unwrap();
-        assert_eq!(index.entries.len(), 3, "a freed slot was reused");
+        assert_eq!(index.buckets.slots(), 3, "a freed slot was reused");
         index.query(&sb, &mut hits).unwrap();
         assert_eq!(hits.len(), 1);
         assert_eq!(hits[0].segment.work_id, 3);
         index.remove_work(2).unwrap();
         index.remove_work(3).unwrap();
         assert!(index.is_empty().unwrap());
-        assert!(index.tables.iter().all(HashMap::is_empty));
+        assert!(index.buckets.tables_are_empty());
     }
 
     #[test]
