@@ -4,8 +4,9 @@ use std::time::Duration;
 
 use copytrace_fingerprint::cpu::{self, Level};
 use copytrace_fingerprint::dna::{DnaConfig, ReferenceDistribution, dna_codes};
-use copytrace_fingerprint::features::{FeatureKind, SimHashAlgorithm, jieba};
 use copytrace_fingerprint::minhash::{DEFAULT_SEED, MinHasher};
+use copytrace_fingerprint::simhash::{FeatureKind, SimHashAlgorithm};
+use copytrace_fingerprint::weighted_features::jieba;
 use copytrace_fingerprint::{
     Algorithm, FingerprintConfig, fingerprint_normalized, fingerprint_text, normalize,
     shingle_hashes,

@@ -37,14 +37,6 @@ pub mod simhash;
 pub mod weighted_features;
 pub mod window;
 
-/// The whole-text SimHash and its weighted features under their former path, so imports of
-/// `copytrace_fingerprint::features::…` keep compiling: the algorithm now lives in
-/// [`mod@simhash`] beside the signature it computes, the features in [`weighted_features`].
-pub mod features {
-    pub use crate::simhash::{FeatureKind, SimHashAlgorithm, VERSION};
-    pub use crate::weighted_features::*;
-}
-
 pub use algorithm::{
     Algorithm, AlgorithmError, Comparison, Fingerprint, algorithm_by_name, default_algorithms,
 };
