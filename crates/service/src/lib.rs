@@ -26,6 +26,7 @@ pub mod crawl;
 pub mod dedup;
 pub mod error;
 pub mod export;
+pub mod holders;
 pub mod index;
 pub mod inspect;
 pub mod intake;

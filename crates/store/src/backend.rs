@@ -19,6 +19,7 @@ macro_rules! impl_store_by_section {
 
             library::ensure_rights_holder(name: &str) -> $crate::Id;
             shared::list_rights_holders() -> Vec<$crate::RightsHolder>;
+            shared::delete_rights_holder(id: $crate::Id) -> ();
             library::upsert_work(work: &$crate::NewWork) -> ($crate::Id, $crate::WriteOutcome);
             library::list_works(rights_holder_id: Option<$crate::Id>)
                 -> Vec<$crate::WorkSummary>;

@@ -157,6 +157,9 @@ pub trait Store: Send + Sync {
     async fn ensure_rights_holder(&self, name: &str) -> Result<Id>;
     /// Lists all rights holders by name.
     async fn list_rights_holders(&self) -> Result<Vec<RightsHolder>>;
+    /// Deletes a rights holder. `Invalid` (naming what it still owns, nothing deleted) while it
+    /// owns works or user accounts; `NotFound` if absent.
+    async fn delete_rights_holder(&self, id: Id) -> Result<()>;
     /// Adds a work or replaces it (keyed by holder + external id). Unchanged content, title and
     /// fingerprint version write nothing and return [`WriteOutcome::Unchanged`]; otherwise the
     /// work's segments are replaced in the same transaction and every page's match against

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Subcommand;
 use copytrace_fingerprint::FingerprintConfig;
+use copytrace_service::holders::DEFAULT_RIGHTS_HOLDER;
 use copytrace_service::index::open_redis_index;
 use copytrace_service::library::{self, AddReport, IndexUpdate, LibraryFile};
 use copytrace_store::{Store, WriteOutcome};
@@ -22,8 +23,10 @@ pub enum LibraryCommand {
         /// Files or directories.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
-        /// Rights holder owning the works.
-        #[arg(long, default_value = "default")]
+        /// Rights holder owning the works (created when new; see `copytrace rights-holder`).
+        /// Without it, works belong to the default rights holder, `default`.
+        #[arg(long = "rights-holder", alias = "holder", value_name = "NAME",
+              default_value = DEFAULT_RIGHTS_HOLDER)]
         holder: String,
     },
     /// List the works in the library.

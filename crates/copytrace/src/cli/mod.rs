@@ -3,6 +3,7 @@
 //! calls `copytrace-service` and prints what it returns.
 
 pub mod crawl;
+pub mod holders;
 pub mod inspect;
 pub mod library;
 pub mod matching;
@@ -106,6 +107,9 @@ pub enum Command {
     /// Manage the source library (the registered works).
     #[command(subcommand)]
     Library(library::LibraryCommand),
+    /// Manage rights holders, the owners of works.
+    #[command(subcommand)]
+    RightsHolder(holders::HolderCommand),
     /// Crawl sites and store their pages' text. Only the seeds' own sites are followed.
     Crawl(crawl::CrawlArgs),
     /// Match every page not yet matched against the library and record the verdicts.
@@ -158,6 +162,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Demo => crate::demo::run_demo().await,
         Command::Crawl(args) => crawl::run(globals, args).await,
         Command::Library(command) => library::run(globals, command).await,
+        Command::RightsHolder(command) => holders::run(globals, command).await,
         Command::Match(args) => matching::run_match(globals, args).await,
         Command::Index(command) => matching::run_index(globals, command).await,
         Command::Dedup(args) => matching::run_dedup(globals, args).await,

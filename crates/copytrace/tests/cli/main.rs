@@ -15,6 +15,7 @@ mod crawl_limits;
 mod demo;
 mod deploy;
 mod helpers;
+mod holders;
 mod idempotence;
 mod inspect;
 mod postgres_store;

@@ -25,6 +25,44 @@ where
     .collect()
 }
 
+/// Deletes a rights holder that owns no work and no user account; otherwise refuses, saying
+/// what it still owns (works are never removed as a side effect of removing their owner).
+pub(crate) async fn delete_rights_holder<'e, DB, E>(executor: E, id: Id) -> Result<()>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB> + Copy,
+    (String, i64, i64): for<'r> FromRow<'r, DB::Row>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    let deleted = sqlx::query(
+        "DELETE FROM rights_holders WHERE id = $1 \
+         AND NOT EXISTS (SELECT 1 FROM works WHERE rights_holder_id = $1) \
+         AND NOT EXISTS (SELECT 1 FROM users WHERE rights_holder_id = $1)",
+    )
+    .bind(id)
+    .execute(executor)
+    .await?;
+    if DB::rows_affected(&deleted) > 0 {
+        return Ok(());
+    }
+    let owned: Option<(String, i64, i64)> = sqlx::query_as(
+        "SELECT name, \
+                (SELECT COUNT(*) FROM works WHERE rights_holder_id = $1), \
+                (SELECT COUNT(*) FROM users WHERE rights_holder_id = $1) \
+         FROM rights_holders WHERE id = $1",
+    )
+    .bind(id)
+    .fetch_optional(executor)
+    .await?;
+    match owned {
+        None => Err(StoreError::NotFound(format!("rights holder {id}"))),
+        Some((name, works, users)) => Err(StoreError::Invalid(format!(
+            "rights holder {name:?} still owns {works} work(s) and {users} user account(s): \
+             remove them first"
+        ))),
+    }
+}
+
 pub(crate) async fn get_work<'e, DB, E>(executor: E, id: Id) -> Result<Work>
 where
     DB: Db,

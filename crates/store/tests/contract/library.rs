@@ -11,6 +11,7 @@ use crate::helpers::{
 
 contract_tests!(
     ensuring_a_rights_holder_twice_returns_the_same_id,
+    a_rights_holder_is_deleted_only_once_it_owns_nothing,
     adding_the_same_work_twice_creates_one_row,
     changed_work_replaces_its_segments_and_marks_matched_pages_stale,
     a_new_title_or_fingerprint_version_updates_an_unchanged_text,
@@ -44,6 +45,30 @@ async fn ensuring_a_rights_holder_twice_returns_the_same_id(store: Arc<dyn Store
         .collect();
     assert_eq!(names, ["Acme Books", "Yuewen"]);
     invalid(store.ensure_rights_holder("  ").await);
+}
+
+async fn a_rights_holder_is_deleted_only_once_it_owns_nothing(store: Arc<dyn Store>) {
+    let empty = store.ensure_rights_holder("Acme Books").await.unwrap();
+    let owner = store.ensure_rights_holder("Yuewen").await.unwrap();
+    stored_work(store.as_ref(), owner, "novel-1", "the quick brown fox").await;
+
+    let refused = invalid(store.delete_rights_holder(owner).await);
+    assert!(
+        refused.contains("Yuewen") && refused.contains("1 work(s)"),
+        "{refused}"
+    );
+    assert_eq!(store.list_works(Some(owner)).await.unwrap().len(), 1);
+
+    store.delete_rights_holder(empty).await.unwrap();
+    let names: Vec<String> = store
+        .list_rights_holders()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|holder| holder.name)
+        .collect();
+    assert_eq!(names, ["Yuewen"]);
+    not_found(store.delete_rights_holder(empty).await);
 }
 
 async fn adding_the_same_work_twice_creates_one_row(store: Arc<dyn Store>) {

@@ -1,0 +1,77 @@
+//! `copytrace rights-holder` and `library add --rights-holder`: the owners of works.
+
+use crate::helpers::{Workspace, library_text};
+
+fn holders(workspace: &Workspace) -> Vec<(String, u64)> {
+    let listed = workspace.ok(&["rights-holder", "list", "--json"]);
+    let value: serde_json::Value = serde_json::from_str(&listed.stdout).expect("JSON list");
+    value
+        .as_array()
+        .expect("an array")
+        .iter()
+        .map(|h| {
+            (
+                h["name"].as_str().expect("a name").to_owned(),
+                h["works"].as_u64().expect("a work count"),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn works_belong_to_the_named_rights_holder_or_to_the_default_one() {
+    let workspace = Workspace::new();
+    let first = workspace.write("lib/xingchen-ch1.txt", library_text("xingchen-ch1"));
+    let second = workspace.write("lib/news-harbor.txt", library_text("news-harbor"));
+    workspace.ok(&["rights-holder", "add", "Acme Books"]);
+    workspace.ok(&["rights-holder", "add", "Acme Books"]);
+    workspace.ok(&[
+        "library",
+        "add",
+        "--rights-holder",
+        "Yuewen",
+        first.to_str().expect("UTF-8 path"),
+    ]);
+    workspace.ok(&["library", "add", second.to_str().expect("UTF-8 path")]);
+    assert_eq!(
+        holders(&workspace),
+        [
+            ("Acme Books".to_owned(), 0),
+            ("Yuewen".to_owned(), 1),
+            ("default".to_owned(), 1)
+        ]
+    );
+}
+
+#[test]
+fn a_rights_holder_that_owns_works_is_not_removed() {
+    let workspace = Workspace::new();
+    let work = workspace.write("lib/xingchen-ch1.txt", library_text("xingchen-ch1"));
+    workspace.ok(&[
+        "library",
+        "add",
+        "--rights-holder",
+        "Yuewen",
+        work.to_str().expect("UTF-8 path"),
+    ]);
+    workspace.ok(&["rights-holder", "add", "Acme Books"]);
+
+    let refused = workspace.run(&["rights-holder", "rm", "Yuewen"]);
+    assert_eq!(refused.code, Some(1), "{refused:#?}");
+    assert!(
+        refused.one_line_error().contains("still owns 1 work(s)"),
+        "{refused:#?}"
+    );
+    assert_eq!(workspace.works().len(), 1, "the work is still there");
+
+    workspace.ok(&["rights-holder", "rm", "Acme Books"]);
+    let unknown = workspace.run(&["rights-holder", "rm", "Acme Books"]);
+    assert_eq!(unknown.code, Some(1), "{unknown:#?}");
+    assert!(
+        unknown
+            .one_line_error()
+            .contains("rights holder \"Acme Books\" not found"),
+        "{unknown:#?}"
+    );
+    assert_eq!(holders(&workspace), [("Yuewen".to_owned(), 1)]);
+}
