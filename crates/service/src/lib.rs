@@ -39,6 +39,7 @@ pub mod runs;
 pub mod schedules;
 pub mod settings;
 pub mod textfile;
+pub mod workfile;
 
 pub use error::{ErrorKind, Result, ServiceError};
 pub use matching::MatchEngine;

@@ -15,7 +15,8 @@ use copytrace_store::{
 
 use crate::error::{Context, Result, ServiceError};
 use crate::index;
-use crate::textfile::{TextFile, first_line_title, read_text_file};
+use crate::textfile::{TextFile, first_line_title};
+use crate::workfile::{EXTENSIONS, WorkFormat, read_work_file};
 
 /// Stable hex digest of a text, used to tell whether a work or page changed.
 pub fn content_hash(text: &str) -> String {
@@ -33,8 +34,8 @@ pub struct LibraryFile {
     pub file: TextFile,
 }
 
-/// Expands `paths` (files and directories, walked recursively for `.txt` files) and reads
-/// every file. Any unreadable, binary or undecodable file fails the whole call, so nothing is
+/// Expands `paths` (files and directories, walked recursively for work files: plain text, HTML,
+/// Markdown; see [`crate::workfile`]) and reads every file. Any unreadable, binary or undecodable file fails the whole call, so nothing is
 /// ingested from a half-valid list.
 pub fn read_library_files(paths: &[PathBuf]) -> Result<Vec<LibraryFile>> {
     let mut files = Vec::new();
@@ -46,7 +47,8 @@ pub fn read_library_files(paths: &[PathBuf]) -> Result<Vec<LibraryFile>> {
             walk_txt(path, &mut files)?;
             if files.len() == before {
                 return Err(ServiceError::invalid(format!(
-                    "no .txt files found in {}",
+                    "no work files (.{}) found in {}",
+                    EXTENSIONS.join(", ."),
                     path.display()
                 )));
             }
@@ -59,7 +61,7 @@ pub fn read_library_files(paths: &[PathBuf]) -> Result<Vec<LibraryFile>> {
     let read: Vec<LibraryFile> = files
         .into_iter()
         .map(|path| {
-            let file = read_text_file(&path)?;
+            let file = read_work_file(&path)?;
             let external_id = path
                 .file_stem()
                 .map(|stem| stem.to_string_lossy().into_owned())
@@ -107,10 +109,7 @@ fn walk_txt(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
         }
         if file_type.is_dir() {
             walk_txt(&path, out)?;
-        } else if path
-            .extension()
-            .is_some_and(|ext| ext.eq_ignore_ascii_case("txt"))
-        {
+        } else if WorkFormat::of(&path).is_some() {
             out.push(path);
         }
     }
@@ -206,7 +205,11 @@ pub async fn ingest(
     let mut outcomes = Vec::with_capacity(files.len());
     for library_file in files {
         let text = &library_file.file.text;
-        let title = first_line_title(text);
+        let title = library_file
+            .file
+            .title
+            .clone()
+            .unwrap_or_else(|| first_line_title(text));
         let work = new_work(
             rights_holder_id,
             library_file.external_id.clone(),
@@ -386,6 +389,7 @@ mod tests {
             file: TextFile {
                 text: text.to_owned(),
                 encoding: "UTF-8",
+                title: None,
             },
         }
     }

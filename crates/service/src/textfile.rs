@@ -11,6 +11,9 @@ pub struct TextFile {
     pub text: String,
     /// Name of the encoding it was decoded from.
     pub encoding: &'static str,
+    /// The title the file names (an HTML `<title>`, a Markdown heading); plain text has none,
+    /// and its first line is used.
+    pub title: Option<String>,
 }
 
 /// Reads and decodes a text file, refusing binary data and text that does not decode cleanly.
@@ -67,7 +70,11 @@ fn finish(text: String, encoding: &'static str) -> Result<TextFile> {
             "it looks like a binary file, not text",
         ));
     }
-    Ok(TextFile { text, encoding })
+    Ok(TextFile {
+        text,
+        encoding,
+        title: None,
+    })
 }
 
 /// NUL bytes never occur in UTF-8 or GBK text (UTF-16 is recognised by its BOM before this).

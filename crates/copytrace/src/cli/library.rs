@@ -16,9 +16,11 @@ use super::Globals;
 /// `copytrace library …`
 #[derive(Debug, Subcommand)]
 pub enum LibraryCommand {
-    /// Add works: each `.txt` file (UTF-8 or GBK/GB18030, detected) is one work whose id is
-    /// the file stem and whose title is its first non-empty line. Directories are walked.
-    /// Re-adding an unchanged file changes nothing; a changed file replaces that work.
+    /// Add works: each work file is one work whose id is the file stem: plain text (`.txt`;
+    /// UTF-8, UTF-16 with a BOM, GBK/GB18030 or Big5, detected), HTML (`.html`, `.htm`,
+    /// `.xhtml`; its main text) or Markdown (`.md`, `.markdown`). The title is the HTML
+    /// `<title>`, the first Markdown heading, or the first non-empty line. Directories are
+    /// walked. Re-adding an unchanged file changes nothing; a changed file replaces that work.
     Add {
         /// Files or directories.
         #[arg(required = true)]

@@ -36,6 +36,7 @@ pub async fn run_demo() -> Result<ExitCode> {
             file: TextFile {
                 text: (*text).to_owned(),
                 encoding: "UTF-8",
+                title: None,
             },
         })
         .collect();

@@ -14,6 +14,7 @@ mod contract;
 mod crawl_limits;
 mod demo;
 mod deploy;
+mod formats;
 mod helpers;
 mod holders;
 mod idempotence;
