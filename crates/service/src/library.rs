@@ -300,6 +300,54 @@ pub async fn list_works(
     Ok(store.list_works(rights_holder_id).await?)
 }
 
+/// A work with its owner, its fingerprints' versions and what was found of it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct WorkDetails {
+    /// The work (without its text).
+    #[serde(flatten)]
+    pub work: WorkSummary,
+    /// Its rights holder's name.
+    pub rights_holder: String,
+    /// `(algorithm, version)` of its stored document fingerprints.
+    pub fingerprints: Vec<(String, u32)>,
+    /// Recorded matches of the work, by status (`open`, `removed`, …).
+    pub matches: std::collections::BTreeMap<String, usize>,
+}
+
+/// One work by its id, with its owner, fingerprints and matches.
+pub async fn work_details(store: &dyn Store, work_id: Id) -> Result<WorkDetails> {
+    let work = store.get_work(work_id).await?.summary;
+    let rights_holder = store
+        .list_rights_holders()
+        .await?
+        .into_iter()
+        .find(|holder| holder.id == work.rights_holder_id)
+        .map(|holder| holder.name)
+        .unwrap_or_default();
+    let fingerprints = store
+        .work_fingerprints(work_id)
+        .await?
+        .into_iter()
+        .map(|f| (f.algorithm, f.version))
+        .collect();
+    let mut matches = std::collections::BTreeMap::new();
+    let filter = copytrace_store::MatchFilter {
+        work_id: Some(work_id),
+        ..Default::default()
+    };
+    for record in store.list_matches(&filter).await? {
+        *matches
+            .entry(record.status.as_str().to_owned())
+            .or_insert(0) += 1;
+    }
+    Ok(WorkDetails {
+        work,
+        rights_holder,
+        fingerprints,
+        matches,
+    })
+}
+
 /// Re-fingerprints and stores again every work fingerprinted by another version of any
 /// algorithm (the window SimHash or a document-level one), so that old and new fingerprints
 /// never mix in an index. Returns how many works were refreshed.

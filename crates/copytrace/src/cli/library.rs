@@ -37,6 +37,14 @@ pub enum LibraryCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Show one work: its owner, size, fingerprints and matches by status.
+    Show {
+        /// The work's id (the first column of `library list --json`).
+        id: i64,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Runs `copytrace library …`.
@@ -62,6 +70,48 @@ pub async fn run(globals: &Globals, command: LibraryCommand) -> Result<ExitCode>
                     globals.redis_prefix
                 ),
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        LibraryCommand::Show { id, json } => {
+            let store = globals.store().await?;
+            let details = library::work_details(store.as_ref(), id).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&details)?);
+                return Ok(ExitCode::SUCCESS);
+            }
+            let work = &details.work;
+            println!("id:            {}", work.id);
+            println!("external id:   {}", work.external_id);
+            println!("title:         《{}》", work.title);
+            println!("rights holder: {}", details.rights_holder);
+            println!(
+                "text:          {} bytes, {} windows, content hash {}",
+                work.content_len, work.segment_count, work.content_hash
+            );
+            let fingerprints: Vec<String> = details
+                .fingerprints
+                .iter()
+                .map(|(name, version)| format!("{name} v{version}"))
+                .collect();
+            println!("fingerprints:  {}", fingerprints.join(", "));
+            let matches: Vec<String> = details
+                .matches
+                .iter()
+                .map(|(status, count)| format!("{count} {status}"))
+                .collect();
+            println!(
+                "matches:       {}",
+                if matches.is_empty() {
+                    "none".to_owned()
+                } else {
+                    matches.join(", ")
+                }
+            );
+            println!(
+                "added:         {}  updated: {}",
+                work.created_at.format("%Y-%m-%d %H:%M:%S"),
+                work.updated_at.format("%Y-%m-%d %H:%M:%S")
+            );
             Ok(ExitCode::SUCCESS)
         }
         LibraryCommand::List { json } => {

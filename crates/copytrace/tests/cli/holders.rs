@@ -75,3 +75,39 @@ fn a_rights_holder_that_owns_works_is_not_removed() {
     );
     assert_eq!(holders(&workspace), [("Yuewen".to_owned(), 1)]);
 }
+
+#[test]
+fn library_show_names_the_owner_and_an_unknown_id_is_not_found() {
+    let workspace = Workspace::new();
+    let work = workspace.write("lib/xingchen-ch1.txt", library_text("xingchen-ch1"));
+    workspace.ok(&[
+        "library",
+        "add",
+        "--rights-holder",
+        "Yuewen",
+        work.to_str().expect("UTF-8 path"),
+    ]);
+    let id = workspace.works()[0]["id"].as_i64().expect("an id");
+    let shown = workspace.ok(&["library", "show", &id.to_string(), "--json"]);
+    let value: serde_json::Value = serde_json::from_str(&shown.stdout).expect("JSON");
+    assert_eq!(value["external_id"], "xingchen-ch1");
+    assert_eq!(value["rights_holder"], "Yuewen");
+    assert!(
+        value["fingerprints"]
+            .as_array()
+            .is_some_and(|f| !f.is_empty()),
+        "{value}"
+    );
+    let text = workspace.ok(&["library", "show", &id.to_string()]);
+    assert!(
+        text.stdout.contains("rights holder: Yuewen"),
+        "{}",
+        text.stdout
+    );
+
+    let missing = workspace.run(&["library", "show", "999"]);
+    assert!(
+        missing.one_line_error().contains("work 999 not found"),
+        "{missing:#?}"
+    );
+}
