@@ -18,20 +18,26 @@ fn holders(workspace: &Workspace) -> Vec<(String, u64)> {
         .collect()
 }
 
-#[test]
-fn works_belong_to_the_named_rights_holder_or_to_the_default_one() {
-    let workspace = Workspace::new();
-    let first = workspace.write("lib/xingchen-ch1.txt", library_text("xingchen-ch1"));
-    let second = workspace.write("lib/news-harbor.txt", library_text("news-harbor"));
-    workspace.ok(&["rights-holder", "add", "Acme Books"]);
-    workspace.ok(&["rights-holder", "add", "Acme Books"]);
+/// Adds the sample work `id` for the rights holder `holder`; returns its path.
+fn add_for(workspace: &Workspace, holder: &str, id: &str) -> std::path::PathBuf {
+    let path = workspace.write(&format!("lib/{id}.txt"), library_text(id));
     workspace.ok(&[
         "library",
         "add",
         "--rights-holder",
-        "Yuewen",
-        first.to_str().expect("UTF-8 path"),
+        holder,
+        path.to_str().expect("UTF-8 path"),
     ]);
+    path
+}
+
+#[test]
+fn works_belong_to_the_named_rights_holder_or_to_the_default_one() {
+    let workspace = Workspace::new();
+    let second = workspace.write("lib/news-harbor.txt", library_text("news-harbor"));
+    workspace.ok(&["rights-holder", "add", "Acme Books"]);
+    workspace.ok(&["rights-holder", "add", "Acme Books"]);
+    add_for(&workspace, "Yuewen", "xingchen-ch1");
     workspace.ok(&["library", "add", second.to_str().expect("UTF-8 path")]);
     assert_eq!(
         holders(&workspace),
@@ -46,14 +52,7 @@ fn works_belong_to_the_named_rights_holder_or_to_the_default_one() {
 #[test]
 fn a_rights_holder_that_owns_works_is_not_removed() {
     let workspace = Workspace::new();
-    let work = workspace.write("lib/xingchen-ch1.txt", library_text("xingchen-ch1"));
-    workspace.ok(&[
-        "library",
-        "add",
-        "--rights-holder",
-        "Yuewen",
-        work.to_str().expect("UTF-8 path"),
-    ]);
+    add_for(&workspace, "Yuewen", "xingchen-ch1");
     workspace.ok(&["rights-holder", "add", "Acme Books"]);
 
     let refused = workspace.run(&["rights-holder", "rm", "Yuewen"]);
@@ -79,14 +78,7 @@ fn a_rights_holder_that_owns_works_is_not_removed() {
 #[test]
 fn library_show_names_the_owner_and_an_unknown_id_is_not_found() {
     let workspace = Workspace::new();
-    let work = workspace.write("lib/xingchen-ch1.txt", library_text("xingchen-ch1"));
-    workspace.ok(&[
-        "library",
-        "add",
-        "--rights-holder",
-        "Yuewen",
-        work.to_str().expect("UTF-8 path"),
-    ]);
+    add_for(&workspace, "Yuewen", "xingchen-ch1");
     let id = workspace.works()[0]["id"].as_i64().expect("an id");
     let shown = workspace.ok(&["library", "show", &id.to_string(), "--json"]);
     let value: serde_json::Value = serde_json::from_str(&shown.stdout).expect("JSON");

@@ -29,6 +29,16 @@ contract_tests!(
     concurrent_adds_of_one_work_make_one_row,
 );
 
+async fn holder_names(store: &dyn Store) -> Vec<String> {
+    store
+        .list_rights_holders()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|holder| holder.name)
+        .collect()
+}
+
 async fn ensuring_a_rights_holder_twice_returns_the_same_id(store: Arc<dyn Store>) {
     let first = store.ensure_rights_holder("Yuewen").await.unwrap();
     let again = store.ensure_rights_holder("Yuewen").await.unwrap();
@@ -36,13 +46,7 @@ async fn ensuring_a_rights_holder_twice_returns_the_same_id(store: Arc<dyn Store
     assert_eq!(first, again);
     assert_ne!(first, other);
 
-    let names: Vec<String> = store
-        .list_rights_holders()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|holder| holder.name)
-        .collect();
+    let names = holder_names(store.as_ref()).await;
     assert_eq!(names, ["Acme Books", "Yuewen"]);
     invalid(store.ensure_rights_holder("  ").await);
 }
@@ -60,13 +64,7 @@ async fn a_rights_holder_is_deleted_only_once_it_owns_nothing(store: Arc<dyn Sto
     assert_eq!(store.list_works(Some(owner)).await.unwrap().len(), 1);
 
     store.delete_rights_holder(empty).await.unwrap();
-    let names: Vec<String> = store
-        .list_rights_holders()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|holder| holder.name)
-        .collect();
+    let names = holder_names(store.as_ref()).await;
     assert_eq!(names, ["Yuewen"]);
     not_found(store.delete_rights_holder(empty).await);
 }
