@@ -98,15 +98,6 @@ impl ServiceError {
             _ => ErrorKind::Internal,
         }
     }
-
-    /// The store error at the root of the chain, if that is what it is.
-    pub fn store_error(&self) -> Option<&StoreError> {
-        match self {
-            ServiceError::Context { source, .. } => source.store_error(),
-            ServiceError::Store(error) => Some(error),
-            _ => None,
-        }
-    }
 }
 
 /// Adds what was being done to an error, as `anyhow::Context` does, but typed.
