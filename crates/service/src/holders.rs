@@ -36,12 +36,20 @@ pub async fn add(store: &dyn Store, name: &str) -> Result<RightsHolder> {
 
 /// Every rights holder, by name, with the number of works it owns.
 pub async fn list(store: &dyn Store) -> Result<Vec<HolderSummary>> {
-    let mut summaries = Vec::new();
-    for holder in store.list_rights_holders().await? {
-        let works = store.list_works(Some(holder.id)).await?.len();
-        summaries.push(HolderSummary { holder, works });
+    // One listing of the library, counted per holder, rather than one query per holder.
+    let mut owned: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
+    for work in store.list_works(None).await? {
+        *owned.entry(work.rights_holder_id).or_default() += 1;
     }
-    Ok(summaries)
+    Ok(store
+        .list_rights_holders()
+        .await?
+        .into_iter()
+        .map(|holder| HolderSummary {
+            works: owned.get(&holder.id).copied().unwrap_or(0),
+            holder,
+        })
+        .collect())
 }
 
 /// The rights holder called `name`.
