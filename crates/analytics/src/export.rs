@@ -161,6 +161,7 @@ mod tests {
                 work_start: 0,
                 work_end: 3,
             }],
+            chapters: Vec::new(),
         }
     }
 

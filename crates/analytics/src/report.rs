@@ -128,6 +128,7 @@ mod tests {
                 work_start: 0,
                 work_end: 9,
             }],
+            chapters: Vec::new(),
         }
     }
 

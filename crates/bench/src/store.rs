@@ -168,6 +168,10 @@ fn library(rows: usize, windows_per_work: usize, holder: Id) -> Result<Vec<NewWo
             fingerprint_version: 1,
             segments,
             fingerprints: Vec::new(),
+            author: None,
+            published_at: None,
+            chapters: Vec::new(),
+            licensed_hosts: None,
         });
         left -= wanted;
     }

@@ -3,6 +3,8 @@
 //! from the library whether it is still in step with it.
 
 use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
 use std::path::{Path, PathBuf};
 
 use copytrace_fingerprint::{
@@ -10,7 +12,8 @@ use copytrace_fingerprint::{
 };
 use copytrace_index_redis::RedisIndex;
 use copytrace_store::{
-    AlgorithmFingerprint, Id, NewWork, SegmentFingerprint, Store, WorkSummary, WriteOutcome,
+    AlgorithmFingerprint, Id, NewWork, SegmentFingerprint, Store, WorkStatus, WorkSummary,
+    WriteOutcome,
 };
 
 use crate::error::{Context, Result, ServiceError};
@@ -32,6 +35,23 @@ pub struct LibraryFile {
     pub external_id: String,
     /// Its decoded text.
     pub file: TextFile,
+    /// What a catalog says of it beyond the file (nothing, for `library add`).
+    pub catalog: CatalogEntry,
+}
+
+/// What a catalog row says of a work beyond its file: each field overrides or adds to what the
+/// file itself gives.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CatalogEntry {
+    /// The title; `None` takes the file's own (an HTML or EPUB title, else its first line).
+    pub title: Option<String>,
+    /// The author.
+    pub author: Option<String>,
+    /// First publication.
+    pub published_at: Option<DateTime<Utc>>,
+    /// Hosts licensed to publish this work; `Some` replaces the stored set, `None` (no catalog)
+    /// leaves it as it is.
+    pub licensed_hosts: Option<Vec<String>>,
 }
 
 /// Expands `paths` (files and directories, walked recursively for work files: plain text, HTML,
@@ -76,6 +96,7 @@ pub fn read_library_files(paths: &[PathBuf]) -> Result<Vec<LibraryFile>> {
                 path,
                 external_id,
                 file,
+                catalog: CatalogEntry::default(),
             })
         })
         .collect::<Result<_>>()?;
@@ -156,8 +177,9 @@ fn to_segments(windows: &[WindowFingerprint]) -> Vec<SegmentFingerprint> {
         .collect()
 }
 
-/// The stored form of a work: its text with window and document fingerprints.
-fn new_work(
+/// The stored form of a text: its window and document fingerprints, with an empty catalog
+/// entry the caller fills in.
+fn fingerprinted_work(
     rights_holder_id: Id,
     external_id: String,
     title: String,
@@ -174,7 +196,33 @@ fn new_work(
         segments: to_segments(&windows),
         fingerprints: document_fingerprints(&content)?,
         content,
+        author: None,
+        published_at: None,
+        chapters: Vec::new(),
+        licensed_hosts: None,
     })
+}
+
+/// The stored form of a library file: its text fingerprinted, its chapters and its catalog
+/// entry.
+fn new_work(
+    rights_holder_id: Id,
+    library_file: &LibraryFile,
+    title: String,
+    config: &FingerprintConfig,
+) -> Result<NewWork> {
+    let catalog = &library_file.catalog;
+    let mut work = fingerprinted_work(
+        rights_holder_id,
+        library_file.external_id.clone(),
+        title,
+        library_file.file.text.clone(),
+        config,
+    )?;
+    work.author = catalog.author.clone();
+    work.published_at = catalog.published_at;
+    work.licensed_hosts = catalog.licensed_hosts.clone();
+    Ok(work)
 }
 
 /// What ingesting one file did.
@@ -206,17 +254,12 @@ pub async fn ingest(
     for library_file in files {
         let text = &library_file.file.text;
         let title = library_file
-            .file
+            .catalog
             .title
             .clone()
+            .or_else(|| library_file.file.title.clone())
             .unwrap_or_else(|| first_line_title(text));
-        let work = new_work(
-            rights_holder_id,
-            library_file.external_id.clone(),
-            title.clone(),
-            text.clone(),
-            config,
-        )?;
+        let work = new_work(rights_holder_id, library_file, title.clone(), config)?;
         let windows = work.segments.len();
         let (work_id, outcome) = store
             .upsert_work(&work)
@@ -370,16 +413,23 @@ pub async fn refresh_outdated_works(
         if up_to_date {
             continue;
         }
-        let content = store.get_work(summary.id).await?.content;
-        let mut work = new_work(
+        // A withdrawn work is in no index: refreshing it would bring it back.
+        if summary.status == WorkStatus::Withdrawn {
+            continue;
+        }
+        let stored = store.get_work(summary.id).await?;
+        let mut work = fingerprinted_work(
             summary.rights_holder_id,
             summary.external_id.clone(),
             summary.title.clone(),
-            content,
+            stored.content,
             config,
         )?;
-        // The text is the one stored: keep its recorded hash.
+        // The text and its catalog entry are the ones stored: keep them and the recorded hash.
         work.content_hash = summary.content_hash.clone();
+        work.author = summary.author.clone();
+        work.published_at = summary.published_at;
+        work.chapters = stored.chapters;
         store.upsert_work(&work).await?;
         refreshed += 1;
     }
@@ -407,8 +457,14 @@ pub async fn library_digest(store: &dyn Store) -> Result<String> {
     works.sort_by_key(|w| w.id);
     let mut listing = String::new();
     for w in &works {
+        // A withdrawn work is out of the library; active ones are listed as they always were,
+        // so an index built before withdrawal existed stays in step.
+        let withdrawn = match w.status {
+            WorkStatus::Active => "",
+            WorkStatus::Withdrawn => " withdrawn",
+        };
         listing.push_str(&format!(
-            "{} {} {}\n",
+            "{} {} {}{withdrawn}\n",
             w.id, w.content_hash, w.fingerprint_version
         ));
     }
@@ -439,6 +495,7 @@ mod tests {
                 encoding: "UTF-8",
                 title: None,
             },
+            catalog: Default::default(),
         }
     }
 
@@ -488,7 +545,7 @@ mod tests {
         let summary = store.list_works(None).await.unwrap().remove(0);
         // What an older Copytrace would have stored: one algorithm at an older version, with
         // a fingerprint the current version would not produce.
-        let mut old = new_work(
+        let mut old = fingerprinted_work(
             holder,
             summary.external_id.clone(),
             summary.title.clone(),

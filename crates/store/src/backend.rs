@@ -5,7 +5,7 @@
 //! `pages`, `matches`, `jobs`, `schedules` and `users`), each function taking the store as its
 //! first argument. A method whose SQL is the same on both backends is not in either: it is one
 //! generic function of `crate::shared`, run on the backend's pool. [`impl_store_by_section!`]
-//! writes the `impl Store` that forwards every method to its function, so the list of the 55
+//! writes the `impl Store` that forwards every method to its function, so the list of the 59
 //! methods and where each lives is written once instead of once per backend, and a method
 //! missing from a section file is a compile error naming it.
 
@@ -21,6 +21,19 @@ macro_rules! impl_store_by_section {
             shared::list_rights_holders() -> Vec<$crate::RightsHolder>;
             shared::delete_rights_holder(id: $crate::Id) -> ();
             library::upsert_work(work: &$crate::NewWork) -> ($crate::Id, $crate::WriteOutcome);
+            shared::withdraw_work(id: $crate::Id, at: ::chrono::DateTime<::chrono::Utc>) -> bool;
+            library::add_licensed_hosts(
+                rights_holder_id: $crate::Id,
+                work_id: Option<$crate::Id>,
+                hosts: &[String]
+            ) -> u64;
+            library::remove_licensed_hosts(
+                rights_holder_id: $crate::Id,
+                work_id: Option<$crate::Id>,
+                hosts: &[String]
+            ) -> u64;
+            shared::list_licensed_hosts(rights_holder_id: Option<$crate::Id>)
+                -> Vec<$crate::LicensedHost>;
             library::list_works(rights_holder_id: Option<$crate::Id>)
                 -> Vec<$crate::WorkSummary>;
             shared::get_work(id: $crate::Id) -> $crate::Work;

@@ -168,11 +168,35 @@ pub trait Store: Send + Sync {
     /// Segments must lie inside the text and have distinct ordinals (`Invalid` otherwise); an
     /// unknown rights holder is `NotFound`.
     async fn upsert_work(&self, work: &NewWork) -> Result<(Id, WriteOutcome)>;
+    /// Withdraws a work from the library (`library rm`): it leaves [`Store::all_segments`] and
+    /// every index built from the store, and is never matched again, while its row and its
+    /// matches stay (listed as [`MatchStatus::Withdrawn`]). Upserting the work again brings it
+    /// back. Returns whether it was active; `NotFound` if absent.
+    async fn withdraw_work(&self, id: Id, at: DateTime<Utc>) -> Result<bool>;
+    /// Licenses `hosts` (and their subdomains) to publish the works of a rights holder: all of
+    /// them, or work `work_id` (which must be the holder's, else `NotFound`). Matches on them
+    /// list as [`MatchStatus::Licensed`]. Returns how many were new (adding one again changes
+    /// nothing). Hosts must be lower-case host names (`Invalid` otherwise, nothing written).
+    async fn add_licensed_hosts(
+        &self,
+        rights_holder_id: Id,
+        work_id: Option<Id>,
+        hosts: &[String],
+    ) -> Result<u64>;
+    /// Takes back licences given by [`Store::add_licensed_hosts`]; returns how many there were.
+    async fn remove_licensed_hosts(
+        &self,
+        rights_holder_id: Id,
+        work_id: Option<Id>,
+        hosts: &[String],
+    ) -> Result<u64>;
+    /// Licensed hosts of one rights holder, or of all.
+    async fn list_licensed_hosts(&self, rights_holder_id: Option<Id>) -> Result<Vec<LicensedHost>>;
     /// Lists works (without text), optionally of one holder, ordered by external id then holder.
     async fn list_works(&self, rights_holder_id: Option<Id>) -> Result<Vec<WorkSummary>>;
     /// One work with its text. `NotFound` if absent.
     async fn get_work(&self, id: Id) -> Result<Work>;
-    /// Every segment fingerprint of every work, for (re)building the index.
+    /// Every segment fingerprint of every active work, for (re)building the index.
     async fn all_segments(&self) -> Result<Vec<IndexedSegment>>;
     /// The document-level fingerprints of one work, ordered by algorithm name. `NotFound` if
     /// the work does not exist.

@@ -68,6 +68,74 @@ pub struct NewWork {
     /// Document-level fingerprints, one per algorithm, replacing any previous ones. A work
     /// whose stored algorithm versions differ from these counts as changed.
     pub fingerprints: Vec<AlgorithmFingerprint>,
+    /// Who wrote it, when the catalog says.
+    pub author: Option<String>,
+    /// When it was first published, when the catalog says: the date a copy can be compared
+    /// with.
+    pub published_at: Option<DateTime<Utc>>,
+    /// Its chapters in order, tiling `content` (empty: the work is one unit), replacing any
+    /// previous ones.
+    pub chapters: Vec<WorkChapter>,
+    /// Hosts licensed to publish this work (beyond the holder's own licensed hosts): `Some`
+    /// replaces the stored set, `None` leaves it as it is (a file added without a catalog).
+    pub licensed_hosts: Option<Vec<String>>,
+}
+
+/// One chapter of a work: a title and the byte range of the work text it covers, so a match's
+/// evidence (byte ranges of the work) names the chapters it copies.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkChapter {
+    /// Position in the work, starting at 0.
+    pub ordinal: u32,
+    /// The chapter's heading (`第七章 雨夜`), empty for untitled front matter.
+    pub title: String,
+    /// Byte offset of its first character in the work text.
+    pub start: u32,
+    /// Byte offset just past its last character.
+    pub end: u32,
+}
+
+/// Whether a work takes part in matching.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkStatus {
+    /// Matched against every page.
+    Active,
+    /// Taken out of the library (`library rm`): in no index, never matched again; the row
+    /// stays so its past matches stay visible as `withdrawn`.
+    Withdrawn,
+}
+
+impl WorkStatus {
+    /// The value stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkStatus::Active => "active",
+            WorkStatus::Withdrawn => "withdrawn",
+        }
+    }
+
+    /// Parses the stored value.
+    pub fn parse(value: &str) -> Option<Self> {
+        Some(match value {
+            "active" => WorkStatus::Active,
+            "withdrawn" => WorkStatus::Withdrawn,
+            _ => return None,
+        })
+    }
+}
+
+/// A host licensed to publish a rights holder's works (all of them, or one).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LicensedHost {
+    /// The rights holder who granted the licence.
+    pub rights_holder_id: Id,
+    /// The one work it covers; `None` for every work of the holder.
+    pub work_id: Option<Id>,
+    /// The host; its subdomains are licensed too.
+    pub host: String,
+    /// When it was recorded.
+    pub created_at: DateTime<Utc>,
 }
 
 /// What [`crate::Store::upsert_work`] did.
@@ -101,6 +169,16 @@ pub struct WorkSummary {
     pub content_len: u64,
     /// Number of stored segments.
     pub segment_count: u32,
+    /// Number of chapters (0: one unit).
+    pub chapter_count: u32,
+    /// Author, when known.
+    pub author: Option<String>,
+    /// First publication, when known.
+    pub published_at: Option<DateTime<Utc>>,
+    /// Active or withdrawn.
+    pub status: WorkStatus,
+    /// When it was withdrawn; `None` while active.
+    pub withdrawn_at: Option<DateTime<Utc>>,
     /// First time the work was added.
     pub created_at: DateTime<Utc>,
     /// Last time the content or fingerprints changed.
@@ -114,6 +192,8 @@ pub struct Work {
     pub summary: WorkSummary,
     /// The original text.
     pub content: String,
+    /// Its chapters in order (empty: one unit).
+    pub chapters: Vec<WorkChapter>,
 }
 
 /// One segment fingerprint with the work it belongs to, for loading the index.
@@ -271,6 +351,12 @@ pub enum MatchStatus {
     Removed,
     /// A person judged it not infringing.
     Dismissed,
+    /// Derived, never stored: the work was withdrawn from the library after the match was
+    /// found. The match stays for the record but is no longer acted upon.
+    Withdrawn,
+    /// Derived, never stored: the page is on a host licensed to publish the work (or its
+    /// subdomain). Left out of reported infringements unless asked for.
+    Licensed,
 }
 
 impl MatchStatus {
@@ -281,7 +367,14 @@ impl MatchStatus {
             MatchStatus::NoticeSent => "notice_sent",
             MatchStatus::Removed => "removed",
             MatchStatus::Dismissed => "dismissed",
+            MatchStatus::Withdrawn => "withdrawn",
+            MatchStatus::Licensed => "licensed",
         }
+    }
+
+    /// Whether a person can set it (`withdrawn` and `licensed` follow from the library).
+    pub fn is_review_status(self) -> bool {
+        !matches!(self, MatchStatus::Withdrawn | MatchStatus::Licensed)
     }
 
     /// Parses the stored value.
@@ -291,6 +384,8 @@ impl MatchStatus {
             "notice_sent" => MatchStatus::NoticeSent,
             "removed" => MatchStatus::Removed,
             "dismissed" => MatchStatus::Dismissed,
+            "withdrawn" => MatchStatus::Withdrawn,
+            "licensed" => MatchStatus::Licensed,
             _ => return None,
         })
     }
@@ -340,6 +435,22 @@ pub struct MatchRecord {
     pub evidence_hash: String,
     /// Evidence passages in page order.
     pub evidence: Vec<EvidencePassage>,
+    /// The chapters of the work the evidence copies, in chapter order (empty when the work has
+    /// no chapters).
+    pub chapters: Vec<ChapterCopy>,
+}
+
+/// How much of one chapter a match copies.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChapterCopy {
+    /// The chapter's position in the work.
+    pub ordinal: u32,
+    /// Its title.
+    pub title: String,
+    /// Bytes of the chapter the evidence covers.
+    pub copied_bytes: u32,
+    /// Share of the chapter's bytes the evidence covers, in [0, 1].
+    pub coverage: f64,
 }
 
 /// What [`crate::Store::record_page_matches`] changed.
@@ -361,6 +472,8 @@ pub struct MatchFilter {
     pub rights_holder_id: Option<Id>,
     /// Only matches of this work.
     pub work_id: Option<Id>,
+    /// Also matches on licensed hosts (status `licensed`), which reports leave out.
+    pub include_licensed: bool,
 }
 
 /// State of a durable job.

@@ -15,7 +15,8 @@ use sqlx::types::Json;
 use crate::rules::{self, from_json, to_u32, to_u64};
 use crate::{
     EvidencePassage, Id, IndexedSegment, Job, JobState, MatchRecord, Page, PageCheckRecord, Result,
-    RightsHolder, Role, Run, Schedule, SegmentFingerprint, Site, StoreError, User, WorkSummary,
+    RightsHolder, Role, Run, Schedule, SegmentFingerprint, Site, StoreError, User, WorkChapter,
+    WorkStatus, WorkSummary,
 };
 
 // ----- stored representations -----
@@ -132,7 +133,8 @@ macro_rules! work_summary_columns {
         "w.id, w.rights_holder_id, w.external_id, w.title, w.content_hash, \
          w.fingerprint_version, w.content_len, \
          (SELECT COUNT(*) FROM work_segments s WHERE s.work_id = w.id) AS segment_count, \
-         w.created_at, w.updated_at"
+         (SELECT COUNT(*) FROM work_chapters c WHERE c.work_id = w.id) AS chapter_count, \
+         w.author, w.published_at, w.status, w.withdrawn_at, w.created_at, w.updated_at"
     };
 }
 pub(crate) use work_summary_columns;
@@ -147,6 +149,11 @@ pub(crate) struct WorkRow<C: Columns> {
     fingerprint_version: i64,
     content_len: i64,
     segment_count: i64,
+    chapter_count: i64,
+    author: Option<String>,
+    published_at: Option<C::Time>,
+    status: String,
+    withdrawn_at: Option<C::Time>,
     created_at: C::Time,
     updated_at: C::Time,
 }
@@ -162,6 +169,13 @@ impl<C: Columns> WorkRow<C> {
             fingerprint_version: to_u32(self.fingerprint_version, "fingerprint version")?,
             content_len: to_u64(self.content_len, "content length")?,
             segment_count: to_u32(self.segment_count, "segment count")?,
+            chapter_count: to_u32(self.chapter_count, "chapter count")?,
+            author: self.author,
+            published_at: opt_time(self.published_at)?,
+            status: WorkStatus::parse(&self.status).ok_or_else(|| {
+                StoreError::Invalid(format!("unknown work status {:?}", self.status))
+            })?,
+            withdrawn_at: opt_time(self.withdrawn_at)?,
             created_at: self.created_at.into_time()?,
             updated_at: self.updated_at.into_time()?,
         })
@@ -173,6 +187,44 @@ pub(crate) struct WorkWithContentRow<C: Columns> {
     #[sqlx(flatten)]
     pub(crate) summary: WorkRow<C>,
     pub(crate) content: String,
+}
+
+#[derive(FromRow)]
+pub(crate) struct ChapterRow {
+    ordinal: i64,
+    title: String,
+    start_offset: i64,
+    end_offset: i64,
+}
+
+impl ChapterRow {
+    pub(crate) fn into_model(self) -> Result<WorkChapter> {
+        Ok(WorkChapter {
+            ordinal: to_u32(self.ordinal, "chapter ordinal")?,
+            title: self.title,
+            start: to_u32(self.start_offset, "chapter start")?,
+            end: to_u32(self.end_offset, "chapter end")?,
+        })
+    }
+}
+
+#[derive(FromRow)]
+pub(crate) struct LicensedHostRow<C: Columns> {
+    rights_holder_id: i64,
+    work_id: Option<i64>,
+    host: String,
+    created_at: C::Time,
+}
+
+impl<C: Columns> LicensedHostRow<C> {
+    pub(crate) fn into_model(self) -> Result<crate::LicensedHost> {
+        Ok(crate::LicensedHost {
+            rights_holder_id: self.rights_holder_id,
+            work_id: self.work_id,
+            host: self.host,
+            created_at: self.created_at.into_time()?,
+        })
+    }
 }
 
 #[derive(FromRow)]
@@ -364,9 +416,27 @@ impl<C: Columns> MatchEvidenceRow<C> {
             removed_at: opt_time(self.removed_at)?,
             evidence_hash: self.evidence_hash,
             evidence,
+            chapters: Vec::new(),
         })
     }
 }
+
+/// A match's status as listings show it, over `matches m JOIN pages p JOIN works w`: the stored
+/// review status, unless the work was withdrawn (`withdrawn`) or the page is on a host the
+/// holder licensed for the work, a subdomain of it, or either on any port (`licensed`).
+macro_rules! match_status_column {
+    () => {
+        "CASE WHEN w.status = 'withdrawn' THEN 'withdrawn' \
+              WHEN EXISTS (SELECT 1 FROM licensed_hosts l JOIN sites s ON s.id = p.site_id \
+                   WHERE l.rights_holder_id = w.rights_holder_id \
+                     AND (l.work_id IS NULL OR l.work_id = w.id) \
+                     AND (s.host = l.host OR s.host LIKE ('%.' || l.host) \
+                          OR s.host LIKE (l.host || ':%') \
+                          OR s.host LIKE ('%.' || l.host || ':%'))) THEN 'licensed' \
+              ELSE m.status END AS status"
+    };
+}
+pub(crate) use match_status_column;
 
 /// [`crate::Store::list_matches`] from match × evidence rows ordered by match, then passage.
 pub(crate) fn group_matches<C: Columns>(

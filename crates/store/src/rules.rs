@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use crate::{
     Availability, Id, InfringingPage, JobCount, JobLease, JobState, MatchStatus, NewJob, NewMatch,
     NewSchedule, NewUser, NewWork, PageCheck, Result, Role, RunCounts, RunKind, RunState,
-    RunTrigger, Schedule, ScheduleFire, StoreError, VerdictOutcome,
+    RunTrigger, Schedule, ScheduleFire, StoreError, VerdictOutcome, WorkChapter, WorkStatus,
 };
 
 // ----- conversions -----
@@ -75,7 +75,147 @@ pub(crate) fn work_unchanged(
         && algorithms == new_algorithm_versions(work)
 }
 
+/// What a stored work's catalog entry holds, as an upsert compares it with the new one.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct StoredCatalog {
+    pub(crate) author: Option<String>,
+    pub(crate) published_at: Option<DateTime<Utc>>,
+    pub(crate) status: WorkStatus,
+    pub(crate) chapters: Vec<WorkChapter>,
+    /// The work's own licensed hosts, sorted.
+    pub(crate) licensed_hosts: Vec<String>,
+}
+
+/// Whether upserting `work` would leave the stored catalog entry as it is: same author,
+/// publication date (at stored precision), chapters and, when given, licensed hosts, and the
+/// work still active (re-adding a withdrawn work brings it back).
+pub(crate) fn catalog_unchanged(
+    work: &NewWork,
+    stored: &StoredCatalog,
+    published_at: Option<DateTime<Utc>>,
+) -> bool {
+    stored.author == work.author
+        && stored.published_at == published_at
+        && stored.status == WorkStatus::Active
+        && stored.chapters == work.chapters
+        && work
+            .licensed_hosts
+            .as_ref()
+            .is_none_or(|hosts| stored.licensed_hosts == sorted_hosts(hosts))
+}
+
+/// Hosts sorted and without repeats, as they are compared and stored.
+pub(crate) fn sorted_hosts(hosts: &[String]) -> Vec<String> {
+    let mut hosts = hosts.to_vec();
+    hosts.sort();
+    hosts.dedup();
+    hosts
+}
+
+/// Checks a licensed host as the store keeps it: a lower-case host name without scheme, port,
+/// path or wildcard, so "this host or a subdomain of it" is a plain suffix comparison.
+pub(crate) fn validate_licensed_host(host: &str) -> Result<()> {
+    let valid = !host.is_empty()
+        && host.len() <= 253
+        && !host.starts_with(['.', '-'])
+        && !host.ends_with(['.', '-'])
+        && !host.contains("..")
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'.' || b == b'-');
+    if valid {
+        Ok(())
+    } else {
+        Err(StoreError::Invalid(format!(
+            "{host:?} is not a host name as the store keeps them (lower case, letters, digits,              dots and hyphens, no scheme, port or path)"
+        )))
+    }
+}
+
+/// Which chapters a match's evidence copies and how much of each: the union of the evidence's
+/// work ranges intersected with every chapter. A chapter is named when the evidence covers at
+/// least `MIN_CHAPTER_COPY_BYTES` of it or half of it (a short chapter copied whole), so a
+/// passage that runs a few characters into the next chapter does not name that chapter.
+pub(crate) fn chapter_copies(
+    evidence: &[crate::EvidencePassage],
+    chapters: &[WorkChapter],
+) -> Vec<crate::ChapterCopy> {
+    let mut ranges: Vec<(u32, u32)> = evidence
+        .iter()
+        .map(|e| (e.work_start, e.work_end))
+        .filter(|(start, end)| start < end)
+        .collect();
+    ranges.sort_unstable();
+    let mut merged: Vec<(u32, u32)> = Vec::with_capacity(ranges.len());
+    for (start, end) in ranges {
+        match merged.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => merged.push((start, end)),
+        }
+    }
+    chapters
+        .iter()
+        .filter_map(|chapter| {
+            let copied: u32 = merged
+                .iter()
+                .map(|&(start, end)| {
+                    end.min(chapter.end)
+                        .saturating_sub(start.max(chapter.start))
+                })
+                .sum();
+            let len = chapter.end - chapter.start;
+            let named = copied >= MIN_CHAPTER_COPY_BYTES || (len > 0 && copied * 2 >= len);
+            (named && copied > 0).then(|| crate::ChapterCopy {
+                ordinal: chapter.ordinal,
+                title: chapter.title.clone(),
+                copied_bytes: copied,
+                coverage: f64::from(copied) / f64::from(len.max(1)),
+            })
+        })
+        .collect()
+}
+
+/// Bytes of a chapter a match must cover to name it: 80 CJK characters, the matcher's default
+/// `min_copied_chars`.
+pub(crate) const MIN_CHAPTER_COPY_BYTES: u32 = 240;
+
+/// Refuses the derived statuses (`withdrawn`, `licensed`) as a review decision: they follow
+/// from the library and its licences, and would be overwritten by them.
+pub(crate) fn validate_review_status(status: MatchStatus) -> Result<()> {
+    if status.is_review_status() {
+        Ok(())
+    } else {
+        Err(StoreError::Invalid(format!(
+            "{} is not a review decision: it follows from the library (withdraw the work, or \
+             license the host, instead)",
+            status.as_str()
+        )))
+    }
+}
+
 pub(crate) fn validate_work(work: &NewWork) -> Result<()> {
+    let mut previous_end = 0;
+    for (index, chapter) in work.chapters.iter().enumerate() {
+        if chapter.ordinal as usize != index
+            || chapter.start > chapter.end
+            || chapter.start < previous_end
+            || chapter.end as usize > work.content.len()
+        {
+            return Err(StoreError::Invalid(format!(
+                "chapter {} of work {:?} ({}..{}) is out of order or outside the {}-byte text: \
+                 chapters are numbered from 0 and follow each other inside the text",
+                chapter.ordinal,
+                work.external_id,
+                chapter.start,
+                chapter.end,
+                work.content.len()
+            )));
+        }
+        previous_end = chapter.end;
+    }
+    for host in work.licensed_hosts.iter().flatten() {
+        validate_licensed_host(host)?;
+    }
     if work.external_id.trim().is_empty() {
         return Err(StoreError::Invalid("a work needs an external id".into()));
     }
@@ -573,6 +713,8 @@ pub(crate) fn plan_verdict(
             // Takedown records: a notice was sent, or the removal was already recorded.
             (MatchStatus::NoticeSent | MatchStatus::Removed, false)
             | (MatchStatus::Removed, true) => {}
+            // Never stored (derived when listing), so never read here.
+            (MatchStatus::Withdrawn | MatchStatus::Licensed, _) => {}
         }
     }
     if judged > 0 {

@@ -38,6 +38,7 @@ pub async fn run_demo() -> Result<ExitCode> {
                 encoding: "UTF-8",
                 title: None,
             },
+            catalog: Default::default(),
         })
         .collect();
     cli::library::add(store.as_ref(), "Demo Publisher", &files, None).await?;

@@ -3,7 +3,7 @@
 
 use sqlx::PgConnection;
 
-use super::{ATTEMPTS, PostgresStore, exists, now, u32_to_i64};
+use super::{ATTEMPTS, PostgresStore, exists, now, stored, u32_to_i64};
 use crate::rows::{WorkRow, algorithm_version, work_summary_columns};
 use crate::rules::{self, Referenced, to_u32, validate_work};
 use crate::shared;
@@ -137,8 +137,16 @@ pub(super) async fn upsert_work(
                     &stored_algorithms,
                 ) =>
             {
-                tx.rollback().await?;
-                return Ok((id, WriteOutcome::Unchanged));
+                let catalog = shared::stored_catalog::<Postgres>(&mut tx, id).await?;
+                let published_at = work.published_at.map(stored);
+                if rules::catalog_unchanged(work, &catalog, published_at) {
+                    tx.rollback().await?;
+                    return Ok((id, WriteOutcome::Unchanged));
+                }
+                // Only the catalog entry changed: the text and its fingerprints stand.
+                shared::write_catalog::<Postgres>(&mut tx, work.rights_holder_id, id, work).await?;
+                tx.commit().await?;
+                return Ok((id, WriteOutcome::Updated));
             }
             Some((id, ..)) => {
                 shared::rewrite_work::<Postgres>(&mut tx, id, work).await?;
@@ -185,6 +193,7 @@ pub(super) async fn upsert_work(
         };
         insert_segments(&mut tx, id, work).await?;
         insert_fingerprints(&mut tx, id, work).await?;
+        shared::write_catalog::<Postgres>(&mut tx, work.rights_holder_id, id, work).await?;
         tx.commit().await?;
         return Ok((id, outcome));
     }
@@ -241,4 +250,31 @@ pub(super) async fn work_fingerprints(
             })
         })
         .collect()
+}
+
+pub(super) async fn add_licensed_hosts(
+    store: &PostgresStore,
+    rights_holder_id: Id,
+    work_id: Option<Id>,
+    hosts: &[String],
+) -> Result<u64> {
+    let mut tx = store.begin().await?;
+    let added =
+        shared::add_licensed_hosts::<Postgres>(&mut tx, rights_holder_id, work_id, hosts).await?;
+    tx.commit().await?;
+    Ok(added)
+}
+
+pub(super) async fn remove_licensed_hosts(
+    store: &PostgresStore,
+    rights_holder_id: Id,
+    work_id: Option<Id>,
+    hosts: &[String],
+) -> Result<u64> {
+    let mut tx = store.begin().await?;
+    let removed =
+        shared::remove_licensed_hosts::<Postgres>(&mut tx, rights_holder_id, work_id, hosts)
+            .await?;
+    tx.commit().await?;
+    Ok(removed)
 }

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use chrono::{DateTime, Utc};
 
 use super::{PostgresStore, stored, u32_to_i64};
-use crate::rows::{MatchEvidenceRow, group_matches};
+use crate::rows::{MatchEvidenceRow, group_matches, match_status_column};
 use crate::rules::{self, page_key, validate_matches};
 use crate::shared;
 use crate::{
@@ -60,7 +60,8 @@ pub(super) async fn record_page_matches(
     // The page is locked, so its matches cannot change before the upsert below.
     let rows: Vec<PreviousRow> = sqlx::query_as(
         "SELECT id, work_id, status, evidence_hash, removed_at FROM matches \
-         WHERE page_id = $1",
+         WHERE page_id = $1 \
+           AND work_id NOT IN (SELECT id FROM works WHERE status = 'withdrawn')",
     )
     .bind(page_id)
     .fetch_all(&mut *tx)
@@ -181,11 +182,13 @@ pub(super) async fn list_matches(
     filter: &MatchFilter,
 ) -> Result<Vec<MatchRecord>> {
     // One statement (not one per match) so the listing is a consistent snapshot.
-    let rows = sqlx::query_as::<_, MatchEvidenceRow<Postgres>>(
+    let rows = sqlx::query_as::<_, MatchEvidenceRow<Postgres>>(concat!(
         "SELECT m.id, m.page_id, p.url AS page_url, p.title AS page_title, m.work_id, \
                 w.external_id AS work_external_id, w.title AS work_title, \
                 w.rights_holder_id, m.score, m.coverage, m.containment, m.copied_chars, \
-                m.method, m.status, m.first_seen, m.last_seen, m.removed_at, \
+                m.method, ",
+        match_status_column!(),
+        ", m.first_seen, m.last_seen, m.removed_at, \
                 m.evidence_hash, e.page_start, e.page_end, e.work_start, e.work_end \
          FROM matches m \
          JOIN pages p ON p.id = m.page_id \
@@ -193,14 +196,14 @@ pub(super) async fn list_matches(
          LEFT JOIN evidence e ON e.match_id = m.id \
          WHERE ($1::bigint IS NULL OR w.rights_holder_id = $1) \
            AND ($2::bigint IS NULL OR m.work_id = $2) \
-         ORDER BY p.url, w.external_id, m.id, e.ordinal",
-    )
+         ORDER BY p.url, w.external_id, m.id, e.ordinal"
+    ))
     .bind(filter.rights_holder_id)
     .bind(filter.work_id)
     .fetch_all(&store.pool)
     .await?;
 
-    group_matches(rows)
+    shared::finish_match_listing(&store.pool, group_matches(rows)?, filter).await
 }
 
 pub(super) async fn set_match_status(
@@ -208,6 +211,7 @@ pub(super) async fn set_match_status(
     match_id: Id,
     status: MatchStatus,
 ) -> Result<()> {
+    rules::validate_review_status(status)?;
     // removed_at belongs to the removed status: any other status clears it.
     let done = sqlx::query(
         "UPDATE matches SET status = $2, \

@@ -5,9 +5,14 @@ use sqlx::{Encode, Executor, FromRow, Type};
 
 use super::Db;
 use crate::rows::{
-    RightsHolderRow, SegmentRow, WorkWithContentRow, fingerprint_version, work_summary_columns,
+    ChapterRow, LicensedHostRow, RightsHolderRow, SegmentRow, StoredTime, WorkWithContentRow,
+    fingerprint_version, work_summary_columns,
 };
-use crate::{Id, IndexedSegment, NewWork, Result, RightsHolder, StoreError, Work, rules};
+use crate::rules::{self, Referenced};
+use crate::{
+    Id, IndexedSegment, LicensedHost, NewWork, Result, RightsHolder, StoreError, Work, WorkChapter,
+    WorkStatus,
+};
 
 pub(crate) async fn list_rights_holders<'e, DB, E>(executor: E) -> Result<Vec<RightsHolder>>
 where
@@ -66,8 +71,9 @@ where
 pub(crate) async fn get_work<'e, DB, E>(executor: E, id: Id) -> Result<Work>
 where
     DB: Db,
-    E: Executor<'e, Database = DB>,
+    E: Executor<'e, Database = DB> + Copy,
     WorkWithContentRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    ChapterRow: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
     i64: for<'q> Encode<'q, DB> + Type<DB>,
 {
     let row = sqlx::query_as::<_, WorkWithContentRow<DB>>(concat!(
@@ -82,6 +88,7 @@ where
     Ok(Work {
         summary: row.summary.into_model()?,
         content: row.content,
+        chapters: work_chapters(executor, id).await?,
     })
 }
 
@@ -93,6 +100,7 @@ where
 {
     sqlx::query_as::<_, SegmentRow>(
         "SELECT work_id, ordinal, start_offset, end_offset, simhash FROM work_segments \
+         WHERE work_id IN (SELECT id FROM works WHERE status = 'active') \
          ORDER BY work_id, ordinal",
     )
     .fetch_all(executor)
@@ -153,4 +161,278 @@ where
         .execute(&mut *conn)
         .await?;
     Ok(())
+}
+
+/// The catalog entry of stored work `id` (author, publication, status, chapters, its own
+/// licensed hosts), as [`rules::catalog_unchanged`] compares it.
+pub(crate) async fn stored_catalog<DB>(
+    conn: &mut DB::Connection,
+    id: Id,
+) -> Result<rules::StoredCatalog>
+where
+    DB: Db,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    (Option<String>, Option<DB::Time>, String): for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    ChapterRow: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    (String,): for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    let (author, published_at, status): (Option<String>, Option<DB::Time>, String) =
+        sqlx::query_as("SELECT author, published_at, status FROM works WHERE id = $1")
+            .bind(id)
+            .fetch_one(&mut *conn)
+            .await?;
+    let chapters = work_chapters::<DB, _>(&mut *conn, id).await?;
+    let licensed_hosts: Vec<String> =
+        sqlx::query_scalar("SELECT host FROM licensed_hosts WHERE work_id = $1 ORDER BY host")
+            .bind(id)
+            .fetch_all(&mut *conn)
+            .await?;
+    Ok(rules::StoredCatalog {
+        author,
+        published_at: published_at.map(StoredTime::into_time).transpose()?,
+        status: WorkStatus::parse(&status)
+            .ok_or_else(|| StoreError::Invalid(format!("unknown work status {status:?}")))?,
+        chapters,
+        licensed_hosts,
+    })
+}
+
+/// The chapters of one work, in order.
+pub(crate) async fn work_chapters<'e, DB, E>(executor: E, work_id: Id) -> Result<Vec<WorkChapter>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    ChapterRow: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    sqlx::query_as::<_, ChapterRow>(
+        "SELECT ordinal, title, start_offset, end_offset FROM work_chapters \
+         WHERE work_id = $1 ORDER BY ordinal",
+    )
+    .bind(work_id)
+    .fetch_all(executor)
+    .await?
+    .into_iter()
+    .map(ChapterRow::into_model)
+    .collect()
+}
+
+/// Writes the catalog entry of work `id` from `work`, in the caller's transaction: author,
+/// publication date, status back to active, chapters replaced, and its own licensed hosts
+/// replaced when `work` names them.
+pub(crate) async fn write_catalog<DB>(
+    conn: &mut DB::Connection,
+    rights_holder_id: Id,
+    id: Id,
+    work: &NewWork,
+) -> Result<()>
+where
+    DB: Db,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    Option<String>: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+    Option<DB::Time>: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    sqlx::query(
+        "UPDATE works SET author = $2, published_at = $3, status = 'active', \
+         withdrawn_at = NULL, updated_at = $4 WHERE id = $1",
+    )
+    .bind(id)
+    .bind(work.author.clone())
+    .bind(work.published_at.map(DB::time))
+    .bind(DB::now())
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query("DELETE FROM work_chapters WHERE work_id = $1")
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    for chapter in &work.chapters {
+        sqlx::query(
+            "INSERT INTO work_chapters (work_id, ordinal, title, start_offset, end_offset) \
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(id)
+        .bind(i64::from(chapter.ordinal))
+        .bind(chapter.title.as_str())
+        .bind(i64::from(chapter.start))
+        .bind(i64::from(chapter.end))
+        .execute(&mut *conn)
+        .await?;
+    }
+    if let Some(hosts) = &work.licensed_hosts {
+        sqlx::query("DELETE FROM licensed_hosts WHERE work_id = $1")
+            .bind(id)
+            .execute(&mut *conn)
+            .await?;
+        for host in rules::sorted_hosts(hosts) {
+            sqlx::query(
+                "INSERT INTO licensed_hosts (rights_holder_id, work_id, host, created_at) \
+                 VALUES ($1, $2, $3, $4)",
+            )
+            .bind(rights_holder_id)
+            .bind(id)
+            .bind(host.as_str())
+            .bind(DB::now())
+            .execute(&mut *conn)
+            .await?;
+        }
+    }
+    Ok(())
+}
+
+/// Withdraws work `id` from the library at `at`. Returns whether it was active (`false`: it
+/// already was withdrawn, nothing changed); `NotFound` if absent.
+pub(crate) async fn withdraw_work<'e, DB, E>(
+    executor: E,
+    id: Id,
+    at: chrono::DateTime<chrono::Utc>,
+) -> Result<bool>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB> + Copy,
+    (i64,): for<'r> FromRow<'r, DB::Row>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    let done = sqlx::query(
+        "UPDATE works SET status = 'withdrawn', withdrawn_at = $2, updated_at = $2 \
+         WHERE id = $1 AND status = 'active'",
+    )
+    .bind(id)
+    .bind(DB::time(at))
+    .execute(executor)
+    .await?;
+    if DB::rows_affected(&done) > 0 {
+        return Ok(true);
+    }
+    super::exists(executor, Referenced::Work, id).await?;
+    Ok(false)
+}
+
+/// Adds licensed hosts for a rights holder (all its works, or work `work_id`, which must be
+/// the holder's). Returns how many were new; hosts already licensed are left as they are.
+pub(crate) async fn add_licensed_hosts<DB>(
+    conn: &mut DB::Connection,
+    rights_holder_id: Id,
+    work_id: Option<Id>,
+    hosts: &[String],
+) -> Result<u64>
+where
+    DB: Db,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    (i64,): for<'r> FromRow<'r, DB::Row>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    Option<i64>: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    for host in hosts {
+        rules::validate_licensed_host(host)?;
+    }
+    owner_check::<DB>(conn, rights_holder_id, work_id).await?;
+    let mut added = 0;
+    for host in rules::sorted_hosts(hosts) {
+        let done = sqlx::query(
+            "INSERT INTO licensed_hosts (rights_holder_id, work_id, host, created_at) \
+             VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+        )
+        .bind(rights_holder_id)
+        .bind(work_id)
+        .bind(host.as_str())
+        .bind(DB::now())
+        .execute(&mut *conn)
+        .await?;
+        added += DB::rows_affected(&done);
+    }
+    Ok(added)
+}
+
+/// Removes licensed hosts of a rights holder (holder-wide, or of work `work_id`). Returns how
+/// many were removed.
+pub(crate) async fn remove_licensed_hosts<DB>(
+    conn: &mut DB::Connection,
+    rights_holder_id: Id,
+    work_id: Option<Id>,
+    hosts: &[String],
+) -> Result<u64>
+where
+    DB: Db,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    (i64,): for<'r> FromRow<'r, DB::Row>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    Option<i64>: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+{
+    owner_check::<DB>(conn, rights_holder_id, work_id).await?;
+    let mut removed = 0;
+    for host in hosts {
+        let done = sqlx::query(
+            "DELETE FROM licensed_hosts WHERE rights_holder_id = $1 \
+             AND COALESCE(work_id, 0) = COALESCE($2, 0) AND host = $3",
+        )
+        .bind(rights_holder_id)
+        .bind(work_id)
+        .bind(host.as_str())
+        .execute(&mut *conn)
+        .await?;
+        removed += DB::rows_affected(&done);
+    }
+    Ok(removed)
+}
+
+/// `NotFound` unless the holder exists and, when named, the work exists and is the holder's.
+async fn owner_check<DB>(
+    conn: &mut DB::Connection,
+    rights_holder_id: Id,
+    work_id: Option<Id>,
+) -> Result<()>
+where
+    DB: Db,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    (i64,): for<'r> FromRow<'r, DB::Row>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    super::exists(&mut *conn, Referenced::RightsHolder, rights_holder_id).await?;
+    if let Some(work_id) = work_id {
+        let owner: Option<i64> =
+            sqlx::query_scalar("SELECT rights_holder_id FROM works WHERE id = $1")
+                .bind(work_id)
+                .fetch_optional(&mut *conn)
+                .await?;
+        if owner != Some(rights_holder_id) {
+            return Err(StoreError::NotFound(format!(
+                "work {work_id} of rights holder {rights_holder_id}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Licensed hosts, of one rights holder or of all, by holder, then holder-wide before
+/// per-work, then host.
+pub(crate) async fn list_licensed_hosts<'e, DB, E>(
+    executor: E,
+    rights_holder_id: Option<Id>,
+) -> Result<Vec<LicensedHost>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    LicensedHostRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    Option<i64>: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    sqlx::query_as::<_, LicensedHostRow<DB>>(
+        "SELECT rights_holder_id, work_id, host, created_at FROM licensed_hosts \
+         WHERE COALESCE($1, rights_holder_id) = rights_holder_id \
+         ORDER BY rights_holder_id, COALESCE(work_id, 0), host",
+    )
+    .bind(rights_holder_id)
+    .fetch_all(executor)
+    .await?
+    .into_iter()
+    .map(LicensedHostRow::into_model)
+    .collect()
 }

@@ -1,12 +1,17 @@
 //! The match library statements both backends share: infringing pages, removal checks and the
 //! end of a verdict.
 
+use std::collections::HashMap;
+
 use sqlx::{Encode, Executor, FromRow, Type};
 
 use super::{Db, exists};
-use crate::rows::PageCheckRow;
+use crate::rows::{ChapterRow, PageCheckRow};
 use crate::rules::{self, Referenced};
-use crate::{Availability, Id, InfringingPage, PageCheck, PageCheckRecord, Result};
+use crate::{
+    Availability, Id, InfringingPage, MatchFilter, MatchRecord, MatchStatus, PageCheck,
+    PageCheckRecord, Result, WorkChapter,
+};
 
 pub(crate) async fn infringing_pages<'e, DB, E>(
     executor: E,
@@ -207,4 +212,31 @@ where
         .execute(&mut *conn)
         .await?;
     Ok(())
+}
+
+/// The end of [`crate::Store::list_matches`]: leaves out `licensed` matches unless the filter
+/// asks for them, and names the chapters each match copies (one chapter query per work).
+pub(crate) async fn finish_match_listing<'e, DB, E>(
+    executor: E,
+    mut records: Vec<MatchRecord>,
+    filter: &MatchFilter,
+) -> Result<Vec<MatchRecord>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB> + Copy,
+    ChapterRow: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    if !filter.include_licensed {
+        records.retain(|m| m.status != MatchStatus::Licensed);
+    }
+    let mut chapters: HashMap<Id, Vec<WorkChapter>> = HashMap::new();
+    for record in &mut records {
+        if !chapters.contains_key(&record.work_id) {
+            let of_work = super::work_chapters(executor, record.work_id).await?;
+            chapters.insert(record.work_id, of_work);
+        }
+        record.chapters = rules::chapter_copies(&record.evidence, &chapters[&record.work_id]);
+    }
+    Ok(records)
 }

@@ -3,7 +3,7 @@
 
 use sqlx::SqliteConnection;
 
-use super::{SqliteStore, exists, now_micros};
+use super::{SqliteStore, exists, micros, now_micros};
 use crate::rows::{WorkRow, algorithm_version, work_summary_columns};
 use crate::rules::{self, Referenced, to_u32, validate_work};
 use crate::shared;
@@ -103,8 +103,18 @@ pub(super) async fn upsert_work(store: &SqliteStore, work: &NewWork) -> Result<(
         Some((id, title, hash, stored_version))
             if rules::work_unchanged(work, (&title, &hash, stored_version), &stored_algorithms) =>
         {
-            tx.rollback().await?;
-            return Ok((id, WriteOutcome::Unchanged));
+            let catalog = shared::stored_catalog::<Sqlite>(&mut tx, id).await?;
+            let published_at = work
+                .published_at
+                .and_then(|at| chrono::DateTime::from_timestamp_micros(micros(at)));
+            if rules::catalog_unchanged(work, &catalog, published_at) {
+                tx.rollback().await?;
+                return Ok((id, WriteOutcome::Unchanged));
+            }
+            // Only the catalog entry changed: the text and its fingerprints stand.
+            shared::write_catalog::<Sqlite>(&mut tx, work.rights_holder_id, id, work).await?;
+            tx.commit().await?;
+            return Ok((id, WriteOutcome::Updated));
         }
         Some((id, ..)) => {
             shared::rewrite_work::<Sqlite>(&mut tx, id, work).await?;
@@ -141,6 +151,7 @@ pub(super) async fn upsert_work(store: &SqliteStore, work: &NewWork) -> Result<(
     };
     insert_segments(&mut tx, id, work).await?;
     insert_fingerprints(&mut tx, id, work).await?;
+    shared::write_catalog::<Sqlite>(&mut tx, work.rights_holder_id, id, work).await?;
     tx.commit().await?;
     Ok((id, outcome))
 }
@@ -195,4 +206,30 @@ pub(super) async fn work_fingerprints(
             })
         })
         .collect()
+}
+
+pub(super) async fn add_licensed_hosts(
+    store: &SqliteStore,
+    rights_holder_id: Id,
+    work_id: Option<Id>,
+    hosts: &[String],
+) -> Result<u64> {
+    let mut tx = store.write().await?;
+    let added =
+        shared::add_licensed_hosts::<Sqlite>(&mut tx, rights_holder_id, work_id, hosts).await?;
+    tx.commit().await?;
+    Ok(added)
+}
+
+pub(super) async fn remove_licensed_hosts(
+    store: &SqliteStore,
+    rights_holder_id: Id,
+    work_id: Option<Id>,
+    hosts: &[String],
+) -> Result<u64> {
+    let mut tx = store.write().await?;
+    let removed =
+        shared::remove_licensed_hosts::<Sqlite>(&mut tx, rights_holder_id, work_id, hosts).await?;
+    tx.commit().await?;
+    Ok(removed)
 }

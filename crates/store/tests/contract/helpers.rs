@@ -226,6 +226,10 @@ pub fn work(rights_holder_id: Id, external_id: &str, text: &str) -> NewWork {
             algorithm_fingerprint("simhash", 1, serde_json::json!({ "SimHash": 42 })),
             algorithm_fingerprint("minhash", 1, serde_json::json!({ "MinHash": [1, 2, 3] })),
         ],
+        author: None,
+        published_at: None,
+        chapters: Vec::new(),
+        licensed_hosts: None,
     }
 }
 

@@ -7,6 +7,7 @@
 
 mod helpers;
 
+mod catalog;
 mod jobs;
 mod library;
 mod matches;

@@ -176,6 +176,7 @@ async fn matches_are_filtered_by_rights_holder(store: Arc<dyn Store>) {
     let only_mine = MatchFilter {
         rights_holder_id: Some(mine),
         work_id: None,
+        include_licensed: false,
     };
     assert_eq!(
         works_of(only_mine).await,
@@ -184,16 +185,19 @@ async fn matches_are_filtered_by_rights_holder(store: Arc<dyn Store>) {
     let only_theirs = MatchFilter {
         rights_holder_id: Some(theirs),
         work_id: None,
+        include_licensed: false,
     };
     assert_eq!(works_of(only_theirs).await, [(theirs, their_work)]);
     let one_work = MatchFilter {
         rights_holder_id: None,
         work_id: Some(my_other_work),
+        include_licensed: false,
     };
     assert_eq!(works_of(one_work).await, [(mine, my_other_work)]);
     let not_their_work = MatchFilter {
         rights_holder_id: Some(mine),
         work_id: Some(their_work),
+        include_licensed: false,
     };
     assert!(
         works_of(not_their_work).await.is_empty(),
