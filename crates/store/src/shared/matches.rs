@@ -2,6 +2,7 @@
 //! end of a verdict.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 use sqlx::{Encode, Executor, FromRow, Type};
 
@@ -232,11 +233,11 @@ where
     }
     let mut chapters: HashMap<Id, Vec<WorkChapter>> = HashMap::new();
     for record in &mut records {
-        if !chapters.contains_key(&record.work_id) {
-            let of_work = super::work_chapters(executor, record.work_id).await?;
-            chapters.insert(record.work_id, of_work);
-        }
-        record.chapters = rules::chapter_copies(&record.evidence, &chapters[&record.work_id]);
+        let of_work = match chapters.entry(record.work_id) {
+            Entry::Occupied(known) => known.into_mut(),
+            Entry::Vacant(new) => new.insert(super::work_chapters(executor, record.work_id).await?),
+        };
+        record.chapters = rules::chapter_copies(&record.evidence, of_work);
     }
     Ok(records)
 }
