@@ -9,7 +9,7 @@ use crate::AnalyticsError;
 
 /// Columns of the CSV export, in order. The first seven are a stable contract: scripts read
 /// them by name, so new columns are only ever appended.
-pub const CSV_HEADER: [&str; 13] = [
+pub const CSV_HEADER: [&str; 14] = [
     "page_url",
     "work_external_id",
     "work_title",
@@ -23,6 +23,7 @@ pub const CSV_HEADER: [&str; 13] = [
     "evidence_passages",
     "copied_chars",
     "removed_at",
+    "chapters",
 ];
 
 /// One exported row: a page × work match.
@@ -54,6 +55,9 @@ pub struct ExportRow<'a> {
     pub copied_chars: u32,
     /// When a removal check found the copy gone (RFC 3339); empty while it is online.
     pub removed_at: String,
+    /// The chapters copied, `7:第七章 雨夜 (98%)` separated by `; `, numbered from 1; empty
+    /// when the work has no chapters.
+    pub chapters: String,
 }
 
 impl<'a> From<&'a MatchRecord> for ExportRow<'a> {
@@ -78,8 +82,26 @@ impl<'a> From<&'a MatchRecord> for ExportRow<'a> {
             removed_at: record.removed_at.map_or_else(String::new, |t| {
                 t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
             }),
+            chapters: chapter_list(record),
         }
     }
+}
+
+/// The chapters a match copies, in one cell: `7:第七章 雨夜 (98%); 8:第八章 (41%)`.
+pub fn chapter_list(record: &MatchRecord) -> String {
+    record
+        .chapters
+        .iter()
+        .map(|c| {
+            format!(
+                "{}:{} ({:.0}%)",
+                c.ordinal + 1,
+                c.title,
+                (c.coverage * 100.0).min(100.0)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn round4(value: f64) -> f64 {

@@ -70,6 +70,9 @@ pub fn write_text(
                 write!(out, " since {}", removed_at.format("%Y-%m-%d %H:%M UTC"))?;
             }
             writeln!(out)?;
+            if !m.chapters.is_empty() {
+                writeln!(out, "      chapters {}", crate::export::chapter_list(m))?;
+            }
             if let Some(excerpt) = excerpt(m, page_texts) {
                 writeln!(out, "      “{excerpt}”")?;
             }

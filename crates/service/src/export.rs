@@ -17,18 +17,31 @@ pub enum ExportFormat {
     Json,
 }
 
-/// Every recorded match, ordered by page URL then work.
-pub async fn matches(store: &dyn Store) -> Result<Vec<MatchRecord>> {
-    Ok(store.list_matches(&MatchFilter::default()).await?)
+/// Which matches an export or report holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Scope {
+    /// Also matches on hosts licensed to publish the work (status `licensed`), which are not
+    /// infringements and are left out by default.
+    pub include_licensed: bool,
 }
 
-/// Writes every recorded match to `out` in `format`; returns how many were written.
+/// The recorded matches in `scope`, ordered by page URL then work.
+pub async fn matches(store: &dyn Store, scope: Scope) -> Result<Vec<MatchRecord>> {
+    let filter = MatchFilter {
+        include_licensed: scope.include_licensed,
+        ..MatchFilter::default()
+    };
+    Ok(store.list_matches(&filter).await?)
+}
+
+/// Writes the recorded matches in `scope` to `out` in `format`; returns how many were written.
 pub async fn export_matches(
     store: &dyn Store,
     format: ExportFormat,
+    scope: Scope,
     out: &mut dyn Write,
 ) -> Result<usize> {
-    let records = matches(store).await?;
+    let records = matches(store, scope).await?;
     match format {
         ExportFormat::Csv => copytrace_analytics::export::write_csv(&records, out)?,
         ExportFormat::Json => copytrace_analytics::export::write_json(&records, out)?,
@@ -36,9 +49,10 @@ pub async fn export_matches(
     Ok(records.len())
 }
 
-/// Writes the readable infringement report, grouped by work, to `out`.
-pub async fn report(store: &dyn Store, out: &mut dyn Write) -> Result<()> {
-    let records = matches(store).await?;
+/// Writes the readable infringement report of the matches in `scope`, grouped by work, to
+/// `out`.
+pub async fn report(store: &dyn Store, scope: Scope, out: &mut dyn Write) -> Result<()> {
+    let records = matches(store, scope).await?;
     // Each match's evidence is read against the text it points into, which a re-crawl may have
     // replaced on the page since (the store keeps it).
     let mut texts = HashMap::new();

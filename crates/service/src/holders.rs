@@ -5,7 +5,7 @@
 //! [`DEFAULT_RIGHTS_HOLDER`]. A holder is removed only once it owns no work and no user account,
 //! so removing an owner never removes evidence as a side effect.
 
-use copytrace_store::{RightsHolder, Store, StoreError};
+use copytrace_store::{Id, LicensedHost, RightsHolder, Store, StoreError};
 use serde::Serialize;
 
 use crate::error::{Result, ServiceError};
@@ -68,6 +68,73 @@ pub async fn remove(store: &dyn Store, name: &str) -> Result<()> {
     Ok(store.delete_rights_holder(holder.id).await?)
 }
 
+/// A host as a licence names it: `Partner.example`, `https://partner.example/books`,
+/// `*.partner.example` and `partner.example:8080` all license `partner.example` and its
+/// subdomains (on any port). Internationalized names become their ASCII (punycode) form, as
+/// crawled URLs store them.
+pub fn licensed_host(input: &str) -> Result<String> {
+    let trimmed = input.trim();
+    let without_wildcard = trimmed.strip_prefix("*.").unwrap_or(trimmed);
+    let as_url = if without_wildcard.contains("://") {
+        without_wildcard.to_owned()
+    } else {
+        format!("http://{without_wildcard}")
+    };
+    let host = url::Url::parse(&as_url)
+        .ok()
+        .and_then(|url| url.host_str().map(|h| h.trim_end_matches('.').to_owned()))
+        .filter(|h| !h.is_empty() && !h.contains(['[', ']', ':']))
+        .ok_or_else(|| {
+            ServiceError::invalid(format!(
+                "{input:?} is not a host name (expected something like partner.example)"
+            ))
+        })?;
+    Ok(host)
+}
+
+/// Licenses hosts (and their subdomains) to publish the works of the holder called `name`: all
+/// of them, or the work `work_id`. Returns the normalized hosts and how many were new.
+pub async fn license(
+    store: &dyn Store,
+    name: &str,
+    work_id: Option<Id>,
+    hosts: &[String],
+) -> Result<(Vec<String>, u64)> {
+    let holder = find(store, name).await?;
+    let hosts = hosts
+        .iter()
+        .map(|h| licensed_host(h))
+        .collect::<Result<Vec<_>>>()?;
+    let added = store.add_licensed_hosts(holder.id, work_id, &hosts).await?;
+    Ok((hosts, added))
+}
+
+/// Takes back licences given by [`license`]; returns how many there were.
+pub async fn unlicense(
+    store: &dyn Store,
+    name: &str,
+    work_id: Option<Id>,
+    hosts: &[String],
+) -> Result<u64> {
+    let holder = find(store, name).await?;
+    let hosts = hosts
+        .iter()
+        .map(|h| licensed_host(h))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(store
+        .remove_licensed_hosts(holder.id, work_id, &hosts)
+        .await?)
+}
+
+/// The licensed hosts of the holder called `name`, or of every holder.
+pub async fn licenses(store: &dyn Store, name: Option<&str>) -> Result<Vec<LicensedHost>> {
+    let holder = match name {
+        Some(name) => Some(find(store, name).await?.id),
+        None => None,
+    };
+    Ok(store.list_licensed_hosts(holder).await?)
+}
+
 #[cfg(test)]
 mod tests {
     use copytrace_store::sqlite::SqliteStore;
@@ -97,5 +164,24 @@ mod tests {
         let missing = remove(&store, "Acme Books").await.unwrap_err();
         assert_eq!(missing.kind(), ErrorKind::NotFound);
         assert!(missing.to_string().contains("Acme Books"), "{missing}");
+    }
+
+    #[test]
+    fn licensed_hosts_are_read_as_the_host_they_name() {
+        for (input, host) in [
+            ("partner.example", "partner.example"),
+            (" Partner.Example ", "partner.example"),
+            ("https://partner.example/books/1", "partner.example"),
+            ("*.partner.example", "partner.example"),
+            ("partner.example:8080", "partner.example"),
+            ("partner.example.", "partner.example"),
+            ("正版.example", "xn--2lw00m.example"),
+            ("127.0.0.1", "127.0.0.1"),
+        ] {
+            assert_eq!(licensed_host(input).unwrap(), host, "{input}");
+        }
+        for bad in ["", "http://", "[::1]", "a b.example"] {
+            assert!(licensed_host(bad).is_err(), "{bad:?}");
+        }
     }
 }

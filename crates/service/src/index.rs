@@ -10,7 +10,7 @@ use copytrace_matcher::{Index, MatchConfig};
 use copytrace_store::{Id, Store};
 
 use crate::error::{Context, Result, ServiceError};
-use crate::library::{library_digest, refresh_outdated_works, stored_windows};
+use crate::library::{active_works, library_digest, refresh_outdated_works, stored_windows};
 use crate::progress::Progress;
 use crate::redact;
 
@@ -58,7 +58,7 @@ pub async fn rebuild_redis_index(
 ) -> Result<RebuildSummary> {
     let refingerprinted = refresh_outdated_works(store, &config.fingerprint).await?;
     let mut segments = stored_windows(store).await?;
-    let works = store.list_works(None).await?;
+    let works = active_works(store).await?;
     progress.set_total(works.len() as u64);
     index.clear()?;
     let mut summary = RebuildSummary {

@@ -335,6 +335,56 @@ pub async fn add_works(
     })
 }
 
+/// The works that take part in matching (every work not withdrawn), as the store lists them:
+/// what an index is built from.
+pub async fn active_works(store: &dyn Store) -> Result<Vec<WorkSummary>> {
+    let mut works = store.list_works(None).await?;
+    works.retain(|w| w.status == WorkStatus::Active);
+    Ok(works)
+}
+
+/// What `library rm` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Withdrawal {
+    /// The work.
+    pub work: WorkSummary,
+    /// `false` when it already was withdrawn (nothing changed).
+    pub changed: bool,
+    /// What became of the Redis index.
+    pub index: IndexUpdate,
+}
+
+/// Withdraws a work from the library (`library rm`): its windows leave the store's index at
+/// once, and the shared Redis index too when one is in use (match workers reload as soon as
+/// they see the library digest move). Its matches stay, listed as `withdrawn`.
+pub async fn withdraw_work(
+    store: &dyn Store,
+    work_id: Id,
+    redis: Option<&mut RedisIndex>,
+) -> Result<Withdrawal> {
+    let before = library_digest(store).await?;
+    let changed = store
+        .withdraw_work(work_id, Utc::now())
+        .await
+        .with_context(|| format!("cannot withdraw work {work_id}"))?;
+    let work = store.get_work(work_id).await?.summary;
+    let index = match redis {
+        None => IndexUpdate::NotUsed,
+        Some(redis) => {
+            if index::update_redis_index(store, redis, &before, &[work_id]).await? {
+                IndexUpdate::Updated
+            } else {
+                IndexUpdate::NeedsRebuild
+            }
+        }
+    };
+    Ok(Withdrawal {
+        work,
+        changed,
+        index,
+    })
+}
+
 /// Every work of the library (or of one rights holder), ordered as the store lists them.
 pub async fn list_works(
     store: &dyn Store,
@@ -353,13 +403,25 @@ pub struct WorkDetails {
     pub rights_holder: String,
     /// `(algorithm, version)` of its stored document fingerprints.
     pub fingerprints: Vec<(String, u32)>,
-    /// Recorded matches of the work, by status (`open`, `removed`, …).
+    /// Recorded matches of the work, by status (`open`, `removed`, `licensed`, …).
     pub matches: std::collections::BTreeMap<String, usize>,
+    /// Its chapters in order (empty: the work is one unit).
+    pub chapters: Vec<copytrace_store::WorkChapter>,
+    /// Hosts licensed to publish it: its own and its holder's (holder-wide ones first).
+    pub licensed_hosts: Vec<String>,
 }
 
 /// One work by its id, with its owner, fingerprints and matches.
 pub async fn work_details(store: &dyn Store, work_id: Id) -> Result<WorkDetails> {
-    let work = store.get_work(work_id).await?.summary;
+    let stored = store.get_work(work_id).await?;
+    let work = stored.summary;
+    let licensed_hosts = store
+        .list_licensed_hosts(Some(work.rights_holder_id))
+        .await?
+        .into_iter()
+        .filter(|l| l.work_id.is_none_or(|id| id == work_id))
+        .map(|l| l.host)
+        .collect();
     let rights_holder = store
         .list_rights_holders()
         .await?
@@ -376,6 +438,7 @@ pub async fn work_details(store: &dyn Store, work_id: Id) -> Result<WorkDetails>
     let mut matches = std::collections::BTreeMap::new();
     let filter = copytrace_store::MatchFilter {
         work_id: Some(work_id),
+        include_licensed: true,
         ..Default::default()
     };
     for record in store.list_matches(&filter).await? {
@@ -386,6 +449,8 @@ pub async fn work_details(store: &dyn Store, work_id: Id) -> Result<WorkDetails>
     Ok(WorkDetails {
         work,
         rights_holder,
+        chapters: stored.chapters,
+        licensed_hosts,
         fingerprints,
         matches,
     })

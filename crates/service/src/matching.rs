@@ -18,7 +18,7 @@ use tokio::sync::Mutex;
 
 use crate::error::{Context, Result, ServiceError};
 use crate::index::{IndexSource, check_redis_index, open_redis_index};
-use crate::library::{library_digest, refresh_outdated_works, stored_windows};
+use crate::library::{active_works, library_digest, refresh_outdated_works, stored_windows};
 
 /// Due pages read per batch when matching every due page.
 const DUE_BATCH: u32 = 500;
@@ -197,7 +197,7 @@ impl MatchEngine {
                 refresh_outdated_works(store, &self.config.fingerprint).await?;
                 let mut segments = stored_windows(store).await?;
                 let mut matcher = Matcher::new(self.config);
-                for summary in store.list_works(None).await? {
+                for summary in active_works(store).await? {
                     let work = store.get_work(summary.id).await?;
                     let windows = segments.remove(&summary.id).unwrap_or_default();
                     matcher.add_fingerprinted_work(summary.id, &work.content, windows)?;
@@ -208,7 +208,7 @@ impl MatchEngine {
                 let index = open_redis_index(url, prefix)?;
                 check_redis_index(&index, library)?;
                 let mut matcher = Matcher::with_index(self.config, index);
-                for summary in store.list_works(None).await? {
+                for summary in active_works(store).await? {
                     let work = store.get_work(summary.id).await?;
                     matcher.add_indexed_work(summary.id, &work.content)?;
                 }

@@ -9,7 +9,7 @@ use copytrace_fingerprint::FingerprintConfig;
 use copytrace_service::holders::DEFAULT_RIGHTS_HOLDER;
 use copytrace_service::index::open_redis_index;
 use copytrace_service::library::{self, AddReport, IndexUpdate, LibraryFile};
-use copytrace_store::{Store, WriteOutcome};
+use copytrace_store::{Store, WorkStatus, WriteOutcome};
 
 use super::Globals;
 
@@ -37,7 +37,15 @@ pub enum LibraryCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Show one work: its owner, size, fingerprints and matches by status.
+    /// Withdraw a work: it leaves every index at once (in memory and Redis) and is never
+    /// matched again. Its matches are kept, listed as `withdrawn`. Adding the work again
+    /// brings it back.
+    #[command(alias = "remove")]
+    Rm {
+        /// The work's id (the first column of `library list`).
+        id: i64,
+    },
+    /// Show one work: its owner, size, chapters, fingerprints and matches by status.
     Show {
         /// The work's id (the first column of `library list --json`).
         id: i64,
@@ -59,17 +67,30 @@ pub async fn run(globals: &Globals, command: LibraryCommand) -> Result<ExitCode>
                 None => None,
             };
             let report = add(store.as_ref(), &holder, &files, index.as_mut()).await?;
-            match report.index {
-                IndexUpdate::NotUsed => {}
-                IndexUpdate::Updated => {
-                    println!("Redis index under {:?} updated", globals.redis_prefix);
-                }
-                IndexUpdate::NeedsRebuild => eprintln!(
-                    "note: the Redis index under {:?} was not built from this library; run \
-                     `copytrace index rebuild` before matching",
-                    globals.redis_prefix
-                ),
+            print_index_update(report.index, &globals.redis_prefix);
+            Ok(ExitCode::SUCCESS)
+        }
+        LibraryCommand::Rm { id } => {
+            let store = globals.store().await?;
+            let mut index = match &globals.redis_url {
+                Some(url) => Some(open_redis_index(url, &globals.redis_prefix)?),
+                None => None,
+            };
+            let done = library::withdraw_work(store.as_ref(), id, index.as_mut()).await?;
+            let work = &done.work;
+            if done.changed {
+                println!(
+                    "withdrew work {} ({}, 《{}》): it is no longer matched; its matches stay, \
+                     listed as withdrawn",
+                    work.id, work.external_id, work.title
+                );
+            } else {
+                println!(
+                    "work {} ({}, 《{}》) was already withdrawn",
+                    work.id, work.external_id, work.title
+                );
             }
+            print_index_update(done.index, &globals.redis_prefix);
             Ok(ExitCode::SUCCESS)
         }
         LibraryCommand::Show { id, json } => {
@@ -84,6 +105,19 @@ pub async fn run(globals: &Globals, command: LibraryCommand) -> Result<ExitCode>
             println!("external id:   {}", work.external_id);
             println!("title:         《{}》", work.title);
             println!("rights holder: {}", details.rights_holder);
+            if let Some(author) = &work.author {
+                println!("author:        {author}");
+            }
+            if let Some(published) = work.published_at {
+                println!("published:     {}", published.format("%Y-%m-%d"));
+            }
+            match work.withdrawn_at {
+                Some(at) => println!(
+                    "status:        withdrawn {} (not matched)",
+                    at.format("%Y-%m-%d %H:%M:%S")
+                ),
+                None => println!("status:        active"),
+            }
             println!(
                 "text:          {} bytes, {} windows, content hash {}",
                 work.content_len, work.segment_count, work.content_hash
@@ -94,6 +128,26 @@ pub async fn run(globals: &Globals, command: LibraryCommand) -> Result<ExitCode>
                 .map(|(name, version)| format!("{name} v{version}"))
                 .collect();
             println!("fingerprints:  {}", fingerprints.join(", "));
+            if details.chapters.is_empty() {
+                println!("chapters:      none detected (the work is one unit)");
+            } else {
+                println!("chapters:      {}", details.chapters.len());
+                for chapter in &details.chapters {
+                    let title = if chapter.title.is_empty() {
+                        "(untitled)"
+                    } else {
+                        &chapter.title
+                    };
+                    println!(
+                        "  {:>4}  {title}  ({} bytes)",
+                        chapter.ordinal + 1,
+                        chapter.end - chapter.start
+                    );
+                }
+            }
+            if !details.licensed_hosts.is_empty() {
+                println!("licensed on:   {}", details.licensed_hosts.join(", "));
+            }
             let matches: Vec<String> = details
                 .matches
                 .iter()
@@ -121,15 +175,35 @@ pub async fn run(globals: &Globals, command: LibraryCommand) -> Result<ExitCode>
                 println!("{}", serde_json::to_string_pretty(&works)?);
             } else {
                 for w in &works {
+                    let chapters = match w.chapter_count {
+                        0 => String::new(),
+                        n => format!(", {n} chapters"),
+                    };
+                    let status = match w.status {
+                        WorkStatus::Active => "",
+                        WorkStatus::Withdrawn => ", withdrawn",
+                    };
                     println!(
-                        "{}  《{}》  {} bytes, {} windows",
-                        w.external_id, w.title, w.content_len, w.segment_count
+                        "{:>6}  {}  《{}》  {} bytes, {} windows{chapters}{status}",
+                        w.id, w.external_id, w.title, w.content_len, w.segment_count
                     );
                 }
                 println!("{} work(s)", works.len());
             }
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+/// Says what became of the Redis index after the library changed.
+fn print_index_update(update: IndexUpdate, prefix: &str) {
+    match update {
+        IndexUpdate::NotUsed => {}
+        IndexUpdate::Updated => println!("Redis index under {prefix:?} updated"),
+        IndexUpdate::NeedsRebuild => eprintln!(
+            "note: the Redis index under {prefix:?} was not built from this library; run \
+             `copytrace index rebuild` before matching"
+        ),
     }
 }
 

@@ -135,7 +135,11 @@ pub enum Command {
     #[command(subcommand)]
     Export(output::ExportCommand),
     /// Print a readable infringement report, grouped by work.
-    Report,
+    Report {
+        /// Which matches it reports.
+        #[command(flatten)]
+        scope: output::ScopeArgs,
+    },
     /// Print the document-level and window-level fingerprints of a text file.
     Fingerprint(inspect::FingerprintArgs),
     /// Compare two text files with every algorithm and with the full matcher (is B a copy of A?).
@@ -167,7 +171,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Index(command) => matching::run_index(globals, command).await,
         Command::Dedup(args) => matching::run_dedup(globals, args).await,
         Command::Export(command) => output::run_export(globals, command).await,
-        Command::Report => output::run_report(globals).await,
+        Command::Report { scope } => output::run_report(globals, scope).await,
         Command::Fingerprint(args) => inspect::fingerprint(args),
         Command::Compare(args) => inspect::compare(args),
         Command::Worker(command) => processes::run_worker(globals, command).await,

@@ -21,7 +21,27 @@ pub enum ExportCommand {
         /// Write to this file (atomically) instead of standard output.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Which matches it exports.
+        #[command(flatten)]
+        scope: ScopeArgs,
     },
+}
+
+/// Which matches an export or report holds.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct ScopeArgs {
+    /// Also include matches on hosts licensed to publish the work (status `licensed`; see
+    /// `rights-holder license`), which are not infringements and are left out by default.
+    #[arg(long)]
+    include_licensed: bool,
+}
+
+impl From<ScopeArgs> for export::Scope {
+    fn from(args: ScopeArgs) -> Self {
+        export::Scope {
+            include_licensed: args.include_licensed,
+        }
+    }
 }
 
 /// Export formats on the command line.
@@ -44,12 +64,17 @@ impl From<FormatArg> for ExportFormat {
 
 /// Runs `copytrace export …`.
 pub async fn run_export(globals: &Globals, command: ExportCommand) -> Result<ExitCode> {
-    let ExportCommand::Matches { format, out } = command;
+    let ExportCommand::Matches { format, out, scope } = command;
     let store = globals.store().await?;
     match out {
         None => {
-            export::export_matches(store.as_ref(), format.into(), &mut std::io::stdout().lock())
-                .await?;
+            export::export_matches(
+                store.as_ref(),
+                format.into(),
+                scope.into(),
+                &mut std::io::stdout().lock(),
+            )
+            .await?;
         }
         Some(path) => {
             // Write beside the target and rename, so a failed export never leaves half a file.
@@ -59,8 +84,13 @@ pub async fn run_export(globals: &Globals, command: ExportCommand) -> Result<Exi
                 .unwrap_or(".".as_ref());
             let mut temp = tempfile::NamedTempFile::new_in(dir)
                 .with_context(|| format!("cannot write to {}", dir.display()))?;
-            let count =
-                export::export_matches(store.as_ref(), format.into(), temp.as_file_mut()).await?;
+            let count = export::export_matches(
+                store.as_ref(),
+                format.into(),
+                scope.into(),
+                temp.as_file_mut(),
+            )
+            .await?;
             temp.as_file_mut()
                 .flush()
                 .with_context(|| format!("cannot write {}", path.display()))?;
@@ -73,8 +103,8 @@ pub async fn run_export(globals: &Globals, command: ExportCommand) -> Result<Exi
 }
 
 /// Runs `copytrace report`.
-pub async fn run_report(globals: &Globals) -> Result<ExitCode> {
+pub async fn run_report(globals: &Globals, scope: ScopeArgs) -> Result<ExitCode> {
     let store = globals.store().await?;
-    export::report(store.as_ref(), &mut std::io::stdout().lock()).await?;
+    export::report(store.as_ref(), scope.into(), &mut std::io::stdout().lock()).await?;
     Ok(ExitCode::SUCCESS)
 }

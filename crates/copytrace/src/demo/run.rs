@@ -61,10 +61,15 @@ pub async fn run_demo() -> Result<ExitCode> {
     cli::matching::match_and_print(engine).await?;
 
     println!("\n4. Report\n");
-    export::report(store.as_ref(), &mut std::io::stdout().lock()).await?;
+    export::report(
+        store.as_ref(),
+        export::Scope::default(),
+        &mut std::io::stdout().lock(),
+    )
+    .await?;
 
     // The demo checks itself: every pirated page found against the right work, nothing else.
-    let records = export::matches(store.as_ref()).await?;
+    let records = export::matches(store.as_ref(), export::Scope::default()).await?;
     let requested = server.requested_paths();
     server.stop().await;
     println!("\n5. Checking the report against what the sample site really contains\n");
