@@ -252,35 +252,54 @@ pub async fn ingest(
 ) -> Result<Vec<IngestOutcome>> {
     let mut outcomes = Vec::with_capacity(files.len());
     for library_file in files {
-        let text = &library_file.file.text;
-        let title = library_file
-            .catalog
-            .title
-            .clone()
-            .or_else(|| library_file.file.title.clone())
-            .unwrap_or_else(|| first_line_title(text));
-        let work = new_work(rights_holder_id, library_file, title.clone(), config)?;
-        let windows = work.segments.len();
-        let (work_id, outcome) = store
-            .upsert_work(&work)
-            .await
-            .with_context(|| format!("cannot store {}", library_file.path.display()))?;
-        outcomes.push(IngestOutcome {
-            work_id,
-            external_id: library_file.external_id.clone(),
-            title,
-            outcome,
-            windows,
-            encoding: library_file.file.encoding,
-        });
+        outcomes.push(store_work(store, rights_holder_id, library_file, config).await?);
     }
+    library_changed(store, &outcomes).await?;
+    Ok(outcomes)
+}
+
+/// Fingerprints and stores one work (in one transaction: text, windows, chapters and catalog
+/// entry together). Pages are not marked for re-matching: call [`library_changed`] once the
+/// batch is done.
+pub async fn store_work(
+    store: &dyn Store,
+    rights_holder_id: Id,
+    library_file: &LibraryFile,
+    config: &FingerprintConfig,
+) -> Result<IngestOutcome> {
+    let text = &library_file.file.text;
+    let title = library_file
+        .catalog
+        .title
+        .clone()
+        .or_else(|| library_file.file.title.clone())
+        .unwrap_or_else(|| first_line_title(text));
+    let work = new_work(rights_holder_id, library_file, title.clone(), config)?;
+    let windows = work.segments.len();
+    let (work_id, outcome) = store
+        .upsert_work(&work)
+        .await
+        .with_context(|| format!("cannot store {}", library_file.path.display()))?;
+    Ok(IngestOutcome {
+        work_id,
+        external_id: library_file.external_id.clone(),
+        title,
+        outcome,
+        windows,
+        encoding: library_file.file.encoding,
+    })
+}
+
+/// After works were stored: when any changed, every stored page is due for matching again,
+/// because the library it was matched against is different now.
+pub async fn library_changed(store: &dyn Store, outcomes: &[IngestOutcome]) -> Result<()> {
     if outcomes
         .iter()
         .any(|o| o.outcome != WriteOutcome::Unchanged)
     {
         store.mark_all_pages_unmatched().await?;
     }
-    Ok(outcomes)
+    Ok(())
 }
 
 /// What became of the shared Redis index when works were added.

@@ -12,6 +12,8 @@ use copytrace_service::library::{self, AddReport, IndexUpdate, LibraryFile};
 use copytrace_store::{Store, WorkStatus, WriteOutcome};
 
 use super::Globals;
+use super::progress::Bar;
+use copytrace_service::catalog::import_catalog;
 
 /// `copytrace library …`
 #[derive(Debug, Subcommand)]
@@ -30,6 +32,19 @@ pub enum LibraryCommand {
         #[arg(long = "rights-holder", alias = "holder", value_name = "NAME",
               default_value = DEFAULT_RIGHTS_HOLDER)]
         holder: String,
+    },
+    /// Import a catalog: a CSV file with the columns external_id, title, author, rights_holder,
+    /// path, published_at and optionally licensed_hosts (separated by `;`). Paths are read
+    /// relative to the catalog's directory; published_at is a date (2024-03-01), an RFC 3339
+    /// time, or empty. Each row is checked and stored on its own: bad rows are reported with
+    /// their line numbers (exit code 3) and the good ones imported. Re-importing changes
+    /// nothing.
+    Import {
+        /// The catalog file.
+        catalog: PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// List the works in the library.
     List {
@@ -69,6 +84,62 @@ pub async fn run(globals: &Globals, command: LibraryCommand) -> Result<ExitCode>
             let report = add(store.as_ref(), &holder, &files, index.as_mut()).await?;
             print_index_update(report.index, &globals.redis_prefix);
             Ok(ExitCode::SUCCESS)
+        }
+        LibraryCommand::Import { catalog, json } => {
+            let store = globals.store().await?;
+            let mut index = match &globals.redis_url {
+                Some(url) => Some(open_redis_index(url, &globals.redis_prefix)?),
+                None => None,
+            };
+            let bar = Bar::counted("importing {bar:30} {pos}/{len} rows [{elapsed}] {wide_msg}");
+            let report = import_catalog(
+                store.as_ref(),
+                &catalog,
+                index.as_mut(),
+                &FingerprintConfig::default(),
+                &bar,
+            )
+            .await;
+            bar.finish();
+            let report = report?;
+            let mut counts = [0usize; 3];
+            for o in &report.imported {
+                counts[outcome_slot(o.outcome).1] += 1;
+            }
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&serde_json::json!({
+                        "added": counts[0],
+                        "updated": counts[1],
+                        "unchanged": counts[2],
+                        "rejected": report.rejected,
+                    }))?
+                );
+            } else {
+                for rejected in &report.rejected {
+                    eprintln!(
+                        "{}:{}: {}",
+                        catalog.display(),
+                        rejected.line,
+                        rejected.error
+                    );
+                }
+                println!(
+                    "{} row(s) imported: {} added, {} updated, {} unchanged; {} rejected",
+                    report.imported.len(),
+                    counts[0],
+                    counts[1],
+                    counts[2],
+                    report.rejected.len()
+                );
+            }
+            print_index_update(report.index, &globals.redis_prefix);
+            Ok(if report.rejected.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(3)
+            })
         }
         LibraryCommand::Rm { id } => {
             let store = globals.store().await?;
@@ -195,6 +266,15 @@ pub async fn run(globals: &Globals, command: LibraryCommand) -> Result<ExitCode>
     }
 }
 
+/// How a stored work is counted: its word and its slot in `[added, updated, unchanged]`.
+fn outcome_slot(outcome: WriteOutcome) -> (&'static str, usize) {
+    match outcome {
+        WriteOutcome::Created => ("added", 0),
+        WriteOutcome::Updated => ("updated", 1),
+        WriteOutcome::Unchanged => ("unchanged", 2),
+    }
+}
+
 /// Says what became of the Redis index after the library changed.
 fn print_index_update(update: IndexUpdate, prefix: &str) {
     match update {
@@ -218,11 +298,7 @@ pub async fn add(
         library::add_works(store, holder, files, index, &FingerprintConfig::default()).await?;
     let mut counts = [0usize; 3];
     for o in &report.works {
-        let (word, slot) = match o.outcome {
-            WriteOutcome::Created => ("added", 0),
-            WriteOutcome::Updated => ("updated", 1),
-            WriteOutcome::Unchanged => ("unchanged", 2),
-        };
+        let (word, slot) = outcome_slot(o.outcome);
         counts[slot] += 1;
         println!(
             "{word:>9}  {}  《{}》  {} windows, {}",

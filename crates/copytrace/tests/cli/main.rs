@@ -9,6 +9,7 @@
 //! each in a database of its own.
 
 mod bad_input;
+mod catalog;
 mod config;
 mod contract;
 mod crawl_limits;
