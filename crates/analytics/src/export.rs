@@ -128,6 +128,7 @@ pub fn write_csv(records: &[MatchRecord], out: impl Write) -> Result<(), Analyti
             row.evidence_passages.to_string(),
             row.copied_chars.to_string(),
             row.removed_at,
+            spreadsheet_safe(&row.chapters),
         ])?;
     }
     writer.flush()?;
@@ -183,7 +184,12 @@ mod tests {
                 work_start: 0,
                 work_end: 3,
             }],
-            chapters: Vec::new(),
+            chapters: vec![copytrace_store::ChapterCopy {
+                ordinal: 6,
+                title: "第七章 雨夜".into(),
+                copied_bytes: 2900,
+                coverage: 0.975,
+            }],
         }
     }
 
@@ -201,7 +207,7 @@ mod tests {
         assert_eq!(
             lines.next().unwrap(),
             "http://pirate.example/1.html,xingchen-ch1,星辰旅人,0.9877,0.5,simhash+align,\
-             2026-11-01T08:00:00Z,0.9877,2026-11-01T08:00:00Z,open,1,420,"
+             2026-11-01T08:00:00Z,0.9877,2026-11-01T08:00:00Z,open,1,420,,7:第七章 雨夜 (98%)"
         );
         assert!(lines.next().is_none());
         // A copy found gone carries when.
@@ -215,7 +221,7 @@ mod tests {
             text.lines()
                 .nth(1)
                 .unwrap()
-                .ends_with(",removed,1,420,2026-11-01T08:00:00Z"),
+                .ends_with(",removed,1,420,2026-11-01T08:00:00Z,7:第七章 雨夜 (98%)"),
             "{text}"
         );
     }

@@ -28,12 +28,12 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 /// A new, empty database on the test server, dropped (with its connections) at the end.
-struct Database {
-    url: String,
+pub struct Database {
+    pub url: String,
 }
 
 impl Database {
-    fn new() -> Database {
+    pub fn new() -> Database {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let mut url = server_url();
         url.set_path(&format!(

@@ -246,3 +246,58 @@ fn an_unreachable_redis_is_one_error_line_without_the_password() {
     assert!(message.contains("cannot open the Redis index"), "{message}");
     assert!(!message.contains("pa55word"), "{message}");
 }
+
+#[test]
+fn library_rm_takes_a_work_out_of_matching_on_postgres_and_redis_at_once() {
+    let url = redis_url();
+    let namespace = Namespace::new();
+    let database = crate::postgres_store::Database::new();
+    let mut workspace = Workspace::new();
+    workspace.db = database.url.clone();
+    let site = TestSite::sample();
+    let library = write_sample_library(&workspace);
+    workspace.ok(&["library", "add", library.to_str().expect("UTF-8 path")]);
+    workspace.ok(&namespace.args(&url, &["index", "rebuild"]));
+    workspace.ok(&["crawl", &site.base_url(), "--allow-private-addresses"]);
+    workspace.ok(&namespace.args(&url, &["match"]));
+    let before: BTreeSet<(String, String)> = workspace.export_csv().pairs().into_iter().collect();
+    assert_eq!(before, site.expected_matches());
+
+    let removed = work_id(&workspace, "xingchen-ch1");
+    let removed_windows = workspace
+        .works()
+        .iter()
+        .find(|w| w["id"] == removed)
+        .and_then(|w| w["segment_count"].as_u64())
+        .expect("its window count") as usize;
+    let windows_before = namespace.index().len().expect("len");
+    let rm = workspace.ok(&namespace.args(&url, &["library", "rm", &removed.to_string()]));
+    assert!(rm.stdout.contains("Redis index under"), "{rm:#?}");
+    assert_eq!(
+        namespace.index().len().expect("len"),
+        windows_before - removed_windows,
+        "its windows left Redis at once"
+    );
+
+    // Matching everything again through Redis, with no rebuild, never finds the withdrawn work
+    // and keeps its matches as withdrawn.
+    workspace.ok(&namespace.args(&url, &["match", "--all"]));
+    let export = workspace.export_csv();
+    let (work, status) = (export.column("work_external_id"), export.column("status"));
+    let mut statuses: Vec<(String, String)> = export
+        .rows
+        .iter()
+        .map(|row| (row[work].to_owned(), row[status].to_owned()))
+        .collect();
+    statuses.sort();
+    statuses.dedup();
+    assert!(
+        statuses
+            .iter()
+            .filter(|(w, _)| w == "xingchen-ch1")
+            .all(|(_, s)| s == "withdrawn"),
+        "{statuses:?}"
+    );
+    let after: BTreeSet<(String, String)> = export.pairs().into_iter().collect();
+    assert_eq!(after, before, "no match was deleted");
+}
