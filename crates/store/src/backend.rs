@@ -5,7 +5,7 @@
 //! `pages`, `matches`, `jobs`, `schedules` and `users`), each function taking the store as its
 //! first argument. A method whose SQL is the same on both backends is not in either: it is one
 //! generic function of `crate::shared`, run on the backend's pool. [`impl_store_by_section!`]
-//! writes the `impl Store` that forwards every method to its function, so the list of the 59
+//! writes the `impl Store` that forwards every method to its function, so the list of the 63
 //! methods and where each lives is written once instead of once per backend, and a method
 //! missing from a section file is a compile error naming it.
 
@@ -47,6 +47,11 @@ macro_rules! impl_store_by_section {
             shared::pages_to_match(limit: u32) -> Vec<$crate::Page>;
             shared::due_page_ids(after_id: $crate::Id, limit: u32) -> Vec<($crate::Id, String)>;
             pages::mark_all_pages_unmatched() -> u64;
+            pages::mark_pages_unmatched(ids: &[$crate::Id]) -> u64;
+            shared::save_page_sketch(sketch: &$crate::PageSketch) -> ();
+            shared::page_sketches(after_id: $crate::Id, limit: u32, version: u32)
+                -> Vec<$crate::PageSketch>;
+            pages::mark_unsketched_pages_unmatched(version: u32) -> u64;
             pages::record_not_modified(url: &str, seen_at: ::chrono::DateTime<::chrono::Utc>)
                 -> Option<$crate::Id>;
             pages::page_validators(scope: &$crate::ValidatorScope)

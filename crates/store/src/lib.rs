@@ -233,6 +233,24 @@ pub trait Store: Send + Sync {
     /// Marks every page as due for matching (after the library changed). Returns how many pages
     /// were matched before and are now due.
     async fn mark_all_pages_unmatched(&self) -> Result<u64>;
+    /// Marks the pages `ids` as due for matching (those matched before); returns how many
+    /// moved. Unknown ids are ignored: a page deleted meanwhile needs no matching.
+    async fn mark_pages_unmatched(&self, ids: &[Id]) -> Result<u64>;
+    /// Stores (or replaces) the sketch of a page. `NotFound` if the page does not exist.
+    async fn save_page_sketch(&self, sketch: &PageSketch) -> Result<()>;
+    /// The current sketches of version `version` (made from the page's stored text) of pages
+    /// with id above `after_id`, by id, at most `limit`: how incremental matching walks every
+    /// page once without reading texts.
+    async fn page_sketches(
+        &self,
+        after_id: Id,
+        limit: u32,
+        version: u32,
+    ) -> Result<Vec<PageSketch>>;
+    /// Marks as due for matching every matched page without a current sketch of `version`
+    /// (matched before sketches existed, or by another sketch version): incremental matching
+    /// cannot tell whether they copy a new work. Returns how many moved.
+    async fn mark_unsketched_pages_unmatched(&self, version: u32) -> Result<u64>;
     /// Records that a conditional re-fetch of the page at `url` was answered `304 Not
     /// Modified` at `seen_at`: its stored text is still current. Only `last_seen` moves (never
     /// backwards); text, validators, matches and evidence stay. Returns the page's id, or

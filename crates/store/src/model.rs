@@ -205,6 +205,20 @@ pub struct IndexedSegment {
     pub segment: SegmentFingerprint,
 }
 
+/// A sample of a page's text (`copytrace_fingerprint::sketch`), made from the text whose hash
+/// is `content_hash`: what incremental matching reads instead of the page text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageSketch {
+    /// The page.
+    pub page_id: Id,
+    /// Hash of the text it was made from.
+    pub content_hash: String,
+    /// Sketch version (`copytrace_fingerprint::sketch::SKETCH_VERSION`).
+    pub version: u32,
+    /// The sampled hashes, sorted.
+    pub sample: Vec<u32>,
+}
+
 /// A crawled site (one host).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Site {

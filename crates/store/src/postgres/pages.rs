@@ -176,3 +176,35 @@ pub(super) async fn mark_all_pages_unmatched(store: &PostgresStore) -> Result<u6
     .await?;
     Ok(done.rows_affected())
 }
+
+pub(super) async fn mark_pages_unmatched(store: &PostgresStore, ids: &[Id]) -> Result<u64> {
+    // Rows are locked in id order, like a work update does, so the two cannot deadlock.
+    let done = sqlx::query(
+        "WITH chosen AS ( \
+           SELECT id FROM pages WHERE id = ANY($1) AND matched_hash IS NOT NULL ORDER BY id \
+           FOR NO KEY UPDATE) \
+         UPDATE pages SET matched_hash = NULL WHERE id IN (SELECT id FROM chosen)",
+    )
+    .bind(ids)
+    .execute(&store.pool)
+    .await?;
+    Ok(done.rows_affected())
+}
+
+pub(super) async fn mark_unsketched_pages_unmatched(
+    store: &PostgresStore,
+    version: u32,
+) -> Result<u64> {
+    let done = sqlx::query(
+        "WITH chosen AS ( \
+           SELECT p.id FROM pages p WHERE p.matched_hash IS NOT NULL \
+             AND NOT EXISTS (SELECT 1 FROM page_sketches s WHERE s.page_id = p.id \
+                             AND s.version = $1 AND s.content_hash = p.content_hash) \
+           ORDER BY p.id FOR NO KEY UPDATE) \
+         UPDATE pages SET matched_hash = NULL WHERE id IN (SELECT id FROM chosen)",
+    )
+    .bind(i64::from(version))
+    .execute(&store.pool)
+    .await?;
+    Ok(done.rows_affected())
+}

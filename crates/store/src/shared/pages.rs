@@ -5,7 +5,7 @@ use sqlx::{Encode, Executor, FromRow, Type};
 use super::Db;
 use crate::rows::{PageRow, SiteRow, due_pages_query, page_select};
 use crate::rules::to_u64;
-use crate::{Id, Page, Result, Site, StoreError};
+use crate::{Id, Page, PageSketch, Result, Site, StoreError};
 
 pub(crate) async fn evidence_text<'e, DB, E>(
     executor: E,
@@ -134,4 +134,77 @@ where
     .execute(executor)
     .await?;
     Ok(())
+}
+
+/// [`crate::Store::save_page_sketch`].
+pub(crate) async fn save_page_sketch<'e, DB, E>(executor: E, sketch: &PageSketch) -> Result<()>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    Vec<u8>: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    let sample: Vec<u8> = sketch.sample.iter().flat_map(|h| h.to_le_bytes()).collect();
+    let done = sqlx::query(
+        "INSERT INTO page_sketches (page_id, content_hash, version, sample) \
+         SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM pages WHERE id = $1) \
+         ON CONFLICT (page_id) DO UPDATE SET content_hash = excluded.content_hash, \
+         version = excluded.version, sample = excluded.sample",
+    )
+    .bind(sketch.page_id)
+    .bind(sketch.content_hash.as_str())
+    .bind(i64::from(sketch.version))
+    .bind(sample)
+    .execute(executor)
+    .await?;
+    if DB::rows_affected(&done) == 0 {
+        return Err(StoreError::NotFound(format!("page {}", sketch.page_id)));
+    }
+    Ok(())
+}
+
+/// [`crate::Store::page_sketches`].
+pub(crate) async fn page_sketches<'e, DB, E>(
+    executor: E,
+    after_id: Id,
+    limit: u32,
+    version: u32,
+) -> Result<Vec<PageSketch>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    (i64, String, Vec<u8>): for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    let rows: Vec<(i64, String, Vec<u8>)> = sqlx::query_as(
+        "SELECT s.page_id, s.content_hash, s.sample FROM page_sketches s \
+         JOIN pages p ON p.id = s.page_id \
+         WHERE s.page_id > $1 AND s.version = $3 AND s.content_hash = p.content_hash \
+         ORDER BY s.page_id LIMIT $2",
+    )
+    .bind(after_id)
+    .bind(i64::from(limit))
+    .bind(i64::from(version))
+    .fetch_all(executor)
+    .await?;
+    rows.into_iter()
+        .map(|(page_id, content_hash, bytes)| {
+            if bytes.len() % 4 != 0 {
+                return Err(StoreError::Invalid(format!(
+                    "the stored sketch of page {page_id} is {} bytes, not whole u32s",
+                    bytes.len()
+                )));
+            }
+            Ok(PageSketch {
+                page_id,
+                content_hash,
+                version,
+                sample: bytes
+                    .chunks_exact(4)
+                    .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .collect(),
+            })
+        })
+        .collect()
 }

@@ -150,3 +150,34 @@ pub(super) async fn mark_all_pages_unmatched(store: &SqliteStore) -> Result<u64>
         .await?;
     Ok(done.rows_affected())
 }
+
+pub(super) async fn mark_pages_unmatched(store: &SqliteStore, ids: &[Id]) -> Result<u64> {
+    let mut tx = store.write().await?;
+    let mut moved = 0;
+    for id in ids {
+        let done = sqlx::query(
+            "UPDATE pages SET matched_hash = NULL WHERE id = $1 AND matched_hash IS NOT NULL",
+        )
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        moved += done.rows_affected();
+    }
+    tx.commit().await?;
+    Ok(moved)
+}
+
+pub(super) async fn mark_unsketched_pages_unmatched(
+    store: &SqliteStore,
+    version: u32,
+) -> Result<u64> {
+    let done = sqlx::query(
+        "UPDATE pages SET matched_hash = NULL WHERE matched_hash IS NOT NULL \
+         AND NOT EXISTS (SELECT 1 FROM page_sketches s WHERE s.page_id = pages.id \
+                         AND s.version = $1 AND s.content_hash = pages.content_hash)",
+    )
+    .bind(i64::from(version))
+    .execute(&store.pool)
+    .await?;
+    Ok(done.rows_affected())
+}

@@ -17,6 +17,7 @@ mod recrawl;
 mod removals;
 mod runs;
 mod schedules;
+mod sketches;
 mod sqlite;
 mod upgrade;
 mod users;
