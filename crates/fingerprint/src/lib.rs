@@ -34,7 +34,6 @@ pub mod pinyin;
 pub mod sentences;
 pub mod shingles;
 pub mod simhash;
-pub mod sketch;
 pub mod weighted_features;
 pub mod window;
 

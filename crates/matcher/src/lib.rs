@@ -28,6 +28,7 @@ pub mod index;
 pub mod lsh;
 pub mod romanized;
 pub mod simhash_index;
+pub mod sketch;
 
 use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};

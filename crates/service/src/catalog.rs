@@ -19,8 +19,8 @@ use crate::error::{Context, Result, ServiceError, one_line};
 use crate::holders::licensed_host;
 use crate::index;
 use crate::library::{
-    CatalogEntry, IndexUpdate, IngestOutcome, LibraryFile, library_changed, library_digest,
-    store_work,
+    CatalogEntry, IncrementalMatch, IndexUpdate, IngestOutcome, LibraryFile, PriorWorks,
+    library_changed, library_digest, prior_works, store_work,
 };
 use crate::progress::Progress;
 use crate::workfile::read_work_file;
@@ -57,6 +57,8 @@ pub struct ImportReport {
     pub rejected: Vec<RejectedRow>,
     /// What became of the Redis index.
     pub index: IndexUpdate,
+    /// The stored pages marked for matching against the new and changed works.
+    pub matching: IncrementalMatch,
 }
 
 /// One checked row, ready to store.
@@ -105,10 +107,12 @@ pub async fn import_catalog(
         imported: Vec::new(),
         rejected: Vec::new(),
         index: IndexUpdate::NotUsed,
+        matching: IncrementalMatch::default(),
     };
     // (holder, external id) → line of the row that named it first.
     let mut seen: HashMap<(String, String), u64> = HashMap::new();
     let mut holders: HashMap<String, i64> = HashMap::new();
+    let prior = prior_works(store).await?;
     for record in reader.records() {
         progress.advance(1);
         let (line, result) = match record {
@@ -122,7 +126,7 @@ pub async fn import_catalog(
             }
         };
         let stored = match result {
-            Ok(row) => store_row(store, &row, &mut holders, config)
+            Ok(row) => store_row(store, &row, &mut holders, config, &prior)
                 .await
                 .map_err(|e| (Some(row.file.external_id.clone()), e)),
             Err(error) => Err((None, error)),
@@ -140,7 +144,7 @@ pub async fn import_catalog(
             }
         }
     }
-    library_changed(store, &report.imported).await?;
+    report.matching = library_changed(store, &report.imported, config).await?;
     if let (Some(redis), Some(before)) = (redis, before) {
         let changed: Vec<i64> = report.imported.iter().map(|o| o.work_id).collect();
         report.index = if index::update_redis_index(store, redis, &before, &changed).await? {
@@ -157,6 +161,7 @@ async fn store_row(
     row: &CatalogRow,
     holders: &mut HashMap<String, i64>,
     config: &FingerprintConfig,
+    prior: &PriorWorks,
 ) -> Result<IngestOutcome> {
     let holder_id = match holders.get(&row.holder) {
         Some(id) => *id,
@@ -166,7 +171,7 @@ async fn store_row(
             id
         }
     };
-    store_work(store, holder_id, &row.file, config).await
+    store_work(store, holder_id, &row.file, config, prior).await
 }
 
 /// Where each column is in the header.

@@ -11,10 +11,13 @@ use copytrace_fingerprint::{
     FINGERPRINT_VERSION, FingerprintConfig, WindowFingerprint, default_algorithms, fingerprint_text,
 };
 use copytrace_index_redis::RedisIndex;
+use copytrace_matcher::MatchConfig;
+use copytrace_matcher::sketch::{MIN_SHARED_KEYS, SKETCH_VERSION, Sketcher};
 use copytrace_store::{
     AlgorithmFingerprint, Id, NewWork, SegmentFingerprint, Store, WorkStatus, WorkSummary,
     WriteOutcome,
 };
+use serde::Serialize;
 
 use crate::error::{Context, Result, ServiceError};
 use crate::index;
@@ -240,32 +243,34 @@ pub struct IngestOutcome {
     pub windows: usize,
     /// Encoding the file was decoded from.
     pub encoding: &'static str,
+    /// Whether pages must be checked against it: it is new, its text or fingerprints changed,
+    /// or it came back from withdrawal (a catalog-only change needs no matching).
+    pub needs_matching: bool,
 }
 
-/// Fingerprints and stores works for a rights holder. When anything changed, every stored page
-/// is marked for re-matching, because the library it was matched against is different now.
-pub async fn ingest(
-    store: &dyn Store,
-    rights_holder_id: Id,
-    files: &[LibraryFile],
-    config: &FingerprintConfig,
-) -> Result<Vec<IngestOutcome>> {
-    let mut outcomes = Vec::with_capacity(files.len());
-    for library_file in files {
-        outcomes.push(store_work(store, rights_holder_id, library_file, config).await?);
-    }
-    library_changed(store, &outcomes).await?;
-    Ok(outcomes)
+/// The works of the library as they were before a change, by (rights holder, external id):
+/// what tells a changed text from a changed catalog entry.
+pub type PriorWorks = HashMap<(Id, String), WorkSummary>;
+
+/// [`PriorWorks`] as the store lists them now.
+pub async fn prior_works(store: &dyn Store) -> Result<PriorWorks> {
+    Ok(store
+        .list_works(None)
+        .await?
+        .into_iter()
+        .map(|w| ((w.rights_holder_id, w.external_id.clone()), w))
+        .collect())
 }
 
 /// Fingerprints and stores one work (in one transaction: text, windows, chapters and catalog
-/// entry together). Pages are not marked for re-matching: call [`library_changed`] once the
-/// batch is done.
+/// entry together). `prior` is the library before the batch began. Pages are not marked for
+/// matching: call [`library_changed`] once the batch is done.
 pub async fn store_work(
     store: &dyn Store,
     rights_holder_id: Id,
     library_file: &LibraryFile,
     config: &FingerprintConfig,
+    prior: &PriorWorks,
 ) -> Result<IngestOutcome> {
     let text = &library_file.file.text;
     let title = library_file
@@ -280,6 +285,13 @@ pub async fn store_work(
         .upsert_work(&work)
         .await
         .with_context(|| format!("cannot store {}", library_file.path.display()))?;
+    let before = prior.get(&(rights_holder_id, library_file.external_id.clone()));
+    let needs_matching = outcome != WriteOutcome::Unchanged
+        && before.is_none_or(|b| {
+            b.content_hash != work.content_hash
+                || b.fingerprint_version != work.fingerprint_version
+                || b.status == WorkStatus::Withdrawn
+        });
     Ok(IngestOutcome {
         work_id,
         external_id: library_file.external_id.clone(),
@@ -287,19 +299,100 @@ pub async fn store_work(
         outcome,
         windows,
         encoding: library_file.file.encoding,
+        needs_matching,
     })
 }
 
-/// After works were stored: when any changed, every stored page is due for matching again,
-/// because the library it was matched against is different now.
-pub async fn library_changed(store: &dyn Store, outcomes: &[IngestOutcome]) -> Result<()> {
-    if outcomes
+/// After works were stored: the stored pages that may copy a new or changed one become due
+/// for matching (see [`mark_pages_for_works`]); pages matched against a changed work's old
+/// text already are (the store marks them when the text is replaced).
+pub async fn library_changed(
+    store: &dyn Store,
+    outcomes: &[IngestOutcome],
+    config: &FingerprintConfig,
+) -> Result<IncrementalMatch> {
+    let changed: Vec<Id> = outcomes
         .iter()
-        .any(|o| o.outcome != WriteOutcome::Unchanged)
-    {
-        store.mark_all_pages_unmatched().await?;
+        .filter(|o| o.needs_matching)
+        .map(|o| o.work_id)
+        .collect();
+    let config = MatchConfig {
+        fingerprint: *config,
+        ..MatchConfig::default()
+    };
+    mark_pages_for_works(store, &changed, &config).await
+}
+
+/// What [`mark_pages_for_works`] found.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct IncrementalMatch {
+    /// Page sketches read.
+    pub pages_scanned: u64,
+    /// Pages whose sketch collides with a work's windows: due for matching.
+    pub candidates: u64,
+    /// Matched pages without a current sketch (matched before sketches existed): due too,
+    /// since nothing tells whether they copy the works.
+    pub unsketched: u64,
+}
+
+/// Pages read per batch when walking sketches.
+const SKETCH_BATCH: u32 = 2_000;
+
+/// Marks for matching the stored pages that may copy the works `work_ids`, by their sketches
+/// (see `copytrace_matcher::sketch`): the cost is one pass over the sketches, about 4 kB per
+/// page and never a page text, plus matching the candidates, instead of matching every page
+/// against the whole library. The pages are then matched as any due page is (`copytrace
+/// match`, or the workers), against the whole library, so a verdict is never partial.
+pub async fn mark_pages_for_works(
+    store: &dyn Store,
+    work_ids: &[Id],
+    config: &MatchConfig,
+) -> Result<IncrementalMatch> {
+    let mut report = IncrementalMatch::default();
+    if work_ids.is_empty() {
+        return Ok(report);
     }
-    Ok(())
+    let sketcher = Sketcher::new(config);
+    // Band key → the works (by position in `work_ids`) having it.
+    let mut keys: HashMap<u32, Vec<usize>> = HashMap::new();
+    for (position, &work_id) in work_ids.iter().enumerate() {
+        let text = store.get_work(work_id).await?.content;
+        for key in sketcher.work_keys(&text) {
+            keys.entry(key).or_default().push(position);
+        }
+    }
+    let mut candidates = Vec::new();
+    let mut shared = vec![0usize; work_ids.len()];
+    let mut after = 0;
+    loop {
+        let batch = store
+            .page_sketches(after, SKETCH_BATCH, SKETCH_VERSION)
+            .await?;
+        let Some(last) = batch.last() else { break };
+        after = last.page_id;
+        for sketch in &batch {
+            report.pages_scanned += 1;
+            shared.iter_mut().for_each(|count| *count = 0);
+            let collides = sketch.sample.iter().any(|key| {
+                keys.get(key).is_some_and(|works| {
+                    works.iter().any(|&w| {
+                        shared[w] += 1;
+                        shared[w] >= MIN_SHARED_KEYS
+                    })
+                })
+            });
+            if collides {
+                candidates.push(sketch.page_id);
+            }
+        }
+    }
+    for chunk in candidates.chunks(SKETCH_BATCH as usize) {
+        report.candidates += store.mark_pages_unmatched(chunk).await?;
+    }
+    report.unsketched = store
+        .mark_unsketched_pages_unmatched(SKETCH_VERSION)
+        .await?;
+    Ok(report)
 }
 
 /// What became of the shared Redis index when works were added.
@@ -321,10 +414,13 @@ pub struct AddReport {
     pub works: Vec<IngestOutcome>,
     /// What became of the Redis index.
     pub index: IndexUpdate,
+    /// The stored pages marked for matching against the new and changed works.
+    pub matching: IncrementalMatch,
 }
 
-/// Adds works for the rights holder named `holder` (created when new) and, when a Redis index
-/// is in use, keeps it in step so running match workers pick the change up.
+/// Adds works for the rights holder named `holder` (created when new), marks the stored pages
+/// that may copy the new or changed ones for matching ([`library_changed`]) and, when a Redis
+/// index is in use, keeps it in step so running match workers pick the change up.
 pub async fn add_works(
     store: &dyn Store,
     holder: &str,
@@ -333,24 +429,31 @@ pub async fn add_works(
     config: &FingerprintConfig,
 ) -> Result<AddReport> {
     let holder_id = store.ensure_rights_holder(holder).await?;
-    let Some(redis) = redis else {
-        let works = ingest(store, holder_id, files, config).await?;
-        return Ok(AddReport {
-            works,
-            index: IndexUpdate::NotUsed,
-        });
+    let before = match redis {
+        Some(_) => Some(library_digest(store).await?),
+        None => None,
     };
-    let before = library_digest(store).await?;
-    let works = ingest(store, holder_id, files, config).await?;
-    let changed: Vec<Id> = works.iter().map(|w| w.work_id).collect();
-    let updated = index::update_redis_index(store, redis, &before, &changed).await?;
+    let prior = prior_works(store).await?;
+    let mut works = Vec::with_capacity(files.len());
+    for library_file in files {
+        works.push(store_work(store, holder_id, library_file, config, &prior).await?);
+    }
+    let matching = library_changed(store, &works, config).await?;
+    let index = match (redis, before) {
+        (Some(redis), Some(before)) => {
+            let changed: Vec<Id> = works.iter().map(|w| w.work_id).collect();
+            if index::update_redis_index(store, redis, &before, &changed).await? {
+                IndexUpdate::Updated
+            } else {
+                IndexUpdate::NeedsRebuild
+            }
+        }
+        _ => IndexUpdate::NotUsed,
+    };
     Ok(AddReport {
         works,
-        index: if updated {
-            IndexUpdate::Updated
-        } else {
-            IndexUpdate::NeedsRebuild
-        },
+        index,
+        matching,
     })
 }
 

@@ -12,8 +12,11 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use copytrace_index_redis::RedisIndex;
+use copytrace_matcher::sketch::{SKETCH_VERSION, Sketcher};
 use copytrace_matcher::{IndexError, MatchConfig, Matcher, WorkMatch};
-use copytrace_store::{EvidencePassage, Id, NewMatch, Page, Store, StoreError, VerdictOutcome};
+use copytrace_store::{
+    EvidencePassage, Id, NewMatch, Page, PageSketch, Store, StoreError, VerdictOutcome,
+};
 use tokio::sync::Mutex;
 
 use crate::error::{Context, Result, ServiceError};
@@ -65,6 +68,8 @@ pub struct MatchEngine {
     store: Arc<dyn Store>,
     source: IndexSource,
     config: MatchConfig,
+    /// Makes the sketch stored with each matched page.
+    sketcher: Sketcher,
     loaded: Mutex<Option<Loaded>>,
     /// How often the library is checked for changes.
     recheck: Duration,
@@ -134,6 +139,7 @@ impl MatchEngine {
         Self {
             store,
             source,
+            sketcher: Sketcher::new(&config),
             config,
             loaded: Mutex::new(None),
             recheck: Duration::from_secs(2),
@@ -251,7 +257,8 @@ impl MatchEngine {
         self.record(&page).await
     }
 
-    /// Matches a page's current text and records the verdict.
+    /// Matches a page's current text and records the verdict, then the page's sketch, so
+    /// works added later find it without reading its text (see [`crate::library`]).
     async fn record(&self, page: &Page) -> Result<PageOutcome> {
         let found = self.match_text(&page.text).await?;
         let matches: Vec<NewMatch> = found.iter().map(to_new_match).collect();
@@ -260,6 +267,20 @@ impl MatchEngine {
             .record_page_matches(page.id, &page.content_hash, &matches, Utc::now())
             .await
             .with_context(|| format!("cannot record matches of {}", page.url))?;
+        let sketch = PageSketch {
+            page_id: page.id,
+            content_hash: page.content_hash.clone(),
+            version: SKETCH_VERSION,
+            sample: self.sketcher.page_sketch(&page.text),
+        };
+        match self.store.save_page_sketch(&sketch).await {
+            // Deleted since it was matched: nothing to sketch.
+            Ok(()) | Err(StoreError::NotFound(_)) => {}
+            Err(error) => {
+                return Err(ServiceError::from(error))
+                    .with_context(|| format!("cannot store the sketch of {}", page.url));
+            }
+        }
         Ok(PageOutcome::Recorded {
             url: page.url.clone(),
             matches: matches.len(),

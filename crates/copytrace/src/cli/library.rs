@@ -8,7 +8,7 @@ use clap::Subcommand;
 use copytrace_fingerprint::FingerprintConfig;
 use copytrace_service::holders::DEFAULT_RIGHTS_HOLDER;
 use copytrace_service::index::open_redis_index;
-use copytrace_service::library::{self, AddReport, IndexUpdate, LibraryFile};
+use copytrace_service::library::{self, AddReport, IncrementalMatch, IndexUpdate, LibraryFile};
 use copytrace_store::{Store, WorkStatus, WriteOutcome};
 
 use super::Globals;
@@ -114,6 +114,7 @@ pub async fn run(globals: &Globals, command: LibraryCommand) -> Result<ExitCode>
                         "updated": counts[1],
                         "unchanged": counts[2],
                         "rejected": report.rejected,
+                        "matching": report.matching,
                     }))?
                 );
             } else {
@@ -133,6 +134,9 @@ pub async fn run(globals: &Globals, command: LibraryCommand) -> Result<ExitCode>
                     counts[2],
                     report.rejected.len()
                 );
+            }
+            if !json {
+                print_matching(&report.matching);
             }
             print_index_update(report.index, &globals.redis_prefix);
             Ok(if report.rejected.is_empty() {
@@ -275,6 +279,23 @@ fn outcome_slot(outcome: WriteOutcome) -> (&'static str, usize) {
     }
 }
 
+/// Says which stored pages are to be matched against the new and changed works.
+fn print_matching(matching: &IncrementalMatch) {
+    let due = matching.candidates + matching.unsketched;
+    if due > 0 {
+        println!(
+            "{due} stored page(s) may copy them and are due for matching ({} of {} page \
+             sketches collide{}): run `copytrace match`",
+            matching.candidates,
+            matching.pages_scanned,
+            match matching.unsketched {
+                0 => String::new(),
+                n => format!(", {n} matched before sketches existed"),
+            }
+        );
+    }
+}
+
 /// Says what became of the Redis index after the library changed.
 fn print_index_update(update: IndexUpdate, prefix: &str) {
     match update {
@@ -312,5 +333,6 @@ pub async fn add(
         counts[1],
         counts[2]
     );
+    print_matching(&report.matching);
     Ok(report)
 }

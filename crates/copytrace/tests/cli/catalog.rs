@@ -1,6 +1,6 @@
 //! `library import`, `library rm` and licensed hosts, through the binary.
 
-use crate::helpers::{TestSite, Workspace, add_crawl_match};
+use crate::helpers::{TestSite, Workspace, add_crawl_match, crawl_and_match, write_sample_library};
 
 /// A distinct text of about 300 characters for work `n`: sentences drawn from a fixed pool by
 /// a pseudo-random walk seeded with `n`, so no two works share more than a sentence or two.
@@ -38,7 +38,11 @@ fn generated_text(n: usize) -> String {
         state ^= state >> 7;
         state ^= state << 17;
         text.push_str(POOL[(state % POOL.len() as u64) as usize]);
-        text.push_str(if state % 3 == 0 { "。\n" } else { "，" });
+        text.push_str(if state.is_multiple_of(3) {
+            "。\n"
+        } else {
+            "，"
+        });
     }
     text.push('。');
     text
@@ -60,7 +64,11 @@ fn write_catalog(workspace: &Workspace) -> std::path::PathBuf {
             format!("书名{n}")
         };
         let date = if n == 5 { "2024-02-30" } else { "2024-03-01" };
-        let holder = if n % 2 == 0 { "Yuewen" } else { "Acme Books" };
+        let holder = if n.is_multiple_of(2) {
+            "Yuewen"
+        } else {
+            "Acme Books"
+        };
         let hosts = if n == 1 {
             "partner.example;*.licensed.example"
         } else {
@@ -231,4 +239,52 @@ fn a_removed_work_is_no_longer_matched_and_its_matches_stay_withdrawn() {
         unknown.one_line_error().contains("work 9999 not found"),
         "{unknown:#?}"
     );
+}
+
+#[test]
+fn adding_a_work_matches_only_the_stored_pages_that_may_copy_it() {
+    let workspace = Workspace::new();
+    let site = TestSite::sample();
+    let library = write_sample_library(&workspace);
+    // Everything but news-harbor first; crawl and match the whole site.
+    let later = workspace.path("later/news-harbor.txt");
+    std::fs::create_dir_all(later.parent().expect("a parent")).expect("mkdir");
+    std::fs::rename(library.join("news/2026/news-harbor.txt"), &later).expect("move");
+    workspace.ok(&["library".as_ref(), "add".as_ref(), library.as_os_str()]);
+    let (crawl, _) = crawl_and_match(&workspace, &site);
+    assert!(crawl.stdout.contains("crawled 10 page(s)"), "{crawl:#?}");
+    let pages = workspace.ok(&["match"]);
+    assert!(
+        pages.stdout.contains("matched 0 page(s)"),
+        "nothing left: {pages:#?}"
+    );
+
+    let copies = site
+        .expected_matches()
+        .iter()
+        .filter(|(_, work)| work == "news-harbor")
+        .count();
+    assert!(copies > 0, "the sample site copies news-harbor");
+    let added = workspace.ok(&["library".as_ref(), "add".as_ref(), later.as_os_str()]);
+    let due: usize = added
+        .stdout
+        .lines()
+        .find_map(|l| {
+            l.split(" stored page(s) may copy them")
+                .next()
+                .filter(|_| l.contains("may copy"))
+        })
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("library add says which pages are due: {added:#?}"));
+    assert!(due >= copies, "every copy is a candidate: {added:#?}");
+    assert!(due < 10, "not every page of the site is: {added:#?}");
+
+    let rematch = workspace.ok(&["match"]);
+    assert!(
+        rematch.stdout.contains(&format!("matched {due} page(s)")),
+        "{rematch:#?}"
+    );
+    let found: std::collections::BTreeSet<(String, String)> =
+        workspace.export_csv().pairs().into_iter().collect();
+    assert_eq!(found, site.expected_matches());
 }
