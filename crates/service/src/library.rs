@@ -438,6 +438,7 @@ mod tests {
                 text: text.to_owned(),
                 encoding: "UTF-8",
                 title: None,
+                chapters: Vec::new(),
             },
         }
     }
