@@ -35,7 +35,7 @@ pub struct LibraryFile {
 }
 
 /// Expands `paths` (files and directories, walked recursively for work files: plain text, HTML,
-/// Markdown; see [`crate::workfile`]) and reads every file. Any unreadable, binary or undecodable file fails the whole call, so nothing is
+/// Markdown, EPUB; see [`crate::workfile`]) and reads every file. Any unreadable, binary or undecodable file fails the whole call, so nothing is
 /// ingested from a half-valid list.
 pub fn read_library_files(paths: &[PathBuf]) -> Result<Vec<LibraryFile>> {
     let mut files = Vec::new();

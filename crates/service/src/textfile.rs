@@ -12,10 +12,11 @@ pub struct TextFile {
     pub text: String,
     /// Name of the encoding it was decoded from.
     pub encoding: &'static str,
-    /// The title the file names (an HTML `<title>`, a Markdown heading); plain
+    /// The title the file names (an EPUB's title, an HTML `<title>`, a Markdown heading); plain
     /// text has none, and its first line is used.
     pub title: Option<String>,
-    /// The chapters of the text, tiling it (see [`Chapter`]): from heading lines
+    /// The chapters of the text, tiling it (see [`Chapter`]): from the file's structure where it
+    /// has one (an EPUB's spine and table of contents), else from heading lines
     /// ([`detect_chapters`]). Empty when the work is one unit.
     pub chapters: Vec<Chapter>,
 }

@@ -1,12 +1,17 @@
 //! Work files in the formats rights holders deliver: plain text (UTF-8, UTF-16 with a BOM, GBK,
-//! GB18030, Big5, detected), HTML and Markdown. Each becomes the plain text that is
-//! fingerprinted, plus a title when the format names one and the work's chapters.
+//! GB18030, Big5, detected), HTML, Markdown and EPUB (2 and 3). Each becomes the plain text that
+//! is fingerprinted, plus a title when the format names one and the work's chapters.
 //!
 //! HTML goes through the crawler's own decoding and main-text extraction, so a chapter
 //! registered as HTML and the same chapter crawled from a pirate site are read alike. Markdown
-//! is read with `pulldown-cmark`, keeping the words and dropping the markup.
+//! is read with `pulldown-cmark`, keeping the words and dropping the markup. An EPUB is read
+//! with `rbook` and each of its documents goes through the same HTML path (see the `epub`
+//! submodule).
 //!
-//! Chapters come from the heading lines of the text ([`detect_chapters`]).
+//! Chapters come from the file's structure when it has one (an EPUB's spine and table of
+//! contents); otherwise from the heading lines of the text ([`detect_chapters`]).
+
+mod epub;
 
 use std::path::Path;
 
@@ -27,10 +32,14 @@ pub enum WorkFormat {
     Html,
     /// `.md`, `.markdown`.
     Markdown,
+    /// `.epub`: EPUB 2 or 3, without DRM.
+    Epub,
 }
 
 /// The extensions `library add` reads, for messages and directory walks.
-pub const EXTENSIONS: &[&str] = &["txt", "text", "html", "htm", "xhtml", "md", "markdown"];
+pub const EXTENSIONS: &[&str] = &[
+    "txt", "text", "html", "htm", "xhtml", "md", "markdown", "epub",
+];
 
 impl WorkFormat {
     /// The format of `path` by its extension (case-insensitive), if it is one of ours.
@@ -40,6 +49,7 @@ impl WorkFormat {
             "txt" | "text" => WorkFormat::Text,
             "html" | "htm" | "xhtml" => WorkFormat::Html,
             "md" | "markdown" => WorkFormat::Markdown,
+            "epub" => WorkFormat::Epub,
             _ => return None,
         })
     }
@@ -50,8 +60,8 @@ impl WorkFormat {
 pub fn read_work_file(path: &Path) -> Result<TextFile> {
     let Some(format) = WorkFormat::of(path) else {
         return Err(ServiceError::invalid(format!(
-            "{} is not a work file Copytrace reads: expected plain text (.txt), HTML (.html, \
-             .htm, .xhtml) or Markdown (.md, .markdown)",
+            "{} is not a work file Copytrace reads: expected plain text (.txt, .text), HTML \
+             (.html, .htm, .xhtml), Markdown (.md, .markdown) or EPUB (.epub)",
             path.display()
         )));
     };
@@ -89,6 +99,7 @@ pub fn decode_work(bytes: &[u8], format: WorkFormat) -> Result<TextFile> {
                 title,
             })
         }
+        WorkFormat::Epub => epub::decode_epub(bytes),
     }
 }
 
@@ -295,6 +306,19 @@ mod tests {
     fn text_without_headings_has_no_chapters() {
         let work = decode_work(CHAPTER.as_bytes(), WorkFormat::Text).unwrap();
         assert!(work.chapters.is_empty());
+    }
+
+    #[test]
+    fn epub_is_known_by_its_extension() {
+        assert_eq!(
+            WorkFormat::of(Path::new("星辰旅人.EPUB")),
+            Some(WorkFormat::Epub)
+        );
+        assert!(EXTENSIONS.contains(&"epub"));
+        let refused = read_work_file(Path::new("book.pdf"))
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("EPUB (.epub)"), "{refused}");
     }
 
     #[test]
