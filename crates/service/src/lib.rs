@@ -23,6 +23,7 @@
 //! the index ([`index::IndexSource`]).
 
 pub mod catalog;
+pub mod chapters;
 pub mod crawl;
 pub mod dedup;
 pub mod error;

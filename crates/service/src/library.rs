@@ -14,11 +14,12 @@ use copytrace_index_redis::RedisIndex;
 use copytrace_matcher::MatchConfig;
 use copytrace_matcher::sketch::{MIN_SHARED_KEYS, SKETCH_VERSION, Sketcher};
 use copytrace_store::{
-    AlgorithmFingerprint, Id, NewWork, SegmentFingerprint, Store, WorkStatus, WorkSummary,
-    WriteOutcome,
+    AlgorithmFingerprint, Id, NewWork, SegmentFingerprint, Store, WorkChapter, WorkStatus,
+    WorkSummary, WriteOutcome,
 };
 use serde::Serialize;
 
+use crate::chapters::Chapter;
 use crate::error::{Context, Result, ServiceError};
 use crate::index;
 use crate::textfile::{TextFile, first_line_title};
@@ -58,7 +59,7 @@ pub struct CatalogEntry {
 }
 
 /// Expands `paths` (files and directories, walked recursively for work files: plain text, HTML,
-/// Markdown; see [`crate::workfile`]) and reads every file. Any unreadable, binary or undecodable file fails the whole call, so nothing is
+/// Markdown, EPUB; see [`crate::workfile`]) and reads every file. Any unreadable, binary or undecodable file fails the whole call, so nothing is
 /// ingested from a half-valid list.
 pub fn read_library_files(paths: &[PathBuf]) -> Result<Vec<LibraryFile>> {
     let mut files = Vec::new();
@@ -225,7 +226,28 @@ fn new_work(
     work.author = catalog.author.clone();
     work.published_at = catalog.published_at;
     work.licensed_hosts = catalog.licensed_hosts.clone();
+    work.chapters = stored_chapters(&library_file.file.chapters)?;
     Ok(work)
+}
+
+/// Chapters as the store keeps them: numbered in order, offsets as `u32`.
+fn stored_chapters(chapters: &[Chapter]) -> Result<Vec<WorkChapter>> {
+    chapters
+        .iter()
+        .enumerate()
+        .map(|(ordinal, chapter)| {
+            let offset = |value: usize| {
+                u32::try_from(value)
+                    .map_err(|_| ServiceError::invalid("the work is longer than 4 GiB"))
+            };
+            Ok(WorkChapter {
+                ordinal: offset(ordinal)?,
+                title: chapter.title.clone(),
+                start: offset(chapter.start)?,
+                end: offset(chapter.end)?,
+            })
+        })
+        .collect()
 }
 
 /// What ingesting one file did.
@@ -681,6 +703,7 @@ mod tests {
                 text: text.to_owned(),
                 encoding: "UTF-8",
                 title: None,
+                chapters: Vec::new(),
             },
             catalog: Default::default(),
         }

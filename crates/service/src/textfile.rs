@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use crate::chapters::{Chapter, detect_chapters};
 use crate::error::{Context, Result, ServiceError};
 
 /// A decoded library file.
@@ -11,9 +12,13 @@ pub struct TextFile {
     pub text: String,
     /// Name of the encoding it was decoded from.
     pub encoding: &'static str,
-    /// The title the file names (an HTML `<title>`, a Markdown heading); plain text has none,
-    /// and its first line is used.
+    /// The title the file names (an EPUB's title, an HTML `<title>`, a Markdown heading); plain
+    /// text has none, and its first line is used.
     pub title: Option<String>,
+    /// The chapters of the text, tiling it (see [`Chapter`]): from the file's structure where it
+    /// has one (an EPUB's spine and table of contents), else from heading lines
+    /// ([`detect_chapters`]). Empty when the work is one unit.
+    pub chapters: Vec<Chapter>,
 }
 
 /// Reads and decodes a text file, refusing binary data and text that does not decode cleanly.
@@ -71,6 +76,7 @@ fn finish(text: String, encoding: &'static str) -> Result<TextFile> {
         ));
     }
     Ok(TextFile {
+        chapters: detect_chapters(&text),
         text,
         encoding,
         title: None,

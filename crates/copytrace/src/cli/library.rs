@@ -20,9 +20,10 @@ use copytrace_service::catalog::import_catalog;
 pub enum LibraryCommand {
     /// Add works: each work file is one work whose id is the file stem: plain text (`.txt`;
     /// UTF-8, UTF-16 with a BOM, GBK/GB18030 or Big5, detected), HTML (`.html`, `.htm`,
-    /// `.xhtml`; its main text) or Markdown (`.md`, `.markdown`). The title is the HTML
-    /// `<title>`, the first Markdown heading, or the first non-empty line. Directories are
-    /// walked. Re-adding an unchanged file changes nothing; a changed file replaces that work.
+    /// `.xhtml`; its main text), Markdown (`.md`, `.markdown`) or EPUB 2/3 (`.epub`, without
+    /// DRM; its spine in reading order). The title is the EPUB's, the HTML `<title>`, the first
+    /// Markdown heading, or the first non-empty line. Directories are walked. Re-adding an
+    /// unchanged file changes nothing; a changed file replaces that work.
     Add {
         /// Files or directories.
         #[arg(required = true)]

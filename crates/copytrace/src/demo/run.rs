@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use copytrace_matcher::MatchConfig;
+use copytrace_service::chapters::detect_chapters;
 use copytrace_service::crawl::parse_seeds;
 use copytrace_service::index::IndexSource;
 use copytrace_service::library::LibraryFile;
@@ -37,6 +38,7 @@ pub async fn run_demo() -> Result<ExitCode> {
                 text: (*text).to_owned(),
                 encoding: "UTF-8",
                 title: None,
+                chapters: detect_chapters(text),
             },
             catalog: Default::default(),
         })
