@@ -115,7 +115,14 @@ pub fn detect_chapters(text: &str) -> Vec<Chapter> {
     }
     let mut chapters = Vec::with_capacity(found.len() + 1);
     let first_start = found[0].1;
-    if text[..first_start].chars().any(|c| !is_space(c)) {
+    // A lone short line before the first heading is the book's title, not front matter.
+    let before: Vec<&str> = text[..first_start]
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect();
+    let only_a_title = before.len() == 1 && before[0].chars().count() <= MAX_HEADING_CHARS;
+    if !only_a_title && text[..first_start].chars().any(|c| !is_space(c)) {
         chapters.push(Chapter {
             title: String::new(),
             start: 0,
@@ -422,6 +429,18 @@ mod tests {
         assert!(detect_chapters(PROSE).is_empty());
         assert!(detect_chapters(&book(&["第一章"])).is_empty());
         assert!(detect_chapters(&book(&["第一卷 风起", "第一章"])).is_empty());
+    }
+
+    #[test]
+    fn a_lone_title_line_opens_the_first_chapter() {
+        let text = format!("星辰旅人\n\n{}", book(&["第一章", "第二章"]));
+        let chapters = detect_chapters(&text);
+        assert_tiles(&text, &chapters);
+        assert_eq!(chapters.len(), 2);
+        assert_eq!(
+            (chapters[0].title.as_str(), chapters[0].start),
+            ("第一章", 0)
+        );
     }
 
     #[test]

@@ -1,6 +1,10 @@
 //! `library import`, `library rm` and licensed hosts, through the binary.
 
-use crate::helpers::{TestSite, Workspace, add_crawl_match, crawl_and_match, write_sample_library};
+use copytrace::demo::SampleSite;
+
+use crate::helpers::{
+    TestSite, Workspace, add_crawl_match, crawl_and_match, html_page, write_sample_library,
+};
 
 /// A distinct text of about 300 characters for work `n`: sentences drawn from a fixed pool by
 /// a pseudo-random walk seeded with `n`, so no two works share more than a sentence or two.
@@ -287,4 +291,89 @@ fn adding_a_work_matches_only_the_stored_pages_that_may_copy_it() {
     let found: std::collections::BTreeSet<(String, String)> =
         workspace.export_csv().pairs().into_iter().collect();
     assert_eq!(found, site.expected_matches());
+}
+
+/// A novel of `chapters` chapters of about 300 characters each, headed `第N章 …`, every
+/// chapter a different text (characters drawn by a pseudo-random walk over common CJK).
+fn novel(chapters: usize) -> String {
+    let mut state: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut text = String::from("长河落日\n\n");
+    for n in 1..=chapters {
+        text.push_str(&format!("第{n}章 风起之{n}\n"));
+        for i in 0..300 {
+            let c = char::from_u32(0x4E00 + (next() % 0x1400) as u32).expect("a CJK character");
+            text.push(c);
+            if i % 20 == 19 {
+                text.push_str(if i % 60 == 59 { "。\n" } else { "，" });
+            }
+        }
+        text.push('\n');
+    }
+    text
+}
+
+/// The text of chapter `n` of [`novel`], without its heading.
+fn chapter_of(novel: &str, n: usize) -> &str {
+    let start = novel
+        .find(&format!("第{n}章 风起之{n}\n"))
+        .expect("the chapter");
+    let body = start + novel[start..].find('\n').expect("a heading line") + 1;
+    let end = novel[body..]
+        .find(&format!("第{}章", n + 1))
+        .map_or(novel.len(), |e| body + e);
+    &novel[body..end]
+}
+
+#[test]
+fn a_page_copying_chapter_7_of_a_300_chapter_novel_names_the_novel_and_chapter_7() {
+    let workspace = Workspace::new();
+    let text = novel(300);
+    let path = workspace.write("library/changhe.txt", &text);
+    workspace.ok(&["library", "add", path.to_str().expect("UTF-8")]);
+    let work = &workspace.works()[0];
+    assert_eq!(work["chapter_count"], 300, "{work}");
+
+    let copied = chapter_of(&text, 7);
+    assert!(
+        copied.chars().count() * 100 < text.chars().count(),
+        "under 1% of the novel"
+    );
+    let body = format!(
+        "<nav>首页 | 排行榜 | 书架</nav><h1>第七章</h1><p>{}</p><footer>上一章 下一章</footer>",
+        copied.replace('\n', "</p><p>")
+    );
+    let site = TestSite::serve(SampleSite {
+        pages: vec![html_page("/read/7.html", &body)],
+    });
+    crawl_and_match(&workspace, &site);
+
+    let matches = workspace.export_json();
+    assert_eq!(matches.len(), 1, "{matches:#?}");
+    let found = &matches[0];
+    assert_eq!(found["work_external_id"], "changhe");
+    let chapters = found["chapters"].as_array().expect("chapters");
+    assert_eq!(chapters.len(), 1, "{chapters:#?}");
+    assert_eq!(chapters[0]["ordinal"], 6);
+    assert_eq!(chapters[0]["title"], "第7章 风起之7");
+    assert!(
+        chapters[0]["coverage"].as_f64().expect("coverage") > 0.9,
+        "{chapters:#?}"
+    );
+    assert!(found["coverage"].as_f64().expect("coverage") < 0.01);
+    assert!(
+        found["score"].as_f64().expect("score") > 0.9,
+        "a strong match although a tiny share of the novel: {found:#}"
+    );
+    let csv = workspace.export_csv();
+    assert!(
+        csv.rows[0][csv.column("chapters")].starts_with("7:第7章 风起之7 ("),
+        "{:?}",
+        csv.rows[0]
+    );
 }

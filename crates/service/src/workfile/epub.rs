@@ -434,6 +434,47 @@ mod tests {
         assert_eq!(work.text, documents.join(DOCUMENT_SEPARATOR));
     }
 
+    /// Both EPUB versions, added to a library, are stored as one work with the three chapters
+    /// of their tables of contents, each covering its chapter's text.
+    #[tokio::test]
+    async fn epub_books_are_stored_with_their_chapters() {
+        use copytrace_store::Store;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("book2.epub"), epub2()).unwrap();
+        std::fs::write(dir.path().join("book3.epub"), epub3(&full_toc())).unwrap();
+        let url = format!("sqlite://{}", dir.path().join("t.db").display());
+        let store = copytrace_store::sqlite::SqliteStore::connect(&url)
+            .await
+            .unwrap();
+        store.migrate().await.unwrap();
+        let files = crate::library::read_library_files(&[dir.path().to_path_buf()]).unwrap();
+        let added = crate::library::add_works(
+            &store,
+            "Yuewen",
+            &files,
+            None,
+            &copytrace_fingerprint::FingerprintConfig::default(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(added.works.len(), 2);
+        for outcome in &added.works {
+            let work = store.get_work(outcome.work_id).await.unwrap();
+            assert_eq!(work.summary.title, "星辰旅人");
+            let titles: Vec<&str> = work.chapters.iter().map(|c| c.title.as_str()).collect();
+            assert_eq!(
+                titles,
+                CHAPTERS.map(|(label, _, _)| label),
+                "{}",
+                outcome.external_id
+            );
+            for (chapter, (_, _, [first, _])) in work.chapters.iter().zip(CHAPTERS) {
+                let slice = &work.content[chapter.start as usize..chapter.end as usize];
+                assert!(slice.contains(first), "{slice}");
+            }
+        }
+    }
+
     #[test]
     fn an_epub2_book_reads_its_spine_and_names_chapters_from_the_ncx() {
         let work = decode_work(&epub2(), WorkFormat::Epub).unwrap();
