@@ -5,7 +5,7 @@
 //! `pages`, `matches`, `jobs`, `schedules` and `users`), each function taking the store as its
 //! first argument. A method whose SQL is the same on both backends is not in either: it is one
 //! generic function of `crate::shared`, run on the backend's pool. [`impl_store_by_section!`]
-//! writes the `impl Store` that forwards every method to its function, so the list of the 63
+//! writes the `impl Store` that forwards every method to its function, so the list of the 64
 //! methods and where each lives is written once instead of once per backend, and a method
 //! missing from a section file is a compile error naming it.
 
@@ -21,6 +21,8 @@ macro_rules! impl_store_by_section {
             shared::list_rights_holders() -> Vec<$crate::RightsHolder>;
             shared::delete_rights_holder(id: $crate::Id) -> ();
             library::upsert_work(work: &$crate::NewWork) -> ($crate::Id, $crate::WriteOutcome);
+            library::upsert_works(works: &[$crate::NewWork])
+                -> Vec<($crate::Id, $crate::WriteOutcome)>;
             shared::withdraw_work(id: $crate::Id, at: ::chrono::DateTime<::chrono::Utc>) -> bool;
             library::add_licensed_hosts(
                 rights_holder_id: $crate::Id,

@@ -168,6 +168,10 @@ pub trait Store: Send + Sync {
     /// Segments must lie inside the text and have distinct ordinals (`Invalid` otherwise); an
     /// unknown rights holder is `NotFound`.
     async fn upsert_work(&self, work: &NewWork) -> Result<(Id, WriteOutcome)>;
+    /// [`Store::upsert_work`] for several works in one transaction, in order: all are written
+    /// or none (the first refusal is the error). Loading a library a batch at a time spares a
+    /// commit per work, which dominates the cost of small works.
+    async fn upsert_works(&self, works: &[NewWork]) -> Result<Vec<(Id, WriteOutcome)>>;
     /// Withdraws a work from the library (`library rm`): it leaves [`Store::all_segments`] and
     /// every index built from the store, and is never matched again, while its row and its
     /// matches stay (listed as [`MatchStatus::Withdrawn`]). Upserting the work again brings it

@@ -100,10 +100,18 @@ pub(super) async fn upsert_work(
     store: &PostgresStore,
     work: &NewWork,
 ) -> Result<(Id, WriteOutcome)> {
-    validate_work(work)?;
-    let version = i64::from(work.fingerprint_version);
-    let content_len = rules::content_len(work)?;
-    for _ in 0..ATTEMPTS {
+    let mut done = upsert_works(store, std::slice::from_ref(work)).await?;
+    Ok(done.remove(0))
+}
+
+pub(super) async fn upsert_works(
+    store: &PostgresStore,
+    works: &[NewWork],
+) -> Result<Vec<(Id, WriteOutcome)>> {
+    for work in works {
+        validate_work(work)?;
+    }
+    'attempt: for _ in 0..ATTEMPTS {
         // The server checks each window row's foreign key with a query it plans once per
         // connection and keeps until the next ANALYZE of `works`. Planned while the table
         // was small (early in a library load, right after autovacuum analyzed a few rows),
@@ -116,91 +124,102 @@ pub(super) async fn upsert_work(
             .pool
             .begin_with("BEGIN; SET LOCAL enable_seqscan = off")
             .await?;
-        let existing: Option<(i64, String, String, i64)> = sqlx::query_as(
-            "SELECT id, title, content_hash, fingerprint_version FROM works \
-             WHERE rights_holder_id = $1 AND external_id = $2 FOR NO KEY UPDATE",
-        )
-        .bind(work.rights_holder_id)
-        .bind(&work.external_id)
-        .fetch_optional(&mut *tx)
-        .await?;
-        let now = now();
-        let stored_algorithms = match &existing {
-            Some((id, ..)) => algorithm_versions(&mut tx, *id).await?,
-            None => Vec::new(),
-        };
-        let (id, outcome) = match existing {
-            Some((id, title, hash, stored_version))
-                if rules::work_unchanged(
-                    work,
-                    (&title, &hash, stored_version),
-                    &stored_algorithms,
-                ) =>
-            {
-                let catalog = shared::stored_catalog::<Postgres>(&mut tx, id).await?;
-                let published_at = work.published_at.map(stored);
-                if rules::catalog_unchanged(work, &catalog, published_at) {
+        let mut done = Vec::with_capacity(works.len());
+        for work in works {
+            match upsert_in(&mut tx, work).await? {
+                Some(outcome) => done.push(outcome),
+                None => {
                     tx.rollback().await?;
-                    return Ok((id, WriteOutcome::Unchanged));
+                    continue 'attempt;
                 }
-                // Only the catalog entry changed: the text and its fingerprints stand.
-                shared::write_catalog::<Postgres>(&mut tx, work.rights_holder_id, id, work).await?;
-                tx.commit().await?;
-                return Ok((id, WriteOutcome::Updated));
             }
-            Some((id, ..)) => {
-                shared::rewrite_work::<Postgres>(&mut tx, id, work).await?;
-                // Every page matched against the old version must be matched again. The
-                // pages are locked in id order so two such updates cannot deadlock.
-                sqlx::query(
-                    "WITH stale AS ( \
-                       SELECT id FROM pages WHERE matched_hash IS NOT NULL \
-                         AND id IN (SELECT page_id FROM matches WHERE work_id = $1) \
-                       ORDER BY id FOR NO KEY UPDATE) \
-                     UPDATE pages SET matched_hash = NULL \
-                     WHERE id IN (SELECT id FROM stale)",
-                )
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-                (id, WriteOutcome::Updated)
-            }
-            None => {
-                exists(&mut tx, Referenced::RightsHolder, work.rights_holder_id).await?;
-                let inserted: Option<i64> = sqlx::query_scalar(
-                    "INSERT INTO works (rights_holder_id, external_id, title, content, \
-                     content_len, content_hash, fingerprint_version, created_at, updated_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) \
-                     ON CONFLICT (rights_holder_id, external_id) DO NOTHING RETURNING id",
-                )
-                .bind(work.rights_holder_id)
-                .bind(&work.external_id)
-                .bind(&work.title)
-                .bind(&work.content)
-                .bind(content_len)
-                .bind(&work.content_hash)
-                .bind(version)
-                .bind(now)
-                .fetch_optional(&mut *tx)
-                .await?;
-                let Some(id) = inserted else {
-                    // A concurrent writer created it first: start over, updating theirs.
-                    tx.rollback().await?;
-                    continue;
-                };
-                (id, WriteOutcome::Created)
-            }
-        };
-        insert_segments(&mut tx, id, work).await?;
-        insert_fingerprints(&mut tx, id, work).await?;
-        shared::write_catalog::<Postgres>(&mut tx, work.rights_holder_id, id, work).await?;
+        }
         tx.commit().await?;
-        return Ok((id, outcome));
+        return Ok(done);
     }
     Err(StoreError::Invalid(format!(
         "work {:?} kept being replaced concurrently; try again",
-        work.external_id
+        works.first().map_or("", |w| w.external_id.as_str())
     )))
+}
+
+/// One work's upsert in the caller's transaction (validated already); `None` when a concurrent
+/// writer created the same work first, and the transaction must start over.
+async fn upsert_in(tx: &mut PgConnection, work: &NewWork) -> Result<Option<(Id, WriteOutcome)>> {
+    let version = i64::from(work.fingerprint_version);
+    let content_len = rules::content_len(work)?;
+    let existing: Option<(i64, String, String, i64)> = sqlx::query_as(
+        "SELECT id, title, content_hash, fingerprint_version FROM works \
+         WHERE rights_holder_id = $1 AND external_id = $2 FOR NO KEY UPDATE",
+    )
+    .bind(work.rights_holder_id)
+    .bind(&work.external_id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let now = now();
+    let stored_algorithms = match &existing {
+        Some((id, ..)) => algorithm_versions(&mut *tx, *id).await?,
+        None => Vec::new(),
+    };
+    let (id, outcome) = match existing {
+        Some((id, title, hash, stored_version))
+            if rules::work_unchanged(work, (&title, &hash, stored_version), &stored_algorithms) =>
+        {
+            let catalog = shared::stored_catalog::<Postgres>(&mut *tx, id).await?;
+            let published_at = work.published_at.map(stored);
+            if rules::catalog_unchanged(work, &catalog, published_at) {
+                return Ok(Some((id, WriteOutcome::Unchanged)));
+            }
+            // Only the catalog entry changed: the text and its fingerprints stand.
+            shared::write_catalog::<Postgres>(&mut *tx, work.rights_holder_id, id, work).await?;
+            return Ok(Some((id, WriteOutcome::Updated)));
+        }
+        Some((id, ..)) => {
+            shared::rewrite_work::<Postgres>(&mut *tx, id, work).await?;
+            // Every page matched against the old version must be matched again. The
+            // pages are locked in id order so two such updates cannot deadlock.
+            sqlx::query(
+                "WITH stale AS ( \
+                   SELECT id FROM pages WHERE matched_hash IS NOT NULL \
+                     AND id IN (SELECT page_id FROM matches WHERE work_id = $1) \
+                   ORDER BY id FOR NO KEY UPDATE) \
+                 UPDATE pages SET matched_hash = NULL \
+                 WHERE id IN (SELECT id FROM stale)",
+            )
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+            (id, WriteOutcome::Updated)
+        }
+        None => {
+            exists(&mut *tx, Referenced::RightsHolder, work.rights_holder_id).await?;
+            let inserted: Option<i64> = sqlx::query_scalar(
+                "INSERT INTO works (rights_holder_id, external_id, title, content, \
+                 content_len, content_hash, fingerprint_version, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) \
+                 ON CONFLICT (rights_holder_id, external_id) DO NOTHING RETURNING id",
+            )
+            .bind(work.rights_holder_id)
+            .bind(&work.external_id)
+            .bind(&work.title)
+            .bind(&work.content)
+            .bind(content_len)
+            .bind(&work.content_hash)
+            .bind(version)
+            .bind(now)
+            .fetch_optional(&mut *tx)
+            .await?;
+            let Some(id) = inserted else {
+                // A concurrent writer created it first: the caller starts over.
+                return Ok(None);
+            };
+            (id, WriteOutcome::Created)
+        }
+    };
+    insert_segments(&mut *tx, id, work).await?;
+    insert_fingerprints(&mut *tx, id, work).await?;
+    shared::write_catalog::<Postgres>(&mut *tx, work.rights_holder_id, id, work).await?;
+    Ok(Some((id, outcome)))
 }
 
 pub(super) async fn list_works(

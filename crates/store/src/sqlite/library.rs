@@ -10,19 +10,23 @@ use crate::shared;
 use crate::{AlgorithmFingerprint, Id, NewWork, Result, StoreError, WorkSummary, WriteOutcome};
 use sqlx::Sqlite;
 
+/// Rows per multi-row `INSERT` of window segments: 5 binds each, far below SQLite's limit of
+/// 32,766 variables, and enough that statement overhead no longer dominates.
+const SEGMENT_ROWS_PER_INSERT: usize = 500;
+
 async fn insert_segments(conn: &mut SqliteConnection, work_id: Id, work: &NewWork) -> Result<()> {
-    for segment in &work.segments {
-        sqlx::query(
-            "INSERT INTO work_segments (work_id, ordinal, start_offset, end_offset, simhash) \
-             VALUES ($1, $2, $3, $4, $5)",
-        )
-        .bind(work_id)
-        .bind(i64::from(segment.ordinal))
-        .bind(i64::from(segment.start))
-        .bind(i64::from(segment.end))
-        .bind(segment.simhash as i64)
-        .execute(&mut *conn)
-        .await?;
+    for chunk in work.segments.chunks(SEGMENT_ROWS_PER_INSERT) {
+        let mut insert = sqlx::QueryBuilder::<Sqlite>::new(
+            "INSERT INTO work_segments (work_id, ordinal, start_offset, end_offset, simhash) ",
+        );
+        insert.push_values(chunk, |mut row, segment| {
+            row.push_bind(work_id)
+                .push_bind(i64::from(segment.ordinal))
+                .push_bind(i64::from(segment.start))
+                .push_bind(i64::from(segment.end))
+                .push_bind(segment.simhash as i64);
+        });
+        insert.build().execute(&mut *conn).await?;
     }
     Ok(())
 }
@@ -82,8 +86,31 @@ pub(super) async fn ensure_rights_holder(store: &SqliteStore, name: &str) -> Res
 
 pub(super) async fn upsert_work(store: &SqliteStore, work: &NewWork) -> Result<(Id, WriteOutcome)> {
     validate_work(work)?;
-    let version = i64::from(work.fingerprint_version);
     let mut tx = store.write().await?;
+    let done = upsert_in(&mut *tx, work).await?;
+    tx.commit().await?;
+    Ok(done)
+}
+
+pub(super) async fn upsert_works(
+    store: &SqliteStore,
+    works: &[NewWork],
+) -> Result<Vec<(Id, WriteOutcome)>> {
+    for work in works {
+        validate_work(work)?;
+    }
+    let mut tx = store.write().await?;
+    let mut done = Vec::with_capacity(works.len());
+    for work in works {
+        done.push(upsert_in(&mut *tx, work).await?);
+    }
+    tx.commit().await?;
+    Ok(done)
+}
+
+/// One work's upsert in the caller's transaction (validated already).
+async fn upsert_in(tx: &mut SqliteConnection, work: &NewWork) -> Result<(Id, WriteOutcome)> {
+    let version = i64::from(work.fingerprint_version);
     let existing: Option<(i64, String, String, i64)> = sqlx::query_as(
         "SELECT id, title, content_hash, fingerprint_version FROM works \
          WHERE rights_holder_id = $1 AND external_id = $2",
@@ -96,28 +123,26 @@ pub(super) async fn upsert_work(store: &SqliteStore, work: &NewWork) -> Result<(
     let content_len = rules::content_len(work)?;
 
     let stored_algorithms = match &existing {
-        Some((id, ..)) => algorithm_versions(&mut tx, *id).await?,
+        Some((id, ..)) => algorithm_versions(&mut *tx, *id).await?,
         None => Vec::new(),
     };
     let (id, outcome) = match existing {
         Some((id, title, hash, stored_version))
             if rules::work_unchanged(work, (&title, &hash, stored_version), &stored_algorithms) =>
         {
-            let catalog = shared::stored_catalog::<Sqlite>(&mut tx, id).await?;
+            let catalog = shared::stored_catalog::<Sqlite>(&mut *tx, id).await?;
             let published_at = work
                 .published_at
                 .and_then(|at| chrono::DateTime::from_timestamp_micros(micros(at)));
             if rules::catalog_unchanged(work, &catalog, published_at) {
-                tx.rollback().await?;
                 return Ok((id, WriteOutcome::Unchanged));
             }
             // Only the catalog entry changed: the text and its fingerprints stand.
-            shared::write_catalog::<Sqlite>(&mut tx, work.rights_holder_id, id, work).await?;
-            tx.commit().await?;
+            shared::write_catalog::<Sqlite>(&mut *tx, work.rights_holder_id, id, work).await?;
             return Ok((id, WriteOutcome::Updated));
         }
         Some((id, ..)) => {
-            shared::rewrite_work::<Sqlite>(&mut tx, id, work).await?;
+            shared::rewrite_work::<Sqlite>(&mut *tx, id, work).await?;
             // Every page matched against the old version must be matched again.
             sqlx::query(
                 "UPDATE pages SET matched_hash = NULL \
@@ -130,7 +155,7 @@ pub(super) async fn upsert_work(store: &SqliteStore, work: &NewWork) -> Result<(
             (id, WriteOutcome::Updated)
         }
         None => {
-            exists(&mut tx, Referenced::RightsHolder, work.rights_holder_id).await?;
+            exists(&mut *tx, Referenced::RightsHolder, work.rights_holder_id).await?;
             let id: i64 = sqlx::query_scalar(
                 "INSERT INTO works (rights_holder_id, external_id, title, content, \
                  content_len, content_hash, fingerprint_version, created_at, updated_at) \
@@ -149,10 +174,9 @@ pub(super) async fn upsert_work(store: &SqliteStore, work: &NewWork) -> Result<(
             (id, WriteOutcome::Created)
         }
     };
-    insert_segments(&mut tx, id, work).await?;
-    insert_fingerprints(&mut tx, id, work).await?;
-    shared::write_catalog::<Sqlite>(&mut tx, work.rights_holder_id, id, work).await?;
-    tx.commit().await?;
+    insert_segments(&mut *tx, id, work).await?;
+    insert_fingerprints(&mut *tx, id, work).await?;
+    shared::write_catalog::<Sqlite>(&mut *tx, work.rights_holder_id, id, work).await?;
     Ok((id, outcome))
 }
 

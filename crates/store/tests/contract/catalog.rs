@@ -17,6 +17,7 @@ contract_tests!(
     a_licence_for_one_work_covers_only_that_work,
     licensed_hosts_are_validated_and_owned,
     review_cannot_set_a_derived_status,
+    a_batch_of_works_is_written_whole_or_not_at_all,
 );
 
 /// Three chapters of ten bytes each.
@@ -438,4 +439,49 @@ async fn review_cannot_set_a_derived_status(store: Arc<dyn Store>) {
         .set_match_status(match_id, MatchStatus::NoticeSent)
         .await
         .unwrap();
+}
+
+async fn a_batch_of_works_is_written_whole_or_not_at_all(store: Arc<dyn Store>) {
+    let holder = store.ensure_rights_holder("Yuewen").await.unwrap();
+    let mut batch = vec![
+        work(holder, "a", NOVEL),
+        work(holder, "b", "second text"),
+        work(holder, "c", "third text"),
+    ];
+    batch[1].chapters = chapters();
+    batch[1].chapters[0].end = 99;
+    invalid(store.upsert_works(&batch).await);
+    assert!(
+        store.list_works(None).await.unwrap().is_empty(),
+        "nothing written"
+    );
+
+    batch[1].chapters.clear();
+    let done = store.upsert_works(&batch).await.unwrap();
+    assert_eq!(
+        done.iter().map(|(_, o)| *o).collect::<Vec<_>>(),
+        [WriteOutcome::Created; 3]
+    );
+    batch[2] = work(holder, "c", "third text, revised");
+    let again = store.upsert_works(&batch).await.unwrap();
+    assert_eq!(
+        again,
+        [
+            (done[0].0, WriteOutcome::Unchanged),
+            (done[1].0, WriteOutcome::Unchanged),
+            (done[2].0, WriteOutcome::Updated),
+        ]
+    );
+    let listed: Vec<String> = store
+        .list_works(None)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|w| w.external_id)
+        .collect();
+    assert_eq!(listed, ["a", "b", "c"]);
+    assert_eq!(
+        store.get_work(done[2].0).await.unwrap().content,
+        "third text, revised"
+    );
 }
