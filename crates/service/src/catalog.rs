@@ -19,8 +19,9 @@ use crate::error::{Context, Result, ServiceError, one_line};
 use crate::holders::licensed_host;
 use crate::index;
 use crate::library::{
-    CatalogEntry, IncrementalMatch, IndexUpdate, IngestOutcome, LibraryFile, PriorWorks,
-    library_changed, library_digest, prior_works, store_work,
+    CatalogEntry, IncrementalMatch, IndexUpdate, IngestOutcome, LibraryFile, PreparedWork,
+    PriorWorks, WORKS_PER_BATCH, library_changed, library_digest, prepare_work, prior_works,
+    store_works,
 };
 use crate::progress::Progress;
 use crate::workfile::read_work_file;
@@ -113,6 +114,8 @@ pub async fn import_catalog(
     let mut seen: HashMap<(String, String), u64> = HashMap::new();
     let mut holders: HashMap<String, i64> = HashMap::new();
     let prior = prior_works(store).await?;
+    // Rows checked and fingerprinted, waiting to be stored together.
+    let mut batch: Vec<(u64, PreparedWork)> = Vec::new();
     for record in reader.records() {
         progress.advance(1);
         let (line, result) = match record {
@@ -125,25 +128,23 @@ pub async fn import_catalog(
                 (line, Err(csv_error(error)))
             }
         };
-        let stored = match result {
-            Ok(row) => store_row(store, &row, &mut holders, config, &prior)
+        let prepared = match result {
+            Ok(row) => prepare_row(store, &row, &mut holders, config)
                 .await
                 .map_err(|e| (Some(row.file.external_id.clone()), e)),
             Err(error) => Err((None, error)),
         };
-        match stored {
-            Ok(outcome) => report.imported.push(outcome),
-            Err((external_id, error)) => {
-                let error = one_line(&error);
-                progress.status(&format!("line {line}: {error}"));
-                report.rejected.push(RejectedRow {
-                    line,
-                    external_id,
-                    error,
-                });
-            }
+        match prepared {
+            Ok(work) => batch.push((line, work)),
+            Err((external_id, error)) => reject(&mut report, progress, line, external_id, &error),
+        }
+        if batch.len() >= WORKS_PER_BATCH {
+            flush(store, &mut batch, &prior, &mut report, progress).await;
+            // A row refused by the store is known only when its batch is written.
+            report.rejected.sort_by_key(|r| r.line);
         }
     }
+    flush(store, &mut batch, &prior, &mut report, progress).await;
     report.matching = library_changed(store, &report.imported, config).await?;
     if let (Some(redis), Some(before)) = (redis, before) {
         let changed: Vec<i64> = report.imported.iter().map(|o| o.work_id).collect();
@@ -156,13 +157,13 @@ pub async fn import_catalog(
     Ok(report)
 }
 
-async fn store_row(
+/// Resolves the row's rights holder and fingerprints its work.
+async fn prepare_row(
     store: &dyn Store,
     row: &CatalogRow,
     holders: &mut HashMap<String, i64>,
     config: &FingerprintConfig,
-    prior: &PriorWorks,
-) -> Result<IngestOutcome> {
+) -> Result<PreparedWork> {
     let holder_id = match holders.get(&row.holder) {
         Some(id) => *id,
         None => {
@@ -171,7 +172,57 @@ async fn store_row(
             id
         }
     };
-    store_work(store, holder_id, &row.file, config, prior).await
+    prepare_work(holder_id, &row.file, config)
+}
+
+/// Stores the batch in one transaction; if that fails, row by row, so that only the rows at
+/// fault are rejected (each row stays all-or-nothing).
+async fn flush(
+    store: &dyn Store,
+    batch: &mut Vec<(u64, PreparedWork)>,
+    prior: &PriorWorks,
+    report: &mut ImportReport,
+    progress: &dyn Progress,
+) {
+    if batch.is_empty() {
+        return;
+    }
+    let works: Vec<PreparedWork> = batch.iter().map(|(_, w)| w.clone()).collect();
+    match store_works(store, &works, prior).await {
+        Ok(outcomes) => report.imported.extend(outcomes),
+        Err(_) => {
+            for (line, work) in batch.iter() {
+                match store_works(store, std::slice::from_ref(work), prior).await {
+                    Ok(outcomes) => report.imported.extend(outcomes),
+                    Err(error) => reject(
+                        report,
+                        progress,
+                        *line,
+                        Some(work.work.external_id.clone()),
+                        &error,
+                    ),
+                }
+            }
+        }
+    }
+    batch.clear();
+}
+
+/// Records a rejected row.
+fn reject(
+    report: &mut ImportReport,
+    progress: &dyn Progress,
+    line: u64,
+    external_id: Option<String>,
+    error: &ServiceError,
+) {
+    let error = one_line(error);
+    progress.status(&format!("line {line}: {error}"));
+    report.rejected.push(RejectedRow {
+        line,
+        external_id,
+        error,
+    });
 }
 
 /// Where each column is in the header.

@@ -22,6 +22,7 @@ use serde::Serialize;
 use crate::chapters::Chapter;
 use crate::error::{Context, Result, ServiceError};
 use crate::index;
+use crate::progress::Progress;
 use crate::textfile::{TextFile, first_line_title};
 use crate::workfile::{EXTENSIONS, WorkFormat, read_work_file};
 
@@ -58,10 +59,19 @@ pub struct CatalogEntry {
     pub licensed_hosts: Option<Vec<String>>,
 }
 
+/// A work file found by [`find_library_files`], not read yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkPath {
+    /// The file.
+    pub path: PathBuf,
+    /// The work's external id: the file stem.
+    pub external_id: String,
+}
+
 /// Expands `paths` (files and directories, walked recursively for work files: plain text, HTML,
-/// Markdown, EPUB; see [`crate::workfile`]) and reads every file. Any unreadable, binary or undecodable file fails the whole call, so nothing is
-/// ingested from a half-valid list.
-pub fn read_library_files(paths: &[PathBuf]) -> Result<Vec<LibraryFile>> {
+/// Markdown, EPUB; see [`crate::workfile`]) without reading them, sorted. Two files with one
+/// stem (one work id) are refused.
+pub fn find_library_files(paths: &[PathBuf]) -> Result<Vec<WorkPath>> {
     let mut files = Vec::new();
     for path in paths {
         let metadata =
@@ -82,10 +92,9 @@ pub fn read_library_files(paths: &[PathBuf]) -> Result<Vec<LibraryFile>> {
     }
     files.sort();
     files.dedup();
-    let read: Vec<LibraryFile> = files
+    let found: Vec<WorkPath> = files
         .into_iter()
         .map(|path| {
-            let file = read_work_file(&path)?;
             let external_id = path
                 .file_stem()
                 .map(|stem| stem.to_string_lossy().into_owned())
@@ -96,17 +105,12 @@ pub fn read_library_files(paths: &[PathBuf]) -> Result<Vec<LibraryFile>> {
                         path.display()
                     ))
                 })?;
-            Ok(LibraryFile {
-                path,
-                external_id,
-                file,
-                catalog: CatalogEntry::default(),
-            })
+            Ok(WorkPath { path, external_id })
         })
         .collect::<Result<_>>()?;
     // The file stem is the work's id: two files with one stem would silently replace each other.
     let mut seen: HashMap<&str, &Path> = HashMap::new();
-    for file in &read {
+    for file in &found {
         if let Some(other) = seen.insert(&file.external_id, &file.path) {
             return Err(ServiceError::invalid(format!(
                 "{} and {} would both be work {:?}: rename one of them",
@@ -116,7 +120,26 @@ pub fn read_library_files(paths: &[PathBuf]) -> Result<Vec<LibraryFile>> {
             )));
         }
     }
-    Ok(read)
+    Ok(found)
+}
+
+/// Reads one found work file.
+pub fn read_library_file(found: &WorkPath) -> Result<LibraryFile> {
+    Ok(LibraryFile {
+        path: found.path.clone(),
+        external_id: found.external_id.clone(),
+        file: read_work_file(&found.path)?,
+        catalog: CatalogEntry::default(),
+    })
+}
+
+/// [`find_library_files`] and reads every file. Any unreadable, binary or undecodable file
+/// fails the whole call. Holds every text in memory: [`add_paths`] streams instead.
+pub fn read_library_files(paths: &[PathBuf]) -> Result<Vec<LibraryFile>> {
+    find_library_files(paths)?
+        .iter()
+        .map(read_library_file)
+        .collect()
 }
 
 fn walk_txt(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
@@ -284,16 +307,24 @@ pub async fn prior_works(store: &dyn Store) -> Result<PriorWorks> {
         .collect())
 }
 
-/// Fingerprints and stores one work (in one transaction: text, windows, chapters and catalog
-/// entry together). `prior` is the library before the batch began. Pages are not marked for
-/// matching: call [`library_changed`] once the batch is done.
-pub async fn store_work(
-    store: &dyn Store,
+/// A work fingerprinted and ready to store, with what its outcome reports.
+#[derive(Debug, Clone)]
+pub struct PreparedWork {
+    /// The work as the store takes it.
+    pub work: NewWork,
+    /// Where it came from.
+    pub path: PathBuf,
+    /// Encoding the file was decoded from.
+    pub encoding: &'static str,
+}
+
+/// Fingerprints a library file for `rights_holder_id` (CPU only: run it off the async
+/// runtime for large batches).
+pub fn prepare_work(
     rights_holder_id: Id,
     library_file: &LibraryFile,
     config: &FingerprintConfig,
-    prior: &PriorWorks,
-) -> Result<IngestOutcome> {
+) -> Result<PreparedWork> {
     let text = &library_file.file.text;
     let title = library_file
         .catalog
@@ -301,29 +332,68 @@ pub async fn store_work(
         .clone()
         .or_else(|| library_file.file.title.clone())
         .unwrap_or_else(|| first_line_title(text));
-    let work = new_work(rights_holder_id, library_file, title.clone(), config)?;
-    let windows = work.segments.len();
-    let (work_id, outcome) = store
-        .upsert_work(&work)
-        .await
-        .with_context(|| format!("cannot store {}", library_file.path.display()))?;
-    let before = prior.get(&(rights_holder_id, library_file.external_id.clone()));
-    let needs_matching = outcome != WriteOutcome::Unchanged
-        && before.is_none_or(|b| {
-            b.content_hash != work.content_hash
-                || b.fingerprint_version != work.fingerprint_version
-                || b.status == WorkStatus::Withdrawn
-        });
-    Ok(IngestOutcome {
-        work_id,
-        external_id: library_file.external_id.clone(),
-        title,
-        outcome,
-        windows,
+    Ok(PreparedWork {
+        work: new_work(rights_holder_id, library_file, title, config)?,
+        path: library_file.path.clone(),
         encoding: library_file.file.encoding,
-        needs_matching,
     })
 }
+
+/// Stores prepared works in one transaction (text, windows, chapters and catalog entries
+/// together; all or none). `prior` is the library before the whole operation began. Pages
+/// are not marked for matching: call [`library_changed`] once everything is stored.
+pub async fn store_works(
+    store: &dyn Store,
+    prepared: &[PreparedWork],
+    prior: &PriorWorks,
+) -> Result<Vec<IngestOutcome>> {
+    let works: Vec<NewWork> = prepared.iter().map(|p| p.work.clone()).collect();
+    let stored = store
+        .upsert_works(&works)
+        .await
+        .with_context(|| match prepared {
+            [one] => format!("cannot store {}", one.path.display()),
+            _ => format!(
+                "cannot store {} works ({} … {})",
+                prepared.len(),
+                prepared
+                    .first()
+                    .map_or(String::new(), |p| p.path.display().to_string()),
+                prepared
+                    .last()
+                    .map_or(String::new(), |p| p.path.display().to_string())
+            ),
+        })?;
+    Ok(prepared
+        .iter()
+        .zip(stored)
+        .map(|(p, (work_id, outcome))| {
+            let work = &p.work;
+            let before = prior.get(&(work.rights_holder_id, work.external_id.clone()));
+            let needs_matching = outcome != WriteOutcome::Unchanged
+                && before.is_none_or(|b| {
+                    b.content_hash != work.content_hash
+                        || b.fingerprint_version != work.fingerprint_version
+                        || b.status == WorkStatus::Withdrawn
+                });
+            IngestOutcome {
+                work_id,
+                external_id: work.external_id.clone(),
+                title: work.title.clone(),
+                outcome,
+                windows: work.segments.len(),
+                encoding: p.encoding,
+                needs_matching,
+            }
+        })
+        .collect())
+}
+
+/// Works stored per transaction when adding files: enough that a commit per work no longer
+/// dominates, few enough that a batch of novels stays a few dozen megabytes.
+pub const WORKS_PER_BATCH: usize = 32;
+/// Text bytes per batch at most (a batch is cut early when its texts reach this size).
+pub const BYTES_PER_BATCH: usize = 16 << 20;
 
 /// After works were stored: the stored pages that may copy a new or changed one become due
 /// for matching (see [`mark_pages_for_works`]); pages matched against a changed work's old
@@ -442,7 +512,8 @@ pub struct AddReport {
 
 /// Adds works for the rights holder named `holder` (created when new), marks the stored pages
 /// that may copy the new or changed ones for matching ([`library_changed`]) and, when a Redis
-/// index is in use, keeps it in step so running match workers pick the change up.
+/// index is in use, keeps it in step so running match workers pick the change up. The files
+/// are already in memory; [`add_paths`] streams them from disk.
 pub async fn add_works(
     store: &dyn Store,
     holder: &str,
@@ -457,9 +528,103 @@ pub async fn add_works(
     };
     let prior = prior_works(store).await?;
     let mut works = Vec::with_capacity(files.len());
-    for library_file in files {
-        works.push(store_work(store, holder_id, library_file, config, &prior).await?);
+    for batch in files.chunks(WORKS_PER_BATCH) {
+        let prepared = batch
+            .iter()
+            .map(|file| prepare_work(holder_id, file, config))
+            .collect::<Result<Vec<_>>>()?;
+        works.extend(store_works(store, &prepared, &prior).await?);
     }
+    finish_add(store, works, redis, before, config).await
+}
+
+/// Finds the work files under `paths` and reads each once to check it (unreadable, binary
+/// or undecodable files and clashing ids are refused), keeping nothing in memory: the first
+/// half of [`add_paths`], done before the store is even opened, so a half-valid list changes
+/// nothing. `progress` counts files.
+pub fn check_library_files(paths: &[PathBuf], progress: &dyn Progress) -> Result<Vec<WorkPath>> {
+    let found = find_library_files(paths)?;
+    progress.label("checking");
+    progress.set_total(found.len() as u64);
+    for file in &found {
+        read_work_file(&file.path)?;
+        progress.advance(1);
+    }
+    Ok(found)
+}
+
+/// [`add_works`] for the files [`check_library_files`] found, streamed from disk: each is
+/// read again, fingerprinted and stored a batch at a time, the next batch fingerprinted on
+/// another thread while the store writes the current one. Memory holds two batches, whatever
+/// the size of the library. `progress` counts files.
+pub async fn add_paths(
+    store: &dyn Store,
+    holder: &str,
+    found: &[WorkPath],
+    redis: Option<&mut RedisIndex>,
+    config: &FingerprintConfig,
+    progress: &dyn Progress,
+) -> Result<AddReport> {
+    let holder_id = store.ensure_rights_holder(holder).await?;
+    let before = match redis {
+        Some(_) => Some(library_digest(store).await?),
+        None => None,
+    };
+    let prior = prior_works(store).await?;
+    progress.label("adding");
+    progress.set_total(found.len() as u64);
+    let batches = batches_of(found);
+    let config_copy = *config;
+    let prepare = move |batch: Vec<WorkPath>| {
+        tokio::task::spawn_blocking(move || -> Result<Vec<PreparedWork>> {
+            batch
+                .iter()
+                .map(|file| prepare_work(holder_id, &read_library_file(file)?, &config_copy))
+                .collect()
+        })
+    };
+    let mut works = Vec::with_capacity(found.len());
+    let mut batches = batches.into_iter();
+    let mut next = batches.next().map(&prepare);
+    while let Some(current) = next.take() {
+        let prepared = current.await.map_err(|e| {
+            ServiceError::unavailable(format!("a fingerprinting task failed: {e}"))
+        })??;
+        next = batches.next().map(&prepare);
+        works.extend(store_works(store, &prepared, &prior).await?);
+        progress.advance(prepared.len() as u64);
+    }
+    finish_add(store, works, redis, before, config).await
+}
+
+/// Cuts found files into batches of at most [`WORKS_PER_BATCH`] files and about
+/// [`BYTES_PER_BATCH`] bytes (by file size).
+fn batches_of(found: &[WorkPath]) -> Vec<Vec<WorkPath>> {
+    let mut batches: Vec<Vec<WorkPath>> = Vec::new();
+    let mut bytes = 0;
+    for file in found {
+        let size = std::fs::metadata(&file.path).map_or(0, |m| m.len() as usize);
+        let full = batches
+            .last()
+            .is_none_or(|b| b.len() >= WORKS_PER_BATCH || bytes + size > BYTES_PER_BATCH);
+        if full {
+            batches.push(Vec::new());
+            bytes = 0;
+        }
+        bytes += size;
+        batches.last_mut().expect("a batch").push(file.clone());
+    }
+    batches
+}
+
+/// The end of adding works: pages marked for matching, and the Redis index brought in step.
+async fn finish_add(
+    store: &dyn Store,
+    works: Vec<IngestOutcome>,
+    redis: Option<&mut RedisIndex>,
+    before: Option<String>,
+    config: &FingerprintConfig,
+) -> Result<AddReport> {
     let matching = library_changed(store, &works, config).await?;
     let index = match (redis, before) {
         (Some(redis), Some(before)) => {

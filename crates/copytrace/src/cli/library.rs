@@ -75,14 +75,29 @@ pub enum LibraryCommand {
 pub async fn run(globals: &Globals, command: LibraryCommand) -> Result<ExitCode> {
     match command {
         LibraryCommand::Add { paths, holder } => {
-            // Every file is read and checked before anything is stored.
-            let files = library::read_library_files(&paths)?;
+            // Every file is read and checked before the store is opened or anything stored.
+            let bar = Bar::counted("{prefix:>8} {bar:30} {pos}/{len} files [{elapsed}]");
+            let found = library::check_library_files(&paths, &bar);
+            bar.finish();
+            let found = found?;
             let store = globals.store().await?;
             let mut index = match &globals.redis_url {
                 Some(url) => Some(open_redis_index(url, &globals.redis_prefix)?),
                 None => None,
             };
-            let report = add(store.as_ref(), &holder, &files, index.as_mut()).await?;
+            let bar = Bar::counted("{prefix:>8} {bar:30} {pos}/{len} files [{elapsed}]");
+            let report = library::add_paths(
+                store.as_ref(),
+                &holder,
+                &found,
+                index.as_mut(),
+                &FingerprintConfig::default(),
+                &bar,
+            )
+            .await;
+            bar.finish();
+            let report = report?;
+            print_added(&report);
             print_index_update(report.index, &globals.redis_prefix);
             Ok(ExitCode::SUCCESS)
         }
@@ -318,6 +333,12 @@ pub async fn add(
 ) -> Result<AddReport> {
     let report =
         library::add_works(store, holder, files, index, &FingerprintConfig::default()).await?;
+    print_added(&report);
+    Ok(report)
+}
+
+/// One line per added work, a summary, which pages are due, and the Redis index.
+fn print_added(report: &AddReport) {
     let mut counts = [0usize; 3];
     for o in &report.works {
         let (word, slot) = outcome_slot(o.outcome);
@@ -335,5 +356,4 @@ pub async fn add(
         counts[2]
     );
     print_matching(&report.matching);
-    Ok(report)
 }

@@ -87,7 +87,7 @@ pub(super) async fn ensure_rights_holder(store: &SqliteStore, name: &str) -> Res
 pub(super) async fn upsert_work(store: &SqliteStore, work: &NewWork) -> Result<(Id, WriteOutcome)> {
     validate_work(work)?;
     let mut tx = store.write().await?;
-    let done = upsert_in(&mut *tx, work).await?;
+    let done = upsert_in(&mut tx, work).await?;
     tx.commit().await?;
     Ok(done)
 }
@@ -102,7 +102,7 @@ pub(super) async fn upsert_works(
     let mut tx = store.write().await?;
     let mut done = Vec::with_capacity(works.len());
     for work in works {
-        done.push(upsert_in(&mut *tx, work).await?);
+        done.push(upsert_in(&mut tx, work).await?);
     }
     tx.commit().await?;
     Ok(done)
