@@ -29,6 +29,7 @@ mod corpus;
 mod crawl;
 mod fingerprint;
 mod index;
+mod ingest;
 mod pgcluster;
 mod quality;
 mod redis;
@@ -57,6 +58,9 @@ enum Command {
     /// PostgreSQL store: window fingerprint rows/s of `upsert_work` against `psql \copy` of the
     /// same rows into the same table.
     Store(store::Args),
+    /// Library ingest: real Chinese novels into SQLite and PostgreSQL, end to end and storage
+    /// alone, next to the raw fingerprinting rate of the same text.
+    Ingest(ingest::Args),
     /// SimHash index against the brute-force popcount scan: queries/s, recall, memory,
     /// snapshot load time.
     Index(index::Args),
@@ -80,6 +84,7 @@ fn main() -> anyhow::Result<()> {
         Command::Redis(args) => redis::run(&args),
         Command::Store(args) => store::run(&args),
         Command::Index(args) => index::run(&args),
+        Command::Ingest(args) => ingest::run(&args),
         Command::Quality(args) => quality::run(&args),
         Command::Workers(args) => workers::run(&args),
         Command::Crawl(args) => crawl::run(&args),

@@ -110,7 +110,7 @@ pub fn run(args: &Args) -> Result<()> {
 }
 
 /// Runs one administrative statement on the server's database.
-async fn admin(server: &url::Url, statement: &str) -> Result<()> {
+pub(crate) async fn admin(server: &url::Url, statement: &str) -> Result<()> {
     let mut connection = PgConnection::connect(server.as_str())
         .await
         .context("cannot connect to PostgreSQL")?;

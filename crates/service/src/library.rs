@@ -444,6 +444,12 @@ pub async fn mark_pages_for_works(
     if work_ids.is_empty() {
         return Ok(report);
     }
+    let mut batch = store.page_sketches(0, SKETCH_BATCH, SKETCH_VERSION).await?;
+    if batch.is_empty() {
+        // No page to check (a library loaded before any crawl): the works' keys are not needed.
+        report.unsketched = store.mark_unsketched_pages_unmatched(SKETCH_VERSION).await?;
+        return Ok(report);
+    }
     let sketcher = Sketcher::new(config);
     // Band key → the works (by position in `work_ids`) having it.
     let mut keys: HashMap<u32, Vec<usize>> = HashMap::new();
@@ -455,13 +461,8 @@ pub async fn mark_pages_for_works(
     }
     let mut candidates = Vec::new();
     let mut shared = vec![0usize; work_ids.len()];
-    let mut after = 0;
-    loop {
-        let batch = store
-            .page_sketches(after, SKETCH_BATCH, SKETCH_VERSION)
-            .await?;
-        let Some(last) = batch.last() else { break };
-        after = last.page_id;
+    while let Some(last) = batch.last() {
+        let after = last.page_id;
         for sketch in &batch {
             report.pages_scanned += 1;
             shared.iter_mut().for_each(|count| *count = 0);
@@ -477,6 +478,9 @@ pub async fn mark_pages_for_works(
                 candidates.push(sketch.page_id);
             }
         }
+        batch = store
+            .page_sketches(after, SKETCH_BATCH, SKETCH_VERSION)
+            .await?;
     }
     for chunk in candidates.chunks(SKETCH_BATCH as usize) {
         report.candidates += store.mark_pages_unmatched(chunk).await?;
