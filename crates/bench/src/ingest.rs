@@ -59,12 +59,15 @@ pub struct Args {
 
 /// Runs the measurement and prints the table and the `RESULT` line.
 pub fn run(args: &Args) -> Result<()> {
-    ensure!(args.mb > 0 && args.chapters > 0, "--mb and --chapters must be positive");
+    ensure!(
+        args.mb > 0 && args.chapters > 0,
+        "--mb and --chapters must be positive"
+    );
     let dir = tempfile::tempdir()?;
     let files_dir = dir.path().join("novels");
     let bytes = write_novels(&args.cache, &files_dir, args.mb * 1_000_000, args.chapters)?;
     let mb = bytes as f64 / 1e6;
-    let found = check_library_files(&[files_dir.clone()], &NoProgress)?;
+    let found = check_library_files(std::slice::from_ref(&files_dir), &NoProgress)?;
     println!(
         "{} novels of {} chapters, {mb:.1} MB of real Chinese text",
         found.len(),
@@ -112,7 +115,11 @@ pub fn run(args: &Args) -> Result<()> {
             let mut urls = Vec::new();
             for side in ["e2e", "only"] {
                 let name = format!("copytrace_bench_ingest_{side}_{}", std::process::id());
-                admin(&server, &format!("CREATE DATABASE \"{name}\" ENCODING 'UTF8'")).await?;
+                admin(
+                    &server,
+                    &format!("CREATE DATABASE \"{name}\" ENCODING 'UTF8'"),
+                )
+                .await?;
                 let mut database = server.clone();
                 database.set_path(&format!("/{name}"));
                 urls.push((name, database.to_string()));
@@ -124,8 +131,11 @@ pub fn run(args: &Args) -> Result<()> {
             }
             .await;
             for (name, _) in &urls {
-                admin(&server, &format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
-                    .await?;
+                admin(
+                    &server,
+                    &format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"),
+                )
+                .await?;
             }
             result
         })?;

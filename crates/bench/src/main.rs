@@ -28,6 +28,7 @@
 mod corpus;
 mod crawl;
 mod fingerprint;
+mod incremental;
 mod index;
 mod ingest;
 mod pgcluster;
@@ -58,6 +59,9 @@ enum Command {
     /// PostgreSQL store: window fingerprint rows/s of `upsert_work` against `psql \copy` of the
     /// same rows into the same table.
     Store(store::Args),
+    /// Incremental matching: adding works to a library of 10,000 works with 100,000 stored
+    /// pages, against a full re-match of every page, in one run.
+    Incremental(incremental::Args),
     /// Library ingest: real Chinese novels into SQLite and PostgreSQL, end to end and storage
     /// alone, next to the raw fingerprinting rate of the same text.
     Ingest(ingest::Args),
@@ -85,6 +89,7 @@ fn main() -> anyhow::Result<()> {
         Command::Store(args) => store::run(&args),
         Command::Index(args) => index::run(&args),
         Command::Ingest(args) => ingest::run(&args),
+        Command::Incremental(args) => incremental::run(&args),
         Command::Quality(args) => quality::run(&args),
         Command::Workers(args) => workers::run(&args),
         Command::Crawl(args) => crawl::run(&args),

@@ -14,10 +14,10 @@
 //!    stored text and evidence are never replaced: they are the proof.
 //! 2. **Matching.** Every page whose text was not yet matched against the current library is
 //!    matched and its verdict recorded. This is what makes the run incremental: a page is due
-//!    when its text is new or changed, and every page is due after the library changed (new or
-//!    changed works must be looked for in pages crawled before them), so a quiet day costs
+//!    when its text is new or changed, or when the library changed and its sketch collides with
+//!    a new or changed work (see [`crate::library::mark_pages_for_works`]), so a quiet day costs
 //!    nothing and no page is re-crawled to find a new work's copies. `--full` makes every page
-//!    due first.
+//!    due first: it also finds the short copies the sketches' sampling can miss.
 //!
 //! Both passes are idempotent (recording a verdict replaces the previous one; a removal check
 //! moves matches between states), so a run that is retried after a crash, or run twice,

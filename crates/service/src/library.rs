@@ -167,7 +167,7 @@ fn walk_txt(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
 /// The document-level fingerprint of `text` by every default algorithm, each with the
 /// algorithm's version, as the store keeps them.
 pub fn document_fingerprints(text: &str) -> Result<Vec<AlgorithmFingerprint>> {
-    default_algorithms()
+    stored_algorithms()
         .iter()
         .map(|algorithm| {
             Ok(AlgorithmFingerprint {
@@ -181,10 +181,22 @@ pub fn document_fingerprints(text: &str) -> Result<Vec<AlgorithmFingerprint>> {
         .collect()
 }
 
-/// `(algorithm, version)` of every default algorithm, ordered by name like the store's
-/// [`Store::fingerprint_versions`].
+/// The default algorithms whose document fingerprints the library stores: all but the shingle
+/// set. A shingle set holds a hash of every n-gram of the text, about seven times the text's
+/// size as JSON; nothing reads it back (verification makes shingles from the text), and
+/// writing it was most of the cost of loading a library (docs/benchmarks.md, "Library
+/// ingest").
+fn stored_algorithms() -> Vec<Box<dyn copytrace_fingerprint::Algorithm>> {
+    default_algorithms()
+        .into_iter()
+        .filter(|algorithm| algorithm.name() != "shingles")
+        .collect()
+}
+
+/// `(algorithm, version)` of every algorithm whose document fingerprint is stored, ordered by
+/// name like the store's [`Store::fingerprint_versions`].
 pub fn current_algorithm_versions() -> Vec<(String, u32)> {
-    let mut versions: Vec<(String, u32)> = default_algorithms()
+    let mut versions: Vec<(String, u32)> = stored_algorithms()
         .iter()
         .map(|algorithm| (algorithm.name().to_owned(), algorithm.version()))
         .collect();
@@ -447,7 +459,9 @@ pub async fn mark_pages_for_works(
     let mut batch = store.page_sketches(0, SKETCH_BATCH, SKETCH_VERSION).await?;
     if batch.is_empty() {
         // No page to check (a library loaded before any crawl): the works' keys are not needed.
-        report.unsketched = store.mark_unsketched_pages_unmatched(SKETCH_VERSION).await?;
+        report.unsketched = store
+            .mark_unsketched_pages_unmatched(SKETCH_VERSION)
+            .await?;
         return Ok(report);
     }
     let sketcher = Sketcher::new(config);
@@ -896,7 +910,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn ingest_stores_every_algorithm_with_its_version() {
+    async fn ingest_stores_every_algorithm_but_the_shingle_set_with_its_version() {
         let dir = tempfile::tempdir().unwrap();
         let (store, _) = store_with_one_work(&dir).await;
         let work_id = store.list_works(None).await.unwrap()[0].id;
@@ -906,8 +920,10 @@ mod tests {
             .map(|f| (f.algorithm.clone(), f.version))
             .collect();
         assert_eq!(versions, current_algorithm_versions());
+        assert!(!versions.iter().any(|(name, _)| name == "shingles"));
+        assert_eq!(versions.len(), default_algorithms().len() - 1);
         for (stored, algorithm) in stored.iter().zip({
-            let mut all = default_algorithms();
+            let mut all = stored_algorithms();
             all.sort_by_key(|a| a.name());
             all
         }) {

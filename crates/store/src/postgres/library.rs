@@ -112,18 +112,7 @@ pub(super) async fn upsert_works(
         validate_work(work)?;
     }
     'attempt: for _ in 0..ATTEMPTS {
-        // The server checks each window row's foreign key with a query it plans once per
-        // connection and keeps until the next ANALYZE of `works`. Planned while the table
-        // was small (early in a library load, right after autovacuum analyzed a few rows),
-        // it is a sequential scan, and as the load goes on every window of every new work
-        // reads every work: loading a library into a new database became several times
-        // slower. Planned with sequential scans disabled, the check is the primary-key
-        // lookup it should be, whenever it is (re)planned: window rows are only ever
-        // inserted here. In the BEGIN's own round trip, and for this transaction only.
-        let mut tx = store
-            .pool
-            .begin_with("BEGIN; SET LOCAL enable_seqscan = off")
-            .await?;
+        let mut tx = store.pool.begin().await?;
         let mut done = Vec::with_capacity(works.len());
         for work in works {
             match upsert_in(&mut tx, work).await? {
