@@ -17,11 +17,10 @@ use serde::Serialize;
 
 use crate::error::{Context, Result, ServiceError, one_line};
 use crate::holders::licensed_host;
-use crate::index;
 use crate::library::{
     CatalogEntry, IncrementalMatch, IndexUpdate, IngestOutcome, LibraryFile, PreparedWork,
     PriorWorks, WORKS_PER_BATCH, library_changed, library_digest, prepare_work, prior_works,
-    store_works,
+    store_works, update_index,
 };
 use crate::progress::Progress;
 use crate::workfile::read_work_file;
@@ -146,14 +145,8 @@ pub async fn import_catalog(
     }
     flush(store, &mut batch, &prior, &mut report, progress).await;
     report.matching = library_changed(store, &report.imported, config).await?;
-    if let (Some(redis), Some(before)) = (redis, before) {
-        let changed: Vec<i64> = report.imported.iter().map(|o| o.work_id).collect();
-        report.index = if index::update_redis_index(store, redis, &before, &changed).await? {
-            IndexUpdate::Updated
-        } else {
-            IndexUpdate::NeedsRebuild
-        };
-    }
+    let changed: Vec<i64> = report.imported.iter().map(|o| o.work_id).collect();
+    report.index = update_index(store, redis, before.as_deref(), &changed).await?;
     Ok(report)
 }
 

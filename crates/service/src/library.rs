@@ -635,6 +635,26 @@ fn batches_of(found: &[WorkPath]) -> Vec<Vec<WorkPath>> {
     batches
 }
 
+/// Brings the Redis index (when one is in use) in step with works `changed` since the library
+/// digest `before` (see [`index::update_redis_index`]).
+pub async fn update_index(
+    store: &dyn Store,
+    redis: Option<&mut RedisIndex>,
+    before: Option<&str>,
+    changed: &[Id],
+) -> Result<IndexUpdate> {
+    let (Some(redis), Some(before)) = (redis, before) else {
+        return Ok(IndexUpdate::NotUsed);
+    };
+    Ok(
+        if index::update_redis_index(store, redis, before, changed).await? {
+            IndexUpdate::Updated
+        } else {
+            IndexUpdate::NeedsRebuild
+        },
+    )
+}
+
 /// The end of adding works: pages marked for matching, and the Redis index brought in step.
 async fn finish_add(
     store: &dyn Store,
@@ -644,17 +664,8 @@ async fn finish_add(
     config: &FingerprintConfig,
 ) -> Result<AddReport> {
     let matching = library_changed(store, &works, config).await?;
-    let index = match (redis, before) {
-        (Some(redis), Some(before)) => {
-            let changed: Vec<Id> = works.iter().map(|w| w.work_id).collect();
-            if index::update_redis_index(store, redis, &before, &changed).await? {
-                IndexUpdate::Updated
-            } else {
-                IndexUpdate::NeedsRebuild
-            }
-        }
-        _ => IndexUpdate::NotUsed,
-    };
+    let changed: Vec<Id> = works.iter().map(|w| w.work_id).collect();
+    let index = update_index(store, redis, before.as_deref(), &changed).await?;
     Ok(AddReport {
         works,
         index,
@@ -695,16 +706,7 @@ pub async fn withdraw_work(
         .await
         .with_context(|| format!("cannot withdraw work {work_id}"))?;
     let work = store.get_work(work_id).await?.summary;
-    let index = match redis {
-        None => IndexUpdate::NotUsed,
-        Some(redis) => {
-            if index::update_redis_index(store, redis, &before, &[work_id]).await? {
-                IndexUpdate::Updated
-            } else {
-                IndexUpdate::NeedsRebuild
-            }
-        }
-    };
+    let index = update_index(store, redis, Some(&before), &[work_id]).await?;
     Ok(Withdrawal {
         work,
         changed,

@@ -24,12 +24,12 @@ macro_rules! impl_store_by_section {
             library::upsert_works(works: &[$crate::NewWork])
                 -> Vec<($crate::Id, $crate::WriteOutcome)>;
             shared::withdraw_work(id: $crate::Id, at: ::chrono::DateTime<::chrono::Utc>) -> bool;
-            library::add_licensed_hosts(
+            shared::add_licensed_hosts(
                 rights_holder_id: $crate::Id,
                 work_id: Option<$crate::Id>,
                 hosts: &[String]
             ) -> u64;
-            library::remove_licensed_hosts(
+            shared::remove_licensed_hosts(
                 rights_holder_id: $crate::Id,
                 work_id: Option<$crate::Id>,
                 hosts: &[String]

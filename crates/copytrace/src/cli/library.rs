@@ -7,7 +7,6 @@ use anyhow::Result;
 use clap::Subcommand;
 use copytrace_fingerprint::FingerprintConfig;
 use copytrace_service::holders::DEFAULT_RIGHTS_HOLDER;
-use copytrace_service::index::open_redis_index;
 use copytrace_service::library::{self, AddReport, IncrementalMatch, IndexUpdate, LibraryFile};
 use copytrace_store::{Store, WorkStatus, WriteOutcome};
 
@@ -81,10 +80,7 @@ pub async fn run(globals: &Globals, command: LibraryCommand) -> Result<ExitCode>
             bar.finish();
             let found = found?;
             let store = globals.store().await?;
-            let mut index = match &globals.redis_url {
-                Some(url) => Some(open_redis_index(url, &globals.redis_prefix)?),
-                None => None,
-            };
+            let mut index = globals.redis_index()?;
             let bar = Bar::counted("{prefix:>8} {bar:30} {pos}/{len} files [{elapsed}]");
             let report = library::add_paths(
                 store.as_ref(),
@@ -103,10 +99,7 @@ pub async fn run(globals: &Globals, command: LibraryCommand) -> Result<ExitCode>
         }
         LibraryCommand::Import { catalog, json } => {
             let store = globals.store().await?;
-            let mut index = match &globals.redis_url {
-                Some(url) => Some(open_redis_index(url, &globals.redis_prefix)?),
-                None => None,
-            };
+            let mut index = globals.redis_index()?;
             let bar = Bar::counted("importing {bar:30} {pos}/{len} rows [{elapsed}] {wide_msg}");
             let report = import_catalog(
                 store.as_ref(),
@@ -163,10 +156,7 @@ pub async fn run(globals: &Globals, command: LibraryCommand) -> Result<ExitCode>
         }
         LibraryCommand::Rm { id } => {
             let store = globals.store().await?;
-            let mut index = match &globals.redis_url {
-                Some(url) => Some(open_redis_index(url, &globals.redis_prefix)?),
-                None => None,
-            };
+            let mut index = globals.redis_index()?;
             let done = library::withdraw_work(store.as_ref(), id, index.as_mut()).await?;
             let work = &done.work;
             if done.changed {

@@ -84,6 +84,17 @@ impl Globals {
         open_store(&self.db).await
     }
 
+    /// The shared Redis index a library change keeps in step, when `--redis-url` is given.
+    pub fn redis_index(&self) -> Result<Option<copytrace_index_redis::RedisIndex>> {
+        match &self.redis_url {
+            Some(url) => Ok(Some(copytrace_service::index::open_redis_index(
+                url,
+                &self.redis_prefix,
+            )?)),
+            None => Ok(None),
+        }
+    }
+
     /// Where matching finds the window index.
     pub fn index_source(&self) -> IndexSource {
         match &self.redis_url {

@@ -259,30 +259,3 @@ pub(super) async fn work_fingerprints(
         })
         .collect()
 }
-
-pub(super) async fn add_licensed_hosts(
-    store: &PostgresStore,
-    rights_holder_id: Id,
-    work_id: Option<Id>,
-    hosts: &[String],
-) -> Result<u64> {
-    let mut tx = store.begin().await?;
-    let added =
-        shared::add_licensed_hosts::<Postgres>(&mut tx, rights_holder_id, work_id, hosts).await?;
-    tx.commit().await?;
-    Ok(added)
-}
-
-pub(super) async fn remove_licensed_hosts(
-    store: &PostgresStore,
-    rights_holder_id: Id,
-    work_id: Option<Id>,
-    hosts: &[String],
-) -> Result<u64> {
-    let mut tx = store.begin().await?;
-    let removed =
-        shared::remove_licensed_hosts::<Postgres>(&mut tx, rights_holder_id, work_id, hosts)
-            .await?;
-    tx.commit().await?;
-    Ok(removed)
-}

@@ -322,15 +322,15 @@ where
 
 /// Adds licensed hosts for a rights holder (all its works, or work `work_id`, which must be
 /// the holder's). Returns how many were new; hosts already licensed are left as they are.
-pub(crate) async fn add_licensed_hosts<DB>(
-    conn: &mut DB::Connection,
+pub(crate) async fn add_licensed_hosts<'e, DB, E>(
+    executor: E,
     rights_holder_id: Id,
     work_id: Option<Id>,
     hosts: &[String],
 ) -> Result<u64>
 where
     DB: Db,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    E: Executor<'e, Database = DB> + Copy,
     (i64,): for<'r> FromRow<'r, DB::Row>,
     i64: for<'q> Encode<'q, DB> + Type<DB>,
     Option<i64>: for<'q> Encode<'q, DB> + Type<DB>,
@@ -340,75 +340,61 @@ where
     for host in hosts {
         rules::validate_licensed_host(host)?;
     }
-    owner_check::<DB>(conn, rights_holder_id, work_id).await?;
-    let mut added = 0;
-    for host in rules::sorted_hosts(hosts) {
-        let done = sqlx::query(
-            "INSERT INTO licensed_hosts (rights_holder_id, work_id, host, created_at) \
-             VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
-        )
-        .bind(rights_holder_id)
-        .bind(work_id)
-        .bind(host.as_str())
-        .bind(DB::now())
-        .execute(&mut *conn)
-        .await?;
-        added += DB::rows_affected(&done);
-    }
-    Ok(added)
+    let statement = "INSERT INTO licensed_hosts (rights_holder_id, work_id, host, created_at) \
+                     VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING";
+    change_licences(executor, rights_holder_id, work_id, hosts, statement).await
 }
 
 /// Removes licensed hosts of a rights holder (holder-wide, or of work `work_id`). Returns how
 /// many were removed.
-pub(crate) async fn remove_licensed_hosts<DB>(
-    conn: &mut DB::Connection,
+pub(crate) async fn remove_licensed_hosts<'e, DB, E>(
+    executor: E,
     rights_holder_id: Id,
     work_id: Option<Id>,
     hosts: &[String],
 ) -> Result<u64>
 where
     DB: Db,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    E: Executor<'e, Database = DB> + Copy,
     (i64,): for<'r> FromRow<'r, DB::Row>,
     i64: for<'q> Encode<'q, DB> + Type<DB>,
     Option<i64>: for<'q> Encode<'q, DB> + Type<DB>,
     for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
 {
-    owner_check::<DB>(conn, rights_holder_id, work_id).await?;
-    let mut removed = 0;
-    for host in hosts {
-        let done = sqlx::query(
-            "DELETE FROM licensed_hosts WHERE rights_holder_id = $1 \
-             AND COALESCE(work_id, 0) = COALESCE($2, 0) AND host = $3",
-        )
-        .bind(rights_holder_id)
-        .bind(work_id)
-        .bind(host.as_str())
-        .execute(&mut *conn)
-        .await?;
-        removed += DB::rows_affected(&done);
-    }
-    Ok(removed)
+    // Both statements take the same four binds; the time (`$4`) only matters to the insert.
+    let statement = "DELETE FROM licensed_hosts WHERE rights_holder_id = $1 \
+                     AND COALESCE(work_id, 0) = COALESCE($2, 0) AND host = $3 \
+                     AND $4 IS NOT NULL";
+    change_licences(executor, rights_holder_id, work_id, hosts, statement).await
 }
 
-/// `NotFound` unless the holder exists and, when named, the work exists and is the holder's.
-async fn owner_check<DB>(
-    conn: &mut DB::Connection,
+/// Runs `statement` (binds: holder, work, host, now) once per host, after checking the holder
+/// and the work exist and belong together; returns how many rows it changed. Each host is its
+/// own write: adding or removing the same hosts again changes nothing, so a retry after a
+/// failure is safe.
+async fn change_licences<'e, DB, E>(
+    executor: E,
     rights_holder_id: Id,
     work_id: Option<Id>,
-) -> Result<()>
+    hosts: &[String],
+    statement: &'static str,
+) -> Result<u64>
 where
     DB: Db,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    E: Executor<'e, Database = DB> + Copy,
     (i64,): for<'r> FromRow<'r, DB::Row>,
     i64: for<'q> Encode<'q, DB> + Type<DB>,
+    Option<i64>: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
 {
-    super::exists(&mut *conn, Referenced::RightsHolder, rights_holder_id).await?;
+    super::exists(executor, Referenced::RightsHolder, rights_holder_id).await?;
     if let Some(work_id) = work_id {
         let owner: Option<i64> =
             sqlx::query_scalar("SELECT rights_holder_id FROM works WHERE id = $1")
                 .bind(work_id)
-                .fetch_optional(&mut *conn)
+                .fetch_optional(executor)
                 .await?;
         if owner != Some(rights_holder_id) {
             return Err(StoreError::NotFound(format!(
@@ -416,7 +402,18 @@ where
             )));
         }
     }
-    Ok(())
+    let mut changed = 0;
+    for host in rules::sorted_hosts(hosts) {
+        let done = sqlx::query(statement)
+            .bind(rights_holder_id)
+            .bind(work_id)
+            .bind(host.as_str())
+            .bind(DB::now())
+            .execute(executor)
+            .await?;
+        changed += DB::rows_affected(&done);
+    }
+    Ok(changed)
 }
 
 /// Licensed hosts, of one rights holder or of all, by holder, then holder-wide before

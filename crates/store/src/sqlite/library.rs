@@ -231,29 +231,3 @@ pub(super) async fn work_fingerprints(
         })
         .collect()
 }
-
-pub(super) async fn add_licensed_hosts(
-    store: &SqliteStore,
-    rights_holder_id: Id,
-    work_id: Option<Id>,
-    hosts: &[String],
-) -> Result<u64> {
-    let mut tx = store.write().await?;
-    let added =
-        shared::add_licensed_hosts::<Sqlite>(&mut tx, rights_holder_id, work_id, hosts).await?;
-    tx.commit().await?;
-    Ok(added)
-}
-
-pub(super) async fn remove_licensed_hosts(
-    store: &SqliteStore,
-    rights_holder_id: Id,
-    work_id: Option<Id>,
-    hosts: &[String],
-) -> Result<u64> {
-    let mut tx = store.write().await?;
-    let removed =
-        shared::remove_licensed_hosts::<Sqlite>(&mut tx, rights_holder_id, work_id, hosts).await?;
-    tx.commit().await?;
-    Ok(removed)
-}

@@ -219,13 +219,7 @@ async fn a_withdrawn_work_leaves_the_index_but_its_matches_stay_withdrawn(store:
         .record_page_matches(page, &hash, &[found(kept, 0.8, &[(0, 0)])], at(4))
         .await
         .unwrap();
-    let statuses: Vec<(i64, MatchStatus)> = store
-        .list_matches(&MatchFilter::default())
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|m| (m.work_id, m.status))
-        .collect();
+    let statuses = listed_as(store.as_ref(), false, |m| (m.work_id, m.status)).await;
     assert_eq!(
         statuses,
         [(gone, MatchStatus::Withdrawn), (kept, MatchStatus::Open)]
@@ -258,6 +252,15 @@ async fn adding_a_withdrawn_work_again_brings_it_back(store: Arc<dyn Store>) {
 
 /// `(url, status)` of every listed match, licensed ones included.
 async fn listed(store: &dyn Store, include_licensed: bool) -> Vec<(String, MatchStatus)> {
+    listed_as(store, include_licensed, |m| (m.page_url, m.status)).await
+}
+
+/// Every listed match, licensed ones when asked, each seen through `view`.
+async fn listed_as<T>(
+    store: &dyn Store,
+    include_licensed: bool,
+    view: impl Fn(copytrace_store::MatchRecord) -> T,
+) -> Vec<T> {
     store
         .list_matches(&MatchFilter {
             include_licensed,
@@ -266,7 +269,7 @@ async fn listed(store: &dyn Store, include_licensed: bool) -> Vec<(String, Match
         .await
         .unwrap()
         .into_iter()
-        .map(|m| (m.page_url, m.status))
+        .map(view)
         .collect()
 }
 
@@ -374,16 +377,7 @@ async fn a_licence_for_one_work_covers_only_that_work(store: Arc<dyn Store>) {
         .add_licensed_hosts(holder, Some(licensed_work), &["partner.example".to_owned()])
         .await
         .unwrap();
-    let statuses: Vec<(i64, MatchStatus)> = store
-        .list_matches(&MatchFilter {
-            include_licensed: true,
-            ..MatchFilter::default()
-        })
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|m| (m.work_id, m.status))
-        .collect();
+    let statuses = listed_as(store.as_ref(), true, |m| (m.work_id, m.status)).await;
     assert_eq!(
         statuses,
         [
