@@ -975,7 +975,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn adding_a_changed_work_marks_every_page_for_matching_again() {
+    async fn adding_a_changed_work_changes_the_library_digest_only_when_its_text_changes() {
         let dir = tempfile::tempdir().unwrap();
         let (store, _) = store_with_one_work(&dir).await;
         let before = library_digest(&store).await.unwrap();
