@@ -539,12 +539,7 @@ pub async fn add_works(
     redis: Option<&mut RedisIndex>,
     config: &FingerprintConfig,
 ) -> Result<AddReport> {
-    let holder_id = store.ensure_rights_holder(holder).await?;
-    let before = match redis {
-        Some(_) => Some(library_digest(store).await?),
-        None => None,
-    };
-    let prior = prior_works(store).await?;
+    let (holder_id, before, prior) = begin_add(store, holder, redis.is_some()).await?;
     let mut works = Vec::with_capacity(files.len());
     for batch in files.chunks(WORKS_PER_BATCH) {
         let prepared = batch
@@ -583,12 +578,7 @@ pub async fn add_paths(
     config: &FingerprintConfig,
     progress: &dyn Progress,
 ) -> Result<AddReport> {
-    let holder_id = store.ensure_rights_holder(holder).await?;
-    let before = match redis {
-        Some(_) => Some(library_digest(store).await?),
-        None => None,
-    };
-    let prior = prior_works(store).await?;
+    let (holder_id, before, prior) = begin_add(store, holder, redis.is_some()).await?;
     progress.label("adding");
     progress.set_total(found.len() as u64);
     let batches = batches_of(found);
@@ -613,6 +603,21 @@ pub async fn add_paths(
         progress.advance(prepared.len() as u64);
     }
     finish_add(store, works, redis, before, config).await
+}
+
+/// What adding works starts from: the holder's id (created when new), the library digest when
+/// a Redis index must be brought in step afterwards, and the library as it was.
+async fn begin_add(
+    store: &dyn Store,
+    holder: &str,
+    redis_in_use: bool,
+) -> Result<(Id, Option<String>, PriorWorks)> {
+    let holder_id = store.ensure_rights_holder(holder).await?;
+    let before = match redis_in_use {
+        true => Some(library_digest(store).await?),
+        false => None,
+    };
+    Ok((holder_id, before, prior_works(store).await?))
 }
 
 /// Cuts found files into batches of at most [`WORKS_PER_BATCH`] files and about
