@@ -458,8 +458,9 @@ pub trait Store: Send + Sync {
 
     // ----- removal checks -----
 
-    /// Pages with at least one match that is not `dismissed`, with those matches' works, whose
-    /// id is above `after_id`, by id, at most `limit`: the pages a removal check visits.
+    /// Pages with at least one match that is not `dismissed` (nor of a withdrawn work), with
+    /// those matches' works, whose id is above `after_id`, by id, at most `limit`: the pages a
+    /// removal check visits.
     async fn infringing_pages(&self, after_id: Id, limit: u32) -> Result<Vec<InfringingPage>>;
     /// The page at `url` as [`Store::infringing_pages`] lists it, or `None` when no page has
     /// this URL or it has no match that is not dismissed: how a crawl knows that the page it

@@ -236,6 +236,7 @@ pub(super) async fn infringing_page(
         "SELECT p.id, p.url, p.content_hash, p.etag, p.last_modified, m.work_id, \
          m.evidence_hash FROM pages p \
          JOIN matches m ON m.page_id = p.id AND m.status <> 'dismissed' \
+              AND m.work_id NOT IN (SELECT id FROM works WHERE status = 'withdrawn') \
          WHERE md5(p.url) = md5($1) AND p.url = $1 ORDER BY m.work_id",
     )
     .bind(&url)

@@ -31,9 +31,11 @@ where
          m.evidence_hash \
          FROM (SELECT DISTINCT page_id FROM matches \
                WHERE status <> 'dismissed' AND page_id > $1 \
+                 AND work_id NOT IN (SELECT id FROM works WHERE status = 'withdrawn') \
                ORDER BY page_id LIMIT $2) AS chosen \
          JOIN pages p ON p.id = chosen.page_id \
          JOIN matches m ON m.page_id = p.id AND m.status <> 'dismissed' \
+              AND m.work_id NOT IN (SELECT id FROM works WHERE status = 'withdrawn') \
          ORDER BY p.id, m.work_id",
     )
     .bind(after_id)

@@ -18,6 +18,7 @@ contract_tests!(
     licensed_hosts_are_validated_and_owned,
     review_cannot_set_a_derived_status,
     a_batch_of_works_is_written_whole_or_not_at_all,
+    pages_copying_only_withdrawn_works_are_not_checked_for_removal,
 );
 
 /// Three chapters of ten bytes each.
@@ -477,5 +478,42 @@ async fn a_batch_of_works_is_written_whole_or_not_at_all(store: Arc<dyn Store>) 
     assert_eq!(
         store.get_work(done[2].0).await.unwrap().content,
         "third text, revised"
+    );
+}
+
+async fn pages_copying_only_withdrawn_works_are_not_checked_for_removal(store: Arc<dyn Store>) {
+    let holder = store.ensure_rights_holder("Yuewen").await.unwrap();
+    let (gone, _) = store
+        .upsert_work(&work(holder, "gone", NOVEL))
+        .await
+        .unwrap();
+    let (kept, _) = store
+        .upsert_work(&work(holder, "kept", "another text"))
+        .await
+        .unwrap();
+    matched_page(store.as_ref(), "http://pirate.example/only-gone", gone).await;
+    let both = stored_page(store.as_ref(), "http://pirate.example/both", "both").await;
+    store
+        .record_page_matches(
+            both,
+            &crate::helpers::hash_of("both"),
+            &[found(gone, 0.9, &[(0, 0)]), found(kept, 0.9, &[(0, 0)])],
+            at(1),
+        )
+        .await
+        .unwrap();
+    assert_eq!(store.infringing_pages(0, 10).await.unwrap().len(), 2);
+
+    store.withdraw_work(gone, at(2)).await.unwrap();
+    let checked = store.infringing_pages(0, 10).await.unwrap();
+    assert_eq!(checked.len(), 1, "{checked:?}");
+    assert_eq!(checked[0].url, "http://pirate.example/both");
+    assert_eq!(checked[0].work_ids, [kept], "only the active work's copy is checked");
+    assert!(
+        store
+            .infringing_page("http://pirate.example/only-gone")
+            .await
+            .unwrap()
+            .is_none()
     );
 }
