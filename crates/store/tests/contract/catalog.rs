@@ -508,7 +508,11 @@ async fn pages_copying_only_withdrawn_works_are_not_checked_for_removal(store: A
     let checked = store.infringing_pages(0, 10).await.unwrap();
     assert_eq!(checked.len(), 1, "{checked:?}");
     assert_eq!(checked[0].url, "http://pirate.example/both");
-    assert_eq!(checked[0].work_ids, [kept], "only the active work's copy is checked");
+    assert_eq!(
+        checked[0].work_ids,
+        [kept],
+        "only the active work's copy is checked"
+    );
     assert!(
         store
             .infringing_page("http://pirate.example/only-gone")
