@@ -3,21 +3,24 @@
 //!
 //! The library is `--rows` window fingerprints of generated Chinese prose (the real
 //! fingerprinting pipeline's windows: ordinals, byte ranges and SimHashes), cut into works of
-//! `--windows-per-work` windows each. One round:
+//! `--windows-per-work` windows each. The store keeps a work's windows packed in one row of
+//! `work_windows` (20 bytes a window), so `psql \copy` loads those same packed rows; rates are
+//! in windows per second on every side. One round:
 //!
 //! 1. **store**: every table of the fingerprint library is emptied, then each work goes in with
 //!    [`Store::upsert_work`], one after the other, as `copytrace library add` does it: one
 //!    transaction per work writing the work (with its text) and all its windows;
-//! 2. **psql**: `work_segments` alone is emptied (the works stay, the foreign keys need them),
+//! 2. **psql**: `work_windows` alone is emptied (the works stay, the foreign keys need them),
 //!    then `psql \copy` loads the same rows from a text file: the acceptance ratio is
-//!    store rows/s ÷ these rows/s;
+//!    store windows/s ÷ these windows/s;
 //! 3. **psql with the works**: every table is emptied again, and `psql \copy` loads the works
 //!    exactly as the store wrote them (with their texts, dumped by `psql \copy works TO` after
-//!    the first round), then the same window rows. This is what the store writes too, so the
+//!    the first round), then the same windows. This is what the store writes too, so the
 //!    second ratio tells the cost of the store's path from the cost of the data.
 //!
 //! Every side starts after a `CHECKPOINT`, so none pays for another's dirty pages, and ends with
-//! checksums of both tables (row counts, column sums, a hash of each text), which must equal the
+//! checksums of both tables (row counts, sums, a hash of the packed windows and of each text),
+//! which must equal the
 //! store's. The figure per side is the median over `--reps` rounds after `--warmup` untimed
 //! ones; each ratio is the median of the per-round ratios.
 //!
@@ -32,7 +35,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail, ensure};
 use copytrace_fingerprint::{FingerprintConfig, fingerprint_text};
 use copytrace_store::postgres::PostgresStore;
-use copytrace_store::{Id, NewWork, SegmentFingerprint, Store};
+use copytrace_store::{Id, NewWork, SegmentFingerprint, Store, pack_windows};
+use sha2::{Digest, Sha256};
 use sqlx::{Connection, PgConnection};
 
 use crate::corpus::chinese_prose;
@@ -178,45 +182,44 @@ fn library(rows: usize, windows_per_work: usize, holder: Id) -> Result<Vec<NewWo
     Ok(works)
 }
 
-/// Row count and the sum of each column of `work_segments`, as PostgreSQL prints them.
+/// Row count, window count and a SHA-256 of the packed windows of `work_windows`, as
+/// PostgreSQL prints them.
 async fn table_checksum(connection: &mut PgConnection) -> Result<String> {
     Ok(sqlx::query_scalar(
-        "SELECT concat_ws(' ', count(*), sum(work_id), sum(ordinal), sum(start_offset), \
-         sum(end_offset), sum(simhash::numeric)) FROM work_segments",
+        "SELECT concat_ws(' ', count(*), sum(work_id), sum(window_count), \
+         encode(sha256(string_agg(windows, ''::bytea ORDER BY work_id)), 'hex')) \
+         FROM work_windows",
     )
     .fetch_one(connection)
     .await?)
 }
 
-/// The same checksum computed from the generated rows.
+/// The same checksum computed from the generated works (ids in increasing order).
 fn expected_checksum(works: &[NewWork], ids: &[Id]) -> String {
-    let mut sums = [0i128; 5];
-    let mut count = 0u64;
+    let mut hasher = Sha256::new();
+    let (mut sum_ids, mut windows) = (0i128, 0u64);
     for (work, id) in works.iter().zip(ids) {
-        for s in &work.segments {
-            count += 1;
-            sums[0] += i128::from(*id);
-            sums[1] += i128::from(s.ordinal);
-            sums[2] += i128::from(s.start);
-            sums[3] += i128::from(s.end);
-            sums[4] += i128::from(s.simhash as i64);
-        }
+        sum_ids += i128::from(*id);
+        windows += work.segments.len() as u64;
+        hasher.update(pack_windows(&work.segments));
     }
-    let [a, b, c, d, e] = sums;
-    format!("{count} {a} {b} {c} {d} {e}")
+    let digest: String = hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("{} {sum_ids} {windows} {digest}", works.len())
 }
 
-/// The rows as `psql \copy` reads them (text format; integers need no escaping).
+/// The rows as `psql \copy` reads them (text format: a `bytea` in hex, its backslash escaped).
 fn write_copy_file(path: &Path, works: &[NewWork], ids: &[Id]) -> Result<()> {
     let mut text = String::new();
     for (work, id) in works.iter().zip(ids) {
-        for s in &work.segments {
-            writeln!(
-                text,
-                "{id}\t{}\t{}\t{}\t{}",
-                s.ordinal, s.start, s.end, s.simhash as i64
-            )?;
+        write!(text, "{id}\t{}\t\\\\x", work.segments.len())?;
+        for byte in pack_windows(&work.segments) {
+            write!(text, "{byte:02x}")?;
         }
+        text.push('\n');
     }
     std::fs::write(path, text)?;
     Ok(())
@@ -248,14 +251,14 @@ async fn measure(args: &Args, url: &str, psql: &Path) -> Result<()> {
     );
 
     let dir = tempfile::tempdir()?;
-    let segments_file = dir.path().join("work_segments.tsv");
+    let segments_file = dir.path().join("work_windows.tsv");
     let works_file = dir.path().join("works.tsv");
     for file in [&segments_file, &works_file] {
         let text = file.to_str().context("temporary path is not UTF-8")?;
         ensure!(!text.contains('\''), "temporary path {text:?} has a quote");
     }
     let copy_segments = format!(
-        "\\copy work_segments (work_id, ordinal, start_offset, end_offset, simhash) FROM '{}'",
+        "\\copy work_windows (work_id, window_count, windows) FROM '{}'",
         segments_file.display()
     );
     let copy_works = format!("\\copy works FROM '{}'", works_file.display());
@@ -289,7 +292,7 @@ async fn measure(args: &Args, url: &str, psql: &Path) -> Result<()> {
         check(&mut connection, &expected, &expected_works, "store").await?;
 
         // ----- psql \copy of the same window rows (the works stay) -----
-        empty(&mut connection, "work_segments", &mut can_checkpoint).await?;
+        empty(&mut connection, "work_windows", &mut can_checkpoint).await?;
         let psql_time = run_psql(psql, url, &[&copy_segments]).await?;
         check(&mut connection, &expected, &expected_works, "psql").await?;
 
@@ -339,28 +342,28 @@ async fn measure(args: &Args, url: &str, psql: &Path) -> Result<()> {
     println!("{:<44} {:>10}  note", "measurement", "value");
     println!(
         "{:<44} {:>10.0}  {} works of {} windows, one upsert_work each",
-        "store upsert_work (window rows/s)",
+        "store upsert_work (windows/s)",
         store_rate,
         works.len(),
         args.windows_per_work
     );
     println!(
         "{:<44} {:>10.0}  same rows from a text file, one COPY",
-        "psql \\copy work_segments (rows/s)", psql_rate
+        "psql \\copy work_windows (windows/s)", psql_rate
     );
     println!(
         "{:<44} {:>10.0}  the works' {:.1} MB of text too",
-        "psql \\copy works + work_segments (rows/s)",
+        "psql \\copy works + work_windows (windows/s)",
         both_rate,
         text_bytes as f64 / 1e6
     );
     println!(
         "{:<44} {:>10.2}  median of {} rounds, target >= 0.70",
-        "store ÷ psql \\copy work_segments", ratio, args.reps
+        "store ÷ psql \\copy work_windows", ratio, args.reps
     );
     println!(
         "{:<44} {:>10.2}  the same work on both sides",
-        "store ÷ psql \\copy works + work_segments", both_ratio
+        "store ÷ psql \\copy works + work_windows", both_ratio
     );
     println!(
         "RESULT store_rows_per_s={store_rate:.0} psql_copy_rows_per_s={psql_rate:.0} \
@@ -372,7 +375,7 @@ async fn measure(args: &Args, url: &str, psql: &Path) -> Result<()> {
 }
 
 /// Every table of the fingerprint library, and those whose rows would point at its works.
-const EVERY_TABLE: &str = "works, work_segments, work_fingerprints, matches, evidence";
+const EVERY_TABLE: &str = "works, work_windows, work_fingerprints, matches, evidence";
 
 /// Empties `tables` (restarting their ids) and checkpoints, so the next load starts from the
 /// same state whatever the previous one left dirty.
@@ -437,7 +440,7 @@ async fn check(
     let found = table_checksum(connection).await?;
     ensure!(
         found == segments,
-        "{side} load: work_segments holds {found}, expected {segments}"
+        "{side} load: work_windows holds {found}, expected {segments}"
     );
     let found = works_checksum(connection).await?;
     ensure!(
@@ -509,7 +512,7 @@ mod tests {
     }
 
     #[test]
-    fn the_copy_file_has_one_line_per_window_with_signed_simhashes() {
+    fn the_copy_file_has_one_line_per_work_with_its_windows_packed_in_hex() {
         let mut works = library(2, 2, 1).unwrap();
         works[0].segments = vec![
             SegmentFingerprint {
@@ -528,10 +531,24 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("rows.tsv");
         write_copy_file(&path, &works, &[42]).unwrap();
+        // Per window: ordinal, start, end (u32) and SimHash (u64), big-endian; the backslash of
+        // the bytea's `\x` is escaped for COPY's text format.
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
-            "42\t0\t0\t3\t-1\n42\t1\t3\t6\t5\n"
+            concat!(
+                "42\t2\t\\\\x",
+                "00000000",
+                "00000000",
+                "00000003",
+                "ffffffffffffffff",
+                "00000001",
+                "00000003",
+                "00000006",
+                "0000000000000005",
+                "\n"
+            )
         );
-        assert_eq!(expected_checksum(&works, &[42]), "2 84 1 3 9 4");
+        let checksum = expected_checksum(&works[..1], &[42]);
+        assert!(checksum.starts_with("1 42 2 "), "{checksum}");
     }
 }

@@ -54,6 +54,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 pub use model::*;
+pub use rows::pack_windows;
 
 /// Errors of the storage layer.
 #[derive(Debug, thiserror::Error)]

@@ -132,7 +132,8 @@ macro_rules! work_summary_columns {
     () => {
         "w.id, w.rights_holder_id, w.external_id, w.title, w.content_hash, \
          w.fingerprint_version, w.content_len, \
-         (SELECT COUNT(*) FROM work_segments s WHERE s.work_id = w.id) AS segment_count, \
+         COALESCE((SELECT s.window_count FROM work_windows s WHERE s.work_id = w.id), 0) \
+             AS segment_count, \
          (SELECT COUNT(*) FROM work_chapters c WHERE c.work_id = w.id) AS chapter_count, \
          w.author, w.published_at, w.status, w.withdrawn_at, w.created_at, w.updated_at"
     };
@@ -227,27 +228,52 @@ impl<C: Columns> LicensedHostRow<C> {
     }
 }
 
-#[derive(FromRow)]
-pub(crate) struct SegmentRow {
-    work_id: i64,
-    ordinal: i64,
-    start_offset: i64,
-    end_offset: i64,
-    simhash: i64,
+/// Bytes of one packed window: ordinal, start and end (u32) and SimHash (u64), big-endian.
+pub(crate) const PACKED_WINDOW: usize = 20;
+
+/// A work's windows packed as `work_windows.windows` holds them (for tools that load or check
+/// the table directly, such as `copytrace-bench store`).
+pub fn pack_windows(segments: &[SegmentFingerprint]) -> Vec<u8> {
+    let mut packed = Vec::with_capacity(segments.len() * PACKED_WINDOW);
+    for s in segments {
+        packed.extend_from_slice(&s.ordinal.to_be_bytes());
+        packed.extend_from_slice(&s.start.to_be_bytes());
+        packed.extend_from_slice(&s.end.to_be_bytes());
+        packed.extend_from_slice(&s.simhash.to_be_bytes());
+    }
+    packed
 }
 
-impl SegmentRow {
-    pub(crate) fn into_model(self) -> Result<IndexedSegment> {
-        Ok(IndexedSegment {
-            work_id: self.work_id,
-            segment: SegmentFingerprint {
-                ordinal: to_u32(self.ordinal, "segment ordinal")?,
-                start: to_u32(self.start_offset, "segment start")?,
-                end: to_u32(self.end_offset, "segment end")?,
-                // Both backends store the u64 as the i64 with the same bits.
-                simhash: self.simhash as u64,
-            },
-        })
+#[derive(FromRow)]
+pub(crate) struct PackedWindowsRow {
+    work_id: i64,
+    windows: Vec<u8>,
+}
+
+impl PackedWindowsRow {
+    /// The work's windows, in ordinal order.
+    pub(crate) fn into_model(self) -> Result<Vec<IndexedSegment>> {
+        if !self.windows.len().is_multiple_of(PACKED_WINDOW) {
+            return Err(StoreError::Invalid(format!(
+                "the stored windows of work {} are {} bytes, not whole windows",
+                self.work_id,
+                self.windows.len()
+            )));
+        }
+        let u32_at = |b: &[u8], i: usize| u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+        Ok(self
+            .windows
+            .chunks_exact(PACKED_WINDOW)
+            .map(|b| IndexedSegment {
+                work_id: self.work_id,
+                segment: SegmentFingerprint {
+                    ordinal: u32_at(b, 0),
+                    start: u32_at(b, 4),
+                    end: u32_at(b, 8),
+                    simhash: u64::from_be_bytes(b[12..20].try_into().expect("8 bytes")),
+                },
+            })
+            .collect())
     }
 }
 

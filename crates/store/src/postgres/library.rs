@@ -10,31 +10,6 @@ use crate::shared;
 use crate::{AlgorithmFingerprint, Id, NewWork, Result, StoreError, WorkSummary, WriteOutcome};
 use sqlx::Postgres;
 
-/// Inserts all window fingerprints of a work in one statement.
-async fn insert_segments(conn: &mut PgConnection, work_id: Id, work: &NewWork) -> Result<()> {
-    if work.segments.is_empty() {
-        return Ok(());
-    }
-    let segments = &work.segments;
-    sqlx::query(
-        "INSERT INTO work_segments (work_id, ordinal, start_offset, end_offset, simhash) \
-         SELECT $1, * FROM UNNEST($2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[])",
-    )
-    .bind(work_id)
-    .bind(u32_to_i64(segments.iter().map(|s| s.ordinal)))
-    .bind(u32_to_i64(segments.iter().map(|s| s.start)))
-    .bind(u32_to_i64(segments.iter().map(|s| s.end)))
-    .bind(
-        segments
-            .iter()
-            .map(|s| s.simhash as i64)
-            .collect::<Vec<i64>>(),
-    )
-    .execute(conn)
-    .await?;
-    Ok(())
-}
-
 /// Inserts all document-level fingerprints of a work in one statement.
 async fn insert_fingerprints(conn: &mut PgConnection, work_id: Id, work: &NewWork) -> Result<()> {
     if work.fingerprints.is_empty() {
@@ -205,7 +180,7 @@ async fn upsert_in(tx: &mut PgConnection, work: &NewWork) -> Result<Option<(Id, 
             (id, WriteOutcome::Created)
         }
     };
-    insert_segments(&mut *tx, id, work).await?;
+    shared::insert_windows::<Postgres>(&mut *tx, id, work).await?;
     insert_fingerprints(&mut *tx, id, work).await?;
     shared::write_catalog::<Postgres>(&mut *tx, work.rights_holder_id, id, work).await?;
     Ok(Some((id, outcome)))

@@ -5,8 +5,8 @@ use sqlx::{Encode, Executor, FromRow, Type};
 
 use super::Db;
 use crate::rows::{
-    ChapterRow, LicensedHostRow, RightsHolderRow, SegmentRow, StoredTime, WorkWithContentRow,
-    fingerprint_version, work_summary_columns,
+    ChapterRow, LicensedHostRow, PackedWindowsRow, RightsHolderRow, StoredTime, WorkWithContentRow,
+    fingerprint_version, pack_windows, work_summary_columns,
 };
 use crate::rules::{self, Referenced};
 use crate::{
@@ -96,18 +96,41 @@ pub(crate) async fn all_segments<'e, DB, E>(executor: E) -> Result<Vec<IndexedSe
 where
     DB: Db,
     E: Executor<'e, Database = DB>,
-    SegmentRow: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    PackedWindowsRow: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
 {
-    sqlx::query_as::<_, SegmentRow>(
-        "SELECT work_id, ordinal, start_offset, end_offset, simhash FROM work_segments \
-         WHERE work_id IN (SELECT id FROM works WHERE status = 'active') \
-         ORDER BY work_id, ordinal",
+    let rows = sqlx::query_as::<_, PackedWindowsRow>(
+        "SELECT ww.work_id, ww.windows FROM work_windows ww \
+         JOIN works w ON w.id = ww.work_id WHERE w.status = 'active' ORDER BY ww.work_id",
     )
     .fetch_all(executor)
-    .await?
-    .into_iter()
-    .map(SegmentRow::into_model)
-    .collect()
+    .await?;
+    let mut segments = Vec::new();
+    for row in rows {
+        segments.extend(row.into_model()?);
+    }
+    Ok(segments)
+}
+
+/// Writes a work's windows, packed into one row, in the caller's transaction (its previous
+/// windows, if any, were deleted first).
+pub(crate) async fn insert_windows<DB>(
+    conn: &mut DB::Connection,
+    work_id: Id,
+    work: &NewWork,
+) -> Result<()>
+where
+    DB: Db,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    Vec<u8>: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    sqlx::query("INSERT INTO work_windows (work_id, window_count, windows) VALUES ($1, $2, $3)")
+        .bind(work_id)
+        .bind(work.segments.len() as i64)
+        .bind(pack_windows(&work.segments))
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
 }
 
 pub(crate) async fn fingerprint_versions<'e, DB, E>(executor: E) -> Result<Vec<(Id, String, u32)>>
@@ -152,7 +175,7 @@ where
     .bind(DB::now())
     .execute(&mut *conn)
     .await?;
-    sqlx::query("DELETE FROM work_segments WHERE work_id = $1")
+    sqlx::query("DELETE FROM work_windows WHERE work_id = $1")
         .bind(id)
         .execute(&mut *conn)
         .await?;

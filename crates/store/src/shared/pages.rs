@@ -190,7 +190,7 @@ where
     .await?;
     rows.into_iter()
         .map(|(page_id, content_hash, bytes)| {
-            if bytes.len() % 4 != 0 {
+            if !bytes.len().is_multiple_of(4) {
                 return Err(StoreError::Invalid(format!(
                     "the stored sketch of page {page_id} is {} bytes, not whole u32s",
                     bytes.len()

@@ -10,27 +10,6 @@ use crate::shared;
 use crate::{AlgorithmFingerprint, Id, NewWork, Result, StoreError, WorkSummary, WriteOutcome};
 use sqlx::Sqlite;
 
-/// Rows per multi-row `INSERT` of window segments: 5 binds each, far below SQLite's limit of
-/// 32,766 variables, and enough that statement overhead no longer dominates.
-const SEGMENT_ROWS_PER_INSERT: usize = 500;
-
-async fn insert_segments(conn: &mut SqliteConnection, work_id: Id, work: &NewWork) -> Result<()> {
-    for chunk in work.segments.chunks(SEGMENT_ROWS_PER_INSERT) {
-        let mut insert = sqlx::QueryBuilder::<Sqlite>::new(
-            "INSERT INTO work_segments (work_id, ordinal, start_offset, end_offset, simhash) ",
-        );
-        insert.push_values(chunk, |mut row, segment| {
-            row.push_bind(work_id)
-                .push_bind(i64::from(segment.ordinal))
-                .push_bind(i64::from(segment.start))
-                .push_bind(i64::from(segment.end))
-                .push_bind(segment.simhash as i64);
-        });
-        insert.build().execute(&mut *conn).await?;
-    }
-    Ok(())
-}
-
 async fn insert_fingerprints(
     conn: &mut SqliteConnection,
     work_id: Id,
@@ -174,7 +153,7 @@ async fn upsert_in(tx: &mut SqliteConnection, work: &NewWork) -> Result<(Id, Wri
             (id, WriteOutcome::Created)
         }
     };
-    insert_segments(&mut *tx, id, work).await?;
+    shared::insert_windows::<Sqlite>(&mut *tx, id, work).await?;
     insert_fingerprints(&mut *tx, id, work).await?;
     shared::write_catalog::<Sqlite>(&mut *tx, work.rights_holder_id, id, work).await?;
     Ok((id, outcome))

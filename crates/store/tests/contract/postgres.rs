@@ -97,7 +97,7 @@ async fn the_schema_uses_postgres_types() {
         ("work_fingerprints", "fingerprint", "jsonb"),
         ("schedules", "seeds", "jsonb"),
         ("schedules", "enabled", "boolean"),
-        ("work_segments", "simhash", "bigint"),
+        ("work_windows", "windows", "bytea"),
         ("matches", "score", "double precision"),
         ("matches", "removed_at", "timestamp with time zone"),
         ("schedules", "last_fired_at", "timestamp with time zone"),
@@ -227,10 +227,8 @@ async fn leadership_ends_with_the_leaders_session() {
 }
 
 #[tokio::test]
-async fn deleting_a_work_row_deletes_its_windows_without_a_foreign_key() {
-    // Window rows have no foreign key on PostgreSQL (checking it per row was most of the cost
-    // of loading a library); a trigger keeps "no windows without their work" when a work row
-    // is deleted by hand.
+async fn deleting_a_work_row_deletes_its_windows() {
+    // A work's windows are one packed row of `work_windows`, deleted with the work.
     let (store, name) = fresh().await;
     let holder = store.ensure_rights_holder("Yuewen").await.unwrap();
     let text = "0123456789".repeat(40);
@@ -244,8 +242,10 @@ async fn deleting_a_work_row_deletes_its_windows_without_a_foreign_key() {
         .unwrap();
     let mut conn = PgConnection::connect(&postgres_url(&name)).await.unwrap();
     let windows = |id: i64| {
-        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM work_segments WHERE work_id = $1")
-            .bind(id)
+        sqlx::query_scalar::<_, i64>(
+            "SELECT COALESCE(sum(window_count), 0)::bigint FROM work_windows WHERE work_id = $1",
+        )
+        .bind(id)
     };
     assert_eq!(windows(gone).fetch_one(&mut conn).await.unwrap(), 50);
     sqlx::query("DELETE FROM works WHERE id = $1")

@@ -241,3 +241,89 @@ async fn postgres_pages_and_matches_written_before_refetch_survive_the_upgrade()
     store.close().await;
     drop_postgres_database(&name).await;
 }
+
+/// The version before windows were packed, one row per window.
+const BEFORE_PACKED_WINDOWS: i64 = 9;
+
+/// Two works, one with three window rows (a SimHash with the top bit set among them, written
+/// out of ordinal order) and one with none, as a version before 0010 stored them.
+fn window_rows(created: &str) -> String {
+    format!(
+        "INSERT INTO rights_holders (id, name, created_at) VALUES (1, 'Yuewen', {created}); \
+         INSERT INTO works (id, rights_holder_id, external_id, title, content, content_len, \
+           content_hash, fingerprint_version, created_at, updated_at) VALUES \
+           (1, 1, 'novel', 'Novel', 'x', 1, 'h1', 2, {created}, {created}), \
+           (2, 1, 'empty', 'Empty', 'y', 1, 'h2', 2, {created}, {created}); \
+         INSERT INTO work_segments (work_id, ordinal, start_offset, end_offset, simhash) VALUES \
+           (1, 2, 24, 4294967295, 1), (1, 0, 0, 48, -9223372036854775807), \
+           (1, 1, 12, 60, -1);"
+    )
+}
+
+/// What [`window_rows`] reads back as after the upgrade.
+async fn windows_read_back_packed(store: &dyn Store) {
+    let segments: Vec<(i64, u32, u32, u32, u64)> = store
+        .all_segments()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| {
+            let w = s.segment;
+            (s.work_id, w.ordinal, w.start, w.end, w.simhash)
+        })
+        .collect();
+    assert_eq!(
+        segments,
+        [
+            (1, 0, 0, 48, 0x8000_0000_0000_0001),
+            (1, 1, 12, 60, u64::MAX),
+            (1, 2, 24, u32::MAX, 1),
+        ]
+    );
+    let counts: Vec<(String, u32)> = store
+        .list_works(None)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|w| (w.external_id, w.segment_count))
+        .collect();
+    assert_eq!(counts, [("empty".to_owned(), 0), ("novel".to_owned(), 3)]);
+}
+
+#[tokio::test]
+async fn sqlite_window_rows_are_packed_by_the_upgrade() {
+    let (_dir, url, mut old) = sqlite_at_version(BEFORE_PACKED_WINDOWS).await;
+    let created = at(0).timestamp_micros().to_string();
+    sqlx::raw_sql(sqlx::AssertSqlSafe(window_rows(&created)))
+        .execute(&mut old)
+        .await
+        .unwrap();
+    old.close().await.unwrap();
+
+    let store = SqliteStore::connect(&url).await.unwrap();
+    store.migrate().await.unwrap();
+    windows_read_back_packed(&store).await;
+    store.close().await;
+}
+
+#[tokio::test]
+async fn postgres_window_rows_are_packed_by_the_upgrade() {
+    let name = create_postgres_database().await;
+    let mut old = PgConnection::connect(&postgres_url(&name)).await.unwrap();
+    POSTGRES
+        .run_to(BEFORE_PACKED_WINDOWS, &mut old)
+        .await
+        .unwrap();
+    let created = format!("'{}'", at(0).to_rfc3339());
+    sqlx::raw_sql(sqlx::AssertSqlSafe(window_rows(&created)))
+        .execute(&mut old)
+        .await
+        .unwrap();
+    old.close().await.unwrap();
+
+    let store = PostgresStore::connect(&postgres_url(&name)).await.unwrap();
+    store.migrate().await.unwrap();
+    windows_read_back_packed(&store).await;
+    store.close().await;
+    drop_postgres_database(&name).await;
+}
