@@ -31,6 +31,40 @@ async fn sqlite_at_version(version: i64) -> (tempfile::TempDir, String, SqliteCo
     (dir, url, old)
 }
 
+/// A SQLite database left at `version` with the rows `rows` writes (given the time as SQLite
+/// stores it), then opened and migrated by the store. Keep the directory while the store is used.
+async fn sqlite_upgraded(
+    version: i64,
+    rows: fn(&str) -> String,
+) -> (tempfile::TempDir, SqliteStore) {
+    let (dir, url, mut old) = sqlite_at_version(version).await;
+    let created = at(0).timestamp_micros().to_string();
+    sqlx::raw_sql(sqlx::AssertSqlSafe(rows(&created)))
+        .execute(&mut old)
+        .await
+        .unwrap();
+    old.close().await.unwrap();
+    let store = SqliteStore::connect(&url).await.unwrap();
+    store.migrate().await.unwrap();
+    (dir, store)
+}
+
+/// [`sqlite_upgraded`] on a new PostgreSQL database; returns its name (to drop) and the store.
+async fn postgres_upgraded(version: i64, rows: fn(&str) -> String) -> (String, PostgresStore) {
+    let name = create_postgres_database().await;
+    let mut old = PgConnection::connect(&postgres_url(&name)).await.unwrap();
+    POSTGRES.run_to(version, &mut old).await.unwrap();
+    let created = format!("'{}'", at(0).to_rfc3339());
+    sqlx::raw_sql(sqlx::AssertSqlSafe(rows(&created)))
+        .execute(&mut old)
+        .await
+        .unwrap();
+    old.close().await.unwrap();
+    let store = PostgresStore::connect(&postgres_url(&name)).await.unwrap();
+    store.migrate().await.unwrap();
+    (name, store)
+}
+
 /// What a schedule, page and match written before migration 0005 read back as.
 async fn rows_from_before_runs_read_back_with_defaults(store: &dyn Store) {
     let schedules = store.list_schedules().await.unwrap();
@@ -209,34 +243,14 @@ fn before_refetch_rows(created: &str) -> String {
 
 #[tokio::test]
 async fn sqlite_pages_and_matches_written_before_refetch_survive_the_upgrade() {
-    let (_dir, url, mut old) = sqlite_at_version(BEFORE_REFETCH).await;
-    let created = at(0).timestamp_micros().to_string();
-    sqlx::raw_sql(sqlx::AssertSqlSafe(before_refetch_rows(&created)))
-        .execute(&mut old)
-        .await
-        .unwrap();
-    old.close().await.unwrap();
-
-    let store = SqliteStore::connect(&url).await.unwrap();
-    store.migrate().await.unwrap();
+    let (_dir, store) = sqlite_upgraded(BEFORE_REFETCH, before_refetch_rows).await;
     rows_from_before_refetch_read_back_with_defaults(&store).await;
     store.close().await;
 }
 
 #[tokio::test]
 async fn postgres_pages_and_matches_written_before_refetch_survive_the_upgrade() {
-    let name = create_postgres_database().await;
-    let mut old = PgConnection::connect(&postgres_url(&name)).await.unwrap();
-    POSTGRES.run_to(BEFORE_REFETCH, &mut old).await.unwrap();
-    let created = format!("'{}'", at(0).to_rfc3339());
-    sqlx::raw_sql(sqlx::AssertSqlSafe(before_refetch_rows(&created)))
-        .execute(&mut old)
-        .await
-        .unwrap();
-    old.close().await.unwrap();
-
-    let store = PostgresStore::connect(&postgres_url(&name)).await.unwrap();
-    store.migrate().await.unwrap();
+    let (name, store) = postgres_upgraded(BEFORE_REFETCH, before_refetch_rows).await;
     rows_from_before_refetch_read_back_with_defaults(&store).await;
     store.close().await;
     drop_postgres_database(&name).await;
@@ -292,37 +306,14 @@ async fn windows_read_back_packed(store: &dyn Store) {
 
 #[tokio::test]
 async fn sqlite_window_rows_are_packed_by_the_upgrade() {
-    let (_dir, url, mut old) = sqlite_at_version(BEFORE_PACKED_WINDOWS).await;
-    let created = at(0).timestamp_micros().to_string();
-    sqlx::raw_sql(sqlx::AssertSqlSafe(window_rows(&created)))
-        .execute(&mut old)
-        .await
-        .unwrap();
-    old.close().await.unwrap();
-
-    let store = SqliteStore::connect(&url).await.unwrap();
-    store.migrate().await.unwrap();
+    let (_dir, store) = sqlite_upgraded(BEFORE_PACKED_WINDOWS, window_rows).await;
     windows_read_back_packed(&store).await;
     store.close().await;
 }
 
 #[tokio::test]
 async fn postgres_window_rows_are_packed_by_the_upgrade() {
-    let name = create_postgres_database().await;
-    let mut old = PgConnection::connect(&postgres_url(&name)).await.unwrap();
-    POSTGRES
-        .run_to(BEFORE_PACKED_WINDOWS, &mut old)
-        .await
-        .unwrap();
-    let created = format!("'{}'", at(0).to_rfc3339());
-    sqlx::raw_sql(sqlx::AssertSqlSafe(window_rows(&created)))
-        .execute(&mut old)
-        .await
-        .unwrap();
-    old.close().await.unwrap();
-
-    let store = PostgresStore::connect(&postgres_url(&name)).await.unwrap();
-    store.migrate().await.unwrap();
+    let (name, store) = postgres_upgraded(BEFORE_PACKED_WINDOWS, window_rows).await;
     windows_read_back_packed(&store).await;
     store.close().await;
     drop_postgres_database(&name).await;
