@@ -2,7 +2,7 @@
 //! end to end, next to the raw fingerprinting rate of the same text, on SQLite and PostgreSQL.
 //!
 //! The text is the real Chinese prose of the quality corpus (People's Daily 1998, 三国演义,
-//! 《呐喊》; about 7 MB, see docs/benchmarks.md), cut into chapters headed `第N章 …` and bound
+//! 《呐喊》; a few megabytes, `copytrace-bench quality-corpus` prints its statistics), cut into chapters headed `第N章 …` and bound
 //! into novels of `--chapters` chapters, written as `.txt` files until `--mb` megabytes are on
 //! disk. The corpus is smaller than the library, so chapters recur in other novels, each time
 //! in another order and with another heading; windows and rows are as many as for new text.
@@ -32,7 +32,6 @@ use copytrace_store::Store;
 use copytrace_store::postgres::PostgresStore;
 use copytrace_store::sqlite::SqliteStore;
 
-use crate::pgcluster::Cluster;
 use crate::quality::corpus::{self, Lang};
 use crate::store::admin;
 
@@ -101,15 +100,7 @@ pub fn run(args: &Args) -> Result<()> {
     })?;
     results.push(("sqlite", sqlite));
     if !args.no_postgres {
-        let cluster = match &args.postgres_url {
-            Some(_) => None,
-            None => Some(Cluster::start()?),
-        };
-        let server = match (&args.postgres_url, &cluster) {
-            (Some(url), _) => url.clone(),
-            (None, Some(cluster)) => cluster.url(),
-            (None, None) => unreachable!("a cluster is started when no URL is given"),
-        };
+        let (cluster, server) = crate::pgcluster::server(args.postgres_url.as_deref())?;
         let postgres = runtime.block_on(async {
             let server = url::Url::parse(&server).context("invalid PostgreSQL URL")?;
             let mut urls = Vec::new();

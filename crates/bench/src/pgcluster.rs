@@ -201,6 +201,19 @@ fn find_bin() -> Result<PathBuf> {
     )
 }
 
+/// The server a benchmark measures: `url` when given, else a throwaway cluster it starts (kept
+/// alive, and stopped, by the returned handle).
+pub fn server(url: Option<&str>) -> Result<(Option<Cluster>, String)> {
+    Ok(match url {
+        Some(url) => (None, url.to_owned()),
+        None => {
+            let cluster = Cluster::start()?;
+            let url = cluster.url();
+            (Some(cluster), url)
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::Cluster;

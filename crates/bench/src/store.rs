@@ -40,7 +40,6 @@ use sha2::{Digest, Sha256};
 use sqlx::{Connection, PgConnection};
 
 use crate::corpus::chinese_prose;
-use crate::pgcluster::Cluster;
 
 /// Options of `copytrace-bench store`.
 #[derive(Debug, clap::Args)]
@@ -72,15 +71,7 @@ pub fn run(args: &Args) -> Result<()> {
         args.rows > 0 && args.windows_per_work > 0 && args.reps > 0,
         "--rows, --windows-per-work and --reps must be positive"
     );
-    let cluster = match &args.url {
-        Some(_) => None,
-        None => Some(Cluster::start()?),
-    };
-    let server_url = match (&args.url, &cluster) {
-        (Some(url), _) => url.clone(),
-        (None, Some(cluster)) => cluster.url(),
-        (None, None) => unreachable!("a cluster is started when no URL is given"),
-    };
+    let (cluster, server_url) = crate::pgcluster::server(args.url.as_deref())?;
     let psql = match (&args.psql, &cluster) {
         (Some(psql), _) => psql.clone(),
         (None, Some(cluster)) => cluster.bin().join("psql"),

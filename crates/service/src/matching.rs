@@ -194,15 +194,12 @@ impl MatchEngine {
             return Ok((l.library.clone(), l.matcher.clone()));
         }
         if let Some(previous) = loaded.take() {
-            match self.apply_changes(previous).await? {
-                Ok(updated) => {
-                    let matcher = updated.matcher.clone();
-                    let library = updated.library.clone();
-                    *loaded = Some(updated);
-                    return Ok((library, matcher));
-                }
-                // In use by a task still matching, or too large a change: load it again.
-                Err(_previous) => {}
+            // `None`: in use by a task still matching, or too large a change: load it again.
+            if let Some(updated) = self.apply_changes(previous).await? {
+                let matcher = updated.matcher.clone();
+                let library = updated.library.clone();
+                *loaded = Some(updated);
+                return Ok((library, matcher));
             }
         }
         tracing::info!("loading the library for matching");
@@ -222,11 +219,11 @@ impl MatchEngine {
     /// Applies a small library change (works added, changed or withdrawn) to a loaded
     /// in-memory matcher no task is using, instead of loading every work again: after adding
     /// ten works to a library of 10,000, the reload took 80 s and this takes the ten works'
-    /// fingerprinting. Gives the previous state back when it cannot (a Redis matcher, whose
-    /// shared index `library add` updates; a matcher still in use; a large change).
-    async fn apply_changes(&self, previous: Loaded) -> Result<std::result::Result<Loaded, Loaded>> {
+    /// fingerprinting. `None` when it cannot (a Redis matcher, whose shared index `library add`
+    /// updates; a matcher still in use; a large change): the caller loads the library again.
+    async fn apply_changes(&self, previous: Loaded) -> Result<Option<Loaded>> {
         if !matches!(self.source, IndexSource::Memory) {
-            return Ok(Err(previous));
+            return Ok(None);
         }
         let store = self.store.as_ref();
         let active_list = active_works(store).await?;
@@ -235,7 +232,7 @@ impl MatchEngine {
             .iter()
             .any(|w| w.fingerprint_version != FINGERPRINT_VERSION)
         {
-            return Ok(Err(previous));
+            return Ok(None);
         }
         let active: HashMap<Id, String> = active_list
             .into_iter()
@@ -254,29 +251,13 @@ impl MatchEngine {
             .collect();
         let changes = stale.len() + fresh.len();
         if changes > IN_PLACE_CHANGES || changes * 10 > previous.works.len().max(1) {
-            return Ok(Err(previous));
+            return Ok(None);
         }
         let Loaded {
             matcher, mut works, ..
         } = previous;
-        let mut matcher = match Arc::try_unwrap(matcher) {
-            Ok(LoadedMatcher::Memory(matcher)) => matcher,
-            Ok(other) => {
-                return Ok(Err(Loaded {
-                    library: String::new(),
-                    matcher: Arc::new(other),
-                    checked: Instant::now(),
-                    works,
-                }));
-            }
-            Err(shared) => {
-                return Ok(Err(Loaded {
-                    library: String::new(),
-                    matcher: shared,
-                    checked: Instant::now(),
-                    works,
-                }));
-            }
+        let Ok(LoadedMatcher::Memory(mut matcher)) = Arc::try_unwrap(matcher) else {
+            return Ok(None);
         };
         tracing::info!(changes, "applying library changes to the loaded matcher");
         for id in &stale {
@@ -291,7 +272,7 @@ impl MatchEngine {
         // The digest of the library as it is now, taken after reading it: a change made
         // meanwhile is seen at the next check.
         let library = library_digest(store).await?;
-        Ok(Ok(Loaded {
+        Ok(Some(Loaded {
             library,
             matcher: Arc::new(LoadedMatcher::Memory(matcher)),
             checked: Instant::now(),
