@@ -130,6 +130,53 @@ async fn the_schema_uses_postgres_types() {
 }
 
 #[tokio::test]
+async fn long_texts_are_compressed_with_lz4_where_the_server_has_it() {
+    let (store, name) = fresh().await;
+    let mut conn = PgConnection::connect(&postgres_url(&name)).await.unwrap();
+    // Whether this server can: PostgreSQL 14+ built --with-lz4 (Debian's is).
+    let lz4 = sqlx::query("CREATE TEMPORARY TABLE lz4_probe (t text COMPRESSION lz4)")
+        .execute(&mut conn)
+        .await
+        .is_ok();
+    let expected = if lz4 { "l" } else { "" };
+    for (table, column) in [
+        ("works", "content"),
+        ("pages", "text"),
+        ("page_texts", "text"),
+    ] {
+        let method: String = sqlx::query_scalar(
+            "SELECT attcompression::text FROM pg_attribute \
+         WHERE attrelid = $1::regclass AND attname = $2",
+        )
+        .bind(table)
+        .bind(column)
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+        assert_eq!(method, expected, "{table}.{column} (server has lz4: {lz4})");
+    }
+    // A compressed text reads back as written.
+    let text = "the empire, long divided, must unite; long united, must divide. ".repeat(2_000);
+    let rights_holder = store.ensure_rights_holder("Yuewen").await.unwrap();
+    let (id, _) = store
+        .upsert_work(&work(rights_holder, "w1", &text))
+        .await
+        .unwrap();
+    assert_eq!(store.get_work(id).await.unwrap().content, text);
+    if lz4 {
+        let compression: Option<String> =
+            sqlx::query_scalar("SELECT pg_column_compression(content) FROM works WHERE id = $1")
+                .bind(id)
+                .fetch_one(&mut conn)
+                .await
+                .unwrap();
+        assert_eq!(compression.as_deref(), Some("lz4"));
+    }
+    conn.close().await.unwrap();
+    finish(store, name).await;
+}
+
+#[tokio::test]
 async fn a_claim_skips_a_job_locked_by_another_transaction_instead_of_waiting() {
     let (store, name) = fresh().await;
     let job = |seconds| NewJob {
