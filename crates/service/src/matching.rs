@@ -367,9 +367,11 @@ impl MatchEngine {
         match self.store.save_page_sketch(&sketch).await {
             // Deleted since it was matched: nothing to sketch.
             Ok(()) | Err(StoreError::NotFound(_)) => {}
+            // The verdict stands: failing the job now would match the page again for nothing.
+            // A page left without a current sketch is marked due at the next library change
+            // (`Store::mark_unsketched_pages_unmatched`), so no copy of a new work is missed.
             Err(error) => {
-                return Err(ServiceError::from(error))
-                    .with_context(|| format!("cannot store the sketch of {}", page.url));
+                tracing::warn!(page = page.id, %error, "cannot store the sketch of {}", page.url);
             }
         }
         Ok(PageOutcome::Recorded {
