@@ -155,7 +155,7 @@ pub fn spreadsheet_safe(value: &str) -> String {
 mod tests {
     use super::*;
     use chrono::TimeZone;
-    use copytrace_store::{EvidencePassage, MatchStatus};
+    use copytrace_store::{EvidencePassage, MatchStatus, Review};
 
     fn record(title: &str) -> MatchRecord {
         let at = chrono::Utc.with_ymd_and_hms(2026, 11, 1, 8, 0, 0).unwrap();
@@ -174,6 +174,7 @@ mod tests {
             copied_chars: 420,
             method: "simhash+align".into(),
             status: MatchStatus::Open,
+            review: Review::Confirmed,
             first_seen: at,
             last_seen: at,
             removed_at: None,

@@ -100,7 +100,7 @@ fn excerpt(record: &MatchRecord, page_texts: &EvidenceTexts) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use chrono::TimeZone;
-    use copytrace_store::EvidencePassage;
+    use copytrace_store::{EvidencePassage, Review};
 
     use super::*;
 
@@ -121,6 +121,7 @@ mod tests {
             copied_chars: 420,
             method: "simhash+align".into(),
             status: MatchStatus::Removed,
+            review: Review::Confirmed,
             first_seen: at,
             last_seen: at,
             removed_at: Some(at + chrono::Duration::days(1)),

@@ -37,6 +37,7 @@ pub mod library;
 pub mod matching;
 pub mod progress;
 pub mod recrawl;
+pub mod review;
 pub mod runs;
 pub mod schedules;
 pub mod settings;

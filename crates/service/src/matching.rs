@@ -20,6 +20,8 @@ use copytrace_store::{
 };
 use tokio::sync::Mutex;
 
+use crate::review::ReviewGate;
+
 use crate::error::{Context, Result, ServiceError};
 use crate::index::{IndexSource, check_redis_index, open_redis_index};
 use crate::library::{active_works, library_digest, refresh_outdated_works, stored_windows};
@@ -83,6 +85,8 @@ pub struct MatchEngine {
     loaded: Mutex<Option<Loaded>>,
     /// How often the library is checked for changes.
     recheck: Duration,
+    /// Which new matches are confirmed without a person.
+    gate: ReviewGate,
 }
 
 /// What matching one page did.
@@ -154,7 +158,14 @@ impl MatchEngine {
             config,
             loaded: Mutex::new(None),
             recheck: Duration::from_secs(2),
+            gate: ReviewGate::default(),
         }
+    }
+
+    /// The same engine with the certainty gate `gate` (default: [`ReviewGate::default`]).
+    pub fn with_review_gate(mut self, gate: ReviewGate) -> Self {
+        self.gate = gate;
+        self
     }
 
     /// The store verdicts are recorded in.
@@ -352,7 +363,7 @@ impl MatchEngine {
     /// works added later find it without reading its text (see [`crate::library`]).
     async fn record(&self, page: &Page) -> Result<PageOutcome> {
         let found = self.match_text(&page.text).await?;
-        let matches: Vec<NewMatch> = found.iter().map(to_new_match).collect();
+        let matches: Vec<NewMatch> = found.iter().map(|m| to_new_match(m, &self.gate)).collect();
         let verdict = self
             .store
             .record_page_matches(page.id, &page.content_hash, &matches, Utc::now())
@@ -409,9 +420,10 @@ pub struct DueCursor {
     pending: VecDeque<(Id, String)>,
 }
 
-/// The store record of a verdict on one work.
-pub fn to_new_match(found: &WorkMatch) -> NewMatch {
+/// The store record of a verdict on one work, with the certainty gate's judgement.
+pub fn to_new_match(found: &WorkMatch, gate: &ReviewGate) -> NewMatch {
     NewMatch {
+        auto_confirm: gate.passes(found),
         work_id: found.work_id,
         score: found.score,
         coverage: found.coverage,

@@ -5,7 +5,7 @@
 //! `pages`, `matches`, `jobs`, `schedules` and `users`), each function taking the store as its
 //! first argument. A method whose SQL is the same on both backends is not in either: it is one
 //! generic function of `crate::shared`, run on the backend's pool. [`impl_store_by_section!`]
-//! writes the `impl Store` that forwards every method to its function, so the list of the 64
+//! writes the `impl Store` that forwards every method to its function, so the list of the 66
 //! methods and where each lives is written once instead of once per backend, and a method
 //! missing from a section file is a compile error naming it.
 
@@ -70,6 +70,9 @@ macro_rules! impl_store_by_section {
             ) -> $crate::VerdictOutcome;
             matches::list_matches(filter: &$crate::MatchFilter) -> Vec<$crate::MatchRecord>;
             matches::set_match_status(match_id: $crate::Id, status: $crate::MatchStatus) -> ();
+            matches::decide_match(decision: &$crate::NewDecision) -> $crate::Id;
+            shared::match_decisions(match_id: $crate::Id, rights_holder_id: Option<$crate::Id>)
+                -> Vec<$crate::DecisionRecord>;
             shared::infringing_pages(after_id: $crate::Id, limit: u32)
                 -> Vec<$crate::InfringingPage>;
             matches::infringing_page(url: &str) -> Option<$crate::InfringingPage>;

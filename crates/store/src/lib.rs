@@ -262,7 +262,7 @@ pub trait Store: Send + Sync {
     /// `None` when no page has this URL (compared as [`Store::upsert_page`] stores it).
     async fn record_not_modified(&self, url: &str, seen_at: DateTime<Utc>) -> Result<Option<Id>>;
     /// The stored validators of the pages of `scope.hosts` that have at least one (and, with
-    /// `infringing_only`, a match that is not dismissed), by page id, at most `scope.limit`:
+    /// `infringing_only`, a match that is not rejected), by page id, at most `scope.limit`:
     /// what a crawl of those sites sends back to make its requests conditional.
     async fn page_validators(&self, scope: &ValidatorScope) -> Result<Vec<PageValidators>>;
     /// The text of page `page_id` whose content hash is `content_hash`: the stored text if it
@@ -292,13 +292,21 @@ pub trait Store: Send + Sync {
     /// * if its evidence points into this very text (the library or the matcher changed, not
     ///   the page), an `open` match is deleted (the verdict is revised), `notice_sent` and
     ///   `removed` ones stay as they are;
-    /// * a `dismissed` match is deleted, as before.
+    /// * a `rejected` match is deleted (the rejection stays with the page × work pair in the
+    ///   decisions, and applies again if the pair is found again).
+    ///
+    /// Review (see [`Review`]): a person's latest decision on the pair wins, whether or not
+    /// its match row still existed; a rejection holds until the page changes substantially
+    /// (another text, the copy grown by half and by at least 200 characters), which puts it
+    /// back in the queue (`pending`). Without a decision a confirmed match stays confirmed
+    /// and a new or pending one is confirmed when [`NewMatch::auto_confirm`] says it passed
+    /// the certainty gate (logged as an automatic decision), else it is `pending`.
     ///
     /// A `removed` match found again reopens (`open`, no `removed_at`) when the page was fetched
     /// after its removal was seen (`last_seen > removed_at`): the copy came back. Matching the
     /// stored text again after a page went away (404) reopens nothing.
     ///
-    /// When the page changed since some of its undismissed matches were found, the run is a
+    /// When the page changed since some of its unrejected matches were found, the run is a
     /// re-crawl's verdict on them and is appended to the page's removal checks (`online` or
     /// `soft_removed`, at the page's `last_seen`, no run), as [`Store::record_page_check`] does.
     ///
@@ -318,6 +326,19 @@ pub trait Store: Send + Sync {
     /// (setting `removed` by hand keeps it, `None` if no check saw the removal). `NotFound` if
     /// absent.
     async fn set_match_status(&self, match_id: Id, status: MatchStatus) -> Result<()>;
+    /// Records a person's decision on a match (confirm, reject, license, or back to pending)
+    /// and sets its review state, atomically. The decision belongs to the page × work pair: it
+    /// survives re-crawls, re-matching and the match row being deleted and found again (see
+    /// [`Store::record_page_matches`]). `NotFound` if the match does not exist or is not of
+    /// `decision.rights_holder_id`'s works. Returns the decision's id.
+    async fn decide_match(&self, decision: &NewDecision) -> Result<Id>;
+    /// Every decision on the page × work pair of match `match_id`, oldest first (the audit
+    /// trail). `NotFound` as for [`Store::decide_match`].
+    async fn match_decisions(
+        &self,
+        match_id: Id,
+        rights_holder_id: Option<Id>,
+    ) -> Result<Vec<DecisionRecord>>;
 
     // ----- jobs -----
 
@@ -459,12 +480,12 @@ pub trait Store: Send + Sync {
 
     // ----- removal checks -----
 
-    /// Pages with at least one match that is not `dismissed` (nor of a withdrawn work), with
+    /// Pages with at least one match that is not `rejected` (nor of a withdrawn work), with
     /// those matches' works, whose id is above `after_id`, by id, at most `limit`: the pages a
     /// removal check visits.
     async fn infringing_pages(&self, after_id: Id, limit: u32) -> Result<Vec<InfringingPage>>;
     /// The page at `url` as [`Store::infringing_pages`] lists it, or `None` when no page has
-    /// this URL or it has no match that is not dismissed: how a crawl knows that the page it
+    /// this URL or it has no match that is not rejected: how a crawl knows that the page it
     /// just fetched (or failed to) is a known copy whose fate must be recorded.
     async fn infringing_page(&self, url: &str) -> Result<Option<InfringingPage>>;
     /// Records a removal check of a page, atomically: appends it to the page's check history,

@@ -305,7 +305,7 @@ pub struct PageValidators {
 pub struct ValidatorScope {
     /// Sites, as stored (lower-case host, with the port when not the default).
     pub hosts: Vec<String>,
-    /// Only pages with a match that is not `dismissed` (see [`crate::Store::infringing_pages`]).
+    /// Only pages with a match that is not `rejected` (see [`crate::Store::infringing_pages`]).
     pub infringing_only: bool,
     /// At most this many pages (by id).
     pub limit: u32,
@@ -351,9 +351,104 @@ pub struct NewMatch {
     pub method: String,
     /// Evidence passages, in page order.
     pub evidence: Vec<EvidencePassage>,
+    /// Whether the caller's certainty gate passed (the score reached the configured
+    /// auto-confirm level): a match nobody has decided on yet is then confirmed without a
+    /// person, and waits in the review queue otherwise. A person's decision always wins.
+    pub auto_confirm: bool,
 }
 
-/// Review state of a match.
+/// Whether a match is reported as an infringement: decided by a person, or by the certainty
+/// gate for matches nobody looked at. Separate from [`MatchStatus`], which follows the copy's
+/// life online (notice sent, removed); a decision survives re-crawls and re-matching (see
+/// [`crate::Store::record_page_matches`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Review {
+    /// Below the certainty gate and not decided yet: waits in the review queue, not reported.
+    Pending,
+    /// Reported: confirmed by a person, or automatically above the certainty gate.
+    Confirmed,
+    /// A person judged it a false positive: not reported again unless the page changes
+    /// substantially.
+    Rejected,
+    /// A person judged the page licensed to carry the work: never reported.
+    Licensed,
+}
+
+impl Review {
+    /// Every review state, in queue order.
+    pub const ALL: [Review; 4] = [
+        Review::Pending,
+        Review::Confirmed,
+        Review::Rejected,
+        Review::Licensed,
+    ];
+
+    /// The value stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Review::Pending => "pending",
+            Review::Confirmed => "confirmed",
+            Review::Rejected => "rejected",
+            Review::Licensed => "licensed",
+        }
+    }
+
+    /// Parses the stored value.
+    pub fn parse(value: &str) -> Option<Self> {
+        Review::ALL.into_iter().find(|r| r.as_str() == value)
+    }
+}
+
+/// A person's (or the certainty gate's) decision on a match, as [`crate::Store::decide_match`]
+/// records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewDecision {
+    /// The match decided on.
+    pub match_id: Id,
+    /// What was decided: `confirmed`, `rejected` or `licensed` (`pending` puts it back in
+    /// the queue).
+    pub review: Review,
+    /// Who decided: a user's e-mail, `cli:<login>`, ...
+    pub actor: String,
+    /// Why (may be empty).
+    pub note: String,
+    /// When.
+    pub at: DateTime<Utc>,
+    /// Only a match of this rights holder's works (tenant isolation): another holder's match
+    /// is `NotFound`, as if it did not exist.
+    pub rights_holder_id: Option<Id>,
+}
+
+/// One recorded decision on a page × work pair: the audit trail of a match's review.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DecisionRecord {
+    /// Row id.
+    pub id: Id,
+    /// The page.
+    pub page_id: Id,
+    /// The work.
+    pub work_id: Id,
+    /// The match row decided on (a pair's row can be deleted and found again; the decision
+    /// stays with the pair).
+    pub match_id: Option<Id>,
+    /// What was decided.
+    pub review: Review,
+    /// Taken by the certainty gate, not a person.
+    pub automatic: bool,
+    /// Who decided.
+    pub actor: String,
+    /// Why.
+    pub note: String,
+    /// Content hash of the page text decided on.
+    pub content_hash: String,
+    /// Characters copied in that text.
+    pub copied_chars: u32,
+    /// When.
+    pub decided_at: DateTime<Utc>,
+}
+
+/// Lifecycle state of a match online.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MatchStatus {
@@ -363,8 +458,6 @@ pub enum MatchStatus {
     NoticeSent,
     /// The page no longer carries the text.
     Removed,
-    /// A person judged it not infringing.
-    Dismissed,
     /// Derived, never stored: the work was withdrawn from the library after the match was
     /// found. The match stays for the record but is no longer acted upon.
     Withdrawn,
@@ -380,7 +473,6 @@ impl MatchStatus {
             MatchStatus::Open => "open",
             MatchStatus::NoticeSent => "notice_sent",
             MatchStatus::Removed => "removed",
-            MatchStatus::Dismissed => "dismissed",
             MatchStatus::Withdrawn => "withdrawn",
             MatchStatus::Licensed => "licensed",
         }
@@ -397,7 +489,6 @@ impl MatchStatus {
             "open" => MatchStatus::Open,
             "notice_sent" => MatchStatus::NoticeSent,
             "removed" => MatchStatus::Removed,
-            "dismissed" => MatchStatus::Dismissed,
             "withdrawn" => MatchStatus::Withdrawn,
             "licensed" => MatchStatus::Licensed,
             _ => return None,
@@ -435,8 +526,10 @@ pub struct MatchRecord {
     pub copied_chars: u32,
     /// Method(s).
     pub method: String,
-    /// Review state.
+    /// Lifecycle state online (derived `withdrawn` and `licensed` included).
     pub status: MatchStatus,
+    /// Whether it is reported: see [`Review`].
+    pub review: Review,
     /// First time this page × work match was recorded.
     pub first_seen: DateTime<Utc>,
     /// Last time a match run confirmed it.
@@ -488,6 +581,8 @@ pub struct MatchFilter {
     pub work_id: Option<Id>,
     /// Also matches on licensed hosts (status `licensed`), which reports leave out.
     pub include_licensed: bool,
+    /// Only matches in these review states (all when empty).
+    pub reviews: Vec<Review>,
 }
 
 /// State of a durable job.
@@ -963,7 +1058,7 @@ pub struct PageCheckRecord {
     pub detail: String,
 }
 
-/// A page with matches worth re-checking (any status but `dismissed`).
+/// A page with matches worth re-checking (any match not `rejected` in review).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InfringingPage {
     /// The page.
@@ -976,7 +1071,7 @@ pub struct InfringingPage {
     pub etag: Option<String>,
     /// `Last-Modified` of the fetch that gave the stored text.
     pub last_modified: Option<String>,
-    /// The works it was matched to (not dismissed), ascending.
+    /// The works it was matched to (not rejected), ascending.
     pub work_ids: Vec<Id>,
     /// Those of `work_ids` whose evidence points into an earlier text of the page, not into the
     /// stored one: the page changed since their copy was found, so the stored text may not

@@ -14,9 +14,9 @@ use sqlx::types::Json;
 
 use crate::rules::{self, from_json, to_u32, to_u64};
 use crate::{
-    EvidencePassage, Id, IndexedSegment, Job, JobState, MatchRecord, Page, PageCheckRecord, Result,
-    RightsHolder, Role, Run, Schedule, SegmentFingerprint, Site, StoreError, User, WorkChapter,
-    WorkStatus, WorkSummary,
+    DecisionRecord, EvidencePassage, Id, IndexedSegment, Job, JobState, MatchRecord, Page,
+    PageCheckRecord, Result, RightsHolder, Role, Run, Schedule, SegmentFingerprint, Site,
+    StoreError, User, WorkChapter, WorkStatus, WorkSummary,
 };
 
 // ----- stored representations -----
@@ -392,6 +392,7 @@ pub(crate) struct MatchEvidenceRow<C: Columns> {
     copied_chars: i64,
     method: String,
     status: String,
+    review: String,
     first_seen: C::Time,
     last_seen: C::Time,
     removed_at: Option<C::Time>,
@@ -437,6 +438,7 @@ impl<C: Columns> MatchEvidenceRow<C> {
             copied_chars: to_u32(self.copied_chars, "copied characters")?,
             method: self.method,
             status: rules::match_status(&self.status)?,
+            review: rules::review_value(&self.review)?,
             first_seen: self.first_seen.into_time()?,
             last_seen: self.last_seen.into_time()?,
             removed_at: opt_time(self.removed_at)?,
@@ -447,12 +449,47 @@ impl<C: Columns> MatchEvidenceRow<C> {
     }
 }
 
+/// A row of `match_decisions`.
+#[derive(FromRow)]
+pub(crate) struct DecisionRow<C: Columns> {
+    id: i64,
+    page_id: i64,
+    work_id: i64,
+    match_id: Option<i64>,
+    decision: String,
+    automatic: bool,
+    actor: String,
+    note: String,
+    content_hash: String,
+    copied_chars: i64,
+    decided_at: C::Time,
+}
+
+impl<C: Columns> DecisionRow<C> {
+    pub(crate) fn into_model(self) -> Result<DecisionRecord> {
+        Ok(DecisionRecord {
+            id: self.id,
+            page_id: self.page_id,
+            work_id: self.work_id,
+            match_id: self.match_id,
+            review: rules::review_value(&self.decision)?,
+            automatic: self.automatic,
+            actor: self.actor,
+            note: self.note,
+            content_hash: self.content_hash,
+            copied_chars: to_u32(self.copied_chars, "copied characters")?,
+            decided_at: self.decided_at.into_time()?,
+        })
+    }
+}
+
 /// A match's status as listings show it, over `matches m JOIN pages p JOIN works w`: the stored
 /// review status, unless the work was withdrawn (`withdrawn`) or the page is on a host the
 /// holder licensed for the work, a subdomain of it, or either on any port (`licensed`).
 macro_rules! match_status_column {
     () => {
         "CASE WHEN w.status = 'withdrawn' THEN 'withdrawn' \
+              WHEN m.review = 'licensed' THEN 'licensed' \
               WHEN EXISTS (SELECT 1 FROM licensed_hosts l JOIN sites s ON s.id = p.site_id \
                    WHERE l.rights_holder_id = w.rights_holder_id \
                      AND (l.work_id IS NULL OR l.work_id = w.id) \

@@ -4,13 +4,13 @@
 //! construction: a refused value is refused with the same [`StoreError::Invalid`] message whether
 //! SQLite or PostgreSQL runs, and nothing is written.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 
 use crate::{
     Availability, Id, InfringingPage, JobCount, JobLease, JobState, MatchStatus, NewJob, NewMatch,
-    NewSchedule, NewUser, NewWork, PageCheck, Result, Role, RunCounts, RunKind, RunState,
+    NewSchedule, NewUser, NewWork, PageCheck, Result, Review, Role, RunCounts, RunKind, RunState,
     RunTrigger, Schedule, ScheduleFire, StoreError, VerdictOutcome, WorkChapter, WorkStatus,
 };
 
@@ -620,7 +620,7 @@ pub(crate) fn validate_page_check(check: &PageCheck) -> Result<()> {
 /// [`crate::Store::infringing_pages`] from `(page id, url, content hash, work id)` rows ordered
 /// by page, then work.
 /// One row of the infringing pages query: page id, URL, content hash, ETag, Last-Modified, then
-/// one undismissed match's work and evidence hash.
+/// one unrejected match's work and evidence hash.
 pub(crate) type InfringingRow = (
     Id,
     String,
@@ -661,6 +661,7 @@ pub(crate) struct PreviousMatch {
     pub id: Id,
     pub work_id: Id,
     pub status: MatchStatus,
+    pub review: Review,
     /// The text its evidence points into.
     pub evidence_hash: String,
     /// Its removal was seen (`removed_at`) before the page's `last_seen`: a fetch after the
@@ -678,8 +679,12 @@ pub(crate) struct VerdictPlan {
     pub remove: Vec<Id>,
     /// `removed` matches found again in a text fetched after their removal: reopened.
     pub reopen: Vec<Id>,
-    /// The check to append, when the page changed since some undismissed matches were found.
+    /// The check to append, when the page changed since some unrejected matches were found.
     pub check: Option<(Availability, String)>,
+    /// The review state of each match of the verdict, in its order.
+    pub reviews: Vec<Review>,
+    /// Works whose match the certainty gate confirmed now (an automatic decision to log).
+    pub confirmed_now: Vec<Id>,
 }
 
 /// Decides, in one place for both backends, what a new verdict on the text `content_hash`
@@ -690,7 +695,7 @@ pub(crate) fn plan_verdict(
     content_hash: &str,
 ) -> VerdictPlan {
     let mut plan = VerdictPlan::default();
-    // Undismissed matches this text is the first verdict on, and those of them it lost.
+    // Unrejected matches this text is the first verdict on, and those of them it lost.
     let (mut judged, mut lost) = (0_usize, 0_usize);
     for m in previous {
         let page_changed = m.evidence_hash != content_hash;
@@ -700,11 +705,17 @@ pub(crate) fn plan_verdict(
             if back {
                 plan.reopen.push(m.id);
             }
-            judged += usize::from((page_changed || back) && m.status != MatchStatus::Dismissed);
+            judged += usize::from((page_changed || back) && m.review != Review::Rejected);
+            continue;
+        }
+        if m.review == Review::Rejected {
+            // Nothing to keep: the person's decision stays with the pair (match_decisions)
+            // and applies again if the pair is ever found again.
+            plan.delete.push(m.id);
             continue;
         }
         match (m.status, page_changed) {
-            (MatchStatus::Dismissed, _) | (MatchStatus::Open, false) => plan.delete.push(m.id),
+            (MatchStatus::Open, false) => plan.delete.push(m.id),
             (MatchStatus::Open | MatchStatus::NoticeSent, true) => {
                 plan.remove.push(m.id);
                 judged += 1;
@@ -735,26 +746,134 @@ pub(crate) fn plan_verdict(
     plan
 }
 
-/// A previous match of a page as both backends read it: id, work, status, evidence hash and
-/// `removed_at` (in the backend's timestamp type).
-pub(crate) type PreviousRow<T> = (Id, Id, String, String, Option<T>);
+/// A previous match of a page as both backends read it: id, work, status, review, evidence
+/// hash and `removed_at` (in the backend's timestamp type).
+pub(crate) type PreviousRow<T> = (Id, Id, String, String, String, Option<T>);
+
+/// The latest decision a person took on a page × work pair, as both backends read it: work,
+/// decision, content hash and copied characters of the text decided on.
+pub(crate) type DecisionRow = (Id, String, String, i64);
+
+/// A person's latest decision on a pair (see [`DecisionRow`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PersonsDecision {
+    pub review: Review,
+    pub content_hash: String,
+    pub copied_chars: u32,
+}
+
+/// Whether a page changed substantially since a person rejected its match: another text, in
+/// which the copy grew by half and by at least [`SUBSTANTIAL_GROWTH_CHARS`] characters. A
+/// rejected quotation surrounded by new advertisements stays rejected; a page that went on to
+/// carry whole chapters is looked at again.
+pub(crate) fn changed_substantially(
+    decision: &PersonsDecision,
+    content_hash: &str,
+    copied_chars: u32,
+) -> bool {
+    let before = decision.copied_chars;
+    decision.content_hash != content_hash
+        && copied_chars >= before.saturating_add((before / 2).max(SUBSTANTIAL_GROWTH_CHARS))
+}
+
+/// See [`changed_substantially`].
+pub(crate) const SUBSTANTIAL_GROWTH_CHARS: u32 = 200;
+
+/// The review state of a match in a new verdict: a person's latest decision on the pair wins
+/// (a rejection only while the page has not changed substantially: then it waits for a person
+/// again); otherwise a confirmed match stays confirmed, and a pending or new one is confirmed
+/// when it passes the certainty gate. Returns the state and whether the gate confirmed it now.
+pub(crate) fn review_in_verdict(
+    previous: Option<Review>,
+    decision: Option<&PersonsDecision>,
+    found: &NewMatch,
+    content_hash: &str,
+) -> (Review, bool) {
+    match decision.map(|d| (d.review, d)) {
+        Some((Review::Rejected, d)) => {
+            if changed_substantially(d, content_hash, found.copied_chars) {
+                (Review::Pending, false)
+            } else {
+                (Review::Rejected, false)
+            }
+        }
+        Some((Review::Confirmed | Review::Licensed, d)) => (d.review, false),
+        // A person put it back in the queue, or nobody decided: the gate may confirm it.
+        Some((Review::Pending, _)) | None => match previous {
+            Some(Review::Confirmed) => (Review::Confirmed, false),
+            // Decided before decisions were recorded.
+            Some(review @ (Review::Rejected | Review::Licensed)) if decision.is_none() => {
+                (review, false)
+            }
+            _ if found.auto_confirm => (Review::Confirmed, true),
+            _ => (Review::Pending, false),
+        },
+    }
+}
+
+/// The review state of every match of a new verdict (in `matches` order), and the works the
+/// certainty gate confirmed now (their automatic decisions are logged).
+pub(crate) fn verdict_reviews(
+    previous: &[PreviousMatch],
+    decisions: Vec<DecisionRow>,
+    matches: &[NewMatch],
+    content_hash: &str,
+) -> Result<(Vec<Review>, Vec<Id>)> {
+    let decisions: HashMap<Id, PersonsDecision> = decisions
+        .into_iter()
+        .map(|(work_id, review, hash, copied)| {
+            Ok((
+                work_id,
+                PersonsDecision {
+                    review: review_value(&review)?,
+                    content_hash: hash,
+                    copied_chars: to_u32(copied, "copied characters")?,
+                },
+            ))
+        })
+        .collect::<Result<_>>()?;
+    let before: HashMap<Id, Review> = previous.iter().map(|m| (m.work_id, m.review)).collect();
+    let mut reviews = Vec::with_capacity(matches.len());
+    let mut confirmed_now = Vec::new();
+    for m in matches {
+        let (review, by_gate) = review_in_verdict(
+            before.get(&m.work_id).copied(),
+            decisions.get(&m.work_id),
+            m,
+            content_hash,
+        );
+        if by_gate {
+            confirmed_now.push(m.work_id);
+        }
+        reviews.push(review);
+    }
+    Ok((reviews, confirmed_now))
+}
+
+/// Reads a stored review state.
+pub(crate) fn review_value(value: &str) -> Result<Review> {
+    Review::parse(value)
+        .ok_or_else(|| StoreError::Invalid(format!("stored review state {value:?} is unknown")))
+}
 
 /// The whole decision of [`crate::Store::record_page_matches`] on a page whose text is
 /// `content_hash`, last fetched at `last_seen`: what happens to its previous matches (`rows`,
 /// as stored) and what the caller is told, given the works of the new verdict.
 pub(crate) fn judge_verdict<T: PartialOrd>(
     rows: Vec<PreviousRow<T>>,
+    decisions: Vec<DecisionRow>,
     last_seen: &T,
     matches: &[NewMatch],
     content_hash: &str,
 ) -> Result<(VerdictPlan, VerdictOutcome)> {
     let previous = rows
         .into_iter()
-        .map(|(id, work_id, status, evidence_hash, removed_at)| {
+        .map(|(id, work_id, status, review, evidence_hash, removed_at)| {
             Ok(PreviousMatch {
                 id,
                 work_id,
                 status: match_status(&status)?,
+                review: review_value(&review)?,
                 evidence_hash,
                 removed_before_last_seen: removed_at.is_some_and(|r| r < *last_seen),
             })
@@ -762,7 +881,9 @@ pub(crate) fn judge_verdict<T: PartialOrd>(
         .collect::<Result<Vec<_>>>()?;
     let previous_works: HashSet<Id> = previous.iter().map(|m| m.work_id).collect();
     let found: HashSet<Id> = matches.iter().map(|m| m.work_id).collect();
-    let plan = plan_verdict(&previous, &found, content_hash);
+    let mut plan = plan_verdict(&previous, &found, content_hash);
+    (plan.reviews, plan.confirmed_now) =
+        verdict_reviews(&previous, decisions, matches, content_hash)?;
     let outcome = VerdictOutcome {
         new_matches: found.difference(&previous_works).count() as u64,
         removed: plan.remove.len() as u64,

@@ -10,15 +10,13 @@ use crate::rows::{MatchEvidenceRow, group_matches, match_status_column};
 use crate::rules::{self, page_key, validate_matches};
 use crate::shared;
 use crate::{
-    Id, InfringingPage, MatchFilter, MatchRecord, MatchStatus, NewMatch, PageCheck,
+    Id, InfringingPage, MatchFilter, MatchRecord, MatchStatus, NewDecision, NewMatch, PageCheck,
     PageCheckOutcome, Result, StoreError, VerdictOutcome,
 };
 use sqlx::Postgres;
 
 /// A page as a verdict reads it: content hash, last seen, HTTP status, last check.
 type PageState = (String, DateTime<Utc>, i64, Option<DateTime<Utc>>);
-/// A previous match as a verdict reads it: id, work, status, evidence hash, removed at.
-type PreviousRow = (i64, i64, String, String, Option<DateTime<Utc>>);
 
 pub(super) async fn record_page_matches(
     store: &PostgresStore,
@@ -58,27 +56,29 @@ pub(super) async fn record_page_matches(
         return Ok(VerdictOutcome::default());
     }
     // The page is locked, so its matches cannot change before the upsert below.
-    let rows: Vec<PreviousRow> = sqlx::query_as(
-        "SELECT id, work_id, status, evidence_hash, removed_at FROM matches \
+    let rows: Vec<rules::PreviousRow<DateTime<Utc>>> = sqlx::query_as(
+        "SELECT id, work_id, status, review, evidence_hash, removed_at FROM matches \
          WHERE page_id = $1 \
            AND work_id NOT IN (SELECT id FROM works WHERE status = 'withdrawn')",
     )
     .bind(page_id)
     .fetch_all(&mut *tx)
     .await?;
-    let (plan, outcome) = rules::judge_verdict(rows, &last_seen, matches, content_hash)?;
+    let decisions = shared::persons_decisions::<Postgres, _>(&mut *tx, page_id).await?;
+    let (plan, outcome) = rules::judge_verdict(rows, decisions, &last_seen, matches, content_hash)?;
 
     if !matches.is_empty() {
         // Upsert keeps id, status and first_seen of a match found again.
         let ids: Vec<(i64, i64)> = sqlx::query_as(
             "INSERT INTO matches (page_id, work_id, score, coverage, containment, method, \
-             copied_chars, first_seen, last_seen, evidence_hash) \
+             copied_chars, review, first_seen, last_seen, evidence_hash) \
              SELECT $1, t.*, $2, $2, $9 FROM UNNEST($3::bigint[], $4::float8[], \
-               $5::float8[], $6::float8[], $7::text[], $8::bigint[]) AS t \
+               $5::float8[], $6::float8[], $7::text[], $8::bigint[], $10::text[]) AS t \
              ON CONFLICT (page_id, work_id) DO UPDATE SET score = excluded.score, \
              coverage = excluded.coverage, containment = excluded.containment, \
              method = excluded.method, last_seen = excluded.last_seen, \
-             copied_chars = excluded.copied_chars, evidence_hash = excluded.evidence_hash \
+             copied_chars = excluded.copied_chars, evidence_hash = excluded.evidence_hash, \
+             review = excluded.review \
              RETURNING work_id, id",
         )
         .bind(page_id)
@@ -95,9 +95,26 @@ pub(super) async fn record_page_matches(
         )
         .bind(u32_to_i64(matches.iter().map(|m| m.copied_chars)))
         .bind(content_hash)
+        .bind(
+            plan.reviews
+                .iter()
+                .map(|r| r.as_str())
+                .collect::<Vec<&str>>(),
+        )
         .fetch_all(&mut *tx)
         .await?;
         let match_of: HashMap<i64, i64> = ids.into_iter().collect();
+        shared::log_gate_confirmations::<Postgres>(
+            &mut tx,
+            page_id,
+            content_hash,
+            matches
+                .iter()
+                .filter(|m| plan.confirmed_now.contains(&m.work_id))
+                .map(|m| (m.work_id, match_of.get(&m.work_id).copied(), m)),
+            at,
+        )
+        .await?;
         let match_ids: Vec<i64> = match_of.values().copied().collect();
 
         // Evidence is replaced, not appended: all of it in two statements.
@@ -188,7 +205,7 @@ pub(super) async fn list_matches(
                 w.rights_holder_id, m.score, m.coverage, m.containment, m.copied_chars, \
                 m.method, ",
         match_status_column!(),
-        ", m.first_seen, m.last_seen, m.removed_at, \
+        ", m.review, m.first_seen, m.last_seen, m.removed_at, \
                 m.evidence_hash, e.page_start, e.page_end, e.work_start, e.work_end \
          FROM matches m \
          JOIN pages p ON p.id = m.page_id \
@@ -227,6 +244,13 @@ pub(super) async fn set_match_status(
     Ok(())
 }
 
+pub(super) async fn decide_match(store: &PostgresStore, decision: &NewDecision) -> Result<Id> {
+    let mut tx = store.begin().await?;
+    let id = shared::decide_in::<Postgres>(&mut tx, decision).await?;
+    tx.commit().await?;
+    Ok(id)
+}
+
 pub(super) async fn infringing_page(
     store: &PostgresStore,
     url: &str,
@@ -235,7 +259,7 @@ pub(super) async fn infringing_page(
     let rows: Vec<rules::InfringingRow> = sqlx::query_as(
         "SELECT p.id, p.url, p.content_hash, p.etag, p.last_modified, m.work_id, \
          m.evidence_hash FROM pages p \
-         JOIN matches m ON m.page_id = p.id AND m.status <> 'dismissed' \
+         JOIN matches m ON m.page_id = p.id AND m.review <> 'rejected' \
               AND m.work_id NOT IN (SELECT id FROM works WHERE status = 'withdrawn') \
          WHERE md5(p.url) = md5($1) AND p.url = $1 ORDER BY m.work_id",
     )
@@ -267,7 +291,7 @@ pub(super) async fn record_page_check(
     if shared::append_check::<Postgres>(&mut tx, check, checked_at, last_checked).await? {
         outcome.removed = sqlx::query(
             "UPDATE matches SET status = 'removed', removed_at = $3 \
-             WHERE page_id = $1 AND status IN ('open', 'notice_sent') \
+             WHERE page_id = $1 AND status IN ('open', 'notice_sent') AND review <> 'rejected' \
                AND work_id = ANY($2)",
         )
         .bind(check.page_id)
@@ -278,7 +302,7 @@ pub(super) async fn record_page_check(
         .rows_affected();
         outcome.reopened = sqlx::query(
             "UPDATE matches SET status = 'open', removed_at = NULL \
-             WHERE page_id = $1 AND status = 'removed' AND work_id = ANY($2)",
+             WHERE page_id = $1 AND status = 'removed' AND review <> 'rejected' AND work_id = ANY($2)",
         )
         .bind(check.page_id)
         .bind(&check.still_present)

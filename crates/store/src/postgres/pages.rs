@@ -146,7 +146,7 @@ pub(super) async fn page_validators(
          WHERE s.host = ANY($1) \
            AND (p.etag IS NOT NULL OR p.last_modified IS NOT NULL) \
            AND (NOT $2 OR EXISTS (SELECT 1 FROM matches m \
-                WHERE m.page_id = p.id AND m.status <> 'dismissed' \
+                WHERE m.page_id = p.id AND m.review <> 'rejected' \
                   AND m.work_id NOT IN (SELECT id FROM works WHERE status = 'withdrawn'))) \
          ORDER BY p.id LIMIT $3",
     )

@@ -7,11 +7,11 @@ use std::collections::hash_map::Entry;
 use sqlx::{Encode, Executor, FromRow, Type};
 
 use super::{Db, exists};
-use crate::rows::{ChapterRow, PageCheckRow};
+use crate::rows::{ChapterRow, DecisionRow, PageCheckRow};
 use crate::rules::{self, Referenced};
 use crate::{
-    Availability, Id, InfringingPage, MatchFilter, MatchRecord, MatchStatus, PageCheck,
-    PageCheckRecord, Result, WorkChapter,
+    Availability, DecisionRecord, Id, InfringingPage, MatchFilter, MatchRecord, MatchStatus,
+    NewDecision, NewMatch, PageCheck, PageCheckRecord, Result, Review, StoreError, WorkChapter,
 };
 
 pub(crate) async fn infringing_pages<'e, DB, E>(
@@ -30,11 +30,11 @@ where
         "SELECT p.id, p.url, p.content_hash, p.etag, p.last_modified, m.work_id, \
          m.evidence_hash \
          FROM (SELECT DISTINCT page_id FROM matches \
-               WHERE status <> 'dismissed' AND page_id > $1 \
+               WHERE review <> 'rejected' AND page_id > $1 \
                  AND work_id NOT IN (SELECT id FROM works WHERE status = 'withdrawn') \
                ORDER BY page_id LIMIT $2) AS chosen \
          JOIN pages p ON p.id = chosen.page_id \
-         JOIN matches m ON m.page_id = p.id AND m.status <> 'dismissed' \
+         JOIN matches m ON m.page_id = p.id AND m.review <> 'rejected' \
               AND m.work_id NOT IN (SELECT id FROM works WHERE status = 'withdrawn') \
          ORDER BY p.id, m.work_id",
     )
@@ -233,6 +233,9 @@ where
     if !filter.include_licensed {
         records.retain(|m| m.status != MatchStatus::Licensed);
     }
+    if !filter.reviews.is_empty() {
+        records.retain(|m| filter.reviews.contains(&m.review));
+    }
     let mut chapters: HashMap<Id, Vec<WorkChapter>> = HashMap::new();
     for record in &mut records {
         let of_work = match chapters.entry(record.work_id) {
@@ -242,4 +245,222 @@ where
         record.chapters = rules::chapter_copies(&record.evidence, of_work);
     }
     Ok(records)
+}
+
+/// The latest decision a person took on each work's pair with page `page_id` (automatic
+/// decisions of the certainty gate left out): what a new verdict on the page applies.
+pub(crate) async fn persons_decisions<'e, DB, E>(
+    executor: E,
+    page_id: Id,
+) -> Result<Vec<rules::DecisionRow>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    rules::DecisionRow: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    bool: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    Ok(sqlx::query_as(
+        "SELECT work_id, decision, content_hash, copied_chars FROM match_decisions \
+         WHERE id IN (SELECT max(id) FROM match_decisions \
+                      WHERE page_id = $1 AND automatic = $2 GROUP BY work_id)",
+    )
+    .bind(page_id)
+    .bind(false)
+    .fetch_all(executor)
+    .await?)
+}
+
+/// One decision on a page × work pair, as the audit trail keeps it.
+pub(crate) struct DecisionEntry<'a, T> {
+    pub page_id: Id,
+    pub work_id: Id,
+    pub match_id: Option<Id>,
+    pub review: Review,
+    pub automatic: bool,
+    pub actor: &'a str,
+    pub note: &'a str,
+    pub content_hash: &'a str,
+    pub copied_chars: i64,
+    pub at: T,
+}
+
+/// Appends a decision to the audit trail; returns its id.
+pub(crate) async fn insert_decision<'e, DB, E>(
+    executor: E,
+    entry: DecisionEntry<'_, DB::Time>,
+) -> Result<Id>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    (i64,): for<'r> FromRow<'r, DB::Row>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    Option<i64>: for<'q> Encode<'q, DB> + Type<DB>,
+    bool: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    Ok(sqlx::query_scalar(
+        "INSERT INTO match_decisions (page_id, work_id, match_id, decision, automatic, actor, \
+         note, content_hash, copied_chars, decided_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
+    )
+    .bind(entry.page_id)
+    .bind(entry.work_id)
+    .bind(entry.match_id)
+    .bind(entry.review.as_str())
+    .bind(entry.automatic)
+    .bind(entry.actor)
+    .bind(entry.note)
+    .bind(entry.content_hash)
+    .bind(entry.copied_chars)
+    .bind(entry.at)
+    .fetch_one(executor)
+    .await?)
+}
+
+/// Logs the certainty gate's confirmations of a verdict (`confirmed_now`, see
+/// `rules::VerdictPlan`), given each work's match id.
+pub(crate) async fn log_gate_confirmations<DB>(
+    conn: &mut DB::Connection,
+    page_id: Id,
+    content_hash: &str,
+    confirmed: impl Iterator<Item = (Id, Option<Id>, &NewMatch)>,
+    at: DB::Time,
+) -> Result<()>
+where
+    DB: Db,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    (i64,): for<'r> FromRow<'r, DB::Row>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    Option<i64>: for<'q> Encode<'q, DB> + Type<DB>,
+    bool: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    for (work_id, match_id, found) in confirmed {
+        let note = format!(
+            "score {:.2} with {} copied characters passed the certainty gate",
+            found.score, found.copied_chars
+        );
+        insert_decision::<DB, _>(
+            &mut *conn,
+            DecisionEntry {
+                page_id,
+                work_id,
+                match_id,
+                review: Review::Confirmed,
+                automatic: true,
+                actor: AUTO_ACTOR,
+                note: &note,
+                content_hash,
+                copied_chars: i64::from(found.copied_chars),
+                at,
+            },
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// The actor of the certainty gate's decisions.
+pub(crate) const AUTO_ACTOR: &str = "auto";
+
+/// The dialect-free body of [`crate::Store::decide_match`], in the backend's write transaction.
+pub(crate) async fn decide_in<DB>(conn: &mut DB::Connection, decision: &NewDecision) -> Result<Id>
+where
+    DB: Db,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    (i64,): for<'r> FromRow<'r, DB::Row>,
+    (i64, i64, String, i64): for<'r> FromRow<'r, DB::Row>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    Option<i64>: for<'q> Encode<'q, DB> + Type<DB>,
+    bool: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    let actor = decision.actor.trim();
+    if actor.is_empty() {
+        return Err(StoreError::Invalid("a decision needs who took it".into()));
+    }
+    let (page_id, work_id, content_hash, copied_chars) =
+        scoped_match::<DB, _>(&mut *conn, decision.match_id, decision.rights_holder_id).await?;
+    sqlx::query("UPDATE matches SET review = $2 WHERE id = $1")
+        .bind(decision.match_id)
+        .bind(decision.review.as_str())
+        .execute(&mut *conn)
+        .await?;
+    insert_decision::<DB, _>(
+        &mut *conn,
+        DecisionEntry {
+            page_id,
+            work_id,
+            match_id: Some(decision.match_id),
+            review: decision.review,
+            automatic: false,
+            actor,
+            note: decision.note.trim(),
+            content_hash: &content_hash,
+            copied_chars,
+            at: DB::time(decision.at),
+        },
+    )
+    .await
+}
+
+/// Page, work, evidence hash and copied characters of match `match_id` if it is one of
+/// `rights_holder_id`'s (any holder's when `None`); `NotFound` otherwise, the same answer as
+/// for a match that does not exist.
+async fn scoped_match<'e, DB, E>(
+    executor: E,
+    match_id: Id,
+    rights_holder_id: Option<Id>,
+) -> Result<(Id, Id, String, i64)>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    (i64, i64, String, i64): for<'r> FromRow<'r, DB::Row>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    Option<i64>: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    sqlx::query_as(
+        "SELECT m.page_id, m.work_id, m.evidence_hash, m.copied_chars FROM matches m \
+         JOIN works w ON w.id = m.work_id \
+         WHERE m.id = $1 AND ($2 IS NULL OR w.rights_holder_id = $2)",
+    )
+    .bind(match_id)
+    .bind(rights_holder_id)
+    .fetch_optional(executor)
+    .await?
+    .ok_or_else(|| StoreError::NotFound(format!("match {match_id}")))
+}
+
+/// [`crate::Store::match_decisions`].
+pub(crate) async fn match_decisions<'e, DB, E>(
+    executor: E,
+    match_id: Id,
+    rights_holder_id: Option<Id>,
+) -> Result<Vec<DecisionRecord>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB> + Copy,
+    (i64, i64, String, i64): for<'r> FromRow<'r, DB::Row>,
+    DecisionRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    Option<i64>: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    let (page_id, work_id, ..) =
+        scoped_match::<DB, _>(executor, match_id, rights_holder_id).await?;
+    sqlx::query_as::<_, DecisionRow<DB>>(
+        "SELECT id, page_id, work_id, match_id, decision, automatic, actor, note, content_hash, \
+         copied_chars, decided_at FROM match_decisions \
+         WHERE page_id = $1 AND work_id = $2 ORDER BY id",
+    )
+    .bind(page_id)
+    .bind(work_id)
+    .fetch_all(executor)
+    .await?
+    .into_iter()
+    .map(DecisionRow::into_model)
+    .collect()
 }

@@ -8,7 +8,7 @@ use crate::rows::{MatchEvidenceRow, group_matches, match_status_column};
 use crate::rules::{self, Referenced, page_key, to_json, validate_matches};
 use crate::shared;
 use crate::{
-    Id, InfringingPage, MatchFilter, MatchRecord, MatchStatus, NewMatch, PageCheck,
+    Id, InfringingPage, MatchFilter, MatchRecord, MatchStatus, NewDecision, NewMatch, PageCheck,
     PageCheckOutcome, Result, StoreError, VerdictOutcome,
 };
 use sqlx::Sqlite;
@@ -41,26 +41,28 @@ pub(super) async fn record_page_matches(
         // The page changed while it was matched: its newer text gets a verdict of its own.
         return Ok(VerdictOutcome::default());
     }
-    let rows: Vec<(i64, i64, String, String, Option<i64>)> = sqlx::query_as(
-        "SELECT id, work_id, status, evidence_hash, removed_at FROM matches \
+    let rows: Vec<rules::PreviousRow<i64>> = sqlx::query_as(
+        "SELECT id, work_id, status, review, evidence_hash, removed_at FROM matches \
          WHERE page_id = $1 \
            AND work_id NOT IN (SELECT id FROM works WHERE status = 'withdrawn')",
     )
     .bind(page_id)
     .fetch_all(&mut *tx)
     .await?;
-    let (plan, outcome) = rules::judge_verdict(rows, &last_seen, matches, content_hash)?;
+    let decisions = shared::persons_decisions::<Sqlite, _>(&mut *tx, page_id).await?;
+    let (plan, outcome) = rules::judge_verdict(rows, decisions, &last_seen, matches, content_hash)?;
 
-    for m in matches {
+    for (m, review) in matches.iter().zip(&plan.reviews) {
         // Upsert keeps id, status and first_seen of a match found again.
         let match_id: i64 = sqlx::query_scalar(
             "INSERT INTO matches (page_id, work_id, score, coverage, containment, method, \
-             first_seen, last_seen, copied_chars, evidence_hash) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9) \
+             first_seen, last_seen, copied_chars, evidence_hash, review) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10) \
              ON CONFLICT (page_id, work_id) DO UPDATE SET score = excluded.score, \
              coverage = excluded.coverage, containment = excluded.containment, \
              method = excluded.method, last_seen = excluded.last_seen, \
-             copied_chars = excluded.copied_chars, evidence_hash = excluded.evidence_hash \
+             copied_chars = excluded.copied_chars, evidence_hash = excluded.evidence_hash, \
+             review = excluded.review \
              RETURNING id",
         )
         .bind(page_id)
@@ -72,8 +74,19 @@ pub(super) async fn record_page_matches(
         .bind(at)
         .bind(i64::from(m.copied_chars))
         .bind(content_hash)
+        .bind(review.as_str())
         .fetch_one(&mut *tx)
         .await?;
+        if plan.confirmed_now.contains(&m.work_id) {
+            shared::log_gate_confirmations::<Sqlite>(
+                &mut tx,
+                page_id,
+                content_hash,
+                std::iter::once((m.work_id, Some(match_id), m)),
+                at,
+            )
+            .await?;
+        }
 
         sqlx::query("DELETE FROM evidence WHERE match_id = $1")
             .bind(match_id)
@@ -138,7 +151,7 @@ pub(super) async fn list_matches(
                 w.external_id AS work_external_id, w.title AS work_title, \
                 w.rights_holder_id, m.score, m.coverage, m.containment, m.copied_chars, m.method, ",
         match_status_column!(),
-        ", \
+        ", m.review, \
                 m.first_seen, m.last_seen, m.removed_at, m.evidence_hash, \
                 e.page_start, e.page_end, e.work_start, e.work_end \
          FROM matches m \
@@ -177,6 +190,13 @@ pub(super) async fn set_match_status(
     Ok(())
 }
 
+pub(super) async fn decide_match(store: &SqliteStore, decision: &NewDecision) -> Result<Id> {
+    let mut tx = store.write().await?;
+    let id = shared::decide_in::<Sqlite>(&mut tx, decision).await?;
+    tx.commit().await?;
+    Ok(id)
+}
+
 pub(super) async fn infringing_page(
     store: &SqliteStore,
     url: &str,
@@ -185,7 +205,7 @@ pub(super) async fn infringing_page(
     let rows: Vec<rules::InfringingRow> = sqlx::query_as(
         "SELECT p.id, p.url, p.content_hash, p.etag, p.last_modified, m.work_id, \
          m.evidence_hash FROM pages p \
-         JOIN matches m ON m.page_id = p.id AND m.status <> 'dismissed' \
+         JOIN matches m ON m.page_id = p.id AND m.review <> 'rejected' \
               AND m.work_id NOT IN (SELECT id FROM works WHERE status = 'withdrawn') \
          WHERE p.url = $1 ORDER BY m.work_id",
     )
@@ -216,7 +236,7 @@ pub(super) async fn record_page_check(
     if shared::append_check::<Sqlite>(&mut tx, check, checked_at, last_checked).await? {
         outcome.removed = sqlx::query(
             "UPDATE matches SET status = 'removed', removed_at = $3 \
-             WHERE page_id = $1 AND status IN ('open', 'notice_sent') \
+             WHERE page_id = $1 AND status IN ('open', 'notice_sent') AND review <> 'rejected' \
                AND work_id IN (SELECT value FROM json_each($2))",
         )
         .bind(check.page_id)
@@ -227,7 +247,7 @@ pub(super) async fn record_page_check(
         .rows_affected();
         outcome.reopened = sqlx::query(
             "UPDATE matches SET status = 'open', removed_at = NULL \
-             WHERE page_id = $1 AND status = 'removed' \
+             WHERE page_id = $1 AND status = 'removed' AND review <> 'rejected' \
                AND work_id IN (SELECT value FROM json_each($2))",
         )
         .bind(check.page_id)

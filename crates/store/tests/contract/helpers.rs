@@ -269,6 +269,7 @@ pub fn found(work_id: Id, score: f64, passages: &[(u32, u32)]) -> NewMatch {
         containment: score / 3.0,
         copied_chars: (score * 1000.0) as u32,
         method: "simhash+align".to_owned(),
+        auto_confirm: true,
         evidence: passages
             .iter()
             .map(|&(page_start, work_start)| EvidencePassage {
@@ -391,6 +392,27 @@ pub async fn matches_of(store: &dyn Store, page: Id) -> Vec<MatchRecord> {
 }
 
 /// `(work, status, removed_at)` of a page's matches, by work.
+/// A person rejects the match of `work` on `page` (a false positive); returns the match id.
+pub async fn reject(store: &dyn Store, page: Id, work: Id) -> Id {
+    let record = matches_of(store, page)
+        .await
+        .into_iter()
+        .find(|m| m.work_id == work)
+        .expect("the match to reject");
+    store
+        .decide_match(&copytrace_store::NewDecision {
+            match_id: record.id,
+            review: copytrace_store::Review::Rejected,
+            actor: "reviewer@example.com".to_owned(),
+            note: "a quotation".to_owned(),
+            at: at(50),
+            rights_holder_id: None,
+        })
+        .await
+        .unwrap();
+    record.id
+}
+
 pub async fn statuses(
     store: &dyn Store,
     page: Id,

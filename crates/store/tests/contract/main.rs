@@ -15,6 +15,7 @@ mod pages;
 mod postgres;
 mod recrawl;
 mod removals;
+mod review;
 mod runs;
 mod schedules;
 mod sketches;

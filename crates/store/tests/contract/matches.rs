@@ -177,6 +177,7 @@ async fn matches_are_filtered_by_rights_holder(store: Arc<dyn Store>) {
         rights_holder_id: Some(mine),
         work_id: None,
         include_licensed: false,
+        reviews: Vec::new(),
     };
     assert_eq!(
         works_of(only_mine).await,
@@ -186,18 +187,21 @@ async fn matches_are_filtered_by_rights_holder(store: Arc<dyn Store>) {
         rights_holder_id: Some(theirs),
         work_id: None,
         include_licensed: false,
+        reviews: Vec::new(),
     };
     assert_eq!(works_of(only_theirs).await, [(theirs, their_work)]);
     let one_work = MatchFilter {
         rights_holder_id: None,
         work_id: Some(my_other_work),
         include_licensed: false,
+        reviews: Vec::new(),
     };
     assert_eq!(works_of(one_work).await, [(mine, my_other_work)]);
     let not_their_work = MatchFilter {
         rights_holder_id: Some(mine),
         work_id: Some(their_work),
         include_licensed: false,
+        reviews: Vec::new(),
     };
     assert!(
         works_of(not_their_work).await.is_empty(),
@@ -263,12 +267,9 @@ async fn a_review_status_survives_the_match_being_found_again(store: Arc<dyn Sto
     let record = &store.list_matches(&MatchFilter::default()).await.unwrap()[0];
     assert_eq!(record.status, MatchStatus::NoticeSent);
 
-    store
-        .set_match_status(id, MatchStatus::Dismissed)
-        .await
-        .unwrap();
+    store.set_match_status(id, MatchStatus::Open).await.unwrap();
     let record = &store.list_matches(&MatchFilter::default()).await.unwrap()[0];
-    assert_eq!(record.status, MatchStatus::Dismissed);
+    assert_eq!(record.status, MatchStatus::Open);
 }
 
 async fn a_failed_recording_changes_nothing(store: Arc<dyn Store>) {

@@ -8,7 +8,9 @@ use copytrace_store::{
     VerdictOutcome,
 };
 
-use crate::helpers::{at, contract_tests, found, hash_of, matches_of, page, statuses, stored_work};
+use crate::helpers::{
+    at, contract_tests, found, hash_of, matches_of, page, reject, statuses, stored_work,
+};
 
 contract_tests!(
     validators_are_stored_with_the_text_of_the_latest_fetch,
@@ -148,15 +150,11 @@ async fn validators_are_listed_for_the_given_sites_only(store: Arc<dyn Store>) {
             .id;
         ids.push(id);
     }
-    // Pages 1 and 6 are infringing; page 2's only match was dismissed.
+    // Pages 1 and 6 are infringing; page 2's only match was rejected.
     for id in [ids[0], ids[1], ids[5]] {
         verdict(&*store, id, &[a], 1).await;
     }
-    let dismissed = matches_of(&*store, ids[1]).await[0].id;
-    store
-        .set_match_status(dismissed, MatchStatus::Dismissed)
-        .await
-        .unwrap();
+    reject(&*store, ids[1], a).await;
 
     let listed = |hosts: &[&str], infringing_only: bool, limit: u32| {
         let store = store.clone();
@@ -191,7 +189,7 @@ async fn validators_are_listed_for_the_given_sites_only(store: Arc<dyn Store>) {
     assert_eq!(
         listed(&["pirate.example"], true, 100).await,
         [urls[0], urls[5]],
-        "only pages with an undismissed match"
+        "only pages with an unrejected match"
     );
     assert_eq!(
         listed(&["pirate.example"], false, 2).await,
@@ -485,7 +483,7 @@ async fn matching_the_same_text_again_revises_open_matches_but_keeps_takedown_re
     use MatchStatus::*;
     let holder = store.ensure_rights_holder("Yuewen").await.unwrap();
     let mut works = Vec::new();
-    for name in ["open", "notice", "removed", "dismissed"] {
+    for name in ["open", "notice", "removed", "rejected"] {
         works.push(stored_work(&*store, holder, name, &format!("text of {name}")).await);
     }
     let id = store_text(&*store, COPY, 0).await;
@@ -493,10 +491,11 @@ async fn matching_the_same_text_again_revises_open_matches_but_keeps_takedown_re
     for (record, status) in matches_of(&*store, id)
         .await
         .into_iter()
-        .zip([Open, NoticeSent, Removed, Dismissed])
+        .zip([Open, NoticeSent, Removed, Open])
     {
         store.set_match_status(record.id, status).await.unwrap();
     }
+    reject(&*store, id, works[3]).await;
     // The library changed, not the page: the matcher no longer finds any of them.
     store.mark_all_pages_unmatched().await.unwrap();
     assert_eq!(
@@ -506,7 +505,7 @@ async fn matching_the_same_text_again_revises_open_matches_but_keeps_takedown_re
     assert_eq!(
         statuses(&*store, id).await,
         [(works[1], NoticeSent, None), (works[2], Removed, None)],
-        "an open or dismissed verdict is revised; a sent notice or a removal is a record"
+        "an open or rejected verdict is revised; a sent notice or a removal is a record"
     );
     assert!(
         store.page_checks(id).await.unwrap().is_empty(),

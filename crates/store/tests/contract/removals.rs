@@ -9,12 +9,12 @@ use copytrace_store::{
 };
 
 use crate::helpers::{
-    at, contract_tests, found, hash_of, invalid, manual_run, matches_of, not_found, statuses,
-    stored_page, stored_work,
+    at, contract_tests, found, hash_of, invalid, manual_run, matches_of, not_found, reject,
+    statuses, stored_page, stored_work,
 };
 
 contract_tests!(
-    infringing_pages_are_the_pages_with_undismissed_matches,
+    infringing_pages_are_the_pages_with_unrejected_matches,
     infringing_pages_are_paged_by_id,
     a_gone_check_moves_open_and_notice_sent_matches_to_removed,
     a_check_that_finds_the_copy_again_reopens_removed_matches,
@@ -69,21 +69,19 @@ fn check(page_id: Id, checked_at: DateTime<Utc>, availability: Availability) -> 
     }
 }
 
-async fn infringing_pages_are_the_pages_with_undismissed_matches(store: Arc<dyn Store>) {
+async fn infringing_pages_are_the_pages_with_unrejected_matches(store: Arc<dyn Store>) {
     use MatchStatus::*;
     let [a, b, c, d] = works(&*store).await;
     let mixed = matched_page(
         &*store,
         "https://pirate.example/mixed",
-        &[(a, Open), (b, NoticeSent), (c, Removed), (d, Dismissed)],
+        &[(a, Open), (b, NoticeSent), (c, Removed), (d, Open)],
     )
     .await;
-    let _dismissed_only = matched_page(
-        &*store,
-        "https://pirate.example/dismissed",
-        &[(a, Dismissed)],
-    )
-    .await;
+    reject(&*store, mixed, d).await;
+    let rejected_only =
+        matched_page(&*store, "https://pirate.example/rejected", &[(a, Open)]).await;
+    reject(&*store, rejected_only, a).await;
     let _without_matches = matched_page(&*store, "https://pirate.example/none", &[]).await;
     let _never_matched = stored_page(&*store, "https://pirate.example/new", "new").await;
     let single = matched_page(&*store, "https://pirate.example/single", &[(d, Open)]).await;
@@ -157,9 +155,10 @@ async fn a_gone_check_moves_open_and_notice_sent_matches_to_removed(store: Arc<d
     let page = matched_page(
         &*store,
         "https://pirate.example/1",
-        &[(a, Open), (b, NoticeSent), (c, Dismissed), (d, Open)],
+        &[(a, Open), (b, NoticeSent), (c, Open), (d, Open)],
     )
     .await;
+    reject(&*store, page, c).await;
     let untouched = matched_page(&*store, "https://pirate.example/2", &[(a, Open)]).await;
     let fresh = store.get_page(page).await.unwrap();
     assert_eq!(
@@ -184,10 +183,10 @@ async fn a_gone_check_moves_open_and_notice_sent_matches_to_removed(store: Arc<d
         [
             (a, Removed, Some(at(100))),
             (b, Removed, Some(at(100))),
-            (c, Dismissed, None),
+            (c, Open, None),
             (d, Open, None)
         ],
-        "a dismissed match stays dismissed; a work not named is not touched"
+        "a rejected match is not moved; a work not named is not touched"
     );
     let checked = store.get_page(page).await.unwrap();
     assert_eq!(
@@ -225,9 +224,10 @@ async fn a_check_that_finds_the_copy_again_reopens_removed_matches(store: Arc<dy
     let page = matched_page(
         &*store,
         "https://pirate.example/1",
-        &[(a, Open), (b, NoticeSent), (c, Dismissed), (d, Open)],
+        &[(a, Open), (b, NoticeSent), (c, Open), (d, Open)],
     )
     .await;
+    reject(&*store, page, c).await;
     let gone = PageCheck {
         removed: vec![a, b],
         ..check(page, at(100), Availability::SoftRemoved)
@@ -254,7 +254,7 @@ async fn a_check_that_finds_the_copy_again_reopens_removed_matches(store: Arc<dy
         [
             (a, Open, None),
             (b, Removed, Some(at(100))),
-            (c, Dismissed, None),
+            (c, Open, None),
             (d, Open, None)
         ]
     );

@@ -1,0 +1,162 @@
+//! Review with confidence gating: which matches are reported without a person, which wait in
+//! the review queue, and the decisions people take on them.
+//!
+//! A false takedown notice is worse than a missed copy, so only matches that pass the certainty
+//! gate are confirmed automatically: those scoring at least the auto-confirm level (the score is
+//! the share of the smaller unit of copying that is copied, see docs/algorithms.md, so the
+//! default 0.5 means "at least half of the page, or of the work, is the copy"). The rest wait as
+//! `pending` until a person confirms, rejects (false positive) or licenses them. Every decision
+//! records who, when and why, belongs to the page × work pair, and survives re-crawls,
+//! re-matching and `dedup --full`; a rejected pair comes back to the queue only when the page
+//! changes substantially (the store's rule, [`copytrace_store::Store::record_page_matches`]).
+
+use chrono::Utc;
+use copytrace_matcher::WorkMatch;
+use copytrace_store::{DecisionRecord, Id, MatchFilter, MatchRecord, NewDecision, Review, Store};
+
+use crate::error::{Context, Result, ServiceError};
+
+/// Default auto-confirm level: matches scoring at least this are reported without a person.
+pub const DEFAULT_AUTO_CONFIRM_SCORE: f64 = 0.5;
+
+/// The certainty gate of new matches.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReviewGate {
+    /// Matches scoring at least this are confirmed automatically; above 1 every match waits for
+    /// a person, 0 confirms every match.
+    pub auto_confirm_score: f64,
+}
+
+impl Default for ReviewGate {
+    fn default() -> Self {
+        Self {
+            auto_confirm_score: DEFAULT_AUTO_CONFIRM_SCORE,
+        }
+    }
+}
+
+impl ReviewGate {
+    /// A gate at `score`, refusing a level that is not a number.
+    pub fn new(auto_confirm_score: f64) -> Result<Self> {
+        if auto_confirm_score.is_nan() || auto_confirm_score < 0.0 {
+            return Err(ServiceError::invalid(format!(
+                "the auto-confirm score must be a number from 0 (confirm every match) to above 1 \
+                 (review every match), not {auto_confirm_score}"
+            )));
+        }
+        Ok(Self { auto_confirm_score })
+    }
+
+    /// Whether a verified match is certain enough to report without a person.
+    pub fn passes(&self, found: &WorkMatch) -> bool {
+        found.score >= self.auto_confirm_score
+    }
+}
+
+/// A decision a person takes on matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// It is an infringement: report it.
+    Confirm,
+    /// A false positive: never report it (unless the page changes substantially).
+    Reject,
+    /// The page may carry the work: never report it.
+    License,
+    /// Back to the review queue.
+    Reopen,
+}
+
+impl Decision {
+    /// The review state the decision sets.
+    pub fn review(self) -> Review {
+        match self {
+            Decision::Confirm => Review::Confirmed,
+            Decision::Reject => Review::Rejected,
+            Decision::License => Review::Licensed,
+            Decision::Reopen => Review::Pending,
+        }
+    }
+}
+
+/// Who is deciding, and for which tenant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reviewer {
+    /// Recorded with each decision (a user's e-mail, `cli:<login>`).
+    pub actor: String,
+    /// Only this rights holder's matches may be decided on (the web's tenants); another
+    /// holder's match is "not found". `None` for operators.
+    pub rights_holder_id: Option<Id>,
+}
+
+/// Takes `decision` on every match of `match_ids`, each atomically with its audit record.
+/// Stops at the first match that does not exist (or is another tenant's) with `NotFound`
+/// naming it; the decisions taken before it stand (each is complete on its own).
+pub async fn decide(
+    store: &dyn Store,
+    reviewer: &Reviewer,
+    match_ids: &[Id],
+    decision: Decision,
+    note: &str,
+) -> Result<Vec<Id>> {
+    if match_ids.is_empty() {
+        return Err(ServiceError::invalid("name at least one match id"));
+    }
+    let mut decided = Vec::with_capacity(match_ids.len());
+    for &match_id in match_ids {
+        let id = store
+            .decide_match(&NewDecision {
+                match_id,
+                review: decision.review(),
+                actor: reviewer.actor.clone(),
+                note: note.to_owned(),
+                at: Utc::now(),
+                rights_holder_id: reviewer.rights_holder_id,
+            })
+            .await
+            .with_context(|| format!("cannot record the decision on match {match_id}"))?;
+        decided.push(id);
+    }
+    Ok(decided)
+}
+
+/// The matches in review state `review` (the queue: `Pending`), of one rights holder or all,
+/// highest score first: the strongest candidates are the quickest to decide.
+pub async fn queue(
+    store: &dyn Store,
+    rights_holder_id: Option<Id>,
+    reviews: &[Review],
+) -> Result<Vec<MatchRecord>> {
+    let mut records = store
+        .list_matches(&MatchFilter {
+            rights_holder_id,
+            include_licensed: true,
+            reviews: reviews.to_vec(),
+            ..MatchFilter::default()
+        })
+        .await?;
+    records.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
+    Ok(records)
+}
+
+/// The decisions taken on a match's page × work pair, oldest first.
+pub async fn history(
+    store: &dyn Store,
+    reviewer: &Reviewer,
+    match_id: Id,
+) -> Result<Vec<DecisionRecord>> {
+    Ok(store
+        .match_decisions(match_id, reviewer.rights_holder_id)
+        .await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_gate_refuses_levels_that_are_not_numbers() {
+        assert!(ReviewGate::new(f64::NAN).is_err());
+        assert!(ReviewGate::new(-0.1).is_err());
+        assert_eq!(ReviewGate::new(2.0).unwrap().auto_confirm_score, 2.0);
+    }
+}
