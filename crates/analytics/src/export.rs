@@ -9,7 +9,7 @@ use crate::AnalyticsError;
 
 /// Columns of the CSV export, in order. The first seven are a stable contract: scripts read
 /// them by name, so new columns are only ever appended.
-pub const CSV_HEADER: [&str; 14] = [
+pub const CSV_HEADER: [&str; 15] = [
     "page_url",
     "work_external_id",
     "work_title",
@@ -24,6 +24,7 @@ pub const CSV_HEADER: [&str; 14] = [
     "copied_chars",
     "removed_at",
     "chapters",
+    "review",
 ];
 
 /// One exported row: a page × work match.
@@ -58,6 +59,9 @@ pub struct ExportRow<'a> {
     /// The chapters copied, `7:第七章 雨夜 (98%)` separated by `; `, numbered from 1; empty
     /// when the work has no chapters.
     pub chapters: String,
+    /// Whether it is reported: `confirmed`, `pending` (waiting for a person), `rejected`
+    /// (a false positive) or `licensed`.
+    pub review: &'a str,
 }
 
 impl<'a> From<&'a MatchRecord> for ExportRow<'a> {
@@ -83,6 +87,7 @@ impl<'a> From<&'a MatchRecord> for ExportRow<'a> {
                 t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
             }),
             chapters: chapter_list(record),
+            review: record.review.as_str(),
         }
     }
 }
@@ -129,6 +134,7 @@ pub fn write_csv(records: &[MatchRecord], out: impl Write) -> Result<(), Analyti
             row.copied_chars.to_string(),
             row.removed_at,
             spreadsheet_safe(&row.chapters),
+            row.review.to_owned(),
         ])?;
     }
     writer.flush()?;

@@ -97,6 +97,8 @@ pub struct MatchSection {
     pub candidates: Option<String>,
     /// `COPYTRACE_MIN_COPIED_CHARS`
     pub min_copied_chars: Option<u32>,
+    /// `COPYTRACE_AUTO_CONFIRM_SCORE`
+    pub auto_confirm_score: Option<f64>,
 }
 
 impl ConfigFile {
@@ -177,6 +179,10 @@ impl ConfigFile {
             "COPYTRACE_MIN_COPIED_CHARS",
             self.matching.min_copied_chars.map(|v| v.to_string()),
         );
+        put(
+            "COPYTRACE_AUTO_CONFIRM_SCORE",
+            self.matching.auto_confirm_score.map(|v| v.to_string()),
+        );
         put("COPYTRACE_TIMEZONE", self.schedule.timezone.clone());
         put("COPYTRACE_DEDUP_CRON", self.schedule.dedup_cron.clone());
         put(
@@ -241,6 +247,7 @@ pub fn print_effective(globals: &crate::cli::Globals) {
         "COPYTRACE_WORKER_LISTEN",
         "COPYTRACE_CANDIDATES",
         "COPYTRACE_MIN_COPIED_CHARS",
+        "COPYTRACE_AUTO_CONFIRM_SCORE",
         "COPYTRACE_TIMEZONE",
         "COPYTRACE_DEDUP_CRON",
         "COPYTRACE_RECHECK_ALLOW_PRIVATE_ADDRESSES",
@@ -295,6 +302,7 @@ mod tests {
             lease_secs = 90
             [match]
             min_copied_chars = 120
+            auto_confirm_score = 0.75
             [schedule]
             timezone = "Asia/Shanghai"
             dedup_cron = "30 2 * * *"
@@ -310,9 +318,10 @@ mod tests {
         assert_eq!(env["COPYTRACE_SERVE_WORKERS"], "0");
         assert_eq!(env["COPYTRACE_LEASE_SECS"], "90");
         assert_eq!(env["COPYTRACE_MIN_COPIED_CHARS"], "120");
+        assert_eq!(env["COPYTRACE_AUTO_CONFIRM_SCORE"], "0.75");
         assert_eq!(env["COPYTRACE_TIMEZONE"], "Asia/Shanghai");
         assert_eq!(env["COPYTRACE_DEDUP_CRON"], "30 2 * * *");
-        assert_eq!(env.len(), 9);
+        assert_eq!(env.len(), 10);
     }
 
     #[test]

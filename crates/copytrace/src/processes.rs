@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use copytrace_service::dedup::DedupJob;
 use copytrace_service::index::IndexSource;
 use copytrace_service::jobs::{self, CrawlJobs, MatchJobs, ScheduleJobs};
+use copytrace_service::review::ReviewGate;
 use copytrace_service::schedules::ensure_dedup_schedule;
 use copytrace_service::{MatchEngine, ServiceError};
 
@@ -147,8 +148,8 @@ async fn run_loops(
 pub enum WorkerKind {
     /// Crawl jobs.
     Crawl,
-    /// Match jobs, with this index and configuration.
-    Match(IndexSource, Box<MatchConfig>),
+    /// Match jobs, with this index, configuration and certainty gate.
+    Match(IndexSource, Box<MatchConfig>, ReviewGate),
 }
 
 /// The handler of a worker kind; a match handler loads the library first, so a broken index
@@ -156,8 +157,9 @@ pub enum WorkerKind {
 async fn handler_for(store: &Arc<dyn Store>, kind: &WorkerKind) -> Result<Arc<dyn JobHandler>> {
     Ok(match kind {
         WorkerKind::Crawl => Arc::new(CrawlJobs::new(store.clone())),
-        WorkerKind::Match(source, config) => {
-            let engine = MatchEngine::new(store.clone(), source.clone(), **config);
+        WorkerKind::Match(source, config, gate) => {
+            let engine =
+                MatchEngine::new(store.clone(), source.clone(), **config).with_review_gate(*gate);
             engine.preload().await?;
             Arc::new(MatchJobs::new(Arc::new(engine)))
         }
@@ -211,6 +213,8 @@ pub struct ServeSettings {
     pub index: IndexSource,
     /// Matching settings of the in-process match workers.
     pub match_config: MatchConfig,
+    /// Certainty gate of the in-process match workers.
+    pub review_gate: ReviewGate,
     /// The daily dedup schedule to keep: cron expression, time zone, and the run's settings.
     pub dedup_schedule: (String, String, DedupJob),
 }
@@ -277,7 +281,11 @@ pub async fn serve(
         };
         for kind in [
             WorkerKind::Crawl,
-            WorkerKind::Match(settings.index.clone(), Box::new(settings.match_config)),
+            WorkerKind::Match(
+                settings.index.clone(),
+                Box::new(settings.match_config),
+                settings.review_gate,
+            ),
         ] {
             let handler = handler_for(&store, &kind).await?;
             workers.push(tokio::spawn({

@@ -4,7 +4,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
 
-use copytrace_store::{MatchFilter, MatchRecord, Store};
+use copytrace_store::{MatchFilter, MatchRecord, Review, Store};
 
 use crate::error::Result;
 
@@ -17,18 +17,34 @@ pub enum ExportFormat {
     Json,
 }
 
-/// Which matches an export or report holds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Which matches an export or report holds. The default is the reported infringements: every
+/// match the matcher verified, confirmed (by a person or the certainty gate) or waiting for
+/// review, except those a person rejected and those on licensed hosts. The `review` column
+/// tells them apart; takedown notices take confirmed ones only.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scope {
     /// Also matches on hosts licensed to publish the work (status `licensed`), which are not
     /// infringements and are left out by default.
     pub include_licensed: bool,
+    /// Review states to include (all when empty); `[Pending, Confirmed]` by default.
+    pub reviews: Vec<Review>,
+}
+
+impl Default for Scope {
+    fn default() -> Self {
+        Self {
+            include_licensed: false,
+            reviews: vec![Review::Pending, Review::Confirmed],
+        }
+    }
 }
 
 /// The recorded matches in `scope`, ordered by page URL then work.
 pub async fn matches(store: &dyn Store, scope: Scope) -> Result<Vec<MatchRecord>> {
     let filter = MatchFilter {
-        include_licensed: scope.include_licensed,
+        // Asking for licensed decisions asks for the licensed status they list as.
+        include_licensed: scope.include_licensed || scope.reviews.contains(&Review::Licensed),
+        reviews: scope.reviews,
         ..MatchFilter::default()
     };
     Ok(store.list_matches(&filter).await?)

@@ -2,10 +2,14 @@
 //! the review queue, and the decisions people take on them.
 //!
 //! A false takedown notice is worse than a missed copy, so only matches that pass the certainty
-//! gate are confirmed automatically: those scoring at least the auto-confirm level (the score is
-//! the share of the smaller unit of copying that is copied, see docs/algorithms.md, so the
-//! default 0.5 means "at least half of the page, or of the work, is the copy"). The rest wait as
-//! `pending` until a person confirms, rejects (false positive) or licenses them. Every decision
+//! gate are confirmed automatically: those whose [certainty](ReviewGate::certainty) reaches the
+//! auto-confirm level. Certainty is the larger of the score (the share of the smaller unit of
+//! copying that is copied, see docs/algorithms.md) and the copied characters over
+//! [`CERTAIN_COPIED_CHARS`], so the default 0.5 means "at least half of the page, or of the
+//! work, is the copy, or at least 500 characters are": a page carrying one chapter among many
+//! is as certain as a page that is nothing but the chapter. The rest (excerpts inside other
+//! text, quotations in commentary) wait as `pending` until a person confirms, rejects (false
+//! positive) or licenses them. Every decision
 //! records who, when and why, belongs to the page × work pair, and survives re-crawls,
 //! re-matching and `dedup --full`; a rejected pair comes back to the queue only when the page
 //! changes substantially (the store's rule, [`copytrace_store::Store::record_page_matches`]).
@@ -16,14 +20,18 @@ use copytrace_store::{DecisionRecord, Id, MatchFilter, MatchRecord, NewDecision,
 
 use crate::error::{Context, Result, ServiceError};
 
-/// Default auto-confirm level: matches scoring at least this are reported without a person.
+/// Default auto-confirm level: matches at least this certain are reported without a person.
 pub const DEFAULT_AUTO_CONFIRM_SCORE: f64 = 0.5;
+
+/// Copied characters that make a match certain (1.0) whatever the size of the page and the
+/// work: about two pages of a printed novel, far beyond any quotation.
+pub const CERTAIN_COPIED_CHARS: f64 = 1_000.0;
 
 /// The certainty gate of new matches.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ReviewGate {
-    /// Matches scoring at least this are confirmed automatically; above 1 every match waits for
-    /// a person, 0 confirms every match.
+    /// Matches at least this certain are confirmed automatically; above 1 every match waits
+    /// for a person, 0 confirms every match.
     pub auto_confirm_score: f64,
 }
 
@@ -47,9 +55,16 @@ impl ReviewGate {
         Ok(Self { auto_confirm_score })
     }
 
+    /// How certain a verified match is, in [0, 1]: the larger of its score and its copied
+    /// characters over [`CERTAIN_COPIED_CHARS`].
+    pub fn certainty(found: &WorkMatch) -> f64 {
+        let by_length = found.copied_chars as f64 / CERTAIN_COPIED_CHARS;
+        found.score.max(by_length).min(1.0)
+    }
+
     /// Whether a verified match is certain enough to report without a person.
     pub fn passes(&self, found: &WorkMatch) -> bool {
-        found.score >= self.auto_confirm_score
+        Self::certainty(found) >= self.auto_confirm_score
     }
 }
 
@@ -152,6 +167,33 @@ pub async fn history(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn found(score: f64, copied_chars: usize) -> WorkMatch {
+        WorkMatch {
+            work_id: 1,
+            score,
+            coverage: score,
+            containment: score,
+            copied_chars,
+            method: "simhash+align".to_owned(),
+            evidence: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn certainty_is_the_score_or_the_copied_length_whichever_is_larger() {
+        let gate = ReviewGate::default();
+        // A page that is the chapter, short or long.
+        assert!(gate.passes(&found(0.95, 300)));
+        // One chapter among many on an aggregator page: a small share, but 3,000 characters.
+        assert_eq!(ReviewGate::certainty(&found(0.12, 3_000)), 1.0);
+        assert!(gate.passes(&found(0.12, 3_000)));
+        // An excerpt of 297 characters inside unrelated text: a person decides.
+        assert!((ReviewGate::certainty(&found(0.24, 297)) - 0.297).abs() < 1e-9);
+        assert!(!gate.passes(&found(0.24, 297)));
+        assert!(!ReviewGate::new(1.01).unwrap().passes(&found(1.0, 100_000)));
+        assert!(ReviewGate::new(0.0).unwrap().passes(&found(0.0, 0)));
+    }
 
     #[test]
     fn the_gate_refuses_levels_that_are_not_numbers() {

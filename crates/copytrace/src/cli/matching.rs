@@ -10,6 +10,7 @@ use copytrace_service::dedup::{self, DedupJob};
 use copytrace_service::index::{open_redis_index, rebuild_redis_index};
 use copytrace_service::matching::{DueCursor, MatchSummary};
 use copytrace_service::redact;
+use copytrace_service::review::{DEFAULT_AUTO_CONFIRM_SCORE, ReviewGate};
 use copytrace_service::settings::parse_seconds;
 use copytrace_service::{CrawlSettings, MatchEngine, Progress, jobs};
 
@@ -29,9 +30,21 @@ pub struct MatchArgs {
     #[arg(long, env = "COPYTRACE_MIN_COPIED_CHARS",
           default_value_t = MatchConfig::default().min_copied_chars)]
     pub min_copied_chars: usize,
+    /// Confirm matches at least this certain without a person; the others wait in `copytrace
+    /// review list`. Certainty is the larger of the score (the share of the page, or of the
+    /// work, that is the copy) and copied characters / 1000. Above 1 every match waits for a
+    /// person, 0 confirms every match
+    #[arg(long, env = "COPYTRACE_AUTO_CONFIRM_SCORE", value_name = "SCORE",
+          default_value_t = DEFAULT_AUTO_CONFIRM_SCORE)]
+    pub auto_confirm_score: f64,
 }
 
 impl MatchArgs {
+    /// The certainty gate of new matches.
+    pub fn gate(&self) -> Result<ReviewGate> {
+        Ok(ReviewGate::new(self.auto_confirm_score)?)
+    }
+
     /// The matcher configuration, refusing settings that could match nothing.
     pub fn config(&self) -> Result<MatchConfig> {
         if self.candidates.is_empty() {
@@ -75,7 +88,9 @@ pub async fn run_match(globals: &Globals, args: MatchCommandArgs) -> Result<Exit
         println!("{due} page(s) due for matching have a match job");
         return Ok(ExitCode::SUCCESS);
     }
-    match_and_print(MatchEngine::new(store, globals.index_source(), config)).await
+    let engine = MatchEngine::new(store, globals.index_source(), config)
+        .with_review_gate(args.settings.gate()?);
+    match_and_print(engine).await
 }
 
 /// Matches every due page with `engine` and prints a summary.
@@ -219,7 +234,8 @@ pub async fn run_dedup(globals: &Globals, args: DedupArgs) -> Result<ExitCode> {
         println!("enqueued dedup job {job} (run {run})");
         return Ok(ExitCode::SUCCESS);
     }
-    let engine = MatchEngine::new(store.clone(), globals.index_source(), config);
+    let engine = MatchEngine::new(store.clone(), globals.index_source(), config)
+        .with_review_gate(args.settings.gate()?);
     engine.preload().await?;
     let bar = Bar::spinner("dedup:");
     let run = dedup::dedup_now(&engine, &job, &bar).await;

@@ -11,6 +11,7 @@ pub mod output;
 pub mod processes;
 pub mod progress;
 pub mod queue;
+pub mod review;
 pub mod schedules;
 
 use std::path::PathBuf;
@@ -145,6 +146,9 @@ pub enum Command {
     /// Export data for analysts and scripts.
     #[command(subcommand)]
     Export(output::ExportCommand),
+    /// The review queue: confirm, reject or license matches below the certainty gate.
+    #[command(subcommand)]
+    Review(review::ReviewCommand),
     /// Print a readable infringement report, grouped by work.
     Report {
         /// Which matches it reports.
@@ -183,6 +187,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Dedup(args) => matching::run_dedup(globals, args).await,
         Command::Export(command) => output::run_export(globals, command).await,
         Command::Report { scope } => output::run_report(globals, scope).await,
+        Command::Review(command) => review::run(globals, command).await,
         Command::Fingerprint(args) => inspect::fingerprint(args),
         Command::Compare(args) => inspect::compare(args),
         Command::Worker(command) => processes::run_worker(globals, command).await,

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Subcommand, ValueEnum};
 use copytrace_service::export::{self, ExportFormat};
+use copytrace_store::Review;
 
 use super::Globals;
 
@@ -28,19 +29,62 @@ pub enum ExportCommand {
 }
 
 /// Which matches an export or report holds.
-#[derive(Debug, Clone, Copy, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct ScopeArgs {
     /// Also include matches on hosts licensed to publish the work (status `licensed`; see
     /// `rights-holder license`), which are not infringements and are left out by default.
     #[arg(long)]
     include_licensed: bool,
+    /// Review states to include (repeatable, or comma-separated). By default every reported
+    /// infringement: `confirmed` ones and those `pending` in the review queue (see `copytrace
+    /// review`), not those a person rejected or licensed.
+    #[arg(long, value_enum, value_delimiter = ',',
+          default_values_t = [ReviewArg::Confirmed, ReviewArg::Pending])]
+    review: Vec<ReviewArg>,
 }
 
 impl From<ScopeArgs> for export::Scope {
     fn from(args: ScopeArgs) -> Self {
         export::Scope {
             include_licensed: args.include_licensed,
+            reviews: ReviewArg::states(&args.review),
         }
+    }
+}
+
+/// A review state on the command line (see `copytrace review`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReviewArg {
+    /// Waiting for a person (below the certainty gate).
+    Pending,
+    /// Reported: confirmed by a person or the certainty gate.
+    Confirmed,
+    /// Judged a false positive.
+    Rejected,
+    /// Judged licensed.
+    Licensed,
+    /// Every state.
+    All,
+}
+
+impl ReviewArg {
+    /// The review states named (every state if `all` is among them).
+    pub fn states(args: &[ReviewArg]) -> Vec<Review> {
+        if args.contains(&ReviewArg::All) {
+            return Vec::new();
+        }
+        let mut states: Vec<Review> = args
+            .iter()
+            .filter_map(|arg| match arg {
+                ReviewArg::Pending => Some(Review::Pending),
+                ReviewArg::Confirmed => Some(Review::Confirmed),
+                ReviewArg::Rejected => Some(Review::Rejected),
+                ReviewArg::Licensed => Some(Review::Licensed),
+                ReviewArg::All => None,
+            })
+            .collect();
+        states.dedup();
+        states
     }
 }
 

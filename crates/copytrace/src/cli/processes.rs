@@ -137,7 +137,7 @@ pub async fn run_worker(globals: &Globals, command: WorkerCommand) -> Result<Exi
         } => {
             let config = settings.config()?;
             (
-                WorkerKind::Match(globals.index_source(), Box::new(config)),
+                WorkerKind::Match(globals.index_source(), Box::new(config), settings.gate()?),
                 worker,
                 listen,
             )
@@ -159,6 +159,7 @@ pub async fn run_worker(globals: &Globals, command: WorkerCommand) -> Result<Exi
 /// Runs `copytrace serve` until SIGTERM.
 pub async fn run_serve(globals: &Globals, args: ServeArgs) -> Result<ExitCode> {
     let match_config = args.settings.config()?;
+    let review_gate = args.settings.gate()?;
     let store = globals.store().await?;
     let settings = ServeSettings {
         listen: args.listen,
@@ -167,6 +168,7 @@ pub async fn run_serve(globals: &Globals, args: ServeArgs) -> Result<ExitCode> {
         runner: args.lease.runner(false),
         index: globals.index_source(),
         match_config,
+        review_gate,
         dedup_schedule: (
             args.dedup.dedup_cron.clone(),
             args.dedup.timezone.clone(),

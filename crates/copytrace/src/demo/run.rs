@@ -11,8 +11,10 @@ use copytrace_service::chapters::detect_chapters;
 use copytrace_service::crawl::parse_seeds;
 use copytrace_service::index::IndexSource;
 use copytrace_service::library::LibraryFile;
+use copytrace_service::review;
 use copytrace_service::textfile::TextFile;
 use copytrace_service::{CrawlSettings, MatchEngine, export};
+use copytrace_store::Review;
 
 use super::{LIBRARY, sample_site, serve};
 use crate::backend::{open_store, redact};
@@ -70,7 +72,26 @@ pub async fn run_demo() -> Result<ExitCode> {
     )
     .await?;
 
-    // The demo checks itself: every pirated page found against the right work, nothing else.
+    // Below the certainty gate: found, but reported only once a person confirms them.
+    let queue = review::queue(store.as_ref(), None, &[Review::Pending]).await?;
+    if !queue.is_empty() {
+        println!(
+            "\nWaiting for review (below the auto-confirm score; `copytrace review confirm ID`):"
+        );
+        for record in &queue {
+            println!(
+                "  match {}  score {:.2}  {} copied characters  {}  ←  {}",
+                record.id,
+                record.score,
+                record.copied_chars,
+                record.page_url,
+                record.work_external_id
+            );
+        }
+    }
+
+    // The demo checks itself: every pirated page found against the right work (confirmed, or
+    // waiting for review), nothing else, not even in the review queue.
     let records = export::matches(store.as_ref(), export::Scope::default()).await?;
     let requested = server.requested_paths();
     server.stop().await;
@@ -83,6 +104,9 @@ pub async fn run_demo() -> Result<ExitCode> {
             .filter(|r| r.page_url == url)
             .map(|r| r.work_external_id.as_str())
             .collect();
+        let waiting = records
+            .iter()
+            .any(|r| r.page_url == url && r.review == Review::Pending);
         let expected: BTreeSet<&str> = if page.disallowed {
             BTreeSet::new()
         } else {
@@ -105,8 +129,9 @@ pub async fn run_demo() -> Result<ExitCode> {
                 }
             ),
             (false, false) => format!(
-                "found {}",
-                found.iter().copied().collect::<Vec<_>>().join(", ")
+                "found {}{}",
+                found.iter().copied().collect::<Vec<_>>().join(", "),
+                if waiting { " (waiting for review)" } else { "" }
             ),
         };
         println!(

@@ -23,4 +23,5 @@ mod inspect;
 mod postgres_store;
 mod recrawl;
 mod redis_index;
+mod review;
 mod schedules;
