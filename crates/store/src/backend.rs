@@ -5,7 +5,7 @@
 //! `pages`, `matches`, `jobs`, `schedules` and `users`), each function taking the store as its
 //! first argument. A method whose SQL is the same on both backends is not in either: it is one
 //! generic function of `crate::shared`, run on the backend's pool. [`impl_store_by_section!`]
-//! writes the `impl Store` that forwards every method to its function, so the list of the 66
+//! writes the `impl Store` that forwards every method to its function, so the list of the 72
 //! methods and where each lives is written once instead of once per backend, and a method
 //! missing from a section file is a compile error naming it.
 
@@ -78,6 +78,14 @@ macro_rules! impl_store_by_section {
             matches::infringing_page(url: &str) -> Option<$crate::InfringingPage>;
             matches::record_page_check(check: &$crate::PageCheck) -> $crate::PageCheckOutcome;
             shared::page_checks(page_id: $crate::Id) -> Vec<$crate::PageCheckRecord>;
+
+            shared::work_stats(filter: &$crate::StatsFilter) -> Vec<$crate::WorkStats>;
+            shared::site_stats(filter: &$crate::StatsFilter) -> Vec<$crate::SiteStats>;
+            shared::copy_lifetimes(filter: &$crate::StatsFilter)
+                -> Vec<(String, $crate::CopyLifetime)>;
+            shared::daily_stats(filter: &$crate::StatsFilter) -> Vec<$crate::DailyStats>;
+            shared::holder_stats(filter: &$crate::StatsFilter) -> Vec<$crate::HolderStats>;
+            shared::first_copies(filter: &$crate::StatsFilter) -> Vec<$crate::FirstCopy>;
 
             jobs::enqueue_job(job: &$crate::NewJob) -> $crate::Id;
             jobs::claim_job(

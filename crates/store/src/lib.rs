@@ -340,6 +340,22 @@ pub trait Store: Send + Sync {
         rights_holder_id: Option<Id>,
     ) -> Result<Vec<DecisionRecord>>;
 
+    // ----- statistics -----
+
+    /// Copies per work, by work id. See [`StatsFilter`] for what is counted.
+    async fn work_stats(&self, filter: &StatsFilter) -> Result<Vec<WorkStats>>;
+    /// Copies per site (host), by host.
+    async fn site_stats(&self, filter: &StatsFilter) -> Result<Vec<SiteStats>>;
+    /// Every counted copy's lifetime, grouped by host (ordered by host, then first seen): what
+    /// medians of time to removal and of time online are computed from.
+    async fn copy_lifetimes(&self, filter: &StatsFilter) -> Result<Vec<(String, CopyLifetime)>>;
+    /// Activity per UTC day, by day; days without any are left out.
+    async fn daily_stats(&self, filter: &StatsFilter) -> Result<Vec<DailyStats>>;
+    /// Copies per rights holder, by holder id.
+    async fn holder_stats(&self, filter: &StatsFilter) -> Result<Vec<HolderStats>>;
+    /// The first copy of each work on each site, by work then host.
+    async fn first_copies(&self, filter: &StatsFilter) -> Result<Vec<FirstCopy>>;
+
     // ----- jobs -----
 
     /// Enqueues a job; with a `dedup_key` equal to a queued or running job's, returns that

@@ -1146,3 +1146,149 @@ pub struct NewUser {
     /// Holder for `RightsHolder` users.
     pub rights_holder_id: Option<Id>,
 }
+
+/// Which matches statistics count ([`crate::Store::work_stats`] and the other statistics).
+/// Matches on licensed hosts and of withdrawn works are never counted: they are not
+/// infringements to act on.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StatsFilter {
+    /// Only this rights holder's works (tenant isolation).
+    pub rights_holder_id: Option<Id>,
+    /// Only this work.
+    pub work_id: Option<Id>,
+    /// Only pages on this host or its subdomains (lower-case, as sites are stored).
+    pub site: Option<String>,
+    /// Only matches first seen at or after this time.
+    pub since: Option<DateTime<Utc>>,
+    /// Only matches first seen before this time.
+    pub until: Option<DateTime<Utc>>,
+    /// Only matches in these lifecycle states (`open`, `notice_sent`, `removed`; all when
+    /// empty).
+    pub statuses: Vec<MatchStatus>,
+    /// Only matches in these review states (all when empty).
+    pub reviews: Vec<Review>,
+    /// Only matches scoring at least this.
+    pub min_score: Option<f64>,
+}
+
+/// Copies of one work, as [`crate::Store::work_stats`] counts them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkStats {
+    /// The work.
+    pub work_id: Id,
+    /// The holder's identifier of the work.
+    pub external_id: String,
+    /// Its title.
+    pub title: String,
+    /// Its owner.
+    pub rights_holder_id: Id,
+    /// When it was published (catalog), if known.
+    pub published_at: Option<DateTime<Utc>>,
+    /// When it entered the library.
+    pub created_at: DateTime<Utc>,
+    /// Pages carrying a copy.
+    pub pages: u64,
+    /// Sites (hosts) carrying a copy.
+    pub sites: u64,
+    /// Best score of its matches.
+    pub best_score: f64,
+    /// Mean score of its matches.
+    pub mean_score: f64,
+    /// Largest share of the work found on one page.
+    pub best_coverage: f64,
+    /// When the first copy was seen.
+    pub first_seen: DateTime<Utc>,
+    /// When a copy was last seen.
+    pub last_seen: DateTime<Utc>,
+    /// Copies (page × work matches) still online: `open` or `notice_sent`.
+    pub online: u64,
+    /// Copies found removed.
+    pub removed: u64,
+}
+
+/// Copies on one site (host), as [`crate::Store::site_stats`] counts them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SiteStats {
+    /// The host, as stored (lower-case, with a port when not the default).
+    pub host: String,
+    /// Pages carrying a copy.
+    pub pages: u64,
+    /// Works copied.
+    pub works: u64,
+    /// Copies (page × work matches).
+    pub copies: u64,
+    /// Copies found removed.
+    pub removed: u64,
+    /// Copies a notice was sent for and not (yet) found removed.
+    pub notice_sent: u64,
+    /// When its first copy was seen.
+    pub first_seen: DateTime<Utc>,
+    /// When a copy was last seen.
+    pub last_seen: DateTime<Utc>,
+}
+
+/// How long one copy stayed online: first seen, and removed (or last seen online).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CopyLifetime {
+    /// The work copied (so sites' works can be counted per registered domain).
+    pub work_id: Id,
+    /// When the copy was first seen.
+    pub first_seen: DateTime<Utc>,
+    /// When it was last seen online.
+    pub last_seen: DateTime<Utc>,
+    /// When it was found removed, if it was.
+    pub removed_at: Option<DateTime<Utc>>,
+}
+
+/// One day of activity, as [`crate::Store::daily_stats`] counts it (days in UTC).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DailyStats {
+    /// The day, `YYYY-MM-DD` (UTC).
+    pub day: String,
+    /// Matches first seen that day.
+    pub new_matches: u64,
+    /// Copies found removed that day.
+    pub removals: u64,
+    /// Pages first stored that day (of the filter's site, when it names one).
+    pub pages_crawled: u64,
+}
+
+/// Copies of one rights holder's works, as [`crate::Store::holder_stats`] counts them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HolderStats {
+    /// The rights holder.
+    pub rights_holder_id: Id,
+    /// Its name.
+    pub name: String,
+    /// Its works with at least one copy.
+    pub works_copied: u64,
+    /// Pages carrying a copy.
+    pub pages: u64,
+    /// Sites carrying a copy.
+    pub sites: u64,
+    /// Copies (page × work matches).
+    pub copies: u64,
+    /// Copies confirmed (reportable in notices).
+    pub confirmed: u64,
+    /// Copies waiting for review.
+    pub pending: u64,
+    /// Copies found removed.
+    pub removed: u64,
+}
+
+/// The first copy of a work on one site, for time to piracy ([`crate::Store::first_copies`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FirstCopy {
+    /// The work.
+    pub work_id: Id,
+    /// Its identifier.
+    pub external_id: String,
+    /// The site.
+    pub host: String,
+    /// When the work was published (catalog), if known.
+    pub published_at: Option<DateTime<Utc>>,
+    /// When it entered the library (stands in for a publication time the catalog lacks).
+    pub created_at: DateTime<Utc>,
+    /// When its first copy on this site was seen.
+    pub first_seen: DateTime<Utc>,
+}

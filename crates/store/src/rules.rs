@@ -193,6 +193,34 @@ pub(crate) fn validate_review_status(status: MatchStatus) -> Result<()> {
     }
 }
 
+/// Refuses a statistics filter that could only mean a mistake.
+pub(crate) fn validate_stats_filter(filter: &crate::StatsFilter) -> Result<()> {
+    if let (Some(since), Some(until)) = (filter.since, filter.until)
+        && since >= until
+    {
+        return Err(StoreError::Invalid(format!(
+            "the date range is empty: {since} is not before {until}"
+        )));
+    }
+    if filter.min_score.is_some_and(|s| !s.is_finite()) {
+        return Err(StoreError::Invalid(
+            "the minimum score must be a number".into(),
+        ));
+    }
+    if let Some(status) = filter.statuses.iter().find(|s| !s.is_review_status()) {
+        return Err(StoreError::Invalid(format!(
+            "{} is not a stored state: licensed and withdrawn matches are never counted",
+            status.as_str()
+        )));
+    }
+    if filter.site.as_ref().is_some_and(|s| s.trim().is_empty()) {
+        return Err(StoreError::Invalid(
+            "name a site, or no site filter at all".into(),
+        ));
+    }
+    Ok(())
+}
+
 pub(crate) fn validate_work(work: &NewWork) -> Result<()> {
     let mut previous_end = 0;
     for (index, chapter) in work.chapters.iter().enumerate() {

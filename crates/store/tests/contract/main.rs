@@ -20,5 +20,6 @@ mod runs;
 mod schedules;
 mod sketches;
 mod sqlite;
+mod stats;
 mod upgrade;
 mod users;
