@@ -214,7 +214,7 @@ mod tests {
         assert_eq!(
             lines.next().unwrap(),
             "http://pirate.example/1.html,xingchen-ch1,星辰旅人,0.9877,0.5,simhash+align,\
-             2026-11-01T08:00:00Z,0.9877,2026-11-01T08:00:00Z,open,1,420,,7:第七章 雨夜 (98%)"
+             2026-11-01T08:00:00Z,0.9877,2026-11-01T08:00:00Z,open,1,420,,7:第七章 雨夜 (98%),confirmed"
         );
         assert!(lines.next().is_none());
         // A copy found gone carries when.
@@ -228,7 +228,7 @@ mod tests {
             text.lines()
                 .nth(1)
                 .unwrap()
-                .ends_with(",removed,1,420,2026-11-01T08:00:00Z,7:第七章 雨夜 (98%)"),
+                .ends_with(",removed,1,420,2026-11-01T08:00:00Z,7:第七章 雨夜 (98%),confirmed"),
             "{text}"
         );
     }

@@ -9,6 +9,7 @@
 
 pub mod export;
 pub mod report;
+pub mod stats;
 
 /// Errors of exporting and reporting.
 #[derive(Debug, thiserror::Error)]
