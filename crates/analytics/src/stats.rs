@@ -221,7 +221,9 @@ pub fn site_rows(
     }
     // Lifetimes give the medians and, for domains, the distinct works (a work copied on two
     // hosts of one domain is one work there).
-    let mut durations: HashMap<String, (Vec<f64>, Vec<f64>, BTreeSet<Id>)> = HashMap::new();
+    /// Hours to removal, hours online, and works, of one row's copies.
+    type Lifetimes = (Vec<f64>, Vec<f64>, BTreeSet<Id>);
+    let mut durations: HashMap<String, Lifetimes> = HashMap::new();
     for (host, life) in lifetimes {
         let (to_removal, online, works) = durations.entry(key(host)).or_default();
         if let Some(removed_at) = life.removed_at {

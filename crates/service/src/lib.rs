@@ -41,6 +41,7 @@ pub mod review;
 pub mod runs;
 pub mod schedules;
 pub mod settings;
+pub mod stats;
 pub mod textfile;
 pub mod workfile;
 

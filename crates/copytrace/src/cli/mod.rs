@@ -13,6 +13,7 @@ pub mod progress;
 pub mod queue;
 pub mod review;
 pub mod schedules;
+pub mod stats;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -149,6 +150,10 @@ pub enum Command {
     /// The review queue: confirm, reject or license matches below the certainty gate.
     #[command(subcommand)]
     Review(review::ReviewCommand),
+    /// Statistics of the match library: per work or chapter, site, day, rights holder, and
+    /// time to piracy.
+    #[command(subcommand)]
+    Stats(stats::StatsCommand),
     /// Print a readable infringement report, grouped by work.
     Report {
         /// Which matches it reports.
@@ -188,6 +193,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Export(command) => output::run_export(globals, command).await,
         Command::Report { scope } => output::run_report(globals, scope).await,
         Command::Review(command) => review::run(globals, command).await,
+        Command::Stats(command) => stats::run(globals, command).await,
         Command::Fingerprint(args) => inspect::fingerprint(args),
         Command::Compare(args) => inspect::compare(args),
         Command::Worker(command) => processes::run_worker(globals, command).await,

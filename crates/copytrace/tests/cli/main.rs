@@ -25,3 +25,4 @@ mod recrawl;
 mod redis_index;
 mod review;
 mod schedules;
+mod stats;
