@@ -5,7 +5,7 @@
 //! `pages`, `matches`, `jobs`, `schedules` and `users`), each function taking the store as its
 //! first argument. A method whose SQL is the same on both backends is not in either: it is one
 //! generic function of `crate::shared`, run on the backend's pool. [`impl_store_by_section!`]
-//! writes the `impl Store` that forwards every method to its function, so the list of the 72
+//! writes the `impl Store` that forwards every method to its function, so the list of the 77
 //! methods and where each lives is written once instead of once per backend, and a method
 //! missing from a section file is a compile error naming it.
 
@@ -86,6 +86,18 @@ macro_rules! impl_store_by_section {
             shared::daily_stats(filter: &$crate::StatsFilter) -> Vec<$crate::DailyStats>;
             shared::holder_stats(filter: &$crate::StatsFilter) -> Vec<$crate::HolderStats>;
             shared::first_copies(filter: &$crate::StatsFilter) -> Vec<$crate::FirstCopy>;
+
+            matches::create_notice(notice: &$crate::NewNotice) -> $crate::Id;
+            shared::get_notice(id: $crate::Id, rights_holder_id: Option<$crate::Id>)
+                -> $crate::Notice;
+            shared::list_notices(rights_holder_id: Option<$crate::Id>) -> Vec<$crate::Notice>;
+            matches::set_notice_status(
+                id: $crate::Id,
+                status: $crate::NoticeStatus,
+                rights_holder_id: Option<$crate::Id>,
+                at: ::chrono::DateTime<::chrono::Utc>
+            ) -> ();
+            shared::refresh_notices(at: ::chrono::DateTime<::chrono::Utc>) -> u64;
 
             jobs::enqueue_job(job: &$crate::NewJob) -> $crate::Id;
             jobs::claim_job(

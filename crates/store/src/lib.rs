@@ -356,6 +356,31 @@ pub trait Store: Send + Sync {
     /// The first copy of each work on each site, by work then host.
     async fn first_copies(&self, filter: &StatsFilter) -> Result<Vec<FirstCopy>>;
 
+    // ----- takedown notices -----
+
+    /// Stores a notice (a draft) listing `notice.match_ids`. `NotFound` if a match does not
+    /// exist or is not the holder's; `Invalid` without matches or with an unknown language.
+    async fn create_notice(&self, notice: &NewNotice) -> Result<Id>;
+    /// One notice, if it is `rights_holder_id`'s (any holder's when `None`); `NotFound`
+    /// otherwise.
+    async fn get_notice(&self, id: Id, rights_holder_id: Option<Id>) -> Result<Notice>;
+    /// Notices of one holder or all, newest first.
+    async fn list_notices(&self, rights_holder_id: Option<Id>) -> Result<Vec<Notice>>;
+    /// Moves a notice to `status` by hand (`sent` or `ignored`, or back to `draft`). Marking it
+    /// sent stamps `sent_at` and moves its `open` copies to `notice_sent`. `NotFound` as for
+    /// [`Store::get_notice`]; `Invalid` for a status only removal checks set.
+    async fn set_notice_status(
+        &self,
+        id: Id,
+        status: NoticeStatus,
+        rights_holder_id: Option<Id>,
+        at: DateTime<Utc>,
+    ) -> Result<()>;
+    /// After removal checks: every sent notice whose copies are now all removed becomes
+    /// `removal_verified`, some removed `partially_removed`, none (again) `sent`. Returns how
+    /// many notices moved.
+    async fn refresh_notices(&self, at: DateTime<Utc>) -> Result<u64>;
+
     // ----- jobs -----
 
     /// Enqueues a job; with a `dedup_key` equal to a queued or running job's, returns that

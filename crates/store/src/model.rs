@@ -896,6 +896,9 @@ pub struct RunCounts {
     pub matches_removed: u64,
     /// Pages or URLs that failed.
     pub errors: u64,
+    /// Copies found online again after they were seen removed (their matches reopened).
+    #[serde(default)]
+    pub matches_reopened: u64,
 }
 
 /// A stored run.
@@ -1291,4 +1294,91 @@ pub struct FirstCopy {
     pub created_at: DateTime<Utc>,
     /// When its first copy on this site was seen.
     pub first_seen: DateTime<Utc>,
+}
+
+/// Where a takedown notice stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoticeStatus {
+    /// Written, not sent yet.
+    Draft,
+    /// Sent; its copies are `notice_sent` until a check finds them removed.
+    Sent,
+    /// Every copy it lists was found removed.
+    RemovalVerified,
+    /// Some of its copies were found removed, others are still online.
+    PartiallyRemoved,
+    /// The site did not react; kept for the record.
+    Ignored,
+}
+
+impl NoticeStatus {
+    /// Every status.
+    pub const ALL: [NoticeStatus; 5] = [
+        NoticeStatus::Draft,
+        NoticeStatus::Sent,
+        NoticeStatus::RemovalVerified,
+        NoticeStatus::PartiallyRemoved,
+        NoticeStatus::Ignored,
+    ];
+
+    /// The value stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoticeStatus::Draft => "draft",
+            NoticeStatus::Sent => "sent",
+            NoticeStatus::RemovalVerified => "removal_verified",
+            NoticeStatus::PartiallyRemoved => "partially_removed",
+            NoticeStatus::Ignored => "ignored",
+        }
+    }
+
+    /// Parses the stored value.
+    pub fn parse(value: &str) -> Option<Self> {
+        NoticeStatus::ALL.into_iter().find(|s| s.as_str() == value)
+    }
+}
+
+/// A takedown notice to store ([`crate::Store::create_notice`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewNotice {
+    /// Whose works it defends.
+    pub rights_holder_id: Id,
+    /// The host it is addressed to.
+    pub site: String,
+    /// `zh` or `en`.
+    pub lang: String,
+    /// The rendered text.
+    pub body: String,
+    /// The matches it lists (each must be the holder's).
+    pub match_ids: Vec<Id>,
+    /// When it was written.
+    pub at: DateTime<Utc>,
+}
+
+/// A stored takedown notice.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Notice {
+    /// Row id.
+    pub id: Id,
+    /// Whose works it defends.
+    pub rights_holder_id: Id,
+    /// The host it is addressed to.
+    pub site: String,
+    /// `zh` or `en`.
+    pub lang: String,
+    /// Where it stands.
+    pub status: NoticeStatus,
+    /// The text as rendered.
+    pub body: String,
+    /// When it was written.
+    pub created_at: DateTime<Utc>,
+    /// When it was marked sent.
+    pub sent_at: Option<DateTime<Utc>>,
+    /// When a removal check last moved its status.
+    pub status_changed_at: Option<DateTime<Utc>>,
+    /// The matches it lists.
+    pub match_ids: Vec<Id>,
+    /// How many of them are found removed now.
+    pub removed: u64,
 }

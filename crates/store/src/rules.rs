@@ -583,28 +583,33 @@ pub(crate) fn run_already_ended(id: Id, state: &str) -> StoreError {
     ))
 }
 
-/// A run's counts as stored: `[pages_checked, new_matches, matches_removed, errors]`.
-pub(crate) fn run_counts_to_db(counts: &RunCounts) -> Result<[i64; 4]> {
+/// A run's counts as stored: `[pages_checked, new_matches, matches_removed, errors,
+/// matches_reopened]`.
+pub(crate) fn run_counts_to_db(counts: &RunCounts) -> Result<[i64; 5]> {
     Ok([
         to_i64(counts.pages_checked, "pages checked")?,
         to_i64(counts.new_matches, "new matches")?,
         to_i64(counts.matches_removed, "matches removed")?,
         to_i64(counts.errors, "errors")?,
+        to_i64(counts.matches_reopened, "matches reopened")?,
     ])
 }
 
-/// A run's counts from stored values.
-pub(crate) fn run_counts(
-    pages_checked: i64,
-    new_matches: i64,
-    matches_removed: i64,
-    errors: i64,
-) -> Result<RunCounts> {
+/// A run's counts from stored values, in the order of [`run_counts_to_db`].
+pub(crate) fn run_counts(stored: [i64; 5]) -> Result<RunCounts> {
+    let [
+        pages_checked,
+        new_matches,
+        matches_removed,
+        errors,
+        matches_reopened,
+    ] = stored;
     Ok(RunCounts {
         pages_checked: to_u64(pages_checked, "pages checked")?,
         new_matches: to_u64(new_matches, "new matches")?,
         matches_removed: to_u64(matches_removed, "matches removed")?,
         errors: to_u64(errors, "errors")?,
+        matches_reopened: to_u64(matches_reopened, "matches reopened")?,
     })
 }
 

@@ -11,6 +11,7 @@ mod catalog;
 mod jobs;
 mod library;
 mod matches;
+mod notices;
 mod pages;
 mod postgres;
 mod recrawl;
