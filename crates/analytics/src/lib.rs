@@ -8,6 +8,7 @@
 //! that a spreadsheet program would evaluate as a formula is neutralised (CWE-1236).
 
 pub mod export;
+pub mod notice;
 pub mod report;
 pub mod stats;
 
@@ -23,4 +24,7 @@ pub enum AnalyticsError {
     /// JSON encoding failed.
     #[error("could not write JSON: {0}")]
     Json(#[from] serde_json::Error),
+    /// A notice template could not be rendered.
+    #[error("could not render the notice: {0}")]
+    Template(#[from] askama::Error),
 }

@@ -35,6 +35,7 @@ pub mod intake;
 pub mod jobs;
 pub mod library;
 pub mod matching;
+pub mod notices;
 pub mod progress;
 pub mod recrawl;
 pub mod review;

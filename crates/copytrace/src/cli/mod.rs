@@ -7,6 +7,7 @@ pub mod holders;
 pub mod inspect;
 pub mod library;
 pub mod matching;
+pub mod notices;
 pub mod output;
 pub mod processes;
 pub mod progress;
@@ -150,6 +151,10 @@ pub enum Command {
     /// The review queue: confirm, reject or license matches below the certainty gate.
     #[command(subcommand)]
     Review(review::ReviewCommand),
+    /// Takedown notices: write one per site from the confirmed copies, record when it was sent;
+    /// removal checks verify the removals.
+    #[command(subcommand)]
+    Notice(notices::NoticeCommand),
     /// Statistics of the match library: per work or chapter, site, day, rights holder, and
     /// time to piracy.
     #[command(subcommand)]
@@ -194,6 +199,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Report { scope } => output::run_report(globals, scope).await,
         Command::Review(command) => review::run(globals, command).await,
         Command::Stats(command) => stats::run(globals, command).await,
+        Command::Notice(command) => notices::run(globals, command).await,
         Command::Fingerprint(args) => inspect::fingerprint(args),
         Command::Compare(args) => inspect::compare(args),
         Command::Worker(command) => processes::run_worker(globals, command).await,
