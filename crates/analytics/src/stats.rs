@@ -9,7 +9,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use chrono::{DateTime, Utc};
 use copytrace_store::{
-    CopyLifetime, FirstCopy, Id, MatchRecord, MatchStatus, SiteStats, WorkStats,
+    CopyLifetime, FirstCopy, Id, MatchRecord, MatchStatus, Notice, NoticeStatus, SiteStats,
+    WorkStats,
 };
 use serde::Serialize;
 
@@ -255,6 +256,72 @@ pub fn site_rows(
         .collect();
     rows.sort_by(|a, b| b.copies.cmp(&a.copies).then(a.site.cmp(&b.site)));
     rows.truncate(top.unwrap_or(usize::MAX));
+    rows
+}
+
+/// How one site answered takedown notices.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NoticeRow {
+    /// The site notices were addressed to.
+    pub site: String,
+    /// Notices sent (drafts are not counted).
+    pub sent: u64,
+    /// Of those, every copy found removed.
+    pub removal_verified: u64,
+    /// Of those, some copies found removed.
+    pub partially_removed: u64,
+    /// Of those, marked ignored.
+    pub ignored: u64,
+    /// Share of sent notices with at least one copy removed.
+    pub response_rate: f64,
+    /// Median hours from sending to the check that verified the removal.
+    pub median_hours_to_removal: Option<f64>,
+}
+
+/// Per site: notices sent and how the site responded, most notices first.
+pub fn notice_rows(notices: &[Notice]) -> Vec<NoticeRow> {
+    let mut rows: BTreeMap<String, (NoticeRow, Vec<f64>)> = BTreeMap::new();
+    for notice in notices {
+        let Some(sent_at) = notice.sent_at else {
+            continue;
+        };
+        let (row, delays) = rows.entry(notice.site.clone()).or_insert_with(|| {
+            (
+                NoticeRow {
+                    site: notice.site.clone(),
+                    sent: 0,
+                    removal_verified: 0,
+                    partially_removed: 0,
+                    ignored: 0,
+                    response_rate: 0.0,
+                    median_hours_to_removal: None,
+                },
+                Vec::new(),
+            )
+        });
+        row.sent += 1;
+        match notice.status {
+            NoticeStatus::RemovalVerified => {
+                row.removal_verified += 1;
+                if let Some(at) = notice.status_changed_at {
+                    delays.push(hours(sent_at, at));
+                }
+            }
+            NoticeStatus::PartiallyRemoved => row.partially_removed += 1,
+            NoticeStatus::Ignored => row.ignored += 1,
+            NoticeStatus::Draft | NoticeStatus::Sent => {}
+        }
+    }
+    let mut rows: Vec<NoticeRow> = rows
+        .into_values()
+        .map(|(mut row, mut delays)| {
+            row.response_rate =
+                (row.removal_verified + row.partially_removed) as f64 / row.sent as f64;
+            row.median_hours_to_removal = median(&mut delays);
+            row
+        })
+        .collect();
+    rows.sort_by(|a, b| b.sent.cmp(&a.sent).then(a.site.cmp(&b.site)));
     rows
 }
 
@@ -538,6 +605,57 @@ mod tests {
         assert_eq!(by_host.len(), 1, "top 1");
         assert_eq!(by_host[0].site, "a.pirate.com", "most copies, then by name");
         assert_eq!(by_host[0].median_hours_to_removal, Some(10.0));
+    }
+
+    #[test]
+    fn notice_response_rates_count_sent_notices_only() {
+        let notice = |site: &str, status, sent: Option<i64>, changed: Option<i64>| Notice {
+            id: 1,
+            rights_holder_id: 1,
+            site: site.to_owned(),
+            lang: "zh".to_owned(),
+            status,
+            body: String::new(),
+            created_at: at(0),
+            sent_at: sent.map(at),
+            status_changed_at: changed.map(at),
+            match_ids: vec![1],
+            removed: 0,
+        };
+        let rows = notice_rows(&[
+            notice(
+                "a.example",
+                NoticeStatus::RemovalVerified,
+                Some(0),
+                Some(10),
+            ),
+            notice(
+                "a.example",
+                NoticeStatus::RemovalVerified,
+                Some(5),
+                Some(35),
+            ),
+            notice("a.example", NoticeStatus::Ignored, Some(0), None),
+            notice("a.example", NoticeStatus::Sent, Some(0), None),
+            notice("a.example", NoticeStatus::Draft, None, None),
+            notice(
+                "b.example",
+                NoticeStatus::PartiallyRemoved,
+                Some(0),
+                Some(3),
+            ),
+        ]);
+        let a = &rows[0];
+        assert_eq!(
+            (a.site.as_str(), a.sent, a.removal_verified, a.ignored),
+            ("a.example", 4, 2, 1)
+        );
+        assert_eq!(a.response_rate, 0.5);
+        assert_eq!(a.median_hours_to_removal, Some(20.0));
+        assert_eq!(
+            (rows[1].response_rate, rows[1].median_hours_to_removal),
+            (1.0, None)
+        );
     }
 
     #[test]

@@ -3,9 +3,9 @@
 //! web's dashboard call these.
 
 use copytrace_analytics::stats::{
-    self as analytics, ChapterRow, SiteGrouping, SiteRow, TimeToPiracy, WorkRow,
+    self as analytics, ChapterRow, NoticeRow, SiteGrouping, SiteRow, TimeToPiracy, WorkRow,
 };
-use copytrace_store::{DailyStats, HolderStats, MatchFilter, Review, StatsFilter, Store};
+use copytrace_store::{DailyStats, HolderStats, Id, MatchFilter, Review, StatsFilter, Store};
 
 use crate::error::Result;
 
@@ -84,4 +84,11 @@ pub async fn holders(store: &dyn Store, filter: &StatsFilter) -> Result<Vec<Hold
 /// Time from publication to first copies, per work, per site and overall.
 pub async fn time_to_piracy(store: &dyn Store, filter: &StatsFilter) -> Result<TimeToPiracy> {
     Ok(analytics::time_to_piracy(store.first_copies(filter).await?))
+}
+
+/// How sites answered takedown notices (of one rights holder, or all).
+pub async fn notices(store: &dyn Store, rights_holder_id: Option<Id>) -> Result<Vec<NoticeRow>> {
+    Ok(analytics::notice_rows(
+        &store.list_notices(rights_holder_id).await?,
+    ))
 }

@@ -47,6 +47,16 @@ pub enum StatsCommand {
         #[command(flatten)]
         filter: FilterArgs,
     },
+    /// Per site: takedown notices sent, removals verified, partial removals, ignored, response
+    /// rate and median hours from sending to verified removal.
+    Notices {
+        /// Only this rights holder's notices.
+        #[arg(long, value_name = "NAME")]
+        rights_holder: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Time from publication (catalog `published_at`, else ingest time) to the first copy: per
     /// work, per site, and its distribution.
     TimeToPiracy {
@@ -225,6 +235,29 @@ pub async fn run(globals: &Globals, command: StatsCommand) -> Result<ExitCode> {
                     "{:<24} {:>5} work(s) copied {:>6} page(s) {:>4} site(s)  confirmed {} \
                      pending {} removed {}",
                     r.name, r.works_copied, r.pages, r.sites, r.confirmed, r.pending, r.removed
+                )
+            })
+        }
+        StatsCommand::Notices {
+            rights_holder,
+            json,
+        } => {
+            let holder = match rights_holder {
+                Some(name) => Some(holders::find(store, &name).await?.id),
+                None => None,
+            };
+            let rows = stats::notices(store, holder).await?;
+            print(json, &rows, |r| {
+                format!(
+                    "{:<32} {:>4} sent  {:>4} removed  {:>4} partially  {:>4} ignored  \
+                     response {:>3.0}%  median to removal {}",
+                    r.site,
+                    r.sent,
+                    r.removal_verified,
+                    r.partially_removed,
+                    r.ignored,
+                    r.response_rate * 100.0,
+                    hours(r.median_hours_to_removal)
                 )
             })
         }

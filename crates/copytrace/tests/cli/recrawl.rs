@@ -736,4 +736,12 @@ fn a_notice_lists_its_holders_confirmed_copies_and_is_verified_when_they_disappe
     assert_eq!(status("zh"), "draft", "a draft is not followed");
     let shown = workspace.ok(&["notice", "show", &first_id]);
     assert_eq!(shown.stdout, text, "the notice is kept as written");
+    // One notice sent to the site, its removal verified: a response rate of 1.
+    let answered: serde_json::Value =
+        serde_json::from_str(&workspace.ok(&["stats", "notices", "--json"]).stdout).unwrap();
+    assert_eq!(answered[0]["site"], host.as_str());
+    assert_eq!(answered[0]["sent"], 1);
+    assert_eq!(answered[0]["removal_verified"], 1);
+    assert_eq!(answered[0]["response_rate"], 1.0);
+    assert!(answered[0]["median_hours_to_removal"].as_f64().unwrap() >= 0.0);
 }
