@@ -3,6 +3,7 @@
 //! calls `copytrace-service` and prints what it returns.
 
 pub mod crawl;
+pub mod evidence;
 pub mod holders;
 pub mod inspect;
 pub mod library;
@@ -145,6 +146,9 @@ pub enum Command {
     /// Export data for analysts and scripts.
     #[command(subcommand)]
     Export(output::ExportCommand),
+    /// Write the evidence package of one match (raw page, text, passages side by side,
+    /// screenshot, manifest with SHA-256 hashes), or check one (`evidence verify DIR`).
+    Evidence(evidence::EvidenceArgs),
     /// Print a readable infringement report, grouped by work.
     Report {
         /// Which matches it reports.
@@ -182,6 +186,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Index(command) => matching::run_index(globals, command).await,
         Command::Dedup(args) => matching::run_dedup(globals, args).await,
         Command::Export(command) => output::run_export(globals, command).await,
+        Command::Evidence(args) => evidence::run(globals, args).await,
         Command::Report { scope } => output::run_report(globals, scope).await,
         Command::Fingerprint(args) => inspect::fingerprint(args),
         Command::Compare(args) => inspect::compare(args),
