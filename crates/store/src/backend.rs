@@ -59,6 +59,8 @@ macro_rules! impl_store_by_section {
             pages::page_validators(scope: &$crate::ValidatorScope)
                 -> Vec<$crate::PageValidators>;
             shared::evidence_text(page_id: $crate::Id, content_hash: &str) -> Option<String>;
+            shared::page_capture(page_id: $crate::Id, content_hash: &str)
+                -> Option<$crate::PageCapture>;
             shared::list_sites() -> Vec<$crate::Site>;
             shared::count_pages() -> u64;
 
@@ -98,6 +100,9 @@ macro_rules! impl_store_by_section {
                 at: ::chrono::DateTime<::chrono::Utc>
             ) -> ();
             shared::refresh_notices(at: ::chrono::DateTime<::chrono::Utc>) -> u64;
+            shared::match_subject(match_id: $crate::Id) -> ($crate::Id, $crate::Id);
+            shared::record_evidence_package(package: &$crate::NewEvidencePackage) -> $crate::Id;
+            shared::evidence_packages(match_id: $crate::Id) -> Vec<$crate::EvidencePackage>;
 
             jobs::enqueue_job(job: &$crate::NewJob) -> $crate::Id;
             jobs::claim_job(
