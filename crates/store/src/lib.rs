@@ -43,6 +43,7 @@
 //! each on a fresh database.
 
 mod backend;
+mod capture;
 pub mod model;
 pub mod postgres;
 mod rows;
@@ -54,6 +55,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 pub use model::*;
+pub use capture::sha256_hex;
 pub use rows::pack_windows;
 
 /// Errors of the storage layer.
@@ -269,6 +271,16 @@ pub trait Store: Send + Sync {
     /// is that one, else the earlier text kept for evidence; `None` if neither. Evidence
     /// offsets of a match are read against `evidence_text(page_id, match.evidence_hash)`.
     async fn evidence_text(&self, page_id: Id, content_hash: &str) -> Result<Option<String>>;
+    /// The raw response the text `content_hash` of page `page_id` was extracted from, as stored
+    /// by [`Store::upsert_page`], decompressed; `None` when there is none (pages stored before
+    /// captures were kept, or by a caller without raw bytes).
+    ///
+    /// Retention: a page keeps the capture of its current text, plus the capture of every
+    /// earlier text some match's evidence points into (as `evidence_text` keeps texts); the
+    /// others are dropped when a re-crawl replaces the text or a verdict stops pointing into
+    /// it. The capture of a text is the first fetch that gave it: a later fetch of the same text
+    /// does not replace it, so the stored SHA-256 of a match's evidence does not change.
+    async fn page_capture(&self, page_id: Id, content_hash: &str) -> Result<Option<PageCapture>>;
     /// Lists sites by host.
     async fn list_sites(&self) -> Result<Vec<Site>>;
     /// Number of stored pages.
@@ -380,6 +392,14 @@ pub trait Store: Send + Sync {
     /// `removal_verified`, some removed `partially_removed`, none (again) `sent`. Returns how
     /// many notices moved.
     async fn refresh_notices(&self, at: DateTime<Utc>) -> Result<u64>;
+
+    /// The page and work of match `match_id`. `NotFound` if absent.
+    async fn match_subject(&self, match_id: Id) -> Result<(Id, Id)>;
+    /// Records that an evidence package was written for a match. Returns its id. The match is
+    /// not required to exist still: the record is an audit log.
+    async fn record_evidence_package(&self, package: &NewEvidencePackage) -> Result<Id>;
+    /// The evidence packages recorded for a match, oldest first.
+    async fn evidence_packages(&self, match_id: Id) -> Result<Vec<EvidencePackage>>;
 
     // ----- jobs -----
 

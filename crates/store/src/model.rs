@@ -250,6 +250,77 @@ pub struct NewPage {
     /// The `Last-Modified` header of the fetch, kept so the next crawl can ask
     /// `If-Modified-Since`.
     pub last_modified: Option<String>,
+    /// The raw response `text` was extracted from, kept as evidence (see
+    /// [`crate::Store::page_capture`]); `None` when the caller has no raw bytes.
+    pub capture: Option<NewCapture>,
+}
+
+/// The raw response of a fetch, beyond what [`NewPage`] already says (its status and fetch
+/// time are the page's): what an evidence package shows a court or a hosting provider.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewCapture {
+    /// The URL the crawler asked for (before redirects).
+    pub requested_url: String,
+    /// The URL that answered, after redirects, as fetched (the page's stored URL is its
+    /// normalized form).
+    pub final_url: String,
+    /// Every response header, in order, as received.
+    pub headers: Vec<(String, String)>,
+    /// The `encoding_rs` name of the charset the text was decoded with (`"GBK"`).
+    pub encoding: String,
+    /// The body as received (after HTTP content decoding, before charset decoding).
+    pub body: Vec<u8>,
+}
+
+/// A stored capture: the raw response one page text was extracted from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageCapture {
+    /// The page.
+    pub page_id: Id,
+    /// Hash of the text extracted from it (a match's `evidence_hash` names it).
+    pub content_hash: String,
+    /// The URL the crawler asked for.
+    pub requested_url: String,
+    /// The URL that answered, after redirects.
+    pub final_url: String,
+    /// HTTP status of the response.
+    pub http_status: u16,
+    /// Response headers, in order.
+    pub headers: Vec<(String, String)>,
+    /// Charset the text was decoded with.
+    pub encoding: String,
+    /// When the response arrived.
+    pub fetched_at: DateTime<Utc>,
+    /// SHA-256 of `body`, lower-case hex, computed when it was stored.
+    pub body_sha256: String,
+    /// The body, decompressed: byte for byte what was received.
+    pub body: Vec<u8>,
+}
+
+/// An evidence package written for a match: the hash of its manifest, recorded so that a
+/// package whose manifest was rewritten (with hashes of altered files) can be told from the one
+/// Copytrace wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewEvidencePackage {
+    /// The match it documents.
+    pub match_id: Id,
+    /// SHA-256 of its `manifest.json`, lower-case hex.
+    pub manifest_sha256: String,
+    /// When it was written.
+    pub created_at: DateTime<Utc>,
+}
+
+/// A recorded evidence package.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EvidencePackage {
+    /// Row id.
+    pub id: Id,
+    /// The match it documents (kept even if the match is deleted later).
+    pub match_id: Id,
+    /// SHA-256 of its manifest.
+    pub manifest_sha256: String,
+    /// When it was written.
+    pub created_at: DateTime<Utc>,
 }
 
 /// A stored page.

@@ -19,6 +19,7 @@ use crate::rows::Columns;
 use crate::rules::Referenced;
 use crate::{Id, Result};
 
+mod evidence;
 mod jobs;
 mod library;
 mod matches;
@@ -28,6 +29,7 @@ mod schedules;
 mod stats;
 mod users;
 
+pub(crate) use evidence::*;
 pub(crate) use jobs::*;
 pub(crate) use library::*;
 pub(crate) use matches::*;

@@ -7,6 +7,7 @@
 
 mod helpers;
 
+mod captures;
 mod catalog;
 mod jobs;
 mod library;
