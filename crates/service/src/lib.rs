@@ -27,6 +27,7 @@ pub mod chapters;
 pub mod crawl;
 pub mod dedup;
 pub mod error;
+pub mod evidence;
 pub mod export;
 pub mod holders;
 pub mod index;

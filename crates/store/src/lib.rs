@@ -54,8 +54,8 @@ pub mod sqlite;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-pub use model::*;
 pub use capture::sha256_hex;
+pub use model::*;
 pub use rows::pack_windows;
 
 /// Errors of the storage layer.

@@ -3,6 +3,7 @@
 //! calls `copytrace-service` and prints what it returns.
 
 pub mod crawl;
+pub mod evidence;
 pub mod holders;
 pub mod inspect;
 pub mod library;
@@ -159,6 +160,9 @@ pub enum Command {
     /// time to piracy.
     #[command(subcommand)]
     Stats(stats::StatsCommand),
+    /// Write the evidence package of one match (raw page, text, passages side by side,
+    /// screenshot, manifest with SHA-256 hashes), or check one (`evidence verify DIR`).
+    Evidence(evidence::EvidenceArgs),
     /// Print a readable infringement report, grouped by work.
     Report {
         /// Which matches it reports.
@@ -196,6 +200,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Index(command) => matching::run_index(globals, command).await,
         Command::Dedup(args) => matching::run_dedup(globals, args).await,
         Command::Export(command) => output::run_export(globals, command).await,
+        Command::Evidence(args) => evidence::run(globals, args).await,
         Command::Report { scope } => output::run_report(globals, scope).await,
         Command::Review(command) => review::run(globals, command).await,
         Command::Stats(command) => stats::run(globals, command).await,

@@ -8,9 +8,7 @@ use super::Db;
 use crate::capture::{self, GZIP};
 use crate::rows::{Columns, StoredJson, StoredTime};
 use crate::rules::to_u32;
-use crate::{
-    EvidencePackage, Id, NewCapture, NewEvidencePackage, PageCapture, Result, StoreError,
-};
+use crate::{EvidencePackage, Id, NewCapture, NewEvidencePackage, PageCapture, Result, StoreError};
 
 /// Stores the capture of text `content_hash` of page `page_id`, fetched at `fetched_at` with
 /// status `http_status`, unless that text has one already (the first fetch of a text is its
@@ -33,13 +31,12 @@ where
     Json<Vec<(String, String)>>: for<'q> Encode<'q, DB> + Type<DB>,
     DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
 {
-    let known: Option<i64> = sqlx::query_scalar(
-        "SELECT 1 FROM page_captures WHERE page_id = $1 AND content_hash = $2",
-    )
-    .bind(page_id)
-    .bind(content_hash)
-    .fetch_optional(&mut *conn)
-    .await?;
+    let known: Option<i64> =
+        sqlx::query_scalar("SELECT 1 FROM page_captures WHERE page_id = $1 AND content_hash = $2")
+            .bind(page_id)
+            .bind(content_hash)
+            .fetch_optional(&mut *conn)
+            .await?;
     if known.is_some() {
         return Ok(());
     }
@@ -110,7 +107,9 @@ impl<C: Columns> CaptureRow<C> {
     fn into_model(self) -> Result<PageCapture> {
         let headers: serde_json::Value = self.headers.into_value("capture headers")?;
         let headers: Vec<(String, String)> = serde_json::from_value(headers).map_err(|e| {
-            StoreError::Invalid(format!("stored capture headers are not name/value pairs: {e}"))
+            StoreError::Invalid(format!(
+                "stored capture headers are not name/value pairs: {e}"
+            ))
         })?;
         Ok(PageCapture {
             page_id: self.page_id,
@@ -183,7 +182,11 @@ where
     DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
 {
     let digest = package.manifest_sha256.as_str();
-    if digest.len() != 64 || !digest.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+    if digest.len() != 64
+        || !digest
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    {
         return Err(StoreError::Invalid(format!(
             "{digest:?} is not a SHA-256 digest in lower-case hex"
         )));

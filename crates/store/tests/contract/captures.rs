@@ -95,7 +95,11 @@ async fn a_later_fetch_of_the_same_text_keeps_the_first_capture(store: Arc<dyn S
         .upsert_page(&fetch(COPY, 60, &raw_body("second")))
         .await
         .unwrap();
-    let capture = store.page_capture(id, &hash_of(COPY)).await.unwrap().unwrap();
+    let capture = store
+        .page_capture(id, &hash_of(COPY))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(capture.body, first);
     assert_eq!(capture.fetched_at, at(5));
     assert_eq!(capture.body_sha256, sha256(&first));
@@ -106,7 +110,13 @@ async fn a_page_keeps_only_the_captures_its_evidence_points_into(store: Arc<dyn 
     let work = stored_work(&*store, holder, "w", "text of work w").await;
     let captured = |text: &'static str| {
         let store = store.clone();
-        async move |id: Id| store.page_capture(id, &hash_of(text)).await.unwrap().is_some()
+        async move |id: Id| {
+            store
+                .page_capture(id, &hash_of(text))
+                .await
+                .unwrap()
+                .is_some()
+        }
     };
     // A text nobody matched is let go when the page changes.
     let id = store
@@ -150,7 +160,11 @@ async fn a_page_stored_without_raw_bytes_has_no_capture(store: Arc<dyn Store>) {
         .upsert_page(&fetch(COPY, 30, &raw_body("late")))
         .await
         .unwrap();
-    let capture = store.page_capture(id, &hash_of(COPY)).await.unwrap().unwrap();
+    let capture = store
+        .page_capture(id, &hash_of(COPY))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(capture.fetched_at, at(30));
 }
 
@@ -165,7 +179,10 @@ async fn evidence_packages_are_recorded_per_match(store: Arc<dyn Store>) {
     let match_id = store.list_matches(&Default::default()).await.unwrap()[0].id;
     assert_eq!(store.match_subject(match_id).await.unwrap(), (id, work));
     let missing = not_found(store.match_subject(match_id + 1000).await);
-    assert!(missing.contains(&format!("match {}", match_id + 1000)), "{missing}");
+    assert!(
+        missing.contains(&format!("match {}", match_id + 1000)),
+        "{missing}"
+    );
 
     let package = |digest: &str, seconds| NewEvidencePackage {
         match_id,
@@ -173,8 +190,14 @@ async fn evidence_packages_are_recorded_per_match(store: Arc<dyn Store>) {
         created_at: at(seconds),
     };
     let (first, second) = (sha256(b"manifest 1"), sha256(b"manifest 2"));
-    let a = store.record_evidence_package(&package(&second, 9)).await.unwrap();
-    let b = store.record_evidence_package(&package(&first, 3)).await.unwrap();
+    let a = store
+        .record_evidence_package(&package(&second, 9))
+        .await
+        .unwrap();
+    let b = store
+        .record_evidence_package(&package(&first, 3))
+        .await
+        .unwrap();
     assert_ne!(a, b);
     let listed = store.evidence_packages(match_id).await.unwrap();
     assert_eq!(
@@ -184,7 +207,13 @@ async fn evidence_packages_are_recorded_per_match(store: Arc<dyn Store>) {
             .collect::<Vec<_>>(),
         [(b, first.as_str(), at(3)), (a, second.as_str(), at(9))]
     );
-    assert!(store.evidence_packages(match_id + 1).await.unwrap().is_empty());
+    assert!(
+        store
+            .evidence_packages(match_id + 1)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     let refused = invalid(store.record_evidence_package(&package("ABC", 1)).await);
     assert!(refused.contains("SHA-256"), "{refused}");
 }
