@@ -349,7 +349,7 @@ impl Browser {
 impl Drop for Browser {
     fn drop(&mut self) {
         self.handler.abort();
-        KillGroup(self.pgid.take());
+        drop(KillGroup(self.pgid.take()));
     }
 }
 

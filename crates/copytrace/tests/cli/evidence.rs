@@ -10,7 +10,7 @@ use copytrace_store::sqlite::SqliteStore;
 use copytrace_store::{Store, sha256_hex};
 use sqlx::Connection;
 
-use crate::helpers::{TestSite, Workspace, gbk, library_text};
+use crate::helpers::{Run, TestSite, Workspace, gbk, library_text};
 
 /// A GBK chapter page copying the sample work `xingchen-ch1`, with text that looks like markup
 /// (and must be escaped wherever the package shows it) inside a copied sentence.
@@ -74,6 +74,14 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// `evidence MATCH_ID --out DIR [EXTRA...]`.
+fn write_package(workspace: &Workspace, match_id: i64, dir: &Path, extra: &[&str]) -> Run {
+    let mut args: Vec<std::ffi::OsString> = vec!["evidence".into(), match_id.to_string().into()];
+    args.extend(extra.iter().map(Into::into));
+    args.extend(["--out".into(), dir.as_os_str().to_owned()]);
+    workspace.run(&args)
+}
+
 /// `evidence verify` on `dir`: the error line when it fails.
 fn verify_error(workspace: &Workspace, dir: &Path) -> String {
     let run = workspace.run(&["evidence".as_ref(), "verify".as_ref(), dir.as_os_str()]);
@@ -87,12 +95,7 @@ fn an_evidence_package_holds_the_served_bytes_and_catches_every_alteration() {
     let site = TestSite::serve(SampleSite { pages: vec![page] });
     let match_id = crawled_copy(&workspace, &site, "Yuewen");
     let dir = workspace.path("package");
-    workspace.ok(&[
-        "evidence".as_ref(),
-        match_id.to_string().as_ref(),
-        "--out".as_ref(),
-        dir.as_os_str(),
-    ]);
+    write_package(&workspace, match_id, &dir, &[]).success();
 
     // The raw bytes are what the site served, and hash to the SHA-256 stored at fetch time.
     let raw = std::fs::read(dir.join("page.html")).unwrap();
@@ -223,14 +226,7 @@ fn another_rights_holders_match_is_not_found() {
     let match_id = crawled_copy(&workspace, &site, "Yuewen");
     workspace.ok(&["rights-holder", "add", "Zongheng"]);
     let dir = workspace.path("package");
-    let run = workspace.run(&[
-        "evidence".as_ref(),
-        match_id.to_string().as_ref(),
-        "--rights-holder".as_ref(),
-        "Zongheng".as_ref(),
-        "--out".as_ref(),
-        dir.as_os_str(),
-    ]);
+    let run = write_package(&workspace, match_id, &dir, &["--rights-holder", "Zongheng"]);
     let error = run.one_line_error();
     assert!(
         error.contains(&format!("match {match_id} not found")),
@@ -256,12 +252,7 @@ fn a_page_stored_before_captures_were_kept_gets_a_package_that_says_so() {
         assert_eq!(deleted.rows_affected(), 1);
     });
     let dir = workspace.path("package");
-    let run = workspace.ok(&[
-        "evidence".as_ref(),
-        match_id.to_string().as_ref(),
-        "--out".as_ref(),
-        dir.as_os_str(),
-    ]);
+    let run = write_package(&workspace, match_id, &dir, &[]).success();
     assert!(run.stderr.contains("no raw bytes"), "{}", run.stderr);
     assert!(!dir.join("page.html").exists());
     assert!(!dir.join("screenshot.png").exists());

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use copytrace_store::{Id, NewCapture, NewEvidencePackage, NewPage, Store};
+use copytrace_store::{Id, NewCapture, NewEvidencePackage, NewPage, PageCapture, Store};
 use sha2::{Digest, Sha256};
 
 use crate::helpers::{
@@ -47,6 +47,12 @@ fn fetch(text: &str, seconds: i64, body: &[u8]) -> NewPage {
     }
 }
 
+/// The capture of `text` of page `id`, which must exist.
+async fn capture_of(store: &dyn Store, id: Id, text: &str) -> PageCapture {
+    let capture = store.page_capture(id, &hash_of(text)).await.unwrap();
+    capture.unwrap_or_else(|| panic!("no capture of {text:?}"))
+}
+
 /// Bytes that are no UTF-8 (GBK for 第七章) and compress well.
 fn raw_body(variant: &str) -> Vec<u8> {
     let mut body = b"<html><title>\xb5\xda\xc6\xdf\xd5\xc2</title><body>".to_vec();
@@ -61,11 +67,7 @@ fn raw_body(variant: &str) -> Vec<u8> {
 async fn a_capture_reads_back_byte_for_byte_with_its_sha256(store: Arc<dyn Store>) {
     let body = raw_body("first");
     let id = store.upsert_page(&fetch(COPY, 5, &body)).await.unwrap().id;
-    let capture = store
-        .page_capture(id, &hash_of(COPY))
-        .await
-        .unwrap()
-        .expect("a capture of the stored text");
+    let capture = capture_of(&*store, id, COPY).await;
     assert_eq!(capture.body, body);
     assert_eq!(capture.body_sha256, sha256(&body));
     assert_eq!(capture.page_id, id);
@@ -95,11 +97,7 @@ async fn a_later_fetch_of_the_same_text_keeps_the_first_capture(store: Arc<dyn S
         .upsert_page(&fetch(COPY, 60, &raw_body("second")))
         .await
         .unwrap();
-    let capture = store
-        .page_capture(id, &hash_of(COPY))
-        .await
-        .unwrap()
-        .unwrap();
+    let capture = capture_of(&*store, id, COPY).await;
     assert_eq!(capture.body, first);
     assert_eq!(capture.fetched_at, at(5));
     assert_eq!(capture.body_sha256, sha256(&first));
@@ -160,11 +158,7 @@ async fn a_page_stored_without_raw_bytes_has_no_capture(store: Arc<dyn Store>) {
         .upsert_page(&fetch(COPY, 30, &raw_body("late")))
         .await
         .unwrap();
-    let capture = store
-        .page_capture(id, &hash_of(COPY))
-        .await
-        .unwrap()
-        .unwrap();
+    let capture = capture_of(&*store, id, COPY).await;
     assert_eq!(capture.fetched_at, at(30));
 }
 
