@@ -229,12 +229,12 @@ pub async fn find_match(
         Err(StoreError::NotFound(_)) => return Err(missing()),
         other => other?,
     };
+    // Every review state and licensed hosts too: evidence is asked for by id.
     let filter = MatchFilter {
         rights_holder_id,
         work_id: Some(work_id),
         include_licensed: true,
-        // Any review state: a package can back a decision still to be taken.
-        reviews: Vec::new(),
+        ..MatchFilter::default()
     };
     store
         .list_matches(&filter)

@@ -31,6 +31,7 @@ where
     Json<Vec<(String, String)>>: for<'q> Encode<'q, DB> + Type<DB>,
     DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
 {
+    // `page_id`, not a literal: PostgreSQL types `SELECT 1` as int4, which is no i64.
     let known: Option<i64> = sqlx::query_scalar(
         "SELECT page_id FROM page_captures WHERE page_id = $1 AND content_hash = $2",
     )
