@@ -253,7 +253,9 @@ pub struct FetchedPage {
     /// page conditional (see [`CrawlConfig::validators`]).
     pub validators: Validators,
     /// Every header of the final response, in the order received (names lower-case, values
-    /// lossily decoded): part of the record of what the server said.
+    /// lossily decoded): part of the record of what the server said. Headers describing a
+    /// compressed transfer (`content-encoding`, `content-length`) are absent when the client
+    /// decoded the body, because they would misdescribe the decoded `body` kept beside them.
     pub headers: Vec<(String, String)>,
     /// The body as received, after HTTP content decoding (gzip, brotli, deflate) and before
     /// charset decoding: the bytes `text` was extracted from, kept as evidence.
