@@ -4,18 +4,12 @@
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
 
+pub use copytrace_analytics::export::{ExportFormat, ExportOptions};
+use copytrace_analytics::export::{TableWriter, match_table};
 use copytrace_store::{MatchFilter, MatchRecord, Review, Store};
+use futures_util::TryStreamExt;
 
 use crate::error::Result;
-
-/// Formats of `export matches`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExportFormat {
-    /// Comma-separated values with a header row.
-    Csv,
-    /// A JSON array of matches with evidence offsets.
-    Json,
-}
 
 /// Which matches an export or report holds. The default is the reported infringements: every
 /// match the matcher verified, confirmed (by a person or the certainty gate) or waiting for
@@ -39,30 +33,44 @@ impl Default for Scope {
     }
 }
 
-/// The recorded matches in `scope`, ordered by page URL then work.
-pub async fn matches(store: &dyn Store, scope: Scope) -> Result<Vec<MatchRecord>> {
-    let filter = MatchFilter {
+/// The store filter that selects the matches in `scope`.
+fn filter(scope: Scope) -> MatchFilter {
+    MatchFilter {
         // Asking for licensed decisions asks for the licensed status they list as.
         include_licensed: scope.include_licensed || scope.reviews.contains(&Review::Licensed),
         reviews: scope.reviews,
         ..MatchFilter::default()
-    };
-    Ok(store.list_matches(&filter).await?)
+    }
 }
 
-/// Writes the recorded matches in `scope` to `out` in `format`; returns how many were written.
+/// The recorded matches in `scope`, ordered by page URL then work, in memory: for reports,
+/// which group them. Exports stream instead ([`export_matches`]).
+pub async fn matches(store: &dyn Store, scope: Scope) -> Result<Vec<MatchRecord>> {
+    Ok(store.list_matches(&filter(scope)).await?)
+}
+
+/// Writes the recorded matches in `scope` to `out` in `format` (the match table of
+/// [`copytrace_analytics::export::match_table`]; JSON and NDJSON carry whole records); returns
+/// how many were written.
+///
+/// The matches are streamed from the store ([`Store::stream_matches`]) into the writer one at a
+/// time, so memory stays flat however many there are; they come ordered by page (in the order
+/// pages were first stored), then by work id. `out` receives an incomplete export when this
+/// fails: write to a temporary file and keep it only on success.
 pub async fn export_matches(
     store: &dyn Store,
     format: ExportFormat,
     scope: Scope,
-    out: &mut dyn Write,
-) -> Result<usize> {
-    let records = matches(store, scope).await?;
-    match format {
-        ExportFormat::Csv => copytrace_analytics::export::write_csv(&records, out)?,
-        ExportFormat::Json => copytrace_analytics::export::write_json(&records, out)?,
+    options: &ExportOptions,
+    out: &mut (dyn Write + Send),
+) -> Result<u64> {
+    let table = match_table();
+    let mut writer = TableWriter::new(format, &table, out, options)?;
+    let mut matches = store.stream_matches(&filter(scope)).await?;
+    while let Some(record) = matches.try_next().await? {
+        writer.write(&record)?;
     }
-    Ok(records.len())
+    Ok(writer.finish()?)
 }
 
 /// Writes the readable infringement report of the matches in `scope`, grouped by work, to

@@ -21,6 +21,7 @@ use crate::{Id, Result};
 
 mod jobs;
 mod library;
+mod match_stream;
 mod matches;
 mod pages;
 mod schedules;
@@ -28,6 +29,7 @@ mod users;
 
 pub(crate) use jobs::*;
 pub(crate) use library::*;
+pub(crate) use match_stream::*;
 pub(crate) use matches::*;
 pub(crate) use pages::*;
 pub(crate) use schedules::*;

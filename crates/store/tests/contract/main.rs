@@ -20,5 +20,6 @@ mod runs;
 mod schedules;
 mod sketches;
 mod sqlite;
+mod streams;
 mod upgrade;
 mod users;
