@@ -92,3 +92,32 @@ pub async fn report(store: &dyn Store, scope: Scope, out: &mut dyn Write) -> Res
     copytrace_analytics::report::write_text(&records, &texts, out)?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use copytrace_store::sqlite::SqliteStore;
+
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_export_runs_as_a_spawned_task_like_a_web_handler_would_run_it() {
+        let store = SqliteStore::connect("sqlite::memory:").await.unwrap();
+        store.migrate().await.unwrap();
+        let store: Arc<dyn Store> = Arc::new(store);
+        // `tokio::spawn` requires the export's future to be `Send`: an XLSX workbook is held
+        // across the store's awaits.
+        let export = tokio::spawn(async move {
+            let mut out = Vec::new();
+            let options = ExportOptions::default();
+            let rows =
+                export_matches(&*store, ExportFormat::Xlsx, Scope::default(), &options, &mut out)
+                    .await?;
+            Ok::<_, crate::ServiceError>((rows, out))
+        });
+        let (rows, out) = export.await.unwrap().unwrap();
+        assert_eq!(rows, 0);
+        assert_eq!(&out[..4], b"PK\x03\x04", "a workbook with its header row only");
+    }
+}
