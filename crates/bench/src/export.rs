@@ -252,7 +252,10 @@ fn check_output(format: &str, out: &Path, rows: u64) -> Result<()> {
         "xlsx" => {
             let mut magic = [0; 4];
             BufReader::new(file).read_exact(&mut magic)?;
-            ensure!(&magic == b"PK\x03\x04", "the XLSX file is not a zip archive");
+            ensure!(
+                &magic == b"PK\x03\x04",
+                "the XLSX file is not a zip archive"
+            );
         }
         _ => {
             let mut reader = BufReader::new(file);
@@ -285,86 +288,82 @@ async fn generate(url: &str, rows: u64) -> Result<bool> {
     let pages = (rows / MATCHES_PER_PAGE) as i64;
     // 2026-11-01T00:00:00Z in microseconds.
     let t0: i64 = 1_793_491_200_000_000;
+    // Each statement with its binds, in order: `$1`, `$2`, … are the numbers beside it.
+    let statements: [(&str, &[i64]); 7] = [
+        (
+            "INSERT INTO rights_holders (name, created_at) VALUES ('bench', $1)",
+            &[t0],
+        ),
+        (
+            "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < $1) \
+             INSERT INTO works (rights_holder_id, external_id, title, content, content_len, \
+                                content_hash, fingerprint_version, created_at, updated_at) \
+             SELECT 1, printf('work-%05d', i), \
+                    CASE WHEN i % 500 = 7 THEN '=HYPERLINK(\"http://evil.example\",\"点击\")' \
+                         ELSE '星辰旅人 第' || (i + 1) || '卷' END, \
+                    '', 0, printf('%032x', i), 1, $2, $2 FROM n",
+            &[WORKS as i64, t0],
+        ),
+        (
+            "WITH RECURSIVE c(o) AS (SELECT 0 UNION ALL SELECT o + 1 FROM c WHERE o + 1 < $1) \
+             INSERT INTO work_chapters (work_id, ordinal, title, start_offset, end_offset) \
+             SELECT w.id, c.o, '第' || (c.o + 1) || '章 雨夜', c.o * 3000, c.o * 3000 + 3000 \
+             FROM works w, c",
+            &[CHAPTERS as i64],
+        ),
+        (
+            "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < $1) \
+             INSERT INTO sites (host, created_at) \
+             SELECT printf('pirate-%02d.example', i), $2 FROM n",
+            &[SITES as i64, t0],
+        ),
+        // Page i is on site i % SITES; consecutive pages copy the same four works (a crawl of
+        // one book's chapters), 125 pages per group.
+        (
+            "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < $1) \
+             INSERT INTO pages (site_id, url, title, text, content_hash, http_status, \
+                                first_seen, last_seen, matched_hash) \
+             SELECT 1 + i % $2, \
+                    printf('https://pirate-%02d.example/book/%d/%d.html', i % $2, i / 125, i), \
+                    '第' || i || '章 - 免费小说网', '', printf('%032x', i), 200, \
+                    $3 + i * 1000000, $3 + i * 1000000, printf('%032x', i) FROM n",
+            &[pages, SITES as i64, t0],
+        ),
+        (
+            "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < $1) \
+             INSERT INTO matches (page_id, work_id, score, coverage, containment, method, \
+                                  status, first_seen, last_seen, copied_chars, removed_at, \
+                                  evidence_hash, review) \
+             SELECT 1 + i / 4, 1 + ((i / 4 / 125) * 4 + i % 4) % $2, \
+                    0.5 + (i % 500) / 1000.0, 0.02 + (i % 97) / 1000.0, \
+                    0.4 + (i % 600) / 1000.0, 'simhash+align', \
+                    CASE WHEN i % 10 = 3 THEN 'removed' ELSE 'open' END, \
+                    $3 + (i / 4) * 1000000, $3 + (i / 4) * 1000000 + 86400000000, \
+                    800 + i % 700, \
+                    CASE WHEN i % 10 = 3 THEN $3 + (i / 4) * 1000000 + 172800000000 END, \
+                    printf('%032x', i / 4), \
+                    CASE WHEN i % 4 = 1 THEN 'pending' ELSE 'confirmed' END FROM n",
+            &[rows as i64, WORKS as i64, t0],
+        ),
+        // Two passages of 1,200 bytes in chapter (page id mod CHAPTERS) of the work.
+        (
+            "INSERT INTO evidence (match_id, ordinal, page_start, page_end, work_start, \
+                                   work_end) \
+             SELECT m.id, e.o, e.o * 1200, e.o * 1200 + 1200, \
+                    (m.page_id % $1) * 3000 + e.o * 1200, \
+                    (m.page_id % $1) * 3000 + e.o * 1200 + 1200 \
+             FROM matches m, (SELECT 0 AS o UNION ALL SELECT 1) e",
+            &[CHAPTERS as i64],
+        ),
+    ];
     let mut tx = pool.begin().await?;
-    sqlx::query("INSERT INTO rights_holders (name, created_at) VALUES ('bench', $1)")
-        .bind(t0)
-        .execute(&mut *tx)
-        .await?;
-    sqlx::query(
-        "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < $1) \
-         INSERT INTO works (rights_holder_id, external_id, title, content, content_len, \
-                            content_hash, fingerprint_version, created_at, updated_at) \
-         SELECT 1, printf('work-%05d', i), \
-                CASE WHEN i % 500 = 7 THEN '=HYPERLINK(\"http://evil.example\",\"点击\")' \
-                     ELSE '星辰旅人 第' || (i + 1) || '卷' END, \
-                '', 0, printf('%032x', i), 1, $2, $2 FROM n",
-    )
-    .bind(WORKS as i64)
-    .bind(t0)
-    .execute(&mut *tx)
-    .await?;
-    sqlx::query(
-        "WITH RECURSIVE c(o) AS (SELECT 0 UNION ALL SELECT o + 1 FROM c WHERE o + 1 < $1) \
-         INSERT INTO work_chapters (work_id, ordinal, title, start_offset, end_offset) \
-         SELECT w.id, c.o, '第' || (c.o + 1) || '章 雨夜', c.o * 3000, c.o * 3000 + 3000 \
-         FROM works w, c",
-    )
-    .bind(CHAPTERS as i64)
-    .execute(&mut *tx)
-    .await?;
-    sqlx::query(
-        "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < $1) \
-         INSERT INTO sites (host, created_at) SELECT printf('pirate-%02d.example', i), $2 FROM n",
-    )
-    .bind(SITES as i64)
-    .bind(t0)
-    .execute(&mut *tx)
-    .await?;
-    // Page i is on site i % SITES; consecutive pages copy the same four works (a crawl of one
-    // book's chapters), 125 pages per group.
-    sqlx::query(
-        "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < $1) \
-         INSERT INTO pages (site_id, url, title, text, content_hash, http_status, first_seen, \
-                            last_seen, matched_hash) \
-         SELECT 1 + i % $2, \
-                printf('https://pirate-%02d.example/book/%d/%d.html', i % $2, i / 125, i), \
-                '第' || i || '章 - 免费小说网', '', printf('%032x', i), 200, \
-                $3 + i * 1000000, $3 + i * 1000000, printf('%032x', i) FROM n",
-    )
-    .bind(pages)
-    .bind(SITES as i64)
-    .bind(t0)
-    .execute(&mut *tx)
-    .await?;
-    sqlx::query(
-        "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < $1) \
-         INSERT INTO matches (page_id, work_id, score, coverage, containment, method, status, \
-                              first_seen, last_seen, copied_chars, removed_at, evidence_hash, \
-                              review) \
-         SELECT 1 + i / 4, 1 + ((i / 4 / 125) * 4 + i % 4) % $2, \
-                0.5 + (i % 500) / 1000.0, 0.02 + (i % 97) / 1000.0, 0.4 + (i % 600) / 1000.0, \
-                'simhash+align', CASE WHEN i % 10 = 3 THEN 'removed' ELSE 'open' END, \
-                $3 + (i / 4) * 1000000, $3 + (i / 4) * 1000000 + 86400000000, \
-                800 + i % 700, \
-                CASE WHEN i % 10 = 3 THEN $3 + (i / 4) * 1000000 + 172800000000 END, \
-                printf('%032x', i / 4), \
-                CASE WHEN i % 4 = 1 THEN 'pending' ELSE 'confirmed' END FROM n",
-    )
-    .bind(rows as i64)
-    .bind(WORKS as i64)
-    .bind(t0)
-    .execute(&mut *tx)
-    .await?;
-    // Two passages of 1,200 bytes in chapter (page id mod CHAPTERS) of the work.
-    sqlx::query(
-        "INSERT INTO evidence (match_id, ordinal, page_start, page_end, work_start, work_end) \
-         SELECT m.id, e.o, e.o * 1200, e.o * 1200 + 1200, \
-                (m.page_id % $1) * 3000 + e.o * 1200, (m.page_id % $1) * 3000 + e.o * 1200 + 1200 \
-         FROM matches m, (SELECT 0 AS o UNION ALL SELECT 1) e",
-    )
-    .bind(CHAPTERS as i64)
-    .execute(&mut *tx)
-    .await?;
+    for (sql, binds) in statements {
+        let mut statement = sqlx::query(sql);
+        for bind in binds {
+            statement = statement.bind(*bind);
+        }
+        statement.execute(&mut *tx).await?;
+    }
     tx.commit().await?;
     pool.close().await;
     Ok(true)

@@ -111,13 +111,22 @@ mod tests {
         let export = tokio::spawn(async move {
             let mut out = Vec::new();
             let options = ExportOptions::default();
-            let rows =
-                export_matches(&*store, ExportFormat::Xlsx, Scope::default(), &options, &mut out)
-                    .await?;
+            let rows = export_matches(
+                &*store,
+                ExportFormat::Xlsx,
+                Scope::default(),
+                &options,
+                &mut out,
+            )
+            .await?;
             Ok::<_, crate::ServiceError>((rows, out))
         });
         let (rows, out) = export.await.unwrap().unwrap();
         assert_eq!(rows, 0);
-        assert_eq!(&out[..4], b"PK\x03\x04", "a workbook with its header row only");
+        assert_eq!(
+            &out[..4],
+            b"PK\x03\x04",
+            "a workbook with its header row only"
+        );
     }
 }

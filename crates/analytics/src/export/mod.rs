@@ -322,7 +322,9 @@ impl<'t, W: Write + Send> TableWriter<'t, W> {
             ExportFormat::Csv => Sink::Csv(to_csv::CsvSink::new(out, table, options)?),
             ExportFormat::Json => Sink::Json(to_json::JsonArraySink::new(BufWriter::new(out))?),
             ExportFormat::Ndjson => Sink::Ndjson(BufWriter::new(out)),
-            ExportFormat::Xlsx => Sink::Xlsx(Box::new(to_xlsx::XlsxSink::new(out, table, options)?)),
+            ExportFormat::Xlsx => {
+                Sink::Xlsx(Box::new(to_xlsx::XlsxSink::new(out, table, options)?))
+            }
         };
         Ok(TableWriter {
             table,

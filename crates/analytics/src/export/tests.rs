@@ -1,46 +1,13 @@
 use std::io::Read;
 
 use chrono::TimeZone;
-use copytrace_store::{EvidencePassage, MatchRecord, MatchStatus, Review};
+use copytrace_store::{MatchRecord, MatchStatus};
 
 use super::to_xlsx::XlsxSink;
 use super::*;
 
 fn record(title: &str) -> MatchRecord {
-    let at = Utc.with_ymd_and_hms(2026, 11, 1, 8, 0, 0).unwrap();
-    MatchRecord {
-        id: 1,
-        page_id: 2,
-        page_url: "http://pirate.example/1.html".into(),
-        page_title: None,
-        work_id: 3,
-        work_external_id: "xingchen-ch1".into(),
-        work_title: title.into(),
-        rights_holder_id: 1,
-        score: 0.987654,
-        coverage: 0.5,
-        containment: 0.987654,
-        copied_chars: 420,
-        method: "simhash+align".into(),
-        status: MatchStatus::Open,
-        review: Review::Confirmed,
-        first_seen: at,
-        last_seen: at,
-        removed_at: None,
-        evidence_hash: "abc".into(),
-        evidence: vec![EvidencePassage {
-            page_start: 0,
-            page_end: 3,
-            work_start: 0,
-            work_end: 3,
-        }],
-        chapters: vec![copytrace_store::ChapterCopy {
-            ordinal: 6,
-            title: "第七章 雨夜".into(),
-            copied_bytes: 2900,
-            coverage: 0.975,
-        }],
-    }
+    crate::fixtures::match_record(title)
 }
 
 /// `records` written as the match export in `format`.
@@ -56,7 +23,12 @@ fn export(format: ExportFormat, records: &[MatchRecord], options: &ExportOptions
 }
 
 fn csv_text(records: &[MatchRecord]) -> String {
-    String::from_utf8(export(ExportFormat::Csv, records, &ExportOptions::default())).unwrap()
+    String::from_utf8(export(
+        ExportFormat::Csv,
+        records,
+        &ExportOptions::default(),
+    ))
+    .unwrap()
 }
 
 #[test]
@@ -172,14 +144,26 @@ fn rows_that_do_not_fit_their_table_are_refused() {
     }
     let table = Table::new("t", vec![Column::text("name")]);
     let mut out = Vec::new();
-    let mut writer =
-        TableWriter::new(ExportFormat::Csv, &table, &mut out, &ExportOptions::default()).unwrap();
+    let mut writer = TableWriter::new(
+        ExportFormat::Csv,
+        &table,
+        &mut out,
+        &ExportOptions::default(),
+    )
+    .unwrap();
     let error = writer.write(&Bad(1)).unwrap_err().to_string();
-    assert!(error.contains("column name of t holds Text values"), "{error}");
+    assert!(
+        error.contains("column name of t holds Text values"),
+        "{error}"
+    );
     let wide = Table::new("t", vec![Column::integer("a"), Column::integer("b")]);
-    let mut writer =
-        TableWriter::new(ExportFormat::Xlsx, &wide, Vec::new(), &ExportOptions::default())
-            .unwrap();
+    let mut writer = TableWriter::new(
+        ExportFormat::Xlsx,
+        &wide,
+        Vec::new(),
+        &ExportOptions::default(),
+    )
+    .unwrap();
     let error = writer.write(&Bad(1)).unwrap_err().to_string();
     assert!(error.contains("1 cells for 2 columns"), "{error}");
 }
@@ -202,7 +186,9 @@ fn cell<'x>(sheet: &'x str, reference: &str) -> &'x str {
     let start = sheet
         .find(&format!("<c r=\"{reference}\""))
         .unwrap_or_else(|| panic!("no cell {reference} in {sheet}"));
-    let end = sheet[start..].find("</c>").map_or(sheet.len(), |e| start + e + 4);
+    let end = sheet[start..]
+        .find("</c>")
+        .map_or(sheet.len(), |e| start + e + 4);
     &sheet[start..end]
 }
 
@@ -223,24 +209,53 @@ fn xlsx_cells_are_typed_and_the_sheet_is_ready_to_filter() {
     assert!(cell(sheet, "A1").contains("<t>page_url</t>"), "{sheet}");
     assert!(cell(sheet, "O1").contains("<t>review</t>"));
     let header_style = cell(sheet, "A1").split("s=\"").nth(1).unwrap();
-    let header_style: usize = header_style[..header_style.find('"').unwrap()].parse().unwrap();
+    let header_style: usize = header_style[..header_style.find('"').unwrap()]
+        .parse()
+        .unwrap();
     let styles = &parts["xl/styles.xml"];
     let xfs = &styles[styles.find("<cellXfs").unwrap()..];
     let xf = xfs.split("<xf ").nth(header_style + 1).unwrap();
-    let font: usize = xf.split("fontId=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+    let font: usize = xf
+        .split("fontId=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
     let fonts = &styles[styles.find("<fonts").unwrap()..];
-    assert!(fonts.split("<font>").nth(font + 1).unwrap().starts_with("<b/>"), "{styles}");
-    assert!(sheet.contains("<pane ySplit=\"1\" topLeftCell=\"A2\""), "{sheet}");
+    assert!(
+        fonts
+            .split("<font>")
+            .nth(font + 1)
+            .unwrap()
+            .starts_with("<b/>"),
+        "{styles}"
+    );
+    assert!(
+        sheet.contains("<pane ySplit=\"1\" topLeftCell=\"A2\""),
+        "{sheet}"
+    );
     assert!(sheet.contains("<autoFilter ref=\"A1:O3\"/>"), "{sheet}");
-    assert!(sheet.contains("<col min=\"1\" max=\"1\" width=\"48.7"), "{sheet}");
+    assert!(
+        sheet.contains("<col min=\"1\" max=\"1\" width=\"48.7"),
+        "{sheet}"
+    );
 
     // Numbers are numbers, dates are date serials with a date format, text is text.
     assert_eq!(cell(sheet, "D2"), "<c r=\"D2\"><v>0.9877</v></c>");
     assert_eq!(cell(sheet, "L2"), "<c r=\"L2\"><v>420</v></c>");
     let first_seen = cell(sheet, "G2");
     assert!(first_seen.contains("<v>46327.333333333"), "{first_seen}");
-    assert!(first_seen.contains(" s=\""), "a date-time has a format: {first_seen}");
-    assert!(styles.contains("formatCode=\"yyyy-mm-dd hh:mm:ss\""), "{styles}");
+    assert!(
+        first_seen.contains(" s=\""),
+        "a date-time has a format: {first_seen}"
+    );
+    assert!(
+        styles.contains("formatCode=\"yyyy-mm-dd hh:mm:ss\""),
+        "{styles}"
+    );
     assert!(cell(sheet, "C2").contains("t=\"inlineStr\"><is><t>星辰旅人</t>"));
     assert!(!sheet.contains("<c r=\"M2\""), "no removal date, no cell");
     assert!(cell(sheet, "M3").contains("<v>46328.396006944"), "{sheet}");
@@ -249,11 +264,25 @@ fn xlsx_cells_are_typed_and_the_sheet_is_ready_to_filter() {
     // cell of the sheet is a formula.
     let title = cell(sheet, "C3");
     assert!(title.contains("t=\"inlineStr\""), "{title}");
-    assert!(title.contains("<t>=HYPERLINK(\"http://evil\")</t>"), "{title}");
-    assert!(!sheet.contains("<f>"), "{sheet}");
-    let style: usize = title.split("s=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
     assert!(
-        xfs.split("<xf ").nth(style + 1).unwrap().contains("quotePrefix=\"1\""),
+        title.contains("<t>=HYPERLINK(\"http://evil\")</t>"),
+        "{title}"
+    );
+    assert!(!sheet.contains("<f>"), "{sheet}");
+    let style: usize = title
+        .split("s=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        xfs.split("<xf ")
+            .nth(style + 1)
+            .unwrap()
+            .contains("quotePrefix=\"1\""),
         "{styles}"
     );
 }
@@ -265,13 +294,14 @@ fn an_xlsx_export_too_long_for_one_sheet_continues_on_the_next() {
     struct Row(i64);
     impl TableRow for Row {
         fn cells(&self) -> Vec<Cell<'_>> {
-            let day = NaiveDate::from_ymd_opt(2026, 1, 1).unwrap() + chrono::Days::new(self.0 as u64);
+            let day =
+                NaiveDate::from_ymd_opt(2026, 1, 1).unwrap() + chrono::Days::new(self.0 as u64);
             vec![Cell::Integer(self.0), Cell::Date(day)]
         }
     }
     let mut out = Vec::new();
-    let mut sink = XlsxSink::with_rows_per_sheet(&mut out, &table, &ExportOptions::default(), 2)
-        .unwrap();
+    let mut sink =
+        XlsxSink::with_rows_per_sheet(&mut out, &table, &ExportOptions::default(), 2).unwrap();
     for n in 0..5 {
         sink.write(&Row(n).cells()).unwrap();
     }
@@ -279,12 +309,21 @@ fn an_xlsx_export_too_long_for_one_sheet_continues_on_the_next() {
     let parts = unzip(&out);
     let workbook = &parts["xl/workbook.xml"];
     for name in ["daily", "daily (2)", "daily (3)"] {
-        assert!(workbook.contains(&format!("<sheet name=\"{name}\"")), "{workbook}");
+        assert!(
+            workbook.contains(&format!("<sheet name=\"{name}\"")),
+            "{workbook}"
+        );
     }
     let third = &parts["xl/worksheets/sheet3.xml"];
-    assert!(cell(third, "A1").contains("<t>n</t>"), "each sheet has the header");
+    assert!(
+        cell(third, "A1").contains("<t>n</t>"),
+        "each sheet has the header"
+    );
     assert!(cell(third, "A2").contains("<v>4</v>"), "{third}");
-    assert!(cell(third, "B2").contains("<v>46027</v>"), "2026-01-05: {third}");
+    assert!(
+        cell(third, "B2").contains("<v>46027</v>"),
+        "2026-01-05: {third}"
+    );
     assert!(third.contains("<autoFilter ref=\"A1:B2\"/>"), "{third}");
     assert!(parts["xl/worksheets/sheet1.xml"].contains("<autoFilter ref=\"A1:B3\"/>"));
 }

@@ -136,8 +136,7 @@ pub async fn run_export(globals: &Globals, command: ExportCommand) -> Result<Exi
             scratch_dir: None,
         };
         let mut stdout = stdout;
-        export::export_matches(store.as_ref(), format, scope.into(), &options, &mut stdout)
-            .await?;
+        export::export_matches(store.as_ref(), format, scope.into(), &options, &mut stdout).await?;
         return Ok(ExitCode::SUCCESS);
     };
     // Write beside the target and rename, so a failed export never leaves half a file. The
@@ -153,9 +152,14 @@ pub async fn run_export(globals: &Globals, command: ExportCommand) -> Result<Exi
         bom,
         scratch_dir: Some(dir.to_owned()),
     };
-    let count =
-        export::export_matches(store.as_ref(), format, scope.into(), &options, temp.as_file_mut())
-            .await?;
+    let count = export::export_matches(
+        store.as_ref(),
+        format,
+        scope.into(),
+        &options,
+        temp.as_file_mut(),
+    )
+    .await?;
     temp.as_file_mut()
         .sync_all()
         .with_context(|| format!("cannot write {}", path.display()))?;

@@ -102,7 +102,11 @@ fn an_xlsx_export_opens_in_a_standard_reader_with_typed_cells() {
     assert_eq!(book["header_bold"], true);
     assert_eq!(book["freeze_panes"], "A2", "the header row is frozen");
     let rows = book["rows"].as_array().expect("rows");
-    assert_eq!(rows.len(), csv.rows.len(), "one row per match, as in the CSV");
+    assert_eq!(
+        rows.len(),
+        csv.rows.len(),
+        "one row per match, as in the CSV"
+    );
     assert_eq!(
         book["auto_filter"],
         format!("A1:O{}", rows.len() + 1),
@@ -177,9 +181,15 @@ fn csv_with_a_bom_ndjson_and_json_hold_the_same_matches() {
         .collect();
     assert!(!lines.is_empty());
     assert_eq!(lines, json, "the same objects in the same order");
-    assert!(lines.iter().all(|m| m["id"].is_i64() && m["evidence"].is_array()));
+    assert!(
+        lines
+            .iter()
+            .all(|m| m["id"].is_i64() && m["evidence"].is_array())
+    );
     assert_eq!(
-        workspace.ok(&["export", "matches", "--format", "ndjson"]).stdout,
+        workspace
+            .ok(&["export", "matches", "--format", "ndjson"])
+            .stdout,
         ndjson,
         "standard output gets the same"
     );
@@ -189,7 +199,10 @@ fn csv_with_a_bom_ndjson_and_json_hold_the_same_matches() {
 fn an_xlsx_export_goes_to_a_pipe_but_not_to_a_terminal() {
     let workspace = matched_workspace();
     let piped = workspace.ok(&["export", "matches", "--format", "xlsx"]);
-    assert!(piped.stdout.starts_with("PK"), "the workbook on standard output");
+    assert!(
+        piped.stdout.starts_with("PK"),
+        "the workbook on standard output"
+    );
 
     // `script` runs the command on a pseudo-terminal, as a person at a terminal would.
     let command = format!(

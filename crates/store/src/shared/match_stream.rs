@@ -99,7 +99,10 @@ impl ChapterCache {
         i64: for<'q> Encode<'q, DB> + Type<DB>,
     {
         if !self.works.contains_key(&record.work_id) {
-            if self.capacity.is_some_and(|capacity| self.works.len() >= capacity) {
+            if self
+                .capacity
+                .is_some_and(|capacity| self.works.len() >= capacity)
+            {
                 self.works.clear();
             }
             let chapters = super::work_chapters(executor, record.work_id).await?;
@@ -185,9 +188,7 @@ where
         }
         for mut record in records {
             if listed(&self.filter, &record) {
-                self.chapters
-                    .name_chapters(&self.pool, &mut record)
-                    .await?;
+                self.chapters.name_chapters(&self.pool, &mut record).await?;
                 self.ready.push_back(record);
             }
         }

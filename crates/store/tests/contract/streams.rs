@@ -60,10 +60,18 @@ async fn library_with_copies(store: &dyn Store) -> ([Id; 2], [Id; 3]) {
         .unwrap();
     for n in 0..PAGES {
         // Stored in an order that is not the URL order, so page id order differs from it.
-        let host = if n % 50 == 3 { "licensed.example" } else { "pirate.example" };
+        let host = if n % 50 == 3 {
+            "licensed.example"
+        } else {
+            "pirate.example"
+        };
         let url = format!("https://{host}/{}", PAGES - n);
         let text = format!("page {n}");
-        let id = store.upsert_page(&page(&url, &text, at(0))).await.unwrap().id;
+        let id = store
+            .upsert_page(&page(&url, &text, at(0)))
+            .await
+            .unwrap()
+            .id;
         let pending = NewMatch {
             auto_confirm: n % 7 != 0,
             ..found(a2, 0.6, &[])
@@ -163,7 +171,10 @@ async fn a_stream_outlives_the_store_handle_it_came_from(store: Arc<dyn Store>) 
     library_with_copies(&*store).await;
     let expected = listed(&*store, &MatchFilter::default()).await;
     let handle = store.clone();
-    let stream = handle.stream_matches(&MatchFilter::default()).await.unwrap();
+    let stream = handle
+        .stream_matches(&MatchFilter::default())
+        .await
+        .unwrap();
     drop(handle);
     let records: Vec<MatchRecord> = tokio::spawn(stream.try_collect()).await.unwrap().unwrap();
     assert_eq!(records, expected);
