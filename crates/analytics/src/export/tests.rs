@@ -192,6 +192,15 @@ fn cell<'x>(sheet: &'x str, reference: &str) -> &'x str {
     &sheet[start..end]
 }
 
+/// The value of the first attribute `name="…"` in `xml`, a number.
+fn number_attribute(xml: &str, name: &str) -> usize {
+    let value = xml
+        .split(&format!(" {name}=\""))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no {name} in {xml}"));
+    value[..value.find('"').unwrap()].parse().unwrap()
+}
+
 #[test]
 fn xlsx_cells_are_typed_and_the_sheet_is_ready_to_filter() {
     let mut removed = record("=HYPERLINK(\"http://evil\")");
@@ -208,22 +217,11 @@ fn xlsx_cells_are_typed_and_the_sheet_is_ready_to_filter() {
     // Header: bold strings, top row frozen, autofilter over header and both rows.
     assert!(cell(sheet, "A1").contains("<t>page_url</t>"), "{sheet}");
     assert!(cell(sheet, "O1").contains("<t>review</t>"));
-    let header_style = cell(sheet, "A1").split("s=\"").nth(1).unwrap();
-    let header_style: usize = header_style[..header_style.find('"').unwrap()]
-        .parse()
-        .unwrap();
+    let header_style = number_attribute(cell(sheet, "A1"), "s");
     let styles = &parts["xl/styles.xml"];
     let xfs = &styles[styles.find("<cellXfs").unwrap()..];
     let xf = xfs.split("<xf ").nth(header_style + 1).unwrap();
-    let font: usize = xf
-        .split("fontId=\"")
-        .nth(1)
-        .unwrap()
-        .split('"')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let font = number_attribute(xf, "fontId");
     let fonts = &styles[styles.find("<fonts").unwrap()..];
     assert!(
         fonts
@@ -269,15 +267,7 @@ fn xlsx_cells_are_typed_and_the_sheet_is_ready_to_filter() {
         "{title}"
     );
     assert!(!sheet.contains("<f>"), "{sheet}");
-    let style: usize = title
-        .split("s=\"")
-        .nth(1)
-        .unwrap()
-        .split('"')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let style = number_attribute(title, "s");
     assert!(
         xfs.split("<xf ")
             .nth(style + 1)
