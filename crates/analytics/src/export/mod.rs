@@ -71,7 +71,7 @@
 //! **XLSX** is written with `rust_xlsxwriter` in its constant-memory mode: each row goes to a
 //! temporary file as soon as the next begins, and the workbook is zipped into `out` by
 //! [`TableWriter::finish`] (no seeking, so `out` may be a pipe). The temporary file is as large
-//! as the uncompressed sheet (about 0.4 kB a match row); [`ExportOptions::scratch_dir`] puts it
+//! as the uncompressed sheet (about 0.75 kB a match row); [`ExportOptions::scratch_dir`] puts it
 //! beside the output instead of the system's temporary directory, which may be RAM-backed. A
 //! sheet holds at most [`XLSX_ROWS_PER_SHEET`] data rows below its header (Excel's limit of
 //! 1,048,576 rows); beyond that the rows continue on `"{sheet} (2)"`, and so on, each sheet with
