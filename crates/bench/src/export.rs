@@ -73,7 +73,7 @@ const MATCHES_PER_PAGE: u64 = 4;
 /// Runs the benchmark.
 pub fn run(args: &Args) -> Result<()> {
     ensure!(
-        args.rows > 0 && args.rows % MATCHES_PER_PAGE == 0,
+        args.rows > 0 && args.rows.is_multiple_of(MATCHES_PER_PAGE),
         "--rows must be a positive multiple of {MATCHES_PER_PAGE}"
     );
     let temp;

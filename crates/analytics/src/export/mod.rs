@@ -302,8 +302,8 @@ pub struct TableWriter<'t, W: Write + Send> {
 
 /// The format-specific part of a [`TableWriter`].
 enum Sink<W: Write + Send> {
-    /// `csv::Writer` buffers itself.
-    Csv(to_csv::CsvSink<W>),
+    /// `csv::Writer` buffers itself. Boxed like XLSX: the variants' sizes differ a lot.
+    Csv(Box<to_csv::CsvSink<W>>),
     Json(to_json::JsonArraySink<BufWriter<W>>),
     Ndjson(BufWriter<W>),
     Xlsx(Box<to_xlsx::XlsxSink<W>>),
@@ -319,7 +319,7 @@ impl<'t, W: Write + Send> TableWriter<'t, W> {
         options: &ExportOptions,
     ) -> Result<Self, AnalyticsError> {
         let sink = match format {
-            ExportFormat::Csv => Sink::Csv(to_csv::CsvSink::new(out, table, options)?),
+            ExportFormat::Csv => Sink::Csv(Box::new(to_csv::CsvSink::new(out, table, options)?)),
             ExportFormat::Json => Sink::Json(to_json::JsonArraySink::new(BufWriter::new(out))?),
             ExportFormat::Ndjson => Sink::Ndjson(BufWriter::new(out)),
             ExportFormat::Xlsx => {
