@@ -202,4 +202,37 @@ require_openpyxl() {
         exit 1
     fi
     export COPYTRACE_TEST_PYTHON=/usr/bin/python3
+# Headless Chromium for the screenshot tests (copytrace-browser, `copytrace evidence`): Debian's
+# `chromium`, installed with apt-get when no Chromium or Chrome is on PATH (with sudo when not
+# root). Nothing is started here: each test launches and kills its own browser. Its path is
+# exported as COPYTRACE_CHROMIUM. Any failure stops the script: the screenshot tests fail rather
+# than skip without a browser.
+ensure_chromium() {
+    local found="" name
+    for name in chromium chromium-browser google-chrome-stable google-chrome; do
+        if command -v "$name" >/dev/null; then
+            found=$(command -v "$name")
+            break
+        fi
+    done
+    if [[ -z "$found" ]]; then
+        echo "Chromium not found: installing Debian's chromium with apt-get"
+        local sudo=""
+        if [[ $(id -u) -ne 0 ]]; then
+            if ! command -v sudo >/dev/null; then
+                echo "error: Chromium is missing and installing it needs root or sudo" >&2
+                exit 1
+            fi
+            sudo="sudo"
+        fi
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+        found=$(command -v chromium || true)
+        if [[ -z "$found" ]]; then
+            echo "error: no chromium on PATH after installing it" >&2
+            exit 1
+        fi
+    fi
+    export COPYTRACE_CHROMIUM="$found"
+    echo "Chromium: $found ($("$found" --version 2>/dev/null || echo "version unknown"))"
 }

@@ -9,7 +9,9 @@
 //! that a spreadsheet program would evaluate as a formula is neutralised (CWE-1236).
 
 pub mod export;
+pub mod notice;
 pub mod report;
+pub mod stats;
 
 /// Records the tests of several modules share.
 #[cfg(test)]
@@ -74,4 +76,7 @@ pub enum AnalyticsError {
     /// A row does not fit its table (a programming error of the caller).
     #[error("a row does not fit its table: {0}")]
     Row(String),
+    /// A notice template could not be rendered.
+    #[error("could not render the notice: {0}")]
+    Template(#[from] askama::Error),
 }

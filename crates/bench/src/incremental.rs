@@ -150,6 +150,7 @@ async fn measure(args: &Args) -> Result<()> {
                 fetched_at: now,
                 etag: None,
                 last_modified: None,
+                capture: None,
             })
             .await?;
     }

@@ -348,6 +348,14 @@ async fn fetch_page(shared: &Shared, item: &Item, turn_taken: bool) -> Result<Fe
             content_type: mime,
         }));
     }
+    let headers = response
+        .headers()
+        .iter()
+        .map(|(name, value)| {
+            let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+            (name.as_str().to_owned(), value)
+        })
+        .collect();
     let new_validators = Validators {
         etag: header_string(response.headers(), header::ETAG),
         last_modified: header_string(response.headers(), header::LAST_MODIFIED),
@@ -379,10 +387,11 @@ async fn fetch_page(shared: &Shared, item: &Item, turn_taken: bool) -> Result<Fe
         let doc = scraper::Html::parse_document(&html);
         let (title, text) = extract::title_and_text(&doc);
         let links = links::discover_in(&doc, &base);
-        (title, text, links, encoding)
+        (title, text, links, encoding, body)
     })
     .await;
-    let (title, text, links, encoding) = parsed.map_err(|e| Failure::Internal(e.to_string()))?;
+    let (title, text, links, encoding, body) =
+        parsed.map_err(|e| Failure::Internal(e.to_string()))?;
     let page = FetchedPage {
         requested_url: item.url.clone(),
         url: final_url,
@@ -393,6 +402,8 @@ async fn fetch_page(shared: &Shared, item: &Item, turn_taken: bool) -> Result<Fe
         fetched_at,
         depth: item.depth,
         validators: new_validators,
+        headers,
+        body,
     };
     Ok(Fetched::Page(Box::new(page), links))
 }

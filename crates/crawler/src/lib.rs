@@ -252,6 +252,12 @@ pub struct FetchedPage {
     /// The `ETag` and `Last-Modified` headers of the response, to make the next fetch of this
     /// page conditional (see [`CrawlConfig::validators`]).
     pub validators: Validators,
+    /// Every header of the final response, in the order received (names lower-case, values
+    /// lossily decoded): part of the record of what the server said.
+    pub headers: Vec<(String, String)>,
+    /// The body as received, after HTTP content decoding (gzip, brotli, deflate) and before
+    /// charset decoding: the bytes `text` was extracted from, kept as evidence.
+    pub body: Vec<u8>,
 }
 
 /// Receives the crawl's results. Called from a single task, in completion order.

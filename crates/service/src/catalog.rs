@@ -333,14 +333,21 @@ fn published_at(value: &str) -> Result<Option<DateTime<Utc>>> {
     if value.is_empty() {
         return Ok(None);
     }
+    parse_instant("published_at", value).map(Some)
+}
+
+/// A date (`2024-03-01`, midnight UTC) or an RFC 3339 time (`2024-03-01T08:00:00+08:00`), as
+/// catalogs and date filters are written; the error names `what`.
+pub fn parse_instant(what: &str, value: &str) -> Result<DateTime<Utc>> {
+    let value = value.trim();
     if let Ok(date) = NaiveDate::parse_from_str(value, "%Y-%m-%d") {
-        return Ok(Some(date.and_hms_opt(0, 0, 0).expect("midnight").and_utc()));
+        return Ok(date.and_hms_opt(0, 0, 0).expect("midnight").and_utc());
     }
     DateTime::parse_from_rfc3339(value)
-        .map(|at| Some(at.with_timezone(&Utc)))
+        .map(|at| at.with_timezone(&Utc))
         .map_err(|_| {
             ServiceError::invalid(format!(
-                "published_at {value:?} is not a date (2024-03-01) or an RFC 3339 time \
+                "{what} {value:?} is not a date (2024-03-01) or an RFC 3339 time \
                  (2024-03-01T08:00:00+08:00)"
             ))
         })

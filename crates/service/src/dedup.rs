@@ -110,6 +110,7 @@ pub async fn run_dedup(
         if let PageOutcome::Recorded { verdict, .. } = &outcome {
             counts.new_matches += verdict.new_matches;
             counts.matches_removed += verdict.removed;
+            counts.matches_reopened += verdict.reopened;
             counts.pages_checked += 1;
             progress.advance(1);
             if tracker
@@ -119,6 +120,11 @@ pub async fn run_dedup(
                 return Ok(DedupEnd::Cancelled);
             }
         }
+    }
+    // Removal checks and verdicts are in: sent notices follow their copies.
+    let moved = store.refresh_notices(chrono::Utc::now()).await?;
+    if moved > 0 {
+        tracing::info!(run = tracker.run_id(), "{moved} notice(s) changed status");
     }
     Ok(DedupEnd::Finished)
 }
@@ -149,6 +155,7 @@ async fn recheck_pass(
             let changed = store.record_page_check(&check).await?;
             counts.pages_checked += 1;
             counts.matches_removed += changed.removed;
+            counts.matches_reopened += changed.reopened;
             progress.advance(1);
             tracing::debug!(
                 page = page.page_id,

@@ -55,6 +55,7 @@ pub fn crawl_counts(stats: &CrawlStats) -> RunCounts {
         new_matches: 0,
         matches_removed: 0,
         errors: stats.failed() as u64,
+        matches_reopened: 0,
     }
 }
 
@@ -123,6 +124,7 @@ impl PageIntake {
     pub fn run_counts(&self) -> RunCounts {
         let mut counts = crawl_counts(&self.latest);
         counts.matches_removed = self.recrawl.removed;
+        counts.matches_reopened = self.recrawl.reopened;
         counts
     }
 

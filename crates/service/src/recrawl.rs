@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use chrono::Utc;
 use copytrace_crawler::{CrawlError, FetchedPage, Validators};
-use copytrace_store::{Availability, Id, NewPage, PageCheck, Store, ValidatorScope};
+use copytrace_store::{Availability, Id, NewCapture, NewPage, PageCheck, Store, ValidatorScope};
 use url::Url;
 
 use crate::error::Result;
@@ -37,7 +37,8 @@ pub const VALIDATOR_LIMIT: u32 = 50_000;
 /// How the crawler's DNS failure message starts (see `CrawlError::Dns`).
 const DNS_FAILURE: &str = "could not resolve ";
 
-/// The store form of a fetched page, with the validators of its response.
+/// The store form of a fetched page, with the validators of its response and the raw response
+/// itself (kept as evidence, see [`Store::page_capture`]).
 pub fn new_page(page: FetchedPage) -> NewPage {
     NewPage {
         url: page.url.to_string(),
@@ -48,6 +49,13 @@ pub fn new_page(page: FetchedPage) -> NewPage {
         fetched_at: page.fetched_at,
         etag: page.validators.etag,
         last_modified: page.validators.last_modified,
+        capture: Some(NewCapture {
+            requested_url: page.requested_url.to_string(),
+            final_url: page.url.to_string(),
+            headers: page.headers,
+            encoding: page.encoding.to_owned(),
+            body: page.body,
+        }),
     }
 }
 

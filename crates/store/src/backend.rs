@@ -5,7 +5,7 @@
 //! `pages`, `matches`, `jobs`, `schedules` and `users`), each function taking the store as its
 //! first argument. A method whose SQL is the same on both backends is not in either: it is one
 //! generic function of `crate::shared`, run on the backend's pool. [`impl_store_by_section!`]
-//! writes the `impl Store` that forwards every method to its function, so the list of the 67
+//! writes the `impl Store` that forwards every method to its function, so the list of the 81
 //! methods and where each lives is written once instead of once per backend, and a method
 //! missing from a section file is a compile error naming it.
 
@@ -59,6 +59,8 @@ macro_rules! impl_store_by_section {
             pages::page_validators(scope: &$crate::ValidatorScope)
                 -> Vec<$crate::PageValidators>;
             shared::evidence_text(page_id: $crate::Id, content_hash: &str) -> Option<String>;
+            shared::page_capture(page_id: $crate::Id, content_hash: &str)
+                -> Option<$crate::PageCapture>;
             shared::list_sites() -> Vec<$crate::Site>;
             shared::count_pages() -> u64;
 
@@ -79,6 +81,29 @@ macro_rules! impl_store_by_section {
             matches::infringing_page(url: &str) -> Option<$crate::InfringingPage>;
             matches::record_page_check(check: &$crate::PageCheck) -> $crate::PageCheckOutcome;
             shared::page_checks(page_id: $crate::Id) -> Vec<$crate::PageCheckRecord>;
+
+            shared::work_stats(filter: &$crate::StatsFilter) -> Vec<$crate::WorkStats>;
+            shared::site_stats(filter: &$crate::StatsFilter) -> Vec<$crate::SiteStats>;
+            shared::copy_lifetimes(filter: &$crate::StatsFilter)
+                -> Vec<(String, $crate::CopyLifetime)>;
+            shared::daily_stats(filter: &$crate::StatsFilter) -> Vec<$crate::DailyStats>;
+            shared::holder_stats(filter: &$crate::StatsFilter) -> Vec<$crate::HolderStats>;
+            shared::first_copies(filter: &$crate::StatsFilter) -> Vec<$crate::FirstCopy>;
+
+            matches::create_notice(notice: &$crate::NewNotice) -> $crate::Id;
+            shared::get_notice(id: $crate::Id, rights_holder_id: Option<$crate::Id>)
+                -> $crate::Notice;
+            shared::list_notices(rights_holder_id: Option<$crate::Id>) -> Vec<$crate::Notice>;
+            matches::set_notice_status(
+                id: $crate::Id,
+                status: $crate::NoticeStatus,
+                rights_holder_id: Option<$crate::Id>,
+                at: ::chrono::DateTime<::chrono::Utc>
+            ) -> ();
+            shared::refresh_notices(at: ::chrono::DateTime<::chrono::Utc>) -> u64;
+            shared::match_subject(match_id: $crate::Id) -> ($crate::Id, $crate::Id);
+            shared::record_evidence_package(package: &$crate::NewEvidencePackage) -> $crate::Id;
+            shared::evidence_packages(match_id: $crate::Id) -> Vec<$crate::EvidencePackage>;
 
             jobs::enqueue_job(job: &$crate::NewJob) -> $crate::Id;
             jobs::claim_job(

@@ -43,6 +43,7 @@
 //! each on a fresh database.
 
 mod backend;
+mod capture;
 pub mod model;
 pub mod postgres;
 mod rows;
@@ -53,6 +54,7 @@ pub mod sqlite;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
+pub use capture::sha256_hex;
 pub use model::*;
 pub use rows::pack_windows;
 
@@ -272,6 +274,16 @@ pub trait Store: Send + Sync {
     /// is that one, else the earlier text kept for evidence; `None` if neither. Evidence
     /// offsets of a match are read against `evidence_text(page_id, match.evidence_hash)`.
     async fn evidence_text(&self, page_id: Id, content_hash: &str) -> Result<Option<String>>;
+    /// The raw response the text `content_hash` of page `page_id` was extracted from, as stored
+    /// by [`Store::upsert_page`], decompressed; `None` when there is none (pages stored before
+    /// captures were kept, or by a caller without raw bytes).
+    ///
+    /// Retention: a page keeps the capture of its current text, plus the capture of every
+    /// earlier text some match's evidence points into (as `evidence_text` keeps texts); the
+    /// others are dropped when a re-crawl replaces the text or a verdict stops pointing into
+    /// it. The capture of a text is the first fetch that gave it: a later fetch of the same text
+    /// does not replace it, so the stored SHA-256 of a match's evidence does not change.
+    async fn page_capture(&self, page_id: Id, content_hash: &str) -> Result<Option<PageCapture>>;
     /// Lists sites by host.
     async fn list_sites(&self) -> Result<Vec<Site>>;
     /// Number of stored pages.
@@ -350,6 +362,55 @@ pub trait Store: Send + Sync {
         match_id: Id,
         rights_holder_id: Option<Id>,
     ) -> Result<Vec<DecisionRecord>>;
+
+    // ----- statistics -----
+
+    /// Copies per work, by work id. See [`StatsFilter`] for what is counted.
+    async fn work_stats(&self, filter: &StatsFilter) -> Result<Vec<WorkStats>>;
+    /// Copies per site (host), by host.
+    async fn site_stats(&self, filter: &StatsFilter) -> Result<Vec<SiteStats>>;
+    /// Every counted copy's lifetime, grouped by host (ordered by host, then first seen): what
+    /// medians of time to removal and of time online are computed from.
+    async fn copy_lifetimes(&self, filter: &StatsFilter) -> Result<Vec<(String, CopyLifetime)>>;
+    /// Activity per UTC day, by day; days without any are left out.
+    async fn daily_stats(&self, filter: &StatsFilter) -> Result<Vec<DailyStats>>;
+    /// Copies per rights holder, by holder id.
+    async fn holder_stats(&self, filter: &StatsFilter) -> Result<Vec<HolderStats>>;
+    /// The first copy of each work on each site, by work then host.
+    async fn first_copies(&self, filter: &StatsFilter) -> Result<Vec<FirstCopy>>;
+
+    // ----- takedown notices -----
+
+    /// Stores a notice (a draft) listing `notice.match_ids`. `NotFound` if a match does not
+    /// exist or is not the holder's; `Invalid` without matches or with an unknown language.
+    async fn create_notice(&self, notice: &NewNotice) -> Result<Id>;
+    /// One notice, if it is `rights_holder_id`'s (any holder's when `None`); `NotFound`
+    /// otherwise.
+    async fn get_notice(&self, id: Id, rights_holder_id: Option<Id>) -> Result<Notice>;
+    /// Notices of one holder or all, newest first.
+    async fn list_notices(&self, rights_holder_id: Option<Id>) -> Result<Vec<Notice>>;
+    /// Moves a notice to `status` by hand (`sent` or `ignored`, or back to `draft`). Marking it
+    /// sent stamps `sent_at` and moves its `open` copies to `notice_sent`. `NotFound` as for
+    /// [`Store::get_notice`]; `Invalid` for a status only removal checks set.
+    async fn set_notice_status(
+        &self,
+        id: Id,
+        status: NoticeStatus,
+        rights_holder_id: Option<Id>,
+        at: DateTime<Utc>,
+    ) -> Result<()>;
+    /// After removal checks: every sent notice whose copies are now all removed becomes
+    /// `removal_verified`, some removed `partially_removed`, none (again) `sent`. Returns how
+    /// many notices moved.
+    async fn refresh_notices(&self, at: DateTime<Utc>) -> Result<u64>;
+
+    /// The page and work of match `match_id`. `NotFound` if absent.
+    async fn match_subject(&self, match_id: Id) -> Result<(Id, Id)>;
+    /// Records that an evidence package was written for a match. Returns its id. The match is
+    /// not required to exist still: the record is an audit log.
+    async fn record_evidence_package(&self, package: &NewEvidencePackage) -> Result<Id>;
+    /// The evidence packages recorded for a match, oldest first.
+    async fn evidence_packages(&self, match_id: Id) -> Result<Vec<EvidencePackage>>;
 
     // ----- jobs -----
 

@@ -250,6 +250,77 @@ pub struct NewPage {
     /// The `Last-Modified` header of the fetch, kept so the next crawl can ask
     /// `If-Modified-Since`.
     pub last_modified: Option<String>,
+    /// The raw response `text` was extracted from, kept as evidence (see
+    /// [`crate::Store::page_capture`]); `None` when the caller has no raw bytes.
+    pub capture: Option<NewCapture>,
+}
+
+/// The raw response of a fetch, beyond what [`NewPage`] already says (its status and fetch
+/// time are the page's): what an evidence package shows a court or a hosting provider.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewCapture {
+    /// The URL the crawler asked for (before redirects).
+    pub requested_url: String,
+    /// The URL that answered, after redirects, as fetched (the page's stored URL is its
+    /// normalized form).
+    pub final_url: String,
+    /// Every response header, in order, as received.
+    pub headers: Vec<(String, String)>,
+    /// The `encoding_rs` name of the charset the text was decoded with (`"GBK"`).
+    pub encoding: String,
+    /// The body as received (after HTTP content decoding, before charset decoding).
+    pub body: Vec<u8>,
+}
+
+/// A stored capture: the raw response one page text was extracted from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageCapture {
+    /// The page.
+    pub page_id: Id,
+    /// Hash of the text extracted from it (a match's `evidence_hash` names it).
+    pub content_hash: String,
+    /// The URL the crawler asked for.
+    pub requested_url: String,
+    /// The URL that answered, after redirects.
+    pub final_url: String,
+    /// HTTP status of the response.
+    pub http_status: u16,
+    /// Response headers, in order.
+    pub headers: Vec<(String, String)>,
+    /// Charset the text was decoded with.
+    pub encoding: String,
+    /// When the response arrived.
+    pub fetched_at: DateTime<Utc>,
+    /// SHA-256 of `body`, lower-case hex, computed when it was stored.
+    pub body_sha256: String,
+    /// The body, decompressed: byte for byte what was received.
+    pub body: Vec<u8>,
+}
+
+/// An evidence package written for a match: the hash of its manifest, recorded so that a
+/// package whose manifest was rewritten (with hashes of altered files) can be told from the one
+/// Copytrace wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewEvidencePackage {
+    /// The match it documents.
+    pub match_id: Id,
+    /// SHA-256 of its `manifest.json`, lower-case hex.
+    pub manifest_sha256: String,
+    /// When it was written.
+    pub created_at: DateTime<Utc>,
+}
+
+/// A recorded evidence package.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EvidencePackage {
+    /// Row id.
+    pub id: Id,
+    /// The match it documents (kept even if the match is deleted later).
+    pub match_id: Id,
+    /// SHA-256 of its manifest.
+    pub manifest_sha256: String,
+    /// When it was written.
+    pub created_at: DateTime<Utc>,
 }
 
 /// A stored page.
@@ -896,6 +967,9 @@ pub struct RunCounts {
     pub matches_removed: u64,
     /// Pages or URLs that failed.
     pub errors: u64,
+    /// Copies found online again after they were seen removed (their matches reopened).
+    #[serde(default)]
+    pub matches_reopened: u64,
 }
 
 /// A stored run.
@@ -1145,4 +1219,237 @@ pub struct NewUser {
     pub role: Role,
     /// Holder for `RightsHolder` users.
     pub rights_holder_id: Option<Id>,
+}
+
+/// Which matches statistics count ([`crate::Store::work_stats`] and the other statistics).
+/// Matches on licensed hosts and of withdrawn works are never counted: they are not
+/// infringements to act on.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StatsFilter {
+    /// Only this rights holder's works (tenant isolation).
+    pub rights_holder_id: Option<Id>,
+    /// Only this work.
+    pub work_id: Option<Id>,
+    /// Only pages on this host or its subdomains (lower-case, as sites are stored).
+    pub site: Option<String>,
+    /// Only matches first seen at or after this time.
+    pub since: Option<DateTime<Utc>>,
+    /// Only matches first seen before this time.
+    pub until: Option<DateTime<Utc>>,
+    /// Only matches in these lifecycle states (`open`, `notice_sent`, `removed`; all when
+    /// empty).
+    pub statuses: Vec<MatchStatus>,
+    /// Only matches in these review states (all when empty).
+    pub reviews: Vec<Review>,
+    /// Only matches scoring at least this.
+    pub min_score: Option<f64>,
+}
+
+/// Copies of one work, as [`crate::Store::work_stats`] counts them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkStats {
+    /// The work.
+    pub work_id: Id,
+    /// The holder's identifier of the work.
+    pub external_id: String,
+    /// Its title.
+    pub title: String,
+    /// Its owner.
+    pub rights_holder_id: Id,
+    /// When it was published (catalog), if known.
+    pub published_at: Option<DateTime<Utc>>,
+    /// When it entered the library.
+    pub created_at: DateTime<Utc>,
+    /// Pages carrying a copy.
+    pub pages: u64,
+    /// Sites (hosts) carrying a copy.
+    pub sites: u64,
+    /// Best score of its matches.
+    pub best_score: f64,
+    /// Mean score of its matches.
+    pub mean_score: f64,
+    /// Largest share of the work found on one page.
+    pub best_coverage: f64,
+    /// When the first copy was seen.
+    pub first_seen: DateTime<Utc>,
+    /// When a copy was last seen.
+    pub last_seen: DateTime<Utc>,
+    /// Copies (page × work matches) still online: `open` or `notice_sent`.
+    pub online: u64,
+    /// Copies found removed.
+    pub removed: u64,
+}
+
+/// Copies on one site (host), as [`crate::Store::site_stats`] counts them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SiteStats {
+    /// The host, as stored (lower-case, with a port when not the default).
+    pub host: String,
+    /// Pages carrying a copy.
+    pub pages: u64,
+    /// Works copied.
+    pub works: u64,
+    /// Copies (page × work matches).
+    pub copies: u64,
+    /// Copies found removed.
+    pub removed: u64,
+    /// Copies a notice was sent for and not (yet) found removed.
+    pub notice_sent: u64,
+    /// When its first copy was seen.
+    pub first_seen: DateTime<Utc>,
+    /// When a copy was last seen.
+    pub last_seen: DateTime<Utc>,
+}
+
+/// How long one copy stayed online: first seen, and removed (or last seen online).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CopyLifetime {
+    /// The work copied (so sites' works can be counted per registered domain).
+    pub work_id: Id,
+    /// When the copy was first seen.
+    pub first_seen: DateTime<Utc>,
+    /// When it was last seen online.
+    pub last_seen: DateTime<Utc>,
+    /// When it was found removed, if it was.
+    pub removed_at: Option<DateTime<Utc>>,
+}
+
+/// One day of activity, as [`crate::Store::daily_stats`] counts it (days in UTC).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DailyStats {
+    /// The day, `YYYY-MM-DD` (UTC).
+    pub day: String,
+    /// Matches first seen that day.
+    pub new_matches: u64,
+    /// Copies found removed that day.
+    pub removals: u64,
+    /// Pages first stored that day (of the filter's site, when it names one).
+    pub pages_crawled: u64,
+}
+
+/// Copies of one rights holder's works, as [`crate::Store::holder_stats`] counts them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HolderStats {
+    /// The rights holder.
+    pub rights_holder_id: Id,
+    /// Its name.
+    pub name: String,
+    /// Its works with at least one copy.
+    pub works_copied: u64,
+    /// Pages carrying a copy.
+    pub pages: u64,
+    /// Sites carrying a copy.
+    pub sites: u64,
+    /// Copies (page × work matches).
+    pub copies: u64,
+    /// Copies confirmed (reportable in notices).
+    pub confirmed: u64,
+    /// Copies waiting for review.
+    pub pending: u64,
+    /// Copies found removed.
+    pub removed: u64,
+}
+
+/// The first copy of a work on one site, for time to piracy ([`crate::Store::first_copies`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FirstCopy {
+    /// The work.
+    pub work_id: Id,
+    /// Its identifier.
+    pub external_id: String,
+    /// The site.
+    pub host: String,
+    /// When the work was published (catalog), if known.
+    pub published_at: Option<DateTime<Utc>>,
+    /// When it entered the library (stands in for a publication time the catalog lacks).
+    pub created_at: DateTime<Utc>,
+    /// When its first copy on this site was seen.
+    pub first_seen: DateTime<Utc>,
+}
+
+/// Where a takedown notice stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoticeStatus {
+    /// Written, not sent yet.
+    Draft,
+    /// Sent; its copies are `notice_sent` until a check finds them removed.
+    Sent,
+    /// Every copy it lists was found removed.
+    RemovalVerified,
+    /// Some of its copies were found removed, others are still online.
+    PartiallyRemoved,
+    /// The site did not react; kept for the record.
+    Ignored,
+}
+
+impl NoticeStatus {
+    /// Every status.
+    pub const ALL: [NoticeStatus; 5] = [
+        NoticeStatus::Draft,
+        NoticeStatus::Sent,
+        NoticeStatus::RemovalVerified,
+        NoticeStatus::PartiallyRemoved,
+        NoticeStatus::Ignored,
+    ];
+
+    /// The value stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoticeStatus::Draft => "draft",
+            NoticeStatus::Sent => "sent",
+            NoticeStatus::RemovalVerified => "removal_verified",
+            NoticeStatus::PartiallyRemoved => "partially_removed",
+            NoticeStatus::Ignored => "ignored",
+        }
+    }
+
+    /// Parses the stored value.
+    pub fn parse(value: &str) -> Option<Self> {
+        NoticeStatus::ALL.into_iter().find(|s| s.as_str() == value)
+    }
+}
+
+/// A takedown notice to store ([`crate::Store::create_notice`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewNotice {
+    /// Whose works it defends.
+    pub rights_holder_id: Id,
+    /// The host it is addressed to.
+    pub site: String,
+    /// `zh` or `en`.
+    pub lang: String,
+    /// The rendered text.
+    pub body: String,
+    /// The matches it lists (each must be the holder's).
+    pub match_ids: Vec<Id>,
+    /// When it was written.
+    pub at: DateTime<Utc>,
+}
+
+/// A stored takedown notice.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Notice {
+    /// Row id.
+    pub id: Id,
+    /// Whose works it defends.
+    pub rights_holder_id: Id,
+    /// The host it is addressed to.
+    pub site: String,
+    /// `zh` or `en`.
+    pub lang: String,
+    /// Where it stands.
+    pub status: NoticeStatus,
+    /// The text as rendered.
+    pub body: String,
+    /// When it was written.
+    pub created_at: DateTime<Utc>,
+    /// When it was marked sent.
+    pub sent_at: Option<DateTime<Utc>>,
+    /// When a removal check last moved its status.
+    pub status_changed_at: Option<DateTime<Utc>>,
+    /// The matches it lists.
+    pub match_ids: Vec<Id>,
+    /// How many of them are found removed now.
+    pub removed: u64,
 }

@@ -655,7 +655,8 @@ macro_rules! run_select {
     () => {
         "SELECT r.id, r.kind, r.schedule_id, s.name AS schedule_name, r.job_id, r.trigger, \
          r.state, r.scheduled_for, r.created_at, r.started_at, r.finished_at, r.pages_checked, \
-         r.new_matches, r.matches_removed, r.errors, r.stats, r.error, r.cancel_requested \
+         r.new_matches, r.matches_removed, r.errors, r.matches_reopened, r.stats, r.error, \
+         r.cancel_requested \
          FROM runs r LEFT JOIN schedules s ON s.id = r.schedule_id"
     };
 }
@@ -678,6 +679,7 @@ pub(crate) struct RunRow<C: Columns> {
     new_matches: i64,
     matches_removed: i64,
     errors: i64,
+    matches_reopened: i64,
     stats: C::Json,
     error: Option<String>,
     cancel_requested: bool,
@@ -697,12 +699,13 @@ impl<C: Columns> RunRow<C> {
             created_at: self.created_at.into_time()?,
             started_at: opt_time(self.started_at)?,
             finished_at: opt_time(self.finished_at)?,
-            counts: rules::run_counts(
+            counts: rules::run_counts([
                 self.pages_checked,
                 self.new_matches,
                 self.matches_removed,
                 self.errors,
-            )?,
+                self.matches_reopened,
+            ])?,
             stats: self.stats.into_value("run stats")?,
             error: self.error,
             cancel_requested: self.cancel_requested,

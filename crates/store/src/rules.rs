@@ -193,6 +193,34 @@ pub(crate) fn validate_review_status(status: MatchStatus) -> Result<()> {
     }
 }
 
+/// Refuses a statistics filter that could only mean a mistake.
+pub(crate) fn validate_stats_filter(filter: &crate::StatsFilter) -> Result<()> {
+    if let (Some(since), Some(until)) = (filter.since, filter.until)
+        && since >= until
+    {
+        return Err(StoreError::Invalid(format!(
+            "the date range is empty: {since} is not before {until}"
+        )));
+    }
+    if filter.min_score.is_some_and(|s| !s.is_finite()) {
+        return Err(StoreError::Invalid(
+            "the minimum score must be a number".into(),
+        ));
+    }
+    if let Some(status) = filter.statuses.iter().find(|s| !s.is_review_status()) {
+        return Err(StoreError::Invalid(format!(
+            "{} is not a stored state: licensed and withdrawn matches are never counted",
+            status.as_str()
+        )));
+    }
+    if filter.site.as_ref().is_some_and(|s| s.trim().is_empty()) {
+        return Err(StoreError::Invalid(
+            "name a site, or no site filter at all".into(),
+        ));
+    }
+    Ok(())
+}
+
 pub(crate) fn validate_work(work: &NewWork) -> Result<()> {
     let mut previous_end = 0;
     for (index, chapter) in work.chapters.iter().enumerate() {
@@ -555,28 +583,33 @@ pub(crate) fn run_already_ended(id: Id, state: &str) -> StoreError {
     ))
 }
 
-/// A run's counts as stored: `[pages_checked, new_matches, matches_removed, errors]`.
-pub(crate) fn run_counts_to_db(counts: &RunCounts) -> Result<[i64; 4]> {
+/// A run's counts as stored: `[pages_checked, new_matches, matches_removed, errors,
+/// matches_reopened]`.
+pub(crate) fn run_counts_to_db(counts: &RunCounts) -> Result<[i64; 5]> {
     Ok([
         to_i64(counts.pages_checked, "pages checked")?,
         to_i64(counts.new_matches, "new matches")?,
         to_i64(counts.matches_removed, "matches removed")?,
         to_i64(counts.errors, "errors")?,
+        to_i64(counts.matches_reopened, "matches reopened")?,
     ])
 }
 
-/// A run's counts from stored values.
-pub(crate) fn run_counts(
-    pages_checked: i64,
-    new_matches: i64,
-    matches_removed: i64,
-    errors: i64,
-) -> Result<RunCounts> {
+/// A run's counts from stored values, in the order of [`run_counts_to_db`].
+pub(crate) fn run_counts(stored: [i64; 5]) -> Result<RunCounts> {
+    let [
+        pages_checked,
+        new_matches,
+        matches_removed,
+        errors,
+        matches_reopened,
+    ] = stored;
     Ok(RunCounts {
         pages_checked: to_u64(pages_checked, "pages checked")?,
         new_matches: to_u64(new_matches, "new matches")?,
         matches_removed: to_u64(matches_removed, "matches removed")?,
         errors: to_u64(errors, "errors")?,
+        matches_reopened: to_u64(matches_reopened, "matches reopened")?,
     })
 }
 

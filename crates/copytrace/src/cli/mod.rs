@@ -3,16 +3,19 @@
 //! calls `copytrace-service` and prints what it returns.
 
 pub mod crawl;
+pub mod evidence;
 pub mod holders;
 pub mod inspect;
 pub mod library;
 pub mod matching;
+pub mod notices;
 pub mod output;
 pub mod processes;
 pub mod progress;
 pub mod queue;
 pub mod review;
 pub mod schedules;
+pub mod stats;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -149,6 +152,17 @@ pub enum Command {
     /// The review queue: confirm, reject or license matches below the certainty gate.
     #[command(subcommand)]
     Review(review::ReviewCommand),
+    /// Takedown notices: write one per site from the confirmed copies, record when it was sent;
+    /// removal checks verify the removals.
+    #[command(subcommand)]
+    Notice(notices::NoticeCommand),
+    /// Statistics of the match library: per work or chapter, site, day, rights holder, and
+    /// time to piracy.
+    #[command(subcommand)]
+    Stats(stats::StatsCommand),
+    /// Write the evidence package of one match (raw page, text, passages side by side,
+    /// screenshot, manifest with SHA-256 hashes), or check one (`evidence verify DIR`).
+    Evidence(evidence::EvidenceArgs),
     /// Print a readable infringement report, grouped by work.
     Report {
         /// Which matches it reports.
@@ -186,8 +200,11 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Index(command) => matching::run_index(globals, command).await,
         Command::Dedup(args) => matching::run_dedup(globals, args).await,
         Command::Export(command) => output::run_export(globals, command).await,
+        Command::Evidence(args) => evidence::run(globals, args).await,
         Command::Report { scope } => output::run_report(globals, scope).await,
         Command::Review(command) => review::run(globals, command).await,
+        Command::Stats(command) => stats::run(globals, command).await,
+        Command::Notice(command) => notices::run(globals, command).await,
         Command::Fingerprint(args) => inspect::fingerprint(args),
         Command::Compare(args) => inspect::compare(args),
         Command::Worker(command) => processes::run_worker(globals, command).await,

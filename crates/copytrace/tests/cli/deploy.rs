@@ -203,7 +203,7 @@ impl Help {
             };
         }
         let children = self.children(&path);
-        if !children.is_empty() {
+        if !children.is_empty() && !runs_without_subcommand(self.page(&path)) {
             return Err(format!(
                 "`{}` needs one of the subcommands {children:?}",
                 path.join(" ")
@@ -225,6 +225,15 @@ impl Help {
         }
         Ok(path)
     }
+}
+
+/// Whether a command with subcommands also runs on its own (`copytrace evidence MATCH_ID` beside
+/// `copytrace evidence verify`): one of its usage lines takes no `<COMMAND>`.
+fn runs_without_subcommand(page: &str) -> bool {
+    page.lines()
+        .skip_while(|line| !line.starts_with("Usage:"))
+        .take_while(|line| !line.trim().is_empty())
+        .any(|line| !line.contains("<COMMAND>"))
 }
 
 /// The subcommands listed in a help page's `Commands:` section, without `help`.

@@ -392,7 +392,23 @@ fn a_second_crawl_asks_known_copies_conditionally_and_keeps_their_matches() {
             ("online", Some(304))
         );
     }
-    assert_eq!(workspace.export_json(), before);
+    // The matches are untouched, except that the copies were seen online again now.
+    let after = workspace.export_json();
+    let without_last_seen = |records: &[serde_json::Value]| -> Vec<serde_json::Value> {
+        records
+            .iter()
+            .map(|r| {
+                let mut r = r.clone();
+                r.as_object_mut().unwrap().remove("last_seen");
+                r
+            })
+            .collect()
+    };
+    assert_eq!(without_last_seen(&after), without_last_seen(&before));
+    for (now, then) in after.iter().zip(&before) {
+        let seen = |r: &serde_json::Value| r["last_seen"].as_str().unwrap().to_owned();
+        assert!(seen(now) > seen(then), "{now} was seen online again");
+    }
     let matched = workspace.ok(&["match"]).stdout;
     assert!(
         matched.starts_with("matched 0 page(s)"),
@@ -633,4 +649,115 @@ fn removal_checks_are_conditional_and_a_304_keeps_the_copy_online() {
     let (after, checks) = stored(&workspace, &url);
     assert_eq!((&after.text, &after.etag), (&page.text, &page.etag));
     assert_eq!(checks.last().unwrap().availability.as_str(), "soft_removed");
+}
+
+#[test]
+fn a_notice_lists_its_holders_confirmed_copies_and_is_verified_when_they_disappear() {
+    let site = site();
+    let workspace = Workspace::new();
+    workspace.write("mine/xingchen-ch1.txt", library_text("xingchen-ch1"));
+    workspace.write("theirs/jianghu-ch1.txt", library_text("jianghu-ch1"));
+    workspace.ok(&["library", "add", workspace.path("mine").to_str().unwrap()]);
+    workspace.ok(&[
+        "library",
+        "add",
+        "--rights-holder",
+        "Other House",
+        workspace.path("theirs").to_str().unwrap(),
+    ]);
+    crawl(&workspace, &site);
+    workspace.ok(&["match"]);
+    let host = site
+        .url("/")
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_owned();
+    let (mine, theirs) = (site.url("/book/etag.html"), site.url("/book/dated.html"));
+
+    // The default holder's notice lists its copy only; the other holder's, its own.
+    let out = workspace.path("notice.txt");
+    let created = workspace.ok(&[
+        "notice",
+        "create",
+        "--site",
+        &host,
+        "--lang",
+        "en",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(created.stderr.contains("lists 1 cop"), "{}", created.stderr);
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.contains(&mine), "{text}");
+    assert!(
+        !text.contains(&theirs),
+        "another holder's copy leaked: {text}"
+    );
+    assert!(text.contains("NOTICE OF COPYRIGHT INFRINGEMENT"), "{text}");
+    let other = workspace.ok(&[
+        "notice",
+        "create",
+        "--site",
+        &host,
+        "--rights-holder",
+        "Other House",
+    ]);
+    assert!(other.stdout.starts_with("侵权通知"), "{}", other.stdout);
+    assert!(other.stdout.contains(&theirs) && !other.stdout.contains(&mine));
+    let notices: Vec<serde_json::Value> =
+        serde_json::from_str(&workspace.ok(&["notice", "list", "--json"]).stdout).unwrap();
+    assert_eq!(notices.len(), 2);
+    let first = notices.iter().find(|n| n["lang"] == "en").unwrap();
+    assert_eq!(first["status"], "draft");
+    assert_eq!(first["match_ids"].as_array().unwrap().len(), 1);
+    let first_id = first["id"].as_i64().unwrap().to_string();
+    // Nothing confirmed on another site: refused, nothing stored.
+    let none = workspace.run(&["notice", "create", "--site", "elsewhere.example"]);
+    assert_ne!(none.code, Some(0));
+    assert!(none.stderr.contains("no confirmed copy"), "{}", none.stderr);
+
+    workspace.ok(&["notice", "sent", &first_id]);
+    assert_eq!(exported(&workspace, &mine)["status"], "notice_sent");
+    assert_eq!(
+        exported(&workspace, &theirs)["status"],
+        "open",
+        "not in the sent notice"
+    );
+
+    // The pirate takes the page down; the daily removal check verifies it.
+    site.set(
+        "/book/etag.html",
+        Served {
+            body: "not found".to_owned(),
+            etag: None,
+            last_modified: None,
+            status: 404,
+        },
+    );
+    workspace.ok(&[
+        "dedup",
+        "--recheck-allow-private-addresses",
+        "--recheck-delay",
+        "0",
+    ]);
+    let notices: Vec<serde_json::Value> =
+        serde_json::from_str(&workspace.ok(&["notice", "list", "--json"]).stdout).unwrap();
+    let status = |lang: &str| {
+        notices.iter().find(|n| n["lang"] == lang).unwrap()["status"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(status("en"), "removal_verified");
+    assert_eq!(status("zh"), "draft", "a draft is not followed");
+    let shown = workspace.ok(&["notice", "show", &first_id]);
+    assert_eq!(shown.stdout, text, "the notice is kept as written");
+    // One notice sent to the site, its removal verified: a response rate of 1.
+    let answered: serde_json::Value =
+        serde_json::from_str(&workspace.ok(&["stats", "notices", "--json"]).stdout).unwrap();
+    assert_eq!(answered[0]["site"], host.as_str());
+    assert_eq!(answered[0]["sent"], 1);
+    assert_eq!(answered[0]["removal_verified"], 1);
+    assert_eq!(answered[0]["response_rate"], 1.0);
+    assert!(answered[0]["median_hours_to_removal"].as_f64().unwrap() >= 0.0);
 }

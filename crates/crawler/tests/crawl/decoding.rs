@@ -151,3 +151,27 @@ async fn undecodable_bytes_become_replacement_characters_and_the_crawl_goes_on()
         PARAGRAPHS.join("\n")
     );
 }
+
+#[tokio::test]
+async fn the_body_is_kept_as_served_with_every_response_header() {
+    use std::io::Write;
+    let original = gbk_chapter("");
+    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gzip.write_all(&original).unwrap();
+    let route = Route::with_type("text/html", gzip.finish().unwrap())
+        .header("content-encoding", "gzip")
+        .header("x-served-by", "pirate-7");
+    let page = crawl_one(route).await;
+    // Transfer compression is undone, the charset is not: these are the page's own bytes.
+    assert_eq!(page.body, original);
+    assert_eq!(page.encoding, "GBK");
+    let header = |name: &str| {
+        page.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    };
+    assert_eq!(header("content-type"), Some("text/html"));
+    assert_eq!(header("content-encoding"), Some("gzip"));
+    assert_eq!(header("x-served-by"), Some("pirate-7"));
+}

@@ -246,6 +246,27 @@ pub(super) async fn decide_match(store: &PostgresStore, decision: &NewDecision) 
     Ok(id)
 }
 
+pub(super) async fn create_notice(store: &PostgresStore, notice: &crate::NewNotice) -> Result<Id> {
+    let mut tx = store.begin().await?;
+    let id = shared::create_notice_in::<Postgres>(&mut tx, notice).await?;
+    tx.commit().await?;
+    Ok(id)
+}
+
+pub(super) async fn set_notice_status(
+    store: &PostgresStore,
+    id: Id,
+    status: crate::NoticeStatus,
+    rights_holder_id: Option<Id>,
+    at: DateTime<Utc>,
+) -> Result<()> {
+    let mut tx = store.begin().await?;
+    shared::set_notice_status_in::<Postgres>(&mut tx, id, status, rights_holder_id, stored(at))
+        .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
 pub(super) async fn infringing_page(
     store: &PostgresStore,
     url: &str,
@@ -304,6 +325,16 @@ pub(super) async fn record_page_check(
         .execute(&mut *tx)
         .await?
         .rows_affected();
+        // A copy seen online again was online then: exports show it still online yesterday.
+        sqlx::query(
+            "UPDATE matches SET last_seen = $3 \
+             WHERE page_id = $1 AND last_seen < $3 AND work_id = ANY($2)",
+        )
+        .bind(check.page_id)
+        .bind(&check.still_present)
+        .bind(checked_at)
+        .execute(&mut *tx)
+        .await?;
     }
     tx.commit().await?;
     Ok(outcome)

@@ -2,6 +2,7 @@
 //! texts kept as evidence.
 
 use chrono::{DateTime, Utc};
+use sqlx::Postgres;
 
 use super::{ATTEMPTS, PostgresStore, stored};
 use crate::rules::{self, page_key};
@@ -105,12 +106,18 @@ pub(super) async fn upsert_page(store: &PostgresStore, page: &NewPage) -> Result
                 .bind(&page.last_modified)
                 .execute(&mut *tx)
                 .await?;
+                shared::prune_captures(&mut *tx, id, &page.content_hash).await?;
                 PageWrite {
                     id,
                     outcome: WriteOutcome::Updated,
                 }
             }
         };
+        if let Some(capture) = &page.capture {
+            let (id, hash) = (write.id, page.content_hash.as_str());
+            shared::save_capture::<Postgres>(&mut tx, id, hash, status, fetched_at, capture)
+                .await?;
+        }
         tx.commit().await?;
         return Ok(write);
     }

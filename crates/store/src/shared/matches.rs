@@ -162,7 +162,8 @@ where
 
 /// The end of [`crate::Store::record_page_matches`], once the page's matches are written: the
 /// removal check the verdict amounts to (see `rules::plan_verdict`), letting go of earlier
-/// texts no evidence points into any more, and marking the text as matched. `last_seen` and
+/// texts (and their captures) no evidence points into any more, and marking the text as
+/// matched. `last_seen` and
 /// `last_checked` are the page's, as read at the start of the transaction `conn` runs.
 pub(crate) async fn finish_verdict<DB>(
     conn: &mut DB::Connection,
@@ -206,6 +207,7 @@ where
     .bind(content_hash)
     .execute(&mut *conn)
     .await?;
+    super::prune_captures(&mut *conn, page_id, content_hash).await?;
     sqlx::query("UPDATE pages SET matched_hash = $2 WHERE id = $1")
         .bind(page_id)
         .bind(content_hash)

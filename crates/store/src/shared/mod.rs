@@ -19,37 +19,55 @@ use crate::rows::Columns;
 use crate::rules::Referenced;
 use crate::{Id, Result};
 
+mod evidence;
 mod jobs;
 mod library;
 mod match_stream;
 mod matches;
+mod notices;
 mod pages;
 mod schedules;
+mod stats;
 mod users;
 
+pub(crate) use evidence::*;
 pub(crate) use jobs::*;
 pub(crate) use library::*;
 pub(crate) use match_stream::*;
 pub(crate) use matches::*;
+pub(crate) use notices::*;
 pub(crate) use pages::*;
 pub(crate) use schedules::*;
+pub(crate) use stats::*;
 pub(crate) use users::*;
 
 /// A database the shared statements run on: SQLite or PostgreSQL.
 pub(crate) trait Db: Database<Arguments: IntoArguments<Self>> + Columns {
     /// How many rows a write changed (sqlx has no trait for it).
     fn rows_affected(result: &Self::QueryResult) -> u64;
+
+    /// SQL for the UTC day (`YYYY-MM-DD`) of the timestamp column `column`.
+    fn utc_day(column: &str) -> String;
 }
 
 impl Db for sqlx::Sqlite {
     fn rows_affected(result: &SqliteQueryResult) -> u64 {
         result.rows_affected()
     }
+
+    fn utc_day(column: &str) -> String {
+        // Integer microseconds since the epoch.
+        format!("date({column} / 1000000, 'unixepoch')")
+    }
 }
 
 impl Db for sqlx::Postgres {
     fn rows_affected(result: &PgQueryResult) -> u64 {
         result.rows_affected()
+    }
+
+    fn utc_day(column: &str) -> String {
+        format!("to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD')")
     }
 }
 

@@ -192,6 +192,27 @@ pub(super) async fn decide_match(store: &SqliteStore, decision: &NewDecision) ->
     Ok(id)
 }
 
+pub(super) async fn create_notice(store: &SqliteStore, notice: &crate::NewNotice) -> Result<Id> {
+    let mut tx = store.write().await?;
+    let id = shared::create_notice_in::<Sqlite>(&mut tx, notice).await?;
+    tx.commit().await?;
+    Ok(id)
+}
+
+pub(super) async fn set_notice_status(
+    store: &SqliteStore,
+    id: Id,
+    status: crate::NoticeStatus,
+    rights_holder_id: Option<Id>,
+    at: DateTime<Utc>,
+) -> Result<()> {
+    let mut tx = store.write().await?;
+    shared::set_notice_status_in::<Sqlite>(&mut tx, id, status, rights_holder_id, micros(at))
+        .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
 pub(super) async fn infringing_page(
     store: &SqliteStore,
     url: &str,
@@ -250,6 +271,17 @@ pub(super) async fn record_page_check(
         .execute(&mut *tx)
         .await?
         .rows_affected();
+        // A copy seen online again was online then: exports show it still online yesterday.
+        sqlx::query(
+            "UPDATE matches SET last_seen = $3 \
+             WHERE page_id = $1 AND last_seen < $3 \
+               AND work_id IN (SELECT value FROM json_each($2))",
+        )
+        .bind(check.page_id)
+        .bind(&still_present)
+        .bind(checked_at)
+        .execute(&mut *tx)
+        .await?;
     }
     tx.commit().await?;
     Ok(outcome)

@@ -2,6 +2,7 @@
 //! kept as evidence.
 
 use chrono::{DateTime, Utc};
+use sqlx::Sqlite;
 
 use super::{SqliteStore, micros};
 use crate::rules::{self, page_key, to_json};
@@ -90,12 +91,17 @@ pub(super) async fn upsert_page(store: &SqliteStore, page: &NewPage) -> Result<P
             .bind(&page.last_modified)
             .execute(&mut *tx)
             .await?;
+            shared::prune_captures(&mut *tx, id, &page.content_hash).await?;
             PageWrite {
                 id,
                 outcome: WriteOutcome::Updated,
             }
         }
     };
+    if let Some(capture) = &page.capture {
+        let (id, hash) = (write.id, page.content_hash.as_str());
+        shared::save_capture::<Sqlite>(&mut tx, id, hash, status, fetched_at, capture).await?;
+    }
     tx.commit().await?;
     Ok(write)
 }

@@ -187,12 +187,18 @@ pub(super) async fn update_run_progress(
     counts: &RunCounts,
     stats: &serde_json::Value,
 ) -> Result<bool> {
-    let [pages_checked, new_matches, matches_removed, errors] = rules::run_counts_to_db(counts)?;
+    let [
+        pages_checked,
+        new_matches,
+        matches_removed,
+        errors,
+        reopened,
+    ] = rules::run_counts_to_db(counts)?;
     let stats = to_json(stats, "run stats")?;
     let mut tx = store.write().await?;
     let cancel: Option<bool> = sqlx::query_scalar(
         "UPDATE runs SET pages_checked = $2, new_matches = $3, matches_removed = $4, \
-         errors = $5, stats = $6 WHERE id = $1 AND state = 'running' \
+         errors = $5, stats = $6, matches_reopened = $7 WHERE id = $1 AND state = 'running' \
          RETURNING cancel_requested",
     )
     .bind(id)
@@ -201,6 +207,7 @@ pub(super) async fn update_run_progress(
     .bind(matches_removed)
     .bind(errors)
     .bind(stats)
+    .bind(reopened)
     .fetch_optional(&mut *tx)
     .await?;
     let cancel = match cancel {
@@ -225,12 +232,18 @@ pub(super) async fn finish_run(
     at: DateTime<Utc>,
 ) -> Result<()> {
     rules::validate_run_end(id, state)?;
-    let [pages_checked, new_matches, matches_removed, errors] = rules::run_counts_to_db(counts)?;
+    let [
+        pages_checked,
+        new_matches,
+        matches_removed,
+        errors,
+        reopened,
+    ] = rules::run_counts_to_db(counts)?;
     let stats = to_json(stats, "run stats")?;
     let done = sqlx::query(
         "UPDATE runs SET state = $2, pages_checked = $3, new_matches = $4, \
-         matches_removed = $5, errors = $6, stats = $7, error = $8, finished_at = $9 \
-         WHERE id = $1",
+         matches_removed = $5, errors = $6, stats = $7, error = $8, finished_at = $9, \
+         matches_reopened = $10 WHERE id = $1",
     )
     .bind(id)
     .bind(state.as_str())
@@ -241,6 +254,7 @@ pub(super) async fn finish_run(
     .bind(stats)
     .bind(error)
     .bind(micros(at))
+    .bind(reopened)
     .execute(&store.pool)
     .await?;
     if done.rows_affected() == 0 {

@@ -257,6 +257,7 @@ pub fn page(url: &str, text: &str, fetched_at: DateTime<Utc>) -> NewPage {
         fetched_at,
         etag: None,
         last_modified: None,
+        capture: None,
     }
 }
 

@@ -7,10 +7,12 @@
 
 mod helpers;
 
+mod captures;
 mod catalog;
 mod jobs;
 mod library;
 mod matches;
+mod notices;
 mod pages;
 mod postgres;
 mod recrawl;
@@ -21,5 +23,6 @@ mod schedules;
 mod sketches;
 mod sqlite;
 mod streams;
+mod stats;
 mod upgrade;
 mod users;

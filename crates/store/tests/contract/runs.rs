@@ -50,6 +50,7 @@ fn counts(pages_checked: u64) -> RunCounts {
         new_matches: pages_checked / 2,
         matches_removed: pages_checked / 3,
         errors: pages_checked / 4,
+        matches_reopened: pages_checked / 5,
     }
 }
 

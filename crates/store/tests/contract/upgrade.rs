@@ -204,6 +204,7 @@ async fn rows_from_before_refetch_read_back_with_defaults(store: &dyn Store) {
             fetched_at: at(100),
             etag: Some("\"e\"".to_owned()),
             last_modified: None,
+            capture: None,
         })
         .await
         .unwrap();

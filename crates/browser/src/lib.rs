@@ -1,0 +1,505 @@
+//! Headless Chromium for Copytrace: one home for finding the browser, launching it, rendering
+//! pages behind the address guard, and taking full-page screenshots.
+//!
+//! Evidence packages use it to picture a page; the crawler will use it to render pages whose
+//! text only JavaScript writes. Everything about the browser that is easy to get wrong is here
+//! once:
+//!
+//! * **Finding it.** [`find_chromium`] looks for Debian's `chromium` (and the usual Chrome
+//!   names) on a search path the caller hands in: library crates read no environment.
+//! * **Launching it.** Chromium runs `--headless=new` in a fresh temporary profile, with
+//!   `--no-sandbox` (needed as root, where CI runs), in a **process group of its own**: dropping
+//!   the [`Browser`] (on success, error, panic or timeout) kills the whole group, renderers and
+//!   zygote included, so no zombie browsers pile up. The DevTools endpoint is read from
+//!   Chromium's stderr; `chromiumoxide` speaks the protocol (built without its `fetcher`, which
+//!   would download a browser).
+//! * **The network.** Chromium resolves names and opens subrequests itself, so it is pointed at
+//!   an in-process proxy ([`proxy`]) for every request, loopback included, and told not to
+//!   resolve names or send UDP (WebRTC) itself. The proxy either refuses everything but the
+//!   documents handed to it ([`Network::Offline`]) or vets and resolves every destination itself
+//!   ([`Network::Guarded`]): a page on a public host cannot make the browser reach
+//!   `127.0.0.1:6379` or `169.254.169.254`, not even by DNS rebinding.
+//! * **Screenshots** are of the whole page, not the viewport, up to [`MAX_SCREENSHOT_HEIGHT`]
+//!   CSS pixels tall (taller pages are cut there and say so).
+
+pub mod proxy;
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use chromiumoxide::cdp::browser_protocol::emulation::{
+    ClearDeviceMetricsOverrideParams, SetDeviceMetricsOverrideParams,
+};
+use chromiumoxide::cdp::browser_protocol::page::{
+    CaptureScreenshotFormat, CaptureScreenshotParams, GetLayoutMetricsParams, Viewport,
+};
+use chromiumoxide::handler::HandlerConfig;
+use chromiumoxide::handler::viewport::Viewport as WindowViewport;
+use futures_util::StreamExt;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::task::JoinHandle;
+use url::Url;
+
+pub use proxy::{Document, Network, Proxy, ProxyEvent, Vetter};
+
+/// Executable names tried on the search path, in order.
+pub const CHROMIUM_NAMES: [&str; 5] = [
+    "chromium",
+    "chromium-browser",
+    "google-chrome-stable",
+    "google-chrome",
+    "chrome",
+];
+
+/// Screenshots are cut at this height (CSS pixels): an endless page must not produce a
+/// gigabyte image.
+pub const MAX_SCREENSHOT_HEIGHT: u32 = 16_384;
+
+/// Errors of the renderer.
+#[derive(Debug, thiserror::Error)]
+pub enum BrowserError {
+    /// No Chromium executable was found.
+    #[error(
+        "headless Chromium was not found (looked for {looked_for}); install it (Debian: apt-get install chromium) or name it"
+    )]
+    NotFound {
+        /// What was looked for, and where.
+        looked_for: String,
+    },
+    /// Chromium could not be started, or did not open its DevTools endpoint.
+    #[error("cannot start Chromium {path}: {reason}")]
+    Launch {
+        /// The executable.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// The DevTools protocol failed (navigation, screenshot, connection).
+    #[error("Chromium: {0}")]
+    Protocol(String),
+    /// A page took longer than allowed.
+    #[error("rendering {url} took longer than {seconds} s")]
+    Timeout {
+        /// The page.
+        url: String,
+        /// The limit.
+        seconds: u64,
+    },
+    /// The proxy could not start.
+    #[error("cannot start the renderer's proxy: {0}")]
+    Proxy(#[source] std::io::Error),
+}
+
+impl From<chromiumoxide::error::CdpError> for BrowserError {
+    fn from(error: chromiumoxide::error::CdpError) -> Self {
+        BrowserError::Protocol(error.to_string())
+    }
+}
+
+/// Finds a Chromium executable: `explicit` if given (it must exist), else the first of
+/// [`CHROMIUM_NAMES`] in the directories of `search_path` (a `PATH`-style list the caller
+/// reads), else Debian's `/usr/lib/chromium/chromium`.
+pub fn find_chromium(
+    explicit: Option<&Path>,
+    search_path: Option<&OsStr>,
+) -> Result<PathBuf, BrowserError> {
+    if let Some(path) = explicit {
+        return if path.is_file() {
+            Ok(path.to_owned())
+        } else {
+            Err(BrowserError::NotFound {
+                looked_for: format!("{} (no such file)", path.display()),
+            })
+        };
+    }
+    let dirs: Vec<PathBuf> = search_path
+        .map(|p| std::env::split_paths(p).collect())
+        .unwrap_or_default();
+    for name in CHROMIUM_NAMES {
+        for dir in &dirs {
+            let candidate = dir.join(name);
+            if candidate.is_file() {
+                return Ok(candidate);
+            }
+        }
+    }
+    let debian = Path::new("/usr/lib/chromium/chromium");
+    if debian.is_file() {
+        return Ok(debian.to_owned());
+    }
+    Err(BrowserError::NotFound {
+        looked_for: format!("{} on the search path", CHROMIUM_NAMES.join(", ")),
+    })
+}
+
+/// How the browser is started.
+#[derive(Debug, Clone)]
+pub struct BrowserConfig {
+    /// The Chromium executable ([`find_chromium`]).
+    pub executable: PathBuf,
+    /// Where the rendered pages may connect.
+    pub network: Network,
+    /// Longest time to start the browser, and to render one page and picture it.
+    pub timeout: Duration,
+    /// Window width in CSS pixels (the page is laid out for it).
+    pub width: u32,
+    /// Window height in CSS pixels (a screenshot is at least this tall).
+    pub height: u32,
+}
+
+impl BrowserConfig {
+    /// Defaults for `executable` and `network`: 30 s, a 1280 × 800 window.
+    pub fn new(executable: PathBuf, network: Network) -> Self {
+        Self {
+            executable,
+            network,
+            timeout: Duration::from_secs(30),
+            width: 1280,
+            height: 800,
+        }
+    }
+}
+
+/// A full-page screenshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Screenshot {
+    /// The PNG file.
+    pub png: Vec<u8>,
+    /// Its width in pixels.
+    pub width: u32,
+    /// Its height in pixels.
+    pub height: u32,
+    /// Whether the page was taller than [`MAX_SCREENSHOT_HEIGHT`] and was cut there.
+    pub truncated: bool,
+}
+
+/// A running headless Chromium and its proxy. Dropping it kills the browser's process group.
+pub struct Browser {
+    browser: chromiumoxide::Browser,
+    handler: JoinHandle<()>,
+    child: Child,
+    pgid: Option<i32>,
+    proxy: Proxy,
+    config: BrowserConfig,
+    version: String,
+    _profile: tempfile::TempDir,
+}
+
+impl Browser {
+    /// Starts Chromium headless with a fresh profile, behind a proxy for `config.network`.
+    pub async fn launch(config: BrowserConfig) -> Result<Browser, BrowserError> {
+        let proxy = Proxy::start(config.network.clone())
+            .await
+            .map_err(BrowserError::Proxy)?;
+        let launch_error = |reason: String| BrowserError::Launch {
+            path: config.executable.clone(),
+            reason,
+        };
+        let profile = tempfile::Builder::new()
+            .prefix("copytrace-chromium-")
+            .tempdir()
+            .map_err(|e| launch_error(format!("no temporary profile directory: {e}")))?;
+        let mut command = Command::new(&config.executable);
+        command
+            .args(chromium_args(&config, proxy.addr(), profile.path()))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        let mut child = command.spawn().map_err(|e| launch_error(e.to_string()))?;
+        let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+        let mut guard = KillGroup(pgid);
+        let stderr = child
+            .stderr
+            .take()
+            .ok_or_else(|| launch_error("no stderr".into()))?;
+        let endpoint = tokio::time::timeout(config.timeout, devtools_endpoint(stderr)).await;
+        let endpoint = match endpoint {
+            Ok(Ok(url)) => url,
+            Ok(Err(output)) => {
+                return Err(launch_error(format!(
+                    "it exited without a DevTools endpoint: {output}"
+                )));
+            }
+            Err(_) => return Err(launch_error("no DevTools endpoint in time".into())),
+        };
+        let handler_config = HandlerConfig {
+            viewport: Some(WindowViewport {
+                width: config.width,
+                height: config.height,
+                ..WindowViewport::default()
+            }),
+            request_timeout: config.timeout,
+            ..HandlerConfig::default()
+        };
+        let (browser, mut handler) =
+            chromiumoxide::Browser::connect_with_config(endpoint, handler_config).await?;
+        // The handler drives the connection; events of protocol versions newer than the
+        // crate's are reported as errors, which are not fatal.
+        let handler = tokio::spawn(async move {
+            while let Some(event) = handler.next().await {
+                if let Err(error) = event {
+                    tracing::trace!(%error, "DevTools event");
+                }
+            }
+        });
+        let version = browser
+            .version()
+            .await
+            .map(|v| v.product)
+            .unwrap_or_else(|_| "Chromium".to_owned());
+        guard.0 = None;
+        Ok(Browser {
+            browser,
+            handler,
+            child,
+            pgid,
+            proxy,
+            config,
+            version,
+            _profile: profile,
+        })
+    }
+
+    /// The browser's product and version, e.g. `HeadlessChrome/156.0.8078.108`.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// The proxy every request of the browser goes through.
+    pub fn proxy(&self) -> &Proxy {
+        &self.proxy
+    }
+
+    /// Renders `document` as if it had been served at `url` (its subresources go to the
+    /// network only if the browser's [`Network`] allows it) and takes a full-page screenshot.
+    /// Nothing is fetched for `url` itself.
+    pub async fn screenshot_document(
+        &self,
+        url: &Url,
+        document: Document,
+    ) -> Result<Screenshot, BrowserError> {
+        self.proxy.serve(url, document);
+        let shot = self.screenshot_url(url).await;
+        self.proxy.forget(url);
+        shot
+    }
+
+    /// Loads `url` through the proxy and takes a full-page screenshot. A refused or failed
+    /// navigation is an error, not a picture of Chromium's error page.
+    pub async fn screenshot_url(&self, url: &Url) -> Result<Screenshot, BrowserError> {
+        let seconds = self.config.timeout.as_secs();
+        let timeout = |_| BrowserError::Timeout {
+            url: url.to_string(),
+            seconds,
+        };
+        tokio::time::timeout(self.config.timeout, self.render(url))
+            .await
+            .map_err(timeout)?
+    }
+
+    async fn render(&self, url: &Url) -> Result<Screenshot, BrowserError> {
+        let page = self.browser.new_page("about:blank").await?;
+        let shot = async {
+            page.goto(url.as_str()).await?;
+            // The page's own document, not whichever request finished last: its URL is an
+            // error page when the navigation failed, and its status is the document's.
+            let (location, status): (String, u16) = page
+                .evaluate(
+                    "[document.URL, (performance.getEntriesByType('navigation')[0] || {}) \
+                     .responseStatus || 0]",
+                )
+                .await?
+                .into_value()
+                .map_err(|e| BrowserError::Protocol(format!("reading the page state: {e}")))?;
+            if location.starts_with("chrome-error:") {
+                return Err(BrowserError::Protocol(format!("loading {url} failed")));
+            }
+            if !(200..300).contains(&status) {
+                return Err(BrowserError::Protocol(format!(
+                    "loading {url} was answered HTTP {status}"
+                )));
+            }
+            full_page_png(&page, self.config.width).await
+        }
+        .await;
+        if let Err(error) = page.close().await {
+            tracing::debug!(%error, "closing a page");
+        }
+        shot
+    }
+
+    /// Closes the browser and waits for it to exit; its process group is killed either way.
+    pub async fn close(mut self) {
+        if let Err(error) = self.browser.close().await {
+            tracing::debug!(%error, "closing Chromium");
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        self.handler.abort();
+        drop(KillGroup(self.pgid.take()));
+    }
+}
+
+/// Kills a process group when dropped (unless emptied first).
+struct KillGroup(Option<i32>);
+
+impl Drop for KillGroup {
+    fn drop(&mut self) {
+        if let Some(pgid) = self.0.take() {
+            // ESRCH (already gone) is fine.
+            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+        }
+    }
+}
+
+fn chromium_args(
+    config: &BrowserConfig,
+    proxy: std::net::SocketAddr,
+    profile: &Path,
+) -> Vec<String> {
+    vec![
+        "--headless=new".into(),
+        // Chromium's sandbox cannot run as root (CI); the renderer sees only pages served or
+        // vetted by the proxy.
+        "--no-sandbox".into(),
+        "--disable-gpu".into(),
+        "--disable-dev-shm-usage".into(),
+        "--hide-scrollbars".into(),
+        "--mute-audio".into(),
+        "--no-first-run".into(),
+        "--no-default-browser-check".into(),
+        "--disable-extensions".into(),
+        "--disable-sync".into(),
+        "--disable-background-networking".into(),
+        "--disable-component-update".into(),
+        "--disable-default-apps".into(),
+        "--disable-breakpad".into(),
+        "--metrics-recording-only".into(),
+        "--password-store=basic".into(),
+        "--use-mock-keychain".into(),
+        // Every request through the proxy, loopback included; Chromium resolves no name and
+        // sends no UDP itself.
+        format!("--proxy-server=http://{proxy}"),
+        "--proxy-bypass-list=<-loopback>".into(),
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1".into(),
+        "--dns-prefetch-disable".into(),
+        // An http:// page is loaded as http://, not first tried as https:// (whose refused
+        // tunnel would be reported as the navigation's failure).
+        "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable".into(),
+        "--force-webrtc-ip-handling-policy=disable_non_proxied_udp".into(),
+        format!("--window-size={},{}", config.width, config.height),
+        format!("--user-data-dir={}", profile.display()),
+        "--remote-debugging-port=0".into(),
+        "about:blank".into(),
+    ]
+}
+
+/// Reads Chromium's stderr until it names its DevTools WebSocket, then keeps draining it in the
+/// background (a full pipe would stall the browser). On exit without one, returns what it said.
+async fn devtools_endpoint(stderr: tokio::process::ChildStderr) -> Result<String, String> {
+    let mut lines = BufReader::new(stderr).lines();
+    let mut said = Vec::new();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if let Some(rest) = line.split("DevTools listening on ").nth(1) {
+            let endpoint = rest.trim().to_owned();
+            tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+            return Ok(endpoint);
+        }
+        if said.len() < 5 {
+            said.push(line);
+        }
+    }
+    Err(said.join(" | "))
+}
+
+/// A PNG of the whole laid-out page (not only the viewport), cut at [`MAX_SCREENSHOT_HEIGHT`].
+async fn full_page_png(page: &chromiumoxide::Page, width: u32) -> Result<Screenshot, BrowserError> {
+    let metrics = page
+        .execute(GetLayoutMetricsParams::default())
+        .await?
+        .result;
+    let content = metrics.css_content_size;
+    let page_width = (content.width.ceil() as u32).max(width);
+    let full_height = content.height.ceil().max(1.0) as u32;
+    let height = full_height.min(MAX_SCREENSHOT_HEIGHT);
+    page.execute(SetDeviceMetricsOverrideParams::new(
+        i64::from(page_width),
+        i64::from(height),
+        1.0,
+        false,
+    ))
+    .await?;
+    let params = CaptureScreenshotParams::builder()
+        .format(CaptureScreenshotFormat::Png)
+        .clip(Viewport {
+            x: 0.0,
+            y: 0.0,
+            width: f64::from(page_width),
+            height: f64::from(height),
+            scale: 1.0,
+        })
+        .capture_beyond_viewport(true)
+        .build();
+    let data = page.execute(params).await?.result.data;
+    page.execute(ClearDeviceMetricsOverrideParams {}).await?;
+    let png = BASE64
+        .decode(AsRef::<str>::as_ref(&data))
+        .map_err(|e| BrowserError::Protocol(format!("the screenshot is not base64: {e}")))?;
+    let (width, height) = png_size(&png)
+        .ok_or_else(|| BrowserError::Protocol("the screenshot is not a PNG".into()))?;
+    Ok(Screenshot {
+        png,
+        width,
+        height,
+        truncated: full_height > MAX_SCREENSHOT_HEIGHT,
+    })
+}
+
+/// The PNG signature every PNG file starts with.
+pub const PNG_SIGNATURE: [u8; 8] = *b"\x89PNG\r\n\x1a\n";
+
+/// Width and height of a PNG, from its header (`IHDR`, the first chunk); `None` when `bytes`
+/// is not a PNG.
+pub fn png_size(bytes: &[u8]) -> Option<(u32, u32)> {
+    if bytes.len() < 24 || bytes[..8] != PNG_SIGNATURE || &bytes[12..16] != b"IHDR" {
+        return None;
+    }
+    let width = u32::from_be_bytes(bytes[16..20].try_into().ok()?);
+    let height = u32::from_be_bytes(bytes[20..24].try_into().ok()?);
+    Some((width, height))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn png_sizes_are_read_from_the_header() {
+        let mut png = PNG_SIGNATURE.to_vec();
+        png.extend_from_slice(&13u32.to_be_bytes());
+        png.extend_from_slice(b"IHDR");
+        png.extend_from_slice(&1280u32.to_be_bytes());
+        png.extend_from_slice(&2400u32.to_be_bytes());
+        assert_eq!(png_size(&png), Some((1280, 2400)));
+        assert_eq!(png_size(b"GIF89a........................"), None);
+    }
+
+    #[test]
+    fn a_missing_explicit_executable_is_not_found() {
+        let error = find_chromium(Some(Path::new("/nonexistent/chromium")), None).unwrap_err();
+        assert!(matches!(error, BrowserError::NotFound { .. }), "{error}");
+    }
+}

@@ -1,0 +1,147 @@
+//! The renderer against a real headless Chromium (installed by `./scripts/test`; these tests
+//! fail, never skip, without it) and a real HTTP server on loopback.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use axum::Router;
+use axum::routing::get;
+use copytrace_browser::{
+    Browser, BrowserConfig, BrowserError, Document, Network, PNG_SIGNATURE, Vetter, find_chromium,
+};
+use url::Url;
+
+/// A vetter that allows loopback only when told to, as the crawler's guard does with
+/// `--allow-private-addresses`.
+struct Loopback {
+    allow: bool,
+}
+
+#[async_trait::async_trait]
+impl Vetter for Loopback {
+    async fn vet(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, String> {
+        let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, port))
+            .await
+            .map_err(|e| e.to_string())?
+            .collect();
+        if !self.allow && addrs.iter().any(|a| a.ip().is_loopback()) {
+            return Err(format!("refused loopback address of {host}"));
+        }
+        Ok(addrs)
+    }
+}
+
+fn chromium() -> std::path::PathBuf {
+    find_chromium(None, std::env::var_os("PATH").as_deref())
+        .expect("headless Chromium must be installed for these tests (./scripts/test installs it)")
+}
+
+/// A tall page and an image on a loopback server; counts the image requests.
+async fn site() -> (SocketAddr, Arc<AtomicUsize>) {
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counter = hits.clone();
+    let tall: String = (0..120)
+        .map(|i| format!("<p>第{i}段：少年推门而入，雨声未歇。</p>"))
+        .collect();
+    let page = format!(
+        "<!DOCTYPE html><html><head><meta charset=utf-8><title>t</title></head>\
+         <body style=\"margin:0\">{tall}<img src=\"/pixel.png\"></body></html>"
+    );
+    let app = Router::new()
+        .route(
+            "/page.html",
+            get(move || async move { axum::response::Html(page) }),
+        )
+        .route(
+            "/pixel.png",
+            get(move || async move {
+                counter.fetch_add(1, Ordering::SeqCst);
+                "not really a png"
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (addr, hits)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_page_is_pictured_whole_when_its_address_is_allowed() {
+    let (addr, _) = site().await;
+    let network = Network::Guarded(Arc::new(Loopback { allow: true }));
+    let browser = Browser::launch(BrowserConfig::new(chromium(), network))
+        .await
+        .unwrap();
+    let url = Url::parse(&format!("http://{addr}/page.html")).unwrap();
+    let shot = browser.screenshot_url(&url).await.unwrap();
+    assert!(shot.png.starts_with(&PNG_SIGNATURE));
+    assert_eq!(shot.width, 1280);
+    // 120 paragraphs are far taller than the 800-pixel window: the whole page is pictured.
+    assert!(shot.height > 2000, "height {}", shot.height);
+    assert!(!shot.truncated);
+    assert!(
+        browser.version().contains("Chrome"),
+        "{}",
+        browser.version()
+    );
+    browser.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn loopback_pages_are_refused_unless_allowed() {
+    let (addr, _) = site().await;
+    let network = Network::Guarded(Arc::new(Loopback { allow: false }));
+    let browser = Browser::launch(BrowserConfig::new(chromium(), network))
+        .await
+        .unwrap();
+    let url = Url::parse(&format!("http://{addr}/page.html")).unwrap();
+    let error = browser.screenshot_url(&url).await.unwrap_err();
+    assert!(matches!(error, BrowserError::Protocol(_)), "{error}");
+    let events = browser.proxy().events();
+    assert!(
+        events
+            .iter()
+            .any(|e| e.target == url.as_str() && !e.allowed),
+        "{events:?}"
+    );
+    assert!(events.iter().all(|e| !e.allowed), "{events:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_offline_document_is_rendered_without_any_request_leaving() {
+    let (addr, hits) = site().await;
+    let browser = Browser::launch(BrowserConfig::new(chromium(), Network::Offline))
+        .await
+        .unwrap();
+    // The stored page names its image on the live server; offline, nothing reaches it.
+    let url = Url::parse(&format!("http://{addr}/page.html")).unwrap();
+    let body = format!(
+        "<html><body><h1>存档</h1><img src=\"http://{addr}/pixel.png\">\
+         <img src=\"https://{addr}/pixel.png\"></body></html>"
+    );
+    let document = Document {
+        content_type: "text/html; charset=utf-8".into(),
+        body: body.into_bytes(),
+    };
+    let shot = browser.screenshot_document(&url, document).await;
+    let shot = shot.unwrap_or_else(|e| panic!("{e}: {:?}", browser.proxy().events()));
+    assert!(shot.png.starts_with(&PNG_SIGNATURE));
+    assert_eq!((shot.width, shot.height), (1280, 800));
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        0,
+        "the live server was contacted"
+    );
+    let events = browser.proxy().events();
+    assert!(
+        events.iter().any(|e| e.target == url.as_str() && e.allowed),
+        "{events:?}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e.target.ends_with("/pixel.png") && !e.allowed),
+        "{events:?}"
+    );
+}

@@ -1,0 +1,148 @@
+//! `copytrace notice`: takedown notices per site.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use chrono::Utc;
+use clap::{Subcommand, ValueEnum};
+use copytrace_analytics::notice::NoticeLanguage;
+use copytrace_service::notices;
+use copytrace_store::{Notice, NoticeStatus};
+
+use super::Globals;
+
+/// `copytrace notice …`
+#[derive(Debug, Subcommand)]
+pub enum NoticeCommand {
+    /// Write a takedown notice to one site listing a rights holder's confirmed copies still
+    /// online there (pending matches need `review confirm` first), store it as a draft and
+    /// print it (or write it to --out).
+    Create {
+        /// The site's host (its subdomains included), e.g. pirate.example.
+        #[arg(long, value_name = "HOST")]
+        site: String,
+        /// Whose works (default: the default rights holder).
+        #[arg(long, value_name = "NAME")]
+        rights_holder: Option<String>,
+        /// Language: zh (侵权通知) or en (DMCA-style).
+        #[arg(long, value_enum, default_value_t = LangArg::Zh)]
+        lang: LangArg,
+        /// Write the notice to this file instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// List notices with their status and how many of their copies are removed.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a notice as it was written.
+    Show {
+        /// The notice id.
+        id: i64,
+    },
+    /// Record that a notice was sent: its copies become `notice_sent`, and the daily removal
+    /// check moves it to removal_verified or partially_removed as they disappear.
+    Sent {
+        /// The notice id.
+        id: i64,
+    },
+    /// Record that the site ignored a notice.
+    Ignored {
+        /// The notice id.
+        id: i64,
+    },
+}
+
+/// A notice language on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LangArg {
+    /// 侵权通知.
+    Zh,
+    /// English, DMCA-style.
+    En,
+}
+
+/// Runs `copytrace notice …`.
+pub async fn run(globals: &Globals, command: NoticeCommand) -> Result<ExitCode> {
+    let store = globals.store().await?;
+    let store = store.as_ref();
+    match command {
+        NoticeCommand::Create {
+            site,
+            rights_holder,
+            lang,
+            out,
+        } => {
+            let language = match lang {
+                LangArg::Zh => NoticeLanguage::Zh,
+                LangArg::En => NoticeLanguage::En,
+            };
+            let notice =
+                notices::create(store, rights_holder.as_deref(), &site, language, Utc::now())
+                    .await?;
+            match out {
+                None => print!("{}", notice.body),
+                Some(path) => {
+                    let mut file = std::fs::File::create(&path)
+                        .with_context(|| format!("cannot write {}", path.display()))?;
+                    file.write_all(notice.body.as_bytes())
+                        .with_context(|| format!("cannot write {}", path.display()))?;
+                }
+            }
+            eprintln!(
+                "notice {} (draft) to {} lists {} cop(ies); `copytrace notice sent {}` once sent",
+                notice.id,
+                notice.site,
+                notice.match_ids.len(),
+                notice.id
+            );
+        }
+        NoticeCommand::List { json } => {
+            let list = store.list_notices(None).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&list)?);
+            } else {
+                for notice in &list {
+                    println!("{}", line(notice));
+                }
+                println!("{} notice(s)", list.len());
+            }
+        }
+        NoticeCommand::Show { id } => {
+            let notice = store.get_notice(id, None).await?;
+            eprintln!("{}", line(&notice));
+            print!("{}", notice.body);
+        }
+        NoticeCommand::Sent { id } => {
+            let notice = notices::set_status(store, id, NoticeStatus::Sent, None).await?;
+            println!("{}", line(&notice));
+        }
+        NoticeCommand::Ignored { id } => {
+            let notice = notices::set_status(store, id, NoticeStatus::Ignored, None).await?;
+            println!("{}", line(&notice));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One notice on one line.
+fn line(notice: &Notice) -> String {
+    format!(
+        "{:>6}  {:<18} {:<32} {}  {} cop(ies), {} removed  created {}{}",
+        notice.id,
+        notice.status.as_str(),
+        notice.site,
+        notice.lang,
+        notice.match_ids.len(),
+        notice.removed,
+        notice.created_at.format("%Y-%m-%d %H:%M"),
+        notice
+            .sent_at
+            .map(|t| format!(", sent {}", t.format("%Y-%m-%d %H:%M")))
+            .unwrap_or_default()
+    )
+}

@@ -1,0 +1,318 @@
+//! `copytrace stats`: statistics of the match library for analysts.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Subcommand;
+use copytrace_analytics::stats::SiteGrouping;
+use copytrace_service::catalog::parse_instant;
+use copytrace_service::{holders, stats};
+use copytrace_store::{MatchStatus, StatsFilter, Store};
+use serde::Serialize;
+
+use super::Globals;
+use super::output::ReviewArg;
+
+/// `copytrace stats …`
+#[derive(Debug, Subcommand)]
+pub enum StatsCommand {
+    /// Copies per work: pages, sites, best and mean score, coverage, first and last seen,
+    /// online and removed, hours from publication to the first copy.
+    Works {
+        /// Per chapter instead (works with chapters only).
+        #[arg(long)]
+        chapters: bool,
+        /// Which copies are counted.
+        #[command(flatten)]
+        filter: FilterArgs,
+    },
+    /// Copies per site: pages, works, removal rate, median time to removal, time online.
+    Sites {
+        /// One row per registered domain (all hosts of one operator) instead of per host.
+        #[arg(long)]
+        by_domain: bool,
+        /// Which copies are counted.
+        #[command(flatten)]
+        filter: FilterArgs,
+    },
+    /// Per UTC day: new matches, removals, pages crawled.
+    Daily {
+        /// Which copies are counted.
+        #[command(flatten)]
+        filter: FilterArgs,
+    },
+    /// Per rights holder: works copied, pages, sites, confirmed, pending and removed copies.
+    Holders {
+        /// Which copies are counted.
+        #[command(flatten)]
+        filter: FilterArgs,
+    },
+    /// Per site: takedown notices sent, removals verified, partial removals, ignored, response
+    /// rate and median hours from sending to verified removal.
+    Notices {
+        /// Only this rights holder's notices.
+        #[arg(long, value_name = "NAME")]
+        rights_holder: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Time from publication (catalog `published_at`, else ingest time) to the first copy: per
+    /// work, per site, and its distribution.
+    TimeToPiracy {
+        /// Which copies are counted.
+        #[command(flatten)]
+        filter: FilterArgs,
+    },
+}
+
+/// Which copies are counted.
+#[derive(Debug, Clone, clap::Args)]
+pub struct FilterArgs {
+    /// Only this rights holder's works.
+    #[arg(long, value_name = "NAME")]
+    rights_holder: Option<String>,
+    /// Only this work (its id, from `library list`).
+    #[arg(long, value_name = "ID")]
+    work: Option<i64>,
+    /// Only pages on this host and its subdomains.
+    #[arg(long, value_name = "HOST")]
+    site: Option<String>,
+    /// Only copies first seen on or after this date (2026-01-31) or time (RFC 3339); for
+    /// `daily`, only days from it.
+    #[arg(long, value_name = "DATE")]
+    since: Option<String>,
+    /// Only copies first seen before this date or time; for `daily`, only days before it.
+    #[arg(long, value_name = "DATE")]
+    until: Option<String>,
+    /// Only copies in these states (repeatable, or comma-separated).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    status: Vec<StatusArg>,
+    /// Review states counted (default: the reported infringements, confirmed and pending).
+    #[arg(long, value_enum, value_delimiter = ',',
+          default_values_t = [ReviewArg::Confirmed, ReviewArg::Pending])]
+    review: Vec<ReviewArg>,
+    /// Only copies scoring at least this.
+    #[arg(long, value_name = "SCORE")]
+    min_score: Option<f64>,
+    /// Only the first N rows (the largest).
+    #[arg(long, value_name = "N")]
+    top: Option<usize>,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// A stored lifecycle state on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StatusArg {
+    /// Online, no notice sent.
+    Open,
+    /// Online, a notice was sent.
+    NoticeSent,
+    /// Found removed.
+    Removed,
+}
+
+impl FilterArgs {
+    async fn filter(&self, store: &dyn Store) -> Result<StatsFilter> {
+        let rights_holder_id = match &self.rights_holder {
+            Some(name) => Some(holders::find(store, name).await?.id),
+            None => None,
+        };
+        Ok(StatsFilter {
+            rights_holder_id,
+            work_id: self.work,
+            site: self.site.clone(),
+            since: self
+                .since
+                .as_deref()
+                .map(|v| parse_instant("--since", v))
+                .transpose()?,
+            until: self
+                .until
+                .as_deref()
+                .map(|v| parse_instant("--until", v))
+                .transpose()?,
+            statuses: self
+                .status
+                .iter()
+                .map(|s| match s {
+                    StatusArg::Open => MatchStatus::Open,
+                    StatusArg::NoticeSent => MatchStatus::NoticeSent,
+                    StatusArg::Removed => MatchStatus::Removed,
+                })
+                .collect(),
+            reviews: ReviewArg::states(&self.review),
+            min_score: self.min_score,
+        })
+    }
+}
+
+/// Runs `copytrace stats …`.
+pub async fn run(globals: &Globals, command: StatsCommand) -> Result<ExitCode> {
+    let store = globals.store().await?;
+    let store = store.as_ref();
+    match command {
+        StatsCommand::Works { chapters, filter } => {
+            let stats_filter = filter.filter(store).await?;
+            if chapters {
+                let rows = stats::chapters(store, &stats_filter, filter.top).await?;
+                print(filter.json, &rows, |r| {
+                    format!(
+                        "{:>6}  {:<24} {:>4}  {:<24} {:>5} page(s) {:>4} site(s)  best {:.2}  \
+                         coverage {:>3.0}%  online {} removed {}",
+                        r.work_id,
+                        r.work_external_id,
+                        r.chapter,
+                        r.title,
+                        r.pages,
+                        r.sites,
+                        r.best_score,
+                        r.best_coverage * 100.0,
+                        r.online,
+                        r.removed
+                    )
+                })
+            } else {
+                let rows = stats::works(store, &stats_filter, filter.top).await?;
+                print(filter.json, &rows, |r| {
+                    let s = &r.stats;
+                    format!(
+                        "{:>6}  {:<24} {:>5} page(s) {:>4} site(s)  best {:.2} mean {:.2}  \
+                         coverage {:>3.0}%  online {} removed {}  first {}  {:.1} h after \
+                         publication",
+                        s.work_id,
+                        s.external_id,
+                        s.pages,
+                        s.sites,
+                        s.best_score,
+                        s.mean_score,
+                        s.best_coverage * 100.0,
+                        s.online,
+                        s.removed,
+                        day(s.first_seen),
+                        r.hours_to_first_copy
+                    )
+                })
+            }
+        }
+        StatsCommand::Sites { by_domain, filter } => {
+            let grouping = if by_domain {
+                SiteGrouping::Domain
+            } else {
+                SiteGrouping::Host
+            };
+            let rows =
+                stats::sites(store, &filter.filter(store).await?, grouping, filter.top).await?;
+            print(filter.json, &rows, |r| {
+                format!(
+                    "{:<32} {:>5} page(s) {:>4} work(s) {:>5} cop(ies)  removed {:>3.0}%  \
+                     median to removal {}  median online {}",
+                    r.site,
+                    r.pages,
+                    r.works,
+                    r.copies,
+                    r.removal_rate * 100.0,
+                    hours(r.median_hours_to_removal),
+                    hours(r.median_hours_online)
+                )
+            })
+        }
+        StatsCommand::Daily { filter } => {
+            let rows = stats::daily(store, &filter.filter(store).await?).await?;
+            print(filter.json, &rows, |r| {
+                format!(
+                    "{}  {:>6} new match(es) {:>6} removal(s) {:>7} page(s) crawled",
+                    r.day, r.new_matches, r.removals, r.pages_crawled
+                )
+            })
+        }
+        StatsCommand::Holders { filter } => {
+            let rows = stats::holders(store, &filter.filter(store).await?).await?;
+            print(filter.json, &rows, |r| {
+                format!(
+                    "{:<24} {:>5} work(s) copied {:>6} page(s) {:>4} site(s)  confirmed {} \
+                     pending {} removed {}",
+                    r.name, r.works_copied, r.pages, r.sites, r.confirmed, r.pending, r.removed
+                )
+            })
+        }
+        StatsCommand::Notices {
+            rights_holder,
+            json,
+        } => {
+            let holder = match rights_holder {
+                Some(name) => Some(holders::find(store, &name).await?.id),
+                None => None,
+            };
+            let rows = stats::notices(store, holder).await?;
+            print(json, &rows, |r| {
+                format!(
+                    "{:<32} {:>4} sent  {:>4} removed  {:>4} partially  {:>4} ignored  \
+                     response {:>3.0}%  median to removal {}",
+                    r.site,
+                    r.sent,
+                    r.removal_verified,
+                    r.partially_removed,
+                    r.ignored,
+                    r.response_rate * 100.0,
+                    hours(r.median_hours_to_removal)
+                )
+            })
+        }
+        StatsCommand::TimeToPiracy { filter } => {
+            let report = stats::time_to_piracy(store, &filter.filter(store).await?).await?;
+            if filter.json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                let overall = &report.overall;
+                println!(
+                    "{} work(s) copied: median {}, 10% within {}, 90% within {}",
+                    overall.count,
+                    hours(overall.median),
+                    hours(overall.p10),
+                    hours(overall.p90)
+                );
+                for (label, count) in &overall.buckets {
+                    println!("  {label:<16} {count}");
+                }
+                println!("per site (median over its works):");
+                for row in &report.sites {
+                    println!(
+                        "  {:<32} {} ({} work(s))",
+                        row.key,
+                        hours(Some(row.hours)),
+                        row.works
+                    );
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Prints rows as JSON, or one line each and a count.
+fn print<T: Serialize>(json: bool, rows: &[T], line: impl Fn(&T) -> String) -> Result<ExitCode> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(rows)?);
+    } else {
+        for row in rows {
+            println!("{}", line(row));
+        }
+        println!("{} row(s)", rows.len());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn day(at: chrono::DateTime<chrono::Utc>) -> String {
+    at.format("%Y-%m-%d").to_string()
+}
+
+fn hours(value: Option<f64>) -> String {
+    match value {
+        None => "-".to_owned(),
+        Some(h) if h.abs() < 48.0 => format!("{h:.1} h"),
+        Some(h) => format!("{:.1} d", h / 24.0),
+    }
+}

@@ -1,0 +1,723 @@
+//! Evidence packages: everything about one match that a hosting provider, a platform or a
+//! court needs, in one directory that checks itself.
+//!
+//! [`write_package`] writes, for a match (optionally only of one rights holder, so the web can
+//! hand a tenant only their own matches):
+//!
+//! | file | what |
+//! |---|---|
+//! | `page.html` | the raw response body as fetched (after HTTP content decoding, in the page's own charset), byte for byte; its SHA-256 is the one stored when it was fetched |
+//! | `page.txt` | the text extracted from it, UTF-8: the text the evidence offsets point into |
+//! | `passages.html` | the aligned passages side by side, page ↔ work, HTML-escaped |
+//! | `screenshot.png` | a full-page screenshot of `page.html` rendered by headless Chromium, offline |
+//! | `manifest.json` | the match, the fetch (URLs, status, headers, encoding, time), the stored SHA-256 of the raw bytes, the package time, and the SHA-256 and size of every other file |
+//!
+//! **The screenshot is of the stored bytes, not of the live URL.** It then shows exactly what
+//! the hashed `page.html` holds, however long after the fetch the package is made, even once
+//! the page is gone, and making a package contacts no pirate server: Chromium runs behind a
+//! proxy that serves it `page.html` and refuses every other request (see `copytrace-browser`).
+//! The price: images, styles and scripts the page loads from elsewhere are not shown. The
+//! manifest says how the screenshot was made, or why there is none (Chromium not installed, no
+//! raw bytes stored).
+//!
+//! **Pages stored before raw captures were kept** have no `page.html` and no screenshot; the
+//! manifest says so (`capture: null` with a `capture_note`), the rest of the package is written.
+//!
+//! **Verification** ([`verify_package`]) recomputes the SHA-256 of every file the manifest
+//! lists and names each altered, missing or unlisted file. A manifest rewritten together with
+//! the files it lists cannot be caught from the directory alone, so the SHA-256 of every
+//! manifest written is recorded in the store ([`Store::record_evidence_package`]); with the
+//! database at hand, verification also requires the manifest to be one Copytrace recorded for
+//! that match, and the raw bytes' hash to be the one stored with the capture.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use copytrace_browser::{Browser, BrowserConfig, Document, Network};
+use copytrace_store::{
+    EvidencePassage, Id, MatchFilter, MatchRecord, NewEvidencePackage, PageCapture, Store,
+    StoreError, sha256_hex,
+};
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+use crate::error::{Context, Result, ServiceError};
+
+/// The manifest's `format`: what a reader of the package may rely on.
+pub const FORMAT: &str = "copytrace-evidence/1";
+
+/// File names inside a package.
+pub mod files {
+    /// The raw response body.
+    pub const RAW: &str = "page.html";
+    /// The extracted text.
+    pub const TEXT: &str = "page.txt";
+    /// The passages side by side.
+    pub const PASSAGES: &str = "passages.html";
+    /// The screenshot.
+    pub const SCREENSHOT: &str = "screenshot.png";
+    /// The manifest.
+    pub const MANIFEST: &str = "manifest.json";
+}
+
+/// How the screenshot is taken.
+#[derive(Debug, Clone)]
+pub enum ScreenshotSettings {
+    /// With this Chromium executable, each page given `timeout`.
+    Chromium {
+        /// The executable (`copytrace_browser::find_chromium`).
+        executable: PathBuf,
+        /// Longest time for starting the browser, and for rendering and picturing the page.
+        timeout: Duration,
+    },
+    /// No screenshot, for this reason (Chromium not found, or not wanted).
+    Skip(String),
+}
+
+/// A package to write.
+#[derive(Debug, Clone)]
+pub struct PackageRequest {
+    /// The match.
+    pub match_id: Id,
+    /// Only a match of this rights holder's works: another holder's match is `NotFound`, as a
+    /// match that does not exist (tenant isolation for the web).
+    pub rights_holder_id: Option<Id>,
+    /// The directory to write into: created if missing, refused unless empty.
+    pub out: PathBuf,
+    /// The screenshot.
+    pub screenshot: ScreenshotSettings,
+}
+
+/// A file of the package with its hash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileEntry {
+    /// Its name in the package directory.
+    pub name: String,
+    /// SHA-256 of its bytes, lower-case hex.
+    pub sha256: String,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+/// The match a package documents.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManifestMatch {
+    /// The match id (`copytrace export matches --format json` lists it).
+    pub id: Id,
+    /// The page.
+    pub page_id: Id,
+    /// Its URL as stored (normalized).
+    pub page_url: String,
+    /// Its title.
+    pub page_title: Option<String>,
+    /// The work.
+    pub work_id: Id,
+    /// The rights holder's identifier of the work.
+    pub work_external_id: String,
+    /// Its title.
+    pub work_title: String,
+    /// Its rights holder.
+    pub rights_holder_id: Id,
+    /// Score, coverage and containment, as recorded.
+    pub score: f64,
+    /// Share of the work found on the page.
+    pub coverage: f64,
+    /// Share of the page copied from the work.
+    pub containment: f64,
+    /// Characters verified as copied.
+    pub copied_chars: u32,
+    /// How it was found.
+    pub method: String,
+    /// Its status when the package was made.
+    pub status: String,
+    /// First and last time a match run found it.
+    pub first_seen: DateTime<Utc>,
+    /// Last time it was confirmed.
+    pub last_seen: DateTime<Utc>,
+    /// Hash of the page text the passages point into (`page.txt`).
+    pub evidence_hash: String,
+    /// The aligned passages: byte ranges of `page.txt` and of the work's text.
+    pub passages: Vec<EvidencePassage>,
+}
+
+/// The fetch the raw bytes come from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestCapture {
+    /// The URL the crawler asked for.
+    pub requested_url: String,
+    /// The URL that answered, after redirects.
+    pub final_url: String,
+    /// HTTP status.
+    pub http_status: u16,
+    /// Response headers, in order.
+    pub headers: Vec<(String, String)>,
+    /// The charset the text was decoded with.
+    pub encoding: String,
+    /// When the response arrived.
+    pub fetched_at: DateTime<Utc>,
+    /// The SHA-256 stored with the raw bytes when they were fetched.
+    pub raw_sha256: String,
+    /// The file holding them.
+    pub raw_file: String,
+}
+
+/// How the screenshot was made, or why there is none.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestScreenshot {
+    /// The file, when there is one.
+    pub file: Option<String>,
+    /// What was rendered and how.
+    pub source: String,
+    /// Why there is none.
+    pub skipped: Option<String>,
+    /// The browser.
+    pub browser: Option<String>,
+    /// When it was taken.
+    pub taken_at: Option<DateTime<Utc>>,
+    /// Pixel size.
+    pub width: Option<u32>,
+    /// Pixel size.
+    pub height: Option<u32>,
+    /// Whether the page was cut at the maximum height.
+    pub truncated: bool,
+}
+
+/// `manifest.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// [`FORMAT`].
+    pub format: String,
+    /// The program that wrote it.
+    pub generator: String,
+    /// When the package was written.
+    pub created_at: DateTime<Utc>,
+    /// The match.
+    #[serde(rename = "match")]
+    pub subject: ManifestMatch,
+    /// The fetch the raw bytes come from; `None` when none was stored.
+    pub capture: Option<ManifestCapture>,
+    /// Why there is no capture.
+    pub capture_note: Option<String>,
+    /// The screenshot.
+    pub screenshot: ManifestScreenshot,
+    /// Every file of the package but the manifest, with its SHA-256.
+    pub files: Vec<FileEntry>,
+}
+
+/// What [`write_package`] wrote.
+#[derive(Debug, Clone)]
+pub struct PackageSummary {
+    /// The directory.
+    pub dir: PathBuf,
+    /// The manifest written.
+    pub manifest: Manifest,
+    /// SHA-256 of `manifest.json`, as recorded in the store.
+    pub manifest_sha256: String,
+}
+
+/// The match `match_id`, if it is visible to `rights_holder_id` (all are without one).
+pub async fn find_match(
+    store: &dyn Store,
+    match_id: Id,
+    rights_holder_id: Option<Id>,
+) -> Result<MatchRecord> {
+    let missing = || ServiceError::Store(StoreError::NotFound(format!("match {match_id}")));
+    let (_, work_id) = match store.match_subject(match_id).await {
+        Err(StoreError::NotFound(_)) => return Err(missing()),
+        other => other?,
+    };
+    // Every review state and licensed hosts too: evidence is asked for by id.
+    let filter = MatchFilter {
+        rights_holder_id,
+        work_id: Some(work_id),
+        include_licensed: true,
+        ..MatchFilter::default()
+    };
+    store
+        .list_matches(&filter)
+        .await?
+        .into_iter()
+        .find(|m| m.id == match_id)
+        .ok_or_else(missing)
+}
+
+/// Writes the evidence package of one match; see the module documentation.
+pub async fn write_package(store: &dyn Store, request: &PackageRequest) -> Result<PackageSummary> {
+    let record = find_match(store, request.match_id, request.rights_holder_id).await?;
+    let text = store
+        .evidence_text(record.page_id, &record.evidence_hash)
+        .await?
+        .ok_or_else(|| {
+            ServiceError::unavailable(format!(
+                "the page text match {} points into is no longer stored",
+                record.id
+            ))
+        })?;
+    let work = store.get_work(record.work_id).await?;
+    let capture = store
+        .page_capture(record.page_id, &record.evidence_hash)
+        .await?;
+    if let Some(capture) = &capture {
+        let actual = sha256_hex(&capture.body);
+        if actual != capture.body_sha256 {
+            return Err(ServiceError::unavailable(format!(
+                "the stored raw bytes of page {} hash to {actual}, not to the SHA-256 stored \
+                 with them ({}): the capture is damaged",
+                record.page_id, capture.body_sha256
+            )));
+        }
+    }
+    prepare_dir(&request.out)?;
+
+    let mut written = Vec::new();
+    let mut put = |name: &str, bytes: &[u8]| -> Result<()> {
+        let path = request.out.join(name);
+        std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
+        written.push(FileEntry {
+            name: name.to_owned(),
+            sha256: sha256_hex(bytes),
+            size: bytes.len() as u64,
+        });
+        Ok(())
+    };
+    if let Some(capture) = &capture {
+        put(files::RAW, &capture.body)?;
+    }
+    put(files::TEXT, text.as_bytes())?;
+    put(
+        files::PASSAGES,
+        passages_html(&record, &text, &work.content).as_bytes(),
+    )?;
+    let (screenshot, png) = screenshot(&request.screenshot, &record, capture.as_ref()).await;
+    if let Some(png) = png {
+        put(files::SCREENSHOT, &png)?;
+    }
+
+    let manifest = Manifest {
+        format: FORMAT.to_owned(),
+        generator: format!("copytrace {}", env!("CARGO_PKG_VERSION")),
+        created_at: Utc::now(),
+        subject: manifest_match(&record),
+        capture: capture.as_ref().map(|c| ManifestCapture {
+            requested_url: c.requested_url.clone(),
+            final_url: c.final_url.clone(),
+            http_status: c.http_status,
+            headers: c.headers.clone(),
+            encoding: c.encoding.clone(),
+            fetched_at: c.fetched_at,
+            raw_sha256: c.body_sha256.clone(),
+            raw_file: files::RAW.to_owned(),
+        }),
+        capture_note: capture.is_none().then(|| {
+            "no raw bytes are stored for this page text: it was fetched before Copytrace kept \
+             raw captures (they are kept from migration 0013 on); page.txt is the text as \
+             extracted then"
+                .to_owned()
+        }),
+        screenshot,
+        files: written,
+    };
+    let mut json = serde_json::to_vec_pretty(&manifest)?;
+    json.push(b'\n');
+    let path = request.out.join(files::MANIFEST);
+    std::fs::write(&path, &json).with_context(|| format!("cannot write {}", path.display()))?;
+    let manifest_sha256 = sha256_hex(&json);
+    store
+        .record_evidence_package(&NewEvidencePackage {
+            match_id: record.id,
+            manifest_sha256: manifest_sha256.clone(),
+            created_at: manifest.created_at,
+        })
+        .await
+        .context("cannot record the package's manifest hash")?;
+    Ok(PackageSummary {
+        dir: request.out.clone(),
+        manifest,
+        manifest_sha256,
+    })
+}
+
+/// Creates `dir` or accepts it empty: files already there would be mistaken for the package's.
+fn prepare_dir(dir: &Path) -> Result<()> {
+    if dir.exists() {
+        let mut entries = std::fs::read_dir(dir)
+            .with_context(|| format!("cannot read the output directory {}", dir.display()))?;
+        if entries.next().is_some() {
+            return Err(ServiceError::invalid(format!(
+                "the output directory {} is not empty; name a new or empty directory",
+                dir.display()
+            )));
+        }
+        Ok(())
+    } else {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create the output directory {}", dir.display()))
+    }
+}
+
+fn manifest_match(record: &MatchRecord) -> ManifestMatch {
+    ManifestMatch {
+        id: record.id,
+        page_id: record.page_id,
+        page_url: record.page_url.clone(),
+        page_title: record.page_title.clone(),
+        work_id: record.work_id,
+        work_external_id: record.work_external_id.clone(),
+        work_title: record.work_title.clone(),
+        rights_holder_id: record.rights_holder_id,
+        score: record.score,
+        coverage: record.coverage,
+        containment: record.containment,
+        copied_chars: record.copied_chars,
+        method: record.method.clone(),
+        status: record.status.as_str().to_owned(),
+        first_seen: record.first_seen,
+        last_seen: record.last_seen,
+        evidence_hash: record.evidence_hash.clone(),
+        passages: record.evidence.clone(),
+    }
+}
+
+/// Where the stored page is served to the renderer: a name that resolves nowhere, so nothing
+/// but the proxy can answer it (the page's own URL may be https, which the proxy cannot serve).
+fn render_url(match_id: Id) -> Url {
+    Url::parse(&format!(
+        "http://evidence.copytrace.invalid/match/{match_id}"
+    ))
+    .expect("a valid URL")
+}
+
+/// Renders the stored raw bytes offline and pictures them; the manifest section says what
+/// happened either way.
+async fn screenshot(
+    settings: &ScreenshotSettings,
+    record: &MatchRecord,
+    capture: Option<&PageCapture>,
+) -> (ManifestScreenshot, Option<Vec<u8>>) {
+    let source = format!(
+        "{} (the stored raw bytes) rendered offline by headless Chromium, served as \
+         text/html in the charset the crawler decoded it with; no request left the renderer, \
+         so images, styles and scripts loaded from the network are not shown",
+        files::RAW
+    );
+    let skipped = |reason: String| ManifestScreenshot {
+        file: None,
+        source: source.clone(),
+        skipped: Some(reason),
+        browser: None,
+        taken_at: None,
+        width: None,
+        height: None,
+        truncated: false,
+    };
+    let Some(capture) = capture else {
+        return (skipped("no raw bytes are stored to render".into()), None);
+    };
+    let (executable, timeout) = match settings {
+        ScreenshotSettings::Skip(reason) => return (skipped(reason.clone()), None),
+        ScreenshotSettings::Chromium {
+            executable,
+            timeout,
+        } => (executable.clone(), *timeout),
+    };
+    let config = BrowserConfig {
+        timeout,
+        ..BrowserConfig::new(executable, Network::Offline)
+    };
+    let document = Document {
+        content_type: format!("text/html; charset={}", capture.encoding),
+        body: capture.body.clone(),
+    };
+    let shot = async {
+        let browser = Browser::launch(config).await?;
+        let shot = browser
+            .screenshot_document(&render_url(record.id), document)
+            .await;
+        let version = browser.version().to_owned();
+        browser.close().await;
+        shot.map(|shot| (shot, version))
+    }
+    .await;
+    match shot {
+        Ok((shot, browser)) => (
+            ManifestScreenshot {
+                file: Some(files::SCREENSHOT.to_owned()),
+                source,
+                skipped: None,
+                browser: Some(browser),
+                taken_at: Some(Utc::now()),
+                width: Some(shot.width),
+                height: Some(shot.height),
+                truncated: shot.truncated,
+            },
+            Some(shot.png),
+        ),
+        Err(error) => {
+            tracing::warn!(%error, "no screenshot");
+            (skipped(format!("the screenshot failed: {error}")), None)
+        }
+    }
+}
+
+/// The passages side by side, page ↔ work, every piece of text HTML-escaped (it comes from a
+/// pirate site).
+pub fn passages_html(record: &MatchRecord, page_text: &str, work_text: &str) -> String {
+    let slice = |text: &str, start: u32, end: u32| {
+        text.get(start as usize..end as usize)
+            .map_or_else(|| "(outside the text)".to_owned(), escape)
+    };
+    let mut html = String::new();
+    let _ = write!(
+        html,
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\
+         <title>Evidence: match {id}</title>\n<style>\
+         body{{font-family:sans-serif;margin:2em}} table{{border-collapse:collapse;width:100%}} \
+         td,th{{border:1px solid #999;padding:.5em;vertical-align:top;width:45%}} \
+         th.n,td.n{{width:4em}}</style></head><body>\n\
+         <h1>Match {id}</h1>\n<dl><dt>Page</dt><dd>{url}</dd><dt>Work</dt><dd>{work} \
+         ({external})</dd><dt>Score</dt><dd>{score:.4}</dd><dt>Copied characters</dt>\
+         <dd>{chars}</dd><dt>First seen</dt><dd>{first}</dd></dl>\n\
+         <table><tr><th class=\"n\">#</th><th>Page (bytes of page.txt)</th>\
+         <th>Work (bytes of the work text)</th></tr>\n",
+        id = record.id,
+        url = escape(&record.page_url),
+        work = escape(&record.work_title),
+        external = escape(&record.work_external_id),
+        score = record.score,
+        chars = record.copied_chars,
+        first = record.first_seen.to_rfc3339_opts(SecondsFormat::Secs, true),
+    );
+    for (n, p) in record.evidence.iter().enumerate() {
+        let _ = writeln!(
+            html,
+            "<tr><td class=\"n\">{}</td><td><small>{}–{}</small><br>{}</td>\
+             <td><small>{}–{}</small><br>{}</td></tr>",
+            n + 1,
+            p.page_start,
+            p.page_end,
+            slice(page_text, p.page_start, p.page_end),
+            p.work_start,
+            p.work_end,
+            slice(work_text, p.work_start, p.work_end),
+        );
+    }
+    html.push_str("</table>\n</body></html>\n");
+    html
+}
+
+/// Escapes text for HTML element content and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            '\n' => out.push_str("<br>"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// One thing wrong with a package.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    /// A listed file whose bytes do not hash to the manifest's SHA-256.
+    Altered(String),
+    /// A listed file that is not there.
+    Missing(String),
+    /// A file the manifest does not list.
+    Extra(String),
+    /// The manifest itself: unreadable, inconsistent, or not the one recorded.
+    Manifest(String),
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Problem::Altered(name) => write!(f, "altered: {name} does not match its SHA-256"),
+            Problem::Missing(name) => write!(f, "missing: {name}"),
+            Problem::Extra(name) => write!(f, "extra: {name} is not listed in the manifest"),
+            Problem::Manifest(why) => write!(f, "manifest.json: {why}"),
+        }
+    }
+}
+
+/// What [`verify_package`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verification {
+    /// The match the manifest names (when it could be read).
+    pub match_id: Option<Id>,
+    /// Files whose hash matched.
+    pub verified: Vec<String>,
+    /// Everything wrong; empty when the package is intact.
+    pub problems: Vec<Problem>,
+    /// Whether the manifest's hash was found recorded in the store (`None` without a store).
+    pub recorded: Option<bool>,
+}
+
+impl Verification {
+    /// Whether the package is intact.
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// Checks a package: every listed file against its SHA-256, no file missing or unlisted, and
+/// with a store, the manifest against the hashes recorded for its match and the raw bytes'
+/// hash against the capture's. I/O errors other than a missing file are errors; everything
+/// wrong with the package is a [`Problem`].
+pub async fn verify_package(dir: &Path, store: Option<&dyn Store>) -> Result<Verification> {
+    let mut check = Verification {
+        match_id: None,
+        verified: Vec::new(),
+        problems: Vec::new(),
+        recorded: None,
+    };
+    if !dir.is_dir() {
+        return Err(ServiceError::invalid(format!(
+            "{} is not a directory",
+            dir.display()
+        )));
+    }
+    let manifest_path = dir.join(files::MANIFEST);
+    let json = match std::fs::read(&manifest_path) {
+        Ok(json) => json,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            check
+                .problems
+                .push(Problem::Missing(files::MANIFEST.to_owned()));
+            return Ok(check);
+        }
+        Err(error) => {
+            return Err(error).with_context(|| format!("cannot read {}", manifest_path.display()));
+        }
+    };
+    let manifest: Manifest = match serde_json::from_slice(&json) {
+        Ok(manifest) => manifest,
+        Err(error) => {
+            check.problems.push(Problem::Manifest(format!(
+                "not a package manifest: {error}"
+            )));
+            return Ok(check);
+        }
+    };
+    check.match_id = Some(manifest.subject.id);
+    if manifest.format != FORMAT {
+        check.problems.push(Problem::Manifest(format!(
+            "unknown format {:?} (expected {FORMAT})",
+            manifest.format
+        )));
+    }
+
+    let mut listed = BTreeSet::from([files::MANIFEST.to_owned()]);
+    for entry in &manifest.files {
+        let name = &entry.name;
+        if name.is_empty() || name.contains(['/', '\\']) || name == "." || name == ".." {
+            check.problems.push(Problem::Manifest(format!(
+                "lists a file outside the package: {name:?}"
+            )));
+            continue;
+        }
+        listed.insert(name.clone());
+        match std::fs::read(dir.join(name)) {
+            Ok(bytes) if sha256_hex(&bytes) == entry.sha256 && bytes.len() as u64 == entry.size => {
+                check.verified.push(name.clone());
+            }
+            Ok(_) => check.problems.push(Problem::Altered(name.clone())),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                check.problems.push(Problem::Missing(name.clone()));
+            }
+            Err(error) => {
+                return Err(error).with_context(|| format!("cannot read {name}"));
+            }
+        }
+    }
+    for required in [files::TEXT, files::PASSAGES] {
+        if !listed.contains(required) {
+            check
+                .problems
+                .push(Problem::Manifest(format!("does not list {required}")));
+        }
+    }
+    if let Some(capture) = &manifest.capture {
+        let listed_raw = manifest.files.iter().find(|f| f.name == capture.raw_file);
+        match listed_raw {
+            Some(raw) if raw.sha256 == capture.raw_sha256 => {}
+            Some(_) => check.problems.push(Problem::Manifest(format!(
+                "the SHA-256 it lists for {} is not the one stored with the raw bytes",
+                capture.raw_file
+            ))),
+            None => check.problems.push(Problem::Manifest(format!(
+                "does not list the raw bytes ({})",
+                capture.raw_file
+            ))),
+        }
+    }
+    if let Some(file) = &manifest.screenshot.file
+        && !listed.contains(file)
+    {
+        check.problems.push(Problem::Manifest(format!(
+            "does not list the screenshot {file}"
+        )));
+    }
+    let mut present: Vec<String> = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
+        let entry = entry.with_context(|| format!("cannot list {}", dir.display()))?;
+        present.push(entry.file_name().to_string_lossy().into_owned());
+    }
+    present.sort();
+    for name in present {
+        if !listed.contains(&name) {
+            check.problems.push(Problem::Extra(name));
+        }
+    }
+
+    if let Some(store) = store {
+        let recorded = store.evidence_packages(manifest.subject.id).await?;
+        let digest = sha256_hex(&json);
+        let known = recorded.iter().any(|p| p.manifest_sha256 == digest);
+        check.recorded = Some(known);
+        if !known {
+            check.problems.push(Problem::Manifest(format!(
+                "its SHA-256 {digest} is not recorded for match {} in the database ({} \
+                 package(s) recorded): it was altered, or written by another database",
+                manifest.subject.id,
+                recorded.len()
+            )));
+        }
+        if let Some(capture) = &manifest.capture {
+            let stored = store
+                .page_capture(manifest.subject.page_id, &manifest.subject.evidence_hash)
+                .await?;
+            if let Some(stored) = stored
+                && stored.body_sha256 != capture.raw_sha256
+            {
+                check.problems.push(Problem::Manifest(format!(
+                    "the raw bytes' SHA-256 differs from the one stored in the database ({})",
+                    stored.body_sha256
+                )));
+            }
+        }
+    }
+    Ok(check)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_from_pirate_pages_is_escaped() {
+        assert_eq!(
+            escape("<script>alert('x')</script> & \"q\"\nline"),
+            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;q&quot;<br>line"
+        );
+    }
+}
