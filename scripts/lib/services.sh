@@ -172,6 +172,36 @@ start_postgres() {
     exit 1
 }
 
+# Python's openpyxl, the standard reader the XLSX export tests open their workbooks with.
+# Exports COPYTRACE_TEST_PYTHON, a python3 that imports it: the first python3 on PATH when it
+# can, else Debian's /usr/bin/python3 (a python3 of pyenv or a virtualenv on PATH does not see
+# Debian's packages). Installs python3-openpyxl with apt-get when neither can (with sudo when
+# not root); any failure stops the script, so those tests fail rather than skip.
+require_openpyxl() {
+    local python
+    for python in python3 /usr/bin/python3; do
+        if "$python" -c 'import openpyxl' 2>/dev/null; then
+            export COPYTRACE_TEST_PYTHON="$python"
+            return
+        fi
+    done
+    echo "python3-openpyxl not found: installing it with apt-get"
+    local sudo=()
+    if [[ $(id -u) -ne 0 ]]; then
+        if ! command -v sudo >/dev/null; then
+            echo "error: python3-openpyxl is missing and installing it needs root or sudo" >&2
+            exit 1
+        fi
+        sudo=(sudo)
+    fi
+    "${sudo[@]}" apt-get update -qq
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-openpyxl \
+        >/dev/null
+    if ! /usr/bin/python3 -c 'import openpyxl'; then
+        echo "error: python3-openpyxl was installed but /usr/bin/python3 cannot import it" >&2
+        exit 1
+    fi
+    export COPYTRACE_TEST_PYTHON=/usr/bin/python3
 # Headless Chromium for the screenshot tests (copytrace-browser, `copytrace evidence`): Debian's
 # `chromium`, installed with apt-get when no Chromium or Chrome is on PATH (with sudo when not
 # root). Nothing is started here: each test launches and kills its own browser. Its path is

@@ -99,41 +99,25 @@ fn excerpt(record: &MatchRecord, page_texts: &EvidenceTexts) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use chrono::TimeZone;
-    use copytrace_store::{EvidencePassage, Review};
+    use copytrace_store::EvidencePassage;
 
     use super::*;
 
     fn removed_match(evidence_hash: &str) -> MatchRecord {
-        let at = chrono::Utc.with_ymd_and_hms(2026, 11, 1, 8, 0, 0).unwrap();
-        MatchRecord {
-            id: 1,
-            page_id: 2,
-            page_url: "http://pirate.example/1.html".into(),
-            page_title: None,
-            work_id: 3,
-            work_external_id: "xingchen-ch1".into(),
-            work_title: "星辰".into(),
-            rights_holder_id: 1,
-            score: 0.9,
-            coverage: 0.5,
-            containment: 0.9,
-            copied_chars: 420,
-            method: "simhash+align".into(),
-            status: MatchStatus::Removed,
-            review: Review::Confirmed,
-            first_seen: at,
-            last_seen: at,
-            removed_at: Some(at + chrono::Duration::days(1)),
-            evidence_hash: evidence_hash.into(),
-            evidence: vec![EvidencePassage {
-                page_start: 6,
-                page_end: 15,
-                work_start: 0,
-                work_end: 9,
-            }],
-            chapters: Vec::new(),
-        }
+        let mut record = crate::fixtures::match_record("星辰");
+        record.score = 0.9;
+        record.containment = 0.9;
+        record.status = MatchStatus::Removed;
+        record.removed_at = Some(record.last_seen + chrono::Duration::days(1));
+        record.evidence_hash = evidence_hash.into();
+        record.evidence = vec![EvidencePassage {
+            page_start: 6,
+            page_end: 15,
+            work_start: 0,
+            work_end: 9,
+        }];
+        record.chapters = Vec::new();
+        record
     }
 
     #[test]

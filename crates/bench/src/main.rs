@@ -21,12 +21,17 @@
 //! it ends with `RESULT crawler_req_s=… wrk_req_s=… wrk_ratio=… scrapy_pages_s=… scrapy_ratio=…`
 //! (`scripts/bench-crawl` installs wrk and nginx, builds and runs it).
 //!
+//! `copytrace-bench export` exports 1,000,000 generated match rows from SQLite to CSV and XLSX
+//! through the service, each in a fresh process, and ends with
+//! `RESULT rows=… csv_rows_per_s=… csv_peak_mb=… xlsx_rows_per_s=… xlsx_peak_mb=…`.
+//!
 //! `copytrace-bench index` measures the SimHash index (1 and 2 threads) against the
 //! brute-force popcount scan in the same run and ends with
 //! `RESULT n=… k=… index_qps=… brute_qps=… speedup=… recall=… bytes_per_fp=… …`.
 
 mod corpus;
 mod crawl;
+mod export;
 mod fingerprint;
 mod incremental;
 mod index;
@@ -77,6 +82,12 @@ enum Command {
     /// Crawler throughput on a local static site of 20,000 pages served by nginx: requests/s
     /// against `wrk` at the same concurrency, pages/s against Scrapy, in one run.
     Crawl(crawl::Args),
+    /// Streaming exports: 1,000,000 match rows from SQLite to CSV and XLSX (each in a fresh
+    /// process), rows/s and peak resident memory against a 150 MB budget.
+    Export(export::Args),
+    /// One export in this process (run by `export`).
+    #[command(hide = true)]
+    ExportOne(export::OneArgs),
     /// Quality benchmark corpus: fetch (cached) and print its statistics.
     #[command(hide = true)]
     QualityCorpus(quality::corpus::StatsArgs),
@@ -93,6 +104,8 @@ fn main() -> anyhow::Result<()> {
         Command::Quality(args) => quality::run(&args),
         Command::Workers(args) => workers::run(&args),
         Command::Crawl(args) => crawl::run(&args),
+        Command::Export(args) => export::run(&args),
+        Command::ExportOne(args) => export::run_one(&args),
         Command::QualityCorpus(args) => quality::corpus::run_stats(&args),
     }
 }

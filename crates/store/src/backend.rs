@@ -71,6 +71,7 @@ macro_rules! impl_store_by_section {
                 at: ::chrono::DateTime<::chrono::Utc>
             ) -> $crate::VerdictOutcome;
             matches::list_matches(filter: &$crate::MatchFilter) -> Vec<$crate::MatchRecord>;
+            shared::stream_matches(filter: &$crate::MatchFilter) -> $crate::MatchStream;
             matches::set_match_status(match_id: $crate::Id, status: $crate::MatchStatus) -> ();
             matches::decide_match(decision: &$crate::NewDecision) -> $crate::Id;
             shared::match_decisions(match_id: $crate::Id, rights_holder_id: Option<$crate::Id>)

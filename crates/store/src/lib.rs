@@ -122,6 +122,9 @@ pub trait Leadership: Send + Sync {
 /// Result alias of this crate.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
+/// The matches of [`Store::stream_matches`], one at a time; an error ends the stream.
+pub type MatchStream = futures_util::stream::BoxStream<'static, Result<MatchRecord>>;
+
 /// Hides the password of a `scheme://user:password@host/...` URL, so that a database URL can go
 /// into an error message or a log line without leaking the secret.
 pub(crate) fn redact_url(url: &str) -> String {
@@ -334,6 +337,14 @@ pub trait Store: Send + Sync {
     ) -> Result<VerdictOutcome>;
     /// Lists matches with evidence, ordered by page URL then work external id.
     async fn list_matches(&self, filter: &MatchFilter) -> Result<Vec<MatchRecord>>;
+    /// Every match [`Store::list_matches`] would list for `filter`, with the same derived status,
+    /// review filter and chapters, as a stream that reads a page of matches at a time: memory
+    /// stays flat however many there are, which is what exports of millions of rows need.
+    ///
+    /// Ordered by page (in the order pages were first stored), then by work id; the walk is not
+    /// one snapshot (a match recorded meanwhile may or may not be in it) but never lists a pair
+    /// twice. The stream owns what it needs, so it may outlive `self`.
+    async fn stream_matches(&self, filter: &MatchFilter) -> Result<MatchStream>;
     /// Changes the review state of a match. Any status but `removed` clears `removed_at`
     /// (setting `removed` by hand keeps it, `None` if no check saw the removal). `NotFound` if
     /// absent.

@@ -501,6 +501,22 @@ macro_rules! match_status_column {
 }
 pub(crate) use match_status_column;
 
+/// The columns of a [`MatchEvidenceRow`] over `matches m JOIN pages p JOIN works w LEFT JOIN
+/// evidence e`: what every listing of matches selects, whatever its filter and order.
+macro_rules! match_listing_columns {
+    () => {
+        concat!(
+            "m.id, m.page_id, p.url AS page_url, p.title AS page_title, m.work_id, \
+             w.external_id AS work_external_id, w.title AS work_title, w.rights_holder_id, \
+             m.score, m.coverage, m.containment, m.copied_chars, m.method, ",
+            $crate::rows::match_status_column!(),
+            ", m.review, m.first_seen, m.last_seen, m.removed_at, m.evidence_hash, \
+             e.page_start, e.page_end, e.work_start, e.work_end"
+        )
+    };
+}
+pub(crate) use match_listing_columns;
+
 /// [`crate::Store::list_matches`] from match × evidence rows ordered by match, then passage.
 pub(crate) fn group_matches<C: Columns>(
     rows: Vec<MatchEvidenceRow<C>>,

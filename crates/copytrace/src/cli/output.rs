@@ -1,12 +1,12 @@
 //! `copytrace export` and `copytrace report`: the match library for analysts and scripts.
 
-use std::io::Write;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::{Subcommand, ValueEnum};
-use copytrace_service::export::{self, ExportFormat};
+use copytrace_service::export::{self, ExportFormat, ExportOptions};
 use copytrace_store::Review;
 
 use super::Globals;
@@ -22,6 +22,10 @@ pub enum ExportCommand {
         /// Write to this file (atomically) instead of standard output.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Start a CSV export with a UTF-8 byte order mark, so that Excel reads it as UTF-8
+        /// (without one it assumes the machine's legacy code page and garbles Chinese).
+        #[arg(long)]
+        bom: bool,
         /// Which matches it exports.
         #[command(flatten)]
         scope: ScopeArgs,
@@ -91,10 +95,14 @@ impl ReviewArg {
 /// Export formats on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FormatArg {
-    /// Comma-separated values with a header row.
+    /// Comma-separated values in UTF-8 with a header row (see `--bom`).
     Csv,
     /// A JSON array of matches with evidence offsets.
     Json,
+    /// One JSON object per line, the same objects as `json`.
+    Ndjson,
+    /// An Excel workbook: typed columns (dates, numbers), frozen header row, autofilter.
+    Xlsx,
 }
 
 impl From<FormatArg> for ExportFormat {
@@ -102,47 +110,62 @@ impl From<FormatArg> for ExportFormat {
         match format {
             FormatArg::Csv => ExportFormat::Csv,
             FormatArg::Json => ExportFormat::Json,
+            FormatArg::Ndjson => ExportFormat::Ndjson,
+            FormatArg::Xlsx => ExportFormat::Xlsx,
         }
     }
 }
 
 /// Runs `copytrace export …`.
 pub async fn run_export(globals: &Globals, command: ExportCommand) -> Result<ExitCode> {
-    let ExportCommand::Matches { format, out, scope } = command;
+    let ExportCommand::Matches {
+        format,
+        out,
+        bom,
+        scope,
+    } = command;
+    let format = ExportFormat::from(format);
     let store = globals.store().await?;
-    match out {
-        None => {
-            export::export_matches(
-                store.as_ref(),
-                format.into(),
-                scope.into(),
-                &mut std::io::stdout().lock(),
-            )
-            .await?;
+    let Some(path) = out else {
+        let stdout = std::io::stdout();
+        if format.is_binary() && stdout.is_terminal() {
+            bail!("an XLSX export is binary: write it to a file with --out FILE");
         }
-        Some(path) => {
-            // Write beside the target and rename, so a failed export never leaves half a file.
-            let dir = path
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(".".as_ref());
-            let mut temp = tempfile::NamedTempFile::new_in(dir)
-                .with_context(|| format!("cannot write to {}", dir.display()))?;
-            let count = export::export_matches(
-                store.as_ref(),
-                format.into(),
-                scope.into(),
-                temp.as_file_mut(),
-            )
-            .await?;
-            temp.as_file_mut()
-                .flush()
-                .with_context(|| format!("cannot write {}", path.display()))?;
-            temp.persist(&path)
-                .with_context(|| format!("cannot write {}", path.display()))?;
-            eprintln!("exported {count} match(es) to {}", path.display());
-        }
-    }
+        let options = ExportOptions {
+            bom,
+            scratch_dir: None,
+        };
+        let mut stdout = stdout;
+        export::export_matches(store.as_ref(), format, scope.into(), &options, &mut stdout).await?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    // Write beside the target and rename, so a failed export never leaves half a file. The
+    // XLSX sheet's scratch file goes there too: the system's temporary directory may be small
+    // or held in memory.
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(".".as_ref());
+    let mut temp = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("cannot write to {}", dir.display()))?;
+    let options = ExportOptions {
+        bom,
+        scratch_dir: Some(dir.to_owned()),
+    };
+    let count = export::export_matches(
+        store.as_ref(),
+        format,
+        scope.into(),
+        &options,
+        temp.as_file_mut(),
+    )
+    .await?;
+    temp.as_file_mut()
+        .sync_all()
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    temp.persist(&path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    eprintln!("exported {count} match(es) to {}", path.display());
     Ok(ExitCode::SUCCESS)
 }
 

@@ -15,6 +15,7 @@ mod contract;
 mod crawl_limits;
 mod demo;
 mod deploy;
+mod exports;
 mod evidence;
 mod formats;
 mod helpers;

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use chrono::{DateTime, Utc};
 
 use super::{PostgresStore, stored, u32_to_i64};
-use crate::rows::{MatchEvidenceRow, group_matches, match_status_column};
+use crate::rows::{MatchEvidenceRow, group_matches, match_listing_columns};
 use crate::rules::{self, page_key, validate_matches};
 use crate::shared;
 use crate::{
@@ -200,14 +200,9 @@ pub(super) async fn list_matches(
 ) -> Result<Vec<MatchRecord>> {
     // One statement (not one per match) so the listing is a consistent snapshot.
     let rows = sqlx::query_as::<_, MatchEvidenceRow<Postgres>>(concat!(
-        "SELECT m.id, m.page_id, p.url AS page_url, p.title AS page_title, m.work_id, \
-                w.external_id AS work_external_id, w.title AS work_title, \
-                w.rights_holder_id, m.score, m.coverage, m.containment, m.copied_chars, \
-                m.method, ",
-        match_status_column!(),
-        ", m.review, m.first_seen, m.last_seen, m.removed_at, \
-                m.evidence_hash, e.page_start, e.page_end, e.work_start, e.work_end \
-         FROM matches m \
+        "SELECT ",
+        match_listing_columns!(),
+        " FROM matches m \
          JOIN pages p ON p.id = m.page_id \
          JOIN works w ON w.id = m.work_id \
          LEFT JOIN evidence e ON e.match_id = m.id \

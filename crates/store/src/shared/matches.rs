@@ -1,17 +1,14 @@
 //! The match library statements both backends share: infringing pages, removal checks and the
 //! end of a verdict.
 
-use std::collections::HashMap;
-use std::collections::hash_map::Entry;
-
 use sqlx::{Encode, Executor, FromRow, Type};
 
 use super::{Db, exists};
 use crate::rows::{ChapterRow, DecisionRow, PageCheckRow};
 use crate::rules::{self, Referenced};
 use crate::{
-    Availability, DecisionRecord, Id, InfringingPage, MatchFilter, MatchRecord, MatchStatus,
-    NewDecision, NewMatch, PageCheck, PageCheckRecord, Result, Review, StoreError, WorkChapter,
+    Availability, DecisionRecord, Id, InfringingPage, MatchFilter, MatchRecord, NewDecision,
+    NewMatch, PageCheck, PageCheckRecord, Result, Review, StoreError,
 };
 
 pub(crate) async fn infringing_pages<'e, DB, E>(
@@ -232,19 +229,10 @@ where
     ChapterRow: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
     i64: for<'q> Encode<'q, DB> + Type<DB>,
 {
-    if !filter.include_licensed {
-        records.retain(|m| m.status != MatchStatus::Licensed);
-    }
-    if !filter.reviews.is_empty() {
-        records.retain(|m| filter.reviews.contains(&m.review));
-    }
-    let mut chapters: HashMap<Id, Vec<WorkChapter>> = HashMap::new();
+    records.retain(|record| super::listed(filter, record));
+    let mut chapters = super::ChapterCache::unbounded();
     for record in &mut records {
-        let of_work = match chapters.entry(record.work_id) {
-            Entry::Occupied(known) => known.into_mut(),
-            Entry::Vacant(new) => new.insert(super::work_chapters(executor, record.work_id).await?),
-        };
-        record.chapters = rules::chapter_copies(&record.evidence, of_work);
+        chapters.name_chapters(executor, record).await?;
     }
     Ok(records)
 }

@@ -22,6 +22,7 @@ mod runs;
 mod schedules;
 mod sketches;
 mod sqlite;
+mod streams;
 mod stats;
 mod upgrade;
 mod users;

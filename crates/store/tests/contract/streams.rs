@@ -1,0 +1,181 @@
+//! Streamed match listings (`Store::stream_matches`), what exports read: the same matches as
+//! `list_matches`, a page of rows at a time.
+
+use std::sync::Arc;
+
+use copytrace_store::{
+    Id, MatchFilter, MatchRecord, NewDecision, NewMatch, Review, Store, WorkChapter,
+};
+use futures_util::TryStreamExt;
+
+use crate::helpers::{at, contract_tests, found, hash_of, page, stored_work, work};
+
+contract_tests!(
+    streamed_matches_are_the_listed_ones_by_page_then_work,
+    a_stream_outlives_the_store_handle_it_came_from,
+);
+
+/// Pages copying each of three works, more matches than the stream reads in one statement.
+const PAGES: usize = 350;
+
+async fn streamed(store: &dyn Store, filter: &MatchFilter) -> Vec<MatchRecord> {
+    store
+        .stream_matches(filter)
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap()
+}
+
+/// `list_matches` in the stream's order.
+async fn listed(store: &dyn Store, filter: &MatchFilter) -> Vec<MatchRecord> {
+    let mut records = store.list_matches(filter).await.unwrap();
+    records.sort_by_key(|r| (r.page_id, r.work_id));
+    records
+}
+
+/// Holder A's works `a1` (with chapters of 16 bytes) and `a2`, holder B's `b1`, each copied by
+/// every page; a few pages are on a host licensed to B, one match of `a1` is rejected and those
+/// of `a2` on every seventh page wait for review. Returns the holders and works.
+async fn library_with_copies(store: &dyn Store) -> ([Id; 2], [Id; 3]) {
+    let a = store.ensure_rights_holder("A").await.unwrap();
+    let b = store.ensure_rights_holder("B").await.unwrap();
+    let text = "x".repeat(64);
+    let mut chaptered = work(a, "a1", &text);
+    chaptered.chapters = (0..4)
+        .map(|ordinal| WorkChapter {
+            ordinal,
+            title: format!("第{}章", ordinal + 1),
+            start: ordinal * 16,
+            end: ordinal * 16 + 16,
+        })
+        .collect();
+    let a1 = store.upsert_work(&chaptered).await.unwrap().0;
+    let a2 = stored_work(store, a, "a2", "text of a2").await;
+    let b1 = stored_work(store, b, "b1", "text of b1").await;
+    store
+        .add_licensed_hosts(b, None, &["licensed.example".to_owned()])
+        .await
+        .unwrap();
+    for n in 0..PAGES {
+        // Stored in an order that is not the URL order, so page id order differs from it.
+        let host = if n % 50 == 3 {
+            "licensed.example"
+        } else {
+            "pirate.example"
+        };
+        let url = format!("https://{host}/{}", PAGES - n);
+        let text = format!("page {n}");
+        let id = store
+            .upsert_page(&page(&url, &text, at(0)))
+            .await
+            .unwrap()
+            .id;
+        let pending = NewMatch {
+            auto_confirm: n % 7 != 0,
+            ..found(a2, 0.6, &[])
+        };
+        let verdict = [
+            found(a1, 0.9, &[(0, (n % 4) as u32 * 16), (20, 40)]),
+            pending,
+            found(b1, 0.7, &[(5, 0)]),
+        ];
+        store
+            .record_page_matches(id, &hash_of(&text), &verdict, at(n as i64))
+            .await
+            .unwrap();
+    }
+    let first = listed(store, &MatchFilter::default()).await[0].id;
+    store
+        .decide_match(&NewDecision {
+            match_id: first,
+            rights_holder_id: None,
+            review: Review::Rejected,
+            actor: "analyst".into(),
+            note: String::new(),
+            at: at(1_000),
+        })
+        .await
+        .unwrap();
+    ([a, b], [a1, a2, b1])
+}
+
+async fn streamed_matches_are_the_listed_ones_by_page_then_work(store: Arc<dyn Store>) {
+    let ([a, b], [a1, a2, _]) = library_with_copies(&*store).await;
+    let everything = MatchFilter {
+        include_licensed: true,
+        ..MatchFilter::default()
+    };
+    let all = streamed(&*store, &everything).await;
+    assert_eq!(all.len(), 3 * PAGES, "every match, across several reads");
+    assert!(
+        all.windows(2)
+            .all(|w| (w[0].page_id, w[0].work_id) < (w[1].page_id, w[1].work_id)),
+        "ordered by page, then work, each pair once"
+    );
+    assert_eq!(all, listed(&*store, &everything).await);
+    let chapters = &all.iter().find(|r| r.work_id == a1).unwrap().chapters;
+    assert_eq!(
+        chapters.iter().map(|c| c.ordinal).collect::<Vec<_>>(),
+        [0, 2],
+        "chapters named from the evidence: {chapters:?}"
+    );
+
+    let filters = [
+        MatchFilter::default(),
+        MatchFilter {
+            rights_holder_id: Some(a),
+            ..MatchFilter::default()
+        },
+        MatchFilter {
+            rights_holder_id: Some(b),
+            include_licensed: true,
+            ..MatchFilter::default()
+        },
+        MatchFilter {
+            work_id: Some(a2),
+            reviews: vec![Review::Pending],
+            ..MatchFilter::default()
+        },
+        MatchFilter {
+            reviews: vec![Review::Pending, Review::Confirmed],
+            ..MatchFilter::default()
+        },
+        MatchFilter {
+            reviews: vec![Review::Rejected],
+            ..MatchFilter::default()
+        },
+    ];
+    for filter in filters {
+        let expected = listed(&*store, &filter).await;
+        assert!(!expected.is_empty(), "{filter:?} selects something");
+        assert_eq!(streamed(&*store, &filter).await, expected, "{filter:?}");
+    }
+    let licensed = streamed(&*store, &everything)
+        .await
+        .into_iter()
+        .filter(|r| r.status == copytrace_store::MatchStatus::Licensed)
+        .count();
+    assert_eq!(licensed, PAGES / 50, "B's matches on its licensed host");
+    assert!(
+        streamed(&*store, &MatchFilter::default())
+            .await
+            .iter()
+            .all(|r| r.status != copytrace_store::MatchStatus::Licensed),
+        "licensed matches only when asked for"
+    );
+}
+
+async fn a_stream_outlives_the_store_handle_it_came_from(store: Arc<dyn Store>) {
+    library_with_copies(&*store).await;
+    let expected = listed(&*store, &MatchFilter::default()).await;
+    let handle = store.clone();
+    let stream = handle
+        .stream_matches(&MatchFilter::default())
+        .await
+        .unwrap();
+    drop(handle);
+    let records: Vec<MatchRecord> = tokio::spawn(stream.try_collect()).await.unwrap().unwrap();
+    assert_eq!(records, expected);
+}
