@@ -34,19 +34,31 @@ make_service_dir() {
     fi
 }
 
+# Installs Debian packages with apt-get (through sudo when not root). `what` names them in the
+# error when neither root nor sudo is available; any failure stops the script.
+apt_install() {
+    local what=$1
+    shift
+    echo "$what not found: installing $* with apt-get"
+    local sudo=()
+    if [[ $(id -u) -ne 0 ]]; then
+        if ! command -v sudo >/dev/null; then
+            echo "error: $what is missing and installing it needs root or sudo" >&2
+            exit 1
+        fi
+        sudo=(sudo)
+    fi
+    "${sudo[@]}" apt-get update -qq
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
 # A throwaway redis-server on a free loopback port, with no persistence, in a temporary
 # directory; its URL is exported as COPYTRACE_TEST_REDIS_URL. Installs redis-server (which also
 # brings redis-benchmark) from Debian's packages when it is missing. Any failure stops the
 # script: the Redis tests fail rather than skip without a server.
 start_redis() {
     if ! command -v redis-server >/dev/null; then
-        echo "redis-server not found: installing it with apt-get"
-        if [[ $(id -u) -ne 0 ]]; then
-            echo "error: redis-server is missing and installing it needs root" >&2
-            exit 1
-        fi
-        apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+        apt_install redis-server redis-server
     fi
     make_service_dir
     local port attempt
@@ -118,13 +130,7 @@ find_pg_bin() {
 # stops the script: the PostgreSQL tests fail rather than skip without a server.
 start_postgres() {
     if ! find_pg_bin; then
-        echo "PostgreSQL server binaries not found: installing them with apt-get"
-        if [[ $(id -u) -ne 0 ]]; then
-            echo "error: PostgreSQL is missing and installing it needs root" >&2
-            exit 1
-        fi
-        apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+        apt_install "PostgreSQL server binaries" postgresql
         # The package starts a cluster of its own on port 5432; the tests never use it.
         find_pg_bin || { echo "error: no initdb after installing postgresql" >&2; exit 1; }
     fi
@@ -185,23 +191,14 @@ require_openpyxl() {
             return
         fi
     done
-    echo "python3-openpyxl not found: installing it with apt-get"
-    local sudo=()
-    if [[ $(id -u) -ne 0 ]]; then
-        if ! command -v sudo >/dev/null; then
-            echo "error: python3-openpyxl is missing and installing it needs root or sudo" >&2
-            exit 1
-        fi
-        sudo=(sudo)
-    fi
-    "${sudo[@]}" apt-get update -qq
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-openpyxl \
-        >/dev/null
+    apt_install python3-openpyxl python3-openpyxl
     if ! /usr/bin/python3 -c 'import openpyxl'; then
         echo "error: python3-openpyxl was installed but /usr/bin/python3 cannot import it" >&2
         exit 1
     fi
     export COPYTRACE_TEST_PYTHON=/usr/bin/python3
+}
+
 # Headless Chromium for the screenshot tests (copytrace-browser, `copytrace evidence`): Debian's
 # `chromium`, installed with apt-get when no Chromium or Chrome is on PATH (with sudo when not
 # root). Nothing is started here: each test launches and kills its own browser. Its path is
@@ -216,17 +213,7 @@ ensure_chromium() {
         fi
     done
     if [[ -z "$found" ]]; then
-        echo "Chromium not found: installing Debian's chromium with apt-get"
-        local sudo=""
-        if [[ $(id -u) -ne 0 ]]; then
-            if ! command -v sudo >/dev/null; then
-                echo "error: Chromium is missing and installing it needs root or sudo" >&2
-                exit 1
-            fi
-            sudo="sudo"
-        fi
-        $sudo apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+        apt_install Chromium chromium
         found=$(command -v chromium || true)
         if [[ -z "$found" ]]; then
             echo "error: no chromium on PATH after installing it" >&2

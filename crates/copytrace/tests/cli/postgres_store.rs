@@ -156,8 +156,9 @@ fn the_whole_pipeline_exports_the_same_matches_on_postgres_as_on_sqlite() {
     add_crawl_match(&on_sqlite, &site);
     add_crawl_match(&on_postgres, &site);
 
-    // Everything agrees, evidence offsets included, but the clock and the ids of pages and
-    // matches: those follow the order in which concurrent fetches finished.
+    // Everything agrees, evidence offsets included, but the clock, the ids of pages and
+    // matches and the order of the export (by page id): those follow the order in which
+    // concurrent fetches finished.
     let comparable = |workspace: &Workspace| {
         let mut matches = workspace.export_json();
         for record in &mut matches {
@@ -166,6 +167,12 @@ fn the_whole_pipeline_exports_the_same_matches_on_postgres_as_on_sqlite() {
                 assert!(record.remove(key).is_some(), "{key} is exported");
             }
         }
+        matches.sort_by_key(|record| {
+            (
+                record["page_url"].to_string(),
+                record["work_external_id"].to_string(),
+            )
+        });
         matches
     };
     let exported = comparable(&on_postgres);

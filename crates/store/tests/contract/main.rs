@@ -22,7 +22,7 @@ mod runs;
 mod schedules;
 mod sketches;
 mod sqlite;
-mod streams;
 mod stats;
+mod streams;
 mod upgrade;
 mod users;
