@@ -25,7 +25,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail, ensure};
-use copytrace_service::export::{self, ExportFormat, ExportOptions, Scope};
+use copytrace_service::export::{self, ExportFormat, ExportOptions};
 use copytrace_store::Store;
 use copytrace_store::sqlite::SqliteStore;
 
@@ -214,8 +214,14 @@ pub fn run_one(args: &OneArgs) -> Result<()> {
         };
         let mut file = std::fs::File::create(&args.out)?;
         let started = Instant::now();
-        let rows =
-            export::export_matches(&store, format, Scope::default(), &options, &mut file).await?;
+        let rows = export::export_matches(
+            &store,
+            format,
+            &copytrace_store::MatchFilter::reported(),
+            &options,
+            &mut file,
+        )
+        .await?;
         let seconds = started.elapsed().as_secs_f64();
         // The CLI makes the file durable before renaming it; timed apart, because it measures
         // the disk (and whatever else is writing to it), not the export.

@@ -5,51 +5,29 @@ use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
 
 pub use copytrace_analytics::export::{ExportFormat, ExportOptions};
-use copytrace_analytics::export::{TableWriter, match_table};
-use copytrace_store::{MatchFilter, MatchRecord, Review, Store};
+use copytrace_analytics::export::{
+    Table, TableRow, TableWriter, chapter_table, daily_table, first_copy_table, match_table,
+    site_table, work_table,
+};
+use copytrace_analytics::stats::SiteGrouping;
+use copytrace_store::{MatchFilter, MatchRecord, StatsFilter, Store};
 use futures_util::TryStreamExt;
 
 use crate::error::Result;
+use crate::stats;
 
-/// Which matches an export or report holds. The default is the reported infringements: every
-/// match the matcher verified, confirmed (by a person or the certainty gate) or waiting for
-/// review, except those a person rejected and those on licensed hosts. The `review` column
-/// tells them apart; takedown notices take confirmed ones only.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Scope {
-    /// Also matches on hosts licensed to publish the work (status `licensed`), which are not
-    /// infringements and are left out by default.
-    pub include_licensed: bool,
-    /// Review states to include (all when empty); `[Pending, Confirmed]` by default.
-    pub reviews: Vec<Review>,
+/// The recorded matches `filter` selects, ordered by page URL then work, in memory: for
+/// reports, which group them. Exports stream instead ([`export_matches`]).
+///
+/// Exports and reports show the reported infringements unless asked otherwise
+/// ([`MatchFilter::reported`]): every match the matcher verified, confirmed (by a person or the
+/// certainty gate) or waiting for review, except those a person rejected and those on licensed
+/// hosts. The `review` column tells them apart; takedown notices take confirmed ones only.
+pub async fn matches(store: &dyn Store, filter: &MatchFilter) -> Result<Vec<MatchRecord>> {
+    Ok(store.list_matches(filter).await?)
 }
 
-impl Default for Scope {
-    fn default() -> Self {
-        Self {
-            include_licensed: false,
-            reviews: vec![Review::Pending, Review::Confirmed],
-        }
-    }
-}
-
-/// The store filter that selects the matches in `scope`.
-fn filter(scope: Scope) -> MatchFilter {
-    MatchFilter {
-        // Asking for licensed decisions asks for the licensed status they list as.
-        include_licensed: scope.include_licensed || scope.reviews.contains(&Review::Licensed),
-        reviews: scope.reviews,
-        ..MatchFilter::default()
-    }
-}
-
-/// The recorded matches in `scope`, ordered by page URL then work, in memory: for reports,
-/// which group them. Exports stream instead ([`export_matches`]).
-pub async fn matches(store: &dyn Store, scope: Scope) -> Result<Vec<MatchRecord>> {
-    Ok(store.list_matches(&filter(scope)).await?)
-}
-
-/// Writes the recorded matches in `scope` to `out` in `format` (the match table of
+/// Writes the recorded matches `filter` selects to `out` in `format` (the match table of
 /// [`copytrace_analytics::export::match_table`]; JSON and NDJSON carry whole records); returns
 /// how many were written.
 ///
@@ -60,23 +38,92 @@ pub async fn matches(store: &dyn Store, scope: Scope) -> Result<Vec<MatchRecord>
 pub async fn export_matches(
     store: &dyn Store,
     format: ExportFormat,
-    scope: Scope,
+    filter: &MatchFilter,
     options: &ExportOptions,
     out: &mut (dyn Write + Send),
 ) -> Result<u64> {
     let table = match_table();
     let mut writer = TableWriter::new(format, &table, out, options)?;
-    let mut matches = store.stream_matches(&filter(scope)).await?;
+    let mut matches = store.stream_matches(filter).await?;
     while let Some(record) = matches.try_next().await? {
         writer.write(&record)?;
     }
     Ok(writer.finish()?)
 }
 
-/// Writes the readable infringement report of the matches in `scope`, grouped by work, to
-/// `out`.
-pub async fn report(store: &dyn Store, scope: Scope, out: &mut dyn Write) -> Result<()> {
-    let records = matches(store, scope).await?;
+/// The statistics tables `copytrace export` writes besides matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatsTable {
+    /// Copies per work ([`copytrace_analytics::export::work_table`]).
+    Works,
+    /// Copies per chapter.
+    Chapters,
+    /// Copies per host, or per registered domain.
+    Sites(SiteGrouping),
+    /// Activity per UTC day.
+    Daily,
+    /// Time to piracy per work × site, the chart-ready series.
+    TimeToPiracy,
+}
+
+/// Writes one statistics table (the rows `copytrace stats` shows, for the same filter and
+/// `top`) to `out` in `format`; returns how many rows were written.
+///
+/// Statistics are aggregated in the database first, so what is held is one row per work,
+/// chapter, site or day, never one per match; the rows are then written one at a time.
+pub async fn export_stats(
+    store: &dyn Store,
+    table: StatsTable,
+    filter: &StatsFilter,
+    top: Option<usize>,
+    format: ExportFormat,
+    options: &ExportOptions,
+    out: &mut (dyn Write + Send),
+) -> Result<u64> {
+    match table {
+        StatsTable::Works => {
+            let rows = stats::works(store, filter, top).await?;
+            write_rows(&work_table(), &rows, format, options, out)
+        }
+        StatsTable::Chapters => {
+            let rows = stats::chapters(store, filter, top).await?;
+            write_rows(&chapter_table(), &rows, format, options, out)
+        }
+        StatsTable::Sites(grouping) => {
+            let rows = stats::sites(store, filter, grouping, top).await?;
+            write_rows(&site_table(), &rows, format, options, out)
+        }
+        StatsTable::Daily => {
+            let rows = stats::daily(store, filter).await?;
+            write_rows(&daily_table(), &rows, format, options, out)
+        }
+        StatsTable::TimeToPiracy => {
+            let mut rows = stats::time_to_piracy(store, filter).await?.copies;
+            rows.truncate(top.unwrap_or(usize::MAX));
+            write_rows(&first_copy_table(), &rows, format, options, out)
+        }
+    }
+}
+
+/// Writes `rows` as `table`.
+fn write_rows<R: TableRow>(
+    table: &Table,
+    rows: &[R],
+    format: ExportFormat,
+    options: &ExportOptions,
+    out: &mut (dyn Write + Send),
+) -> Result<u64> {
+    let mut writer = TableWriter::new(format, table, out, options)?;
+    for row in rows {
+        writer.write(row)?;
+    }
+    Ok(writer.finish()?)
+}
+
+/// Writes the readable infringement report of the matches `filter` selects, grouped by work,
+/// to `out`.
+pub async fn report(store: &dyn Store, filter: &MatchFilter, out: &mut dyn Write) -> Result<()> {
+    let records = matches(store, filter).await?;
     // Each match's evidence is read against the text it points into, which a re-crawl may have
     // replaced on the page since (the store keeps it).
     let mut texts = HashMap::new();
@@ -114,7 +161,7 @@ mod tests {
             let rows = export_matches(
                 &*store,
                 ExportFormat::Xlsx,
-                Scope::default(),
+                &MatchFilter::reported(),
                 &options,
                 &mut out,
             )

@@ -5,15 +5,9 @@
 use copytrace_analytics::stats::{
     self as analytics, ChapterRow, NoticeRow, SiteGrouping, SiteRow, TimeToPiracy, WorkRow,
 };
-use copytrace_store::{DailyStats, HolderStats, Id, MatchFilter, Review, StatsFilter, Store};
+use copytrace_store::{DailyStats, HolderStats, Id, MatchFilter, StatsFilter, Store};
 
 use crate::error::Result;
-
-/// Statistics count the reported infringements unless asked otherwise: confirmed matches and
-/// those waiting for review, not rejected or licensed ones (as `export matches`).
-pub fn reported() -> Vec<Review> {
-    vec![Review::Pending, Review::Confirmed]
-}
 
 /// Copies per work with time to piracy, most pages first, at most `top`.
 pub async fn works(
@@ -30,33 +24,12 @@ pub async fn chapters(
     filter: &StatsFilter,
     top: Option<usize>,
 ) -> Result<Vec<ChapterRow>> {
-    // The chapters a match copies are named by the store's one rule when matches are listed;
-    // the listing's filter is narrower than the statistics', so the rest is applied here.
-    let listing = MatchFilter {
-        rights_holder_id: filter.rights_holder_id,
-        work_id: filter.work_id,
-        include_licensed: false,
-        reviews: filter.reviews.clone(),
-    };
-    let records = store.list_matches(&listing).await?;
-    let site = filter.site.as_deref().map(str::to_ascii_lowercase);
-    let kept = records.iter().filter(|r| {
-        r.status != copytrace_store::MatchStatus::Withdrawn
-            && filter.since.is_none_or(|t| r.first_seen >= t)
-            && filter.until.is_none_or(|t| r.first_seen < t)
-            && filter.min_score.is_none_or(|s| r.score >= s)
-            && (filter.statuses.is_empty() || filter.statuses.contains(&r.status))
-            && site.as_deref().is_none_or(|s| on_site(&r.page_url, s))
-    });
+    // The chapters a match copies are named by the store's one rule when matches are listed.
+    let records = store.list_matches(&MatchFilter::from(filter)).await?;
+    let kept = records
+        .iter()
+        .filter(|r| r.status != copytrace_store::MatchStatus::Withdrawn);
     Ok(analytics::chapter_rows(kept, top))
-}
-
-/// Whether the page at `url` is on `site` or a subdomain of it.
-fn on_site(url: &str, site: &str) -> bool {
-    url::Url::parse(url)
-        .ok()
-        .and_then(|u| u.host_str().map(str::to_owned))
-        .is_some_and(|host| host == site || host.ends_with(&format!(".{site}")))
 }
 
 /// Copies per site (host, or registered domain), most copies first, at most `top`.

@@ -643,8 +643,10 @@ pub struct VerdictOutcome {
     pub reopened: u64,
 }
 
-/// Filter for [`crate::Store::list_matches`].
-#[derive(Debug, Clone, Default)]
+/// Filter for [`crate::Store::list_matches`] and [`crate::Store::stream_matches`]. The default
+/// selects every match but those on licensed hosts; [`MatchFilter::reported`] the reported
+/// infringements.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct MatchFilter {
     /// Only matches of works owned by this holder (tenant isolation).
     pub rights_holder_id: Option<Id>,
@@ -654,6 +656,65 @@ pub struct MatchFilter {
     pub include_licensed: bool,
     /// Only matches in these review states (all when empty).
     pub reviews: Vec<Review>,
+    /// Only pages on this host or its subdomains.
+    pub site: Option<String>,
+    /// Only matches first seen at or after this time.
+    pub since: Option<DateTime<Utc>>,
+    /// Only matches first seen before this time.
+    pub until: Option<DateTime<Utc>>,
+    /// Only matches in these listed states (all when empty).
+    pub statuses: Vec<MatchStatus>,
+    /// Only matches scoring at least this.
+    pub min_score: Option<f64>,
+}
+
+impl MatchFilter {
+    /// The reported infringements: confirmed matches and those waiting for review, not the
+    /// rejected ones, and none on licensed hosts. What exports, reports and statistics show
+    /// unless asked otherwise.
+    pub fn reported() -> Self {
+        MatchFilter {
+            reviews: vec![Review::Pending, Review::Confirmed],
+            ..MatchFilter::default()
+        }
+    }
+
+    /// Whether a listing with this filter shows `record`.
+    pub fn selects(&self, record: &MatchRecord) -> bool {
+        (self.include_licensed
+            || record.status != MatchStatus::Licensed
+            || self.statuses.contains(&MatchStatus::Licensed))
+            && self
+                .rights_holder_id
+                .is_none_or(|id| record.rights_holder_id == id)
+            && self.work_id.is_none_or(|id| record.work_id == id)
+            && (self.reviews.is_empty() || self.reviews.contains(&record.review))
+            && (self.statuses.is_empty() || self.statuses.contains(&record.status))
+            && self.since.is_none_or(|t| record.first_seen >= t)
+            && self.until.is_none_or(|t| record.first_seen < t)
+            && self.min_score.is_none_or(|s| record.score >= s)
+            && self
+                .site
+                .as_deref()
+                .is_none_or(|site| crate::rules::url_on_site(&record.page_url, site))
+    }
+}
+
+/// The same selection as the statistics count, for listing the matches behind them.
+impl From<&StatsFilter> for MatchFilter {
+    fn from(filter: &StatsFilter) -> Self {
+        MatchFilter {
+            rights_holder_id: filter.rights_holder_id,
+            work_id: filter.work_id,
+            include_licensed: false,
+            reviews: filter.reviews.clone(),
+            site: filter.site.clone(),
+            since: filter.since,
+            until: filter.until,
+            statuses: filter.statuses.clone(),
+            min_score: filter.min_score,
+        }
+    }
 }
 
 /// State of a durable job.

@@ -931,6 +931,23 @@ pub(crate) fn is_latest_check<T: PartialOrd>(last_checked: Option<T>, at: &T) ->
     last_checked.is_none_or(|last| last <= *at)
 }
 
+/// Whether the page at `url` is on `site` or one of its subdomains, as the statistics' SQL
+/// compares stored sites: the host, with its port when not the default, lower-case.
+pub(crate) fn url_on_site(url: &str, site: &str) -> bool {
+    let Ok(url) = url::Url::parse(url) else {
+        return false;
+    };
+    let Some(host) = url.host_str() else {
+        return false;
+    };
+    let host = match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_owned(),
+    };
+    let site = site.trim().to_ascii_lowercase();
+    host == site || host.ends_with(&format!(".{site}"))
+}
+
 /// Reads a stored match status.
 pub(crate) fn match_status(value: &str) -> Result<MatchStatus> {
     MatchStatus::parse(value)
@@ -979,6 +996,28 @@ pub(crate) fn validate_user(user: &NewUser) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_page_is_on_its_host_and_the_sites_above_it_only() {
+        assert!(url_on_site(
+            "http://m.pirate.example/1.html",
+            "pirate.example"
+        ));
+        assert!(url_on_site(
+            "http://pirate.example/1.html",
+            "Pirate.Example"
+        ));
+        assert!(url_on_site(
+            "http://127.0.0.1:8080/1.html",
+            "127.0.0.1:8080"
+        ));
+        assert!(!url_on_site("http://127.0.0.1:8080/1.html", "127.0.0.1"));
+        assert!(!url_on_site(
+            "http://notpirate.example/1.html",
+            "pirate.example"
+        ));
+        assert!(!url_on_site("not a url", "pirate.example"));
+    }
 
     #[test]
     fn hosts_are_lower_cased_and_keep_explicit_ports() {

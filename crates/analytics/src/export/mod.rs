@@ -83,6 +83,7 @@
 //! line.
 
 mod matches;
+mod statistics;
 mod to_csv;
 mod to_json;
 mod to_xlsx;
@@ -97,6 +98,7 @@ use serde::Serialize;
 use crate::AnalyticsError;
 
 pub use matches::{CSV_HEADER, chapter_list, match_table};
+pub use statistics::{chapter_table, daily_table, first_copy_table, site_table, work_table};
 pub use to_xlsx::XLSX_ROWS_PER_SHEET;
 
 /// The file formats an export can be written in.

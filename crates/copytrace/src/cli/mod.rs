@@ -4,6 +4,7 @@
 
 pub mod crawl;
 pub mod evidence;
+pub mod filters;
 pub mod holders;
 pub mod inspect;
 pub mod library;
@@ -167,7 +168,7 @@ pub enum Command {
     Report {
         /// Which matches it reports.
         #[command(flatten)]
-        scope: output::ScopeArgs,
+        scope: filters::ScopeArgs,
     },
     /// Print the document-level and window-level fingerprints of a text file.
     Fingerprint(inspect::FingerprintArgs),

@@ -9,7 +9,7 @@ use copytrace_service::review::{self, Decision, Reviewer};
 use copytrace_store::MatchRecord;
 
 use super::Globals;
-use super::output::ReviewArg;
+use super::filters::ReviewArg;
 
 /// `copytrace review …`
 #[derive(Debug, Subcommand)]

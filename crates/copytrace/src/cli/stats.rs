@@ -5,13 +5,11 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Subcommand;
 use copytrace_analytics::stats::SiteGrouping;
-use copytrace_service::catalog::parse_instant;
 use copytrace_service::{holders, stats};
-use copytrace_store::{MatchStatus, StatsFilter, Store};
 use serde::Serialize;
 
 use super::Globals;
-use super::output::ReviewArg;
+use super::filters::FilterArgs;
 
 /// `copytrace stats …`
 #[derive(Debug, Subcommand)]
@@ -25,6 +23,9 @@ pub enum StatsCommand {
         /// Which copies are counted.
         #[command(flatten)]
         filter: FilterArgs,
+        /// How the rows are shown.
+        #[command(flatten)]
+        list: ListArgs,
     },
     /// Copies per site: pages, works, removal rate, median time to removal, time online.
     Sites {
@@ -34,18 +35,27 @@ pub enum StatsCommand {
         /// Which copies are counted.
         #[command(flatten)]
         filter: FilterArgs,
+        /// How the rows are shown.
+        #[command(flatten)]
+        list: ListArgs,
     },
     /// Per UTC day: new matches, removals, pages crawled.
     Daily {
         /// Which copies are counted.
         #[command(flatten)]
         filter: FilterArgs,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Per rights holder: works copied, pages, sites, confirmed, pending and removed copies.
     Holders {
         /// Which copies are counted.
         #[command(flatten)]
         filter: FilterArgs,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Per site: takedown notices sent, removals verified, partial removals, ignored, response
     /// rate and median hours from sending to verified removal.
@@ -63,38 +73,15 @@ pub enum StatsCommand {
         /// Which copies are counted.
         #[command(flatten)]
         filter: FilterArgs,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 
-/// Which copies are counted.
+/// How a list of statistics is shown.
 #[derive(Debug, Clone, clap::Args)]
-pub struct FilterArgs {
-    /// Only this rights holder's works.
-    #[arg(long, value_name = "NAME")]
-    rights_holder: Option<String>,
-    /// Only this work (its id, from `library list`).
-    #[arg(long, value_name = "ID")]
-    work: Option<i64>,
-    /// Only pages on this host and its subdomains.
-    #[arg(long, value_name = "HOST")]
-    site: Option<String>,
-    /// Only copies first seen on or after this date (2026-01-31) or time (RFC 3339); for
-    /// `daily`, only days from it.
-    #[arg(long, value_name = "DATE")]
-    since: Option<String>,
-    /// Only copies first seen before this date or time; for `daily`, only days before it.
-    #[arg(long, value_name = "DATE")]
-    until: Option<String>,
-    /// Only copies in these states (repeatable, or comma-separated).
-    #[arg(long, value_enum, value_delimiter = ',')]
-    status: Vec<StatusArg>,
-    /// Review states counted (default: the reported infringements, confirmed and pending).
-    #[arg(long, value_enum, value_delimiter = ',',
-          default_values_t = [ReviewArg::Confirmed, ReviewArg::Pending])]
-    review: Vec<ReviewArg>,
-    /// Only copies scoring at least this.
-    #[arg(long, value_name = "SCORE")]
-    min_score: Option<f64>,
+pub struct ListArgs {
     /// Only the first N rows (the largest).
     #[arg(long, value_name = "N")]
     top: Option<usize>,
@@ -103,62 +90,20 @@ pub struct FilterArgs {
     json: bool,
 }
 
-/// A stored lifecycle state on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum StatusArg {
-    /// Online, no notice sent.
-    Open,
-    /// Online, a notice was sent.
-    NoticeSent,
-    /// Found removed.
-    Removed,
-}
-
-impl FilterArgs {
-    async fn filter(&self, store: &dyn Store) -> Result<StatsFilter> {
-        let rights_holder_id = match &self.rights_holder {
-            Some(name) => Some(holders::find(store, name).await?.id),
-            None => None,
-        };
-        Ok(StatsFilter {
-            rights_holder_id,
-            work_id: self.work,
-            site: self.site.clone(),
-            since: self
-                .since
-                .as_deref()
-                .map(|v| parse_instant("--since", v))
-                .transpose()?,
-            until: self
-                .until
-                .as_deref()
-                .map(|v| parse_instant("--until", v))
-                .transpose()?,
-            statuses: self
-                .status
-                .iter()
-                .map(|s| match s {
-                    StatusArg::Open => MatchStatus::Open,
-                    StatusArg::NoticeSent => MatchStatus::NoticeSent,
-                    StatusArg::Removed => MatchStatus::Removed,
-                })
-                .collect(),
-            reviews: ReviewArg::states(&self.review),
-            min_score: self.min_score,
-        })
-    }
-}
-
 /// Runs `copytrace stats …`.
 pub async fn run(globals: &Globals, command: StatsCommand) -> Result<ExitCode> {
     let store = globals.store().await?;
     let store = store.as_ref();
     match command {
-        StatsCommand::Works { chapters, filter } => {
-            let stats_filter = filter.filter(store).await?;
+        StatsCommand::Works {
+            chapters,
+            filter,
+            list,
+        } => {
+            let stats_filter = filter.stats_filter(store).await?;
             if chapters {
-                let rows = stats::chapters(store, &stats_filter, filter.top).await?;
-                print(filter.json, &rows, |r| {
+                let rows = stats::chapters(store, &stats_filter, list.top).await?;
+                print(list.json, &rows, |r| {
                     format!(
                         "{:>6}  {:<24} {:>4}  {:<24} {:>5} page(s) {:>4} site(s)  best {:.2}  \
                          coverage {:>3.0}%  online {} removed {}",
@@ -175,8 +120,8 @@ pub async fn run(globals: &Globals, command: StatsCommand) -> Result<ExitCode> {
                     )
                 })
             } else {
-                let rows = stats::works(store, &stats_filter, filter.top).await?;
-                print(filter.json, &rows, |r| {
+                let rows = stats::works(store, &stats_filter, list.top).await?;
+                print(list.json, &rows, |r| {
                     let s = &r.stats;
                     format!(
                         "{:>6}  {:<24} {:>5} page(s) {:>4} site(s)  best {:.2} mean {:.2}  \
@@ -197,15 +142,24 @@ pub async fn run(globals: &Globals, command: StatsCommand) -> Result<ExitCode> {
                 })
             }
         }
-        StatsCommand::Sites { by_domain, filter } => {
+        StatsCommand::Sites {
+            by_domain,
+            filter,
+            list,
+        } => {
             let grouping = if by_domain {
                 SiteGrouping::Domain
             } else {
                 SiteGrouping::Host
             };
-            let rows =
-                stats::sites(store, &filter.filter(store).await?, grouping, filter.top).await?;
-            print(filter.json, &rows, |r| {
+            let rows = stats::sites(
+                store,
+                &filter.stats_filter(store).await?,
+                grouping,
+                list.top,
+            )
+            .await?;
+            print(list.json, &rows, |r| {
                 format!(
                     "{:<32} {:>5} page(s) {:>4} work(s) {:>5} cop(ies)  removed {:>3.0}%  \
                      median to removal {}  median online {}",
@@ -219,18 +173,18 @@ pub async fn run(globals: &Globals, command: StatsCommand) -> Result<ExitCode> {
                 )
             })
         }
-        StatsCommand::Daily { filter } => {
-            let rows = stats::daily(store, &filter.filter(store).await?).await?;
-            print(filter.json, &rows, |r| {
+        StatsCommand::Daily { filter, json } => {
+            let rows = stats::daily(store, &filter.stats_filter(store).await?).await?;
+            print(json, &rows, |r| {
                 format!(
                     "{}  {:>6} new match(es) {:>6} removal(s) {:>7} page(s) crawled",
                     r.day, r.new_matches, r.removals, r.pages_crawled
                 )
             })
         }
-        StatsCommand::Holders { filter } => {
-            let rows = stats::holders(store, &filter.filter(store).await?).await?;
-            print(filter.json, &rows, |r| {
+        StatsCommand::Holders { filter, json } => {
+            let rows = stats::holders(store, &filter.stats_filter(store).await?).await?;
+            print(json, &rows, |r| {
                 format!(
                     "{:<24} {:>5} work(s) copied {:>6} page(s) {:>4} site(s)  confirmed {} \
                      pending {} removed {}",
@@ -261,9 +215,9 @@ pub async fn run(globals: &Globals, command: StatsCommand) -> Result<ExitCode> {
                 )
             })
         }
-        StatsCommand::TimeToPiracy { filter } => {
-            let report = stats::time_to_piracy(store, &filter.filter(store).await?).await?;
-            if filter.json {
+        StatsCommand::TimeToPiracy { filter, json } => {
+            let report = stats::time_to_piracy(store, &filter.stats_filter(store).await?).await?;
+            if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
                 let overall = &report.overall;

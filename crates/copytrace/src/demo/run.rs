@@ -67,7 +67,7 @@ pub async fn run_demo() -> Result<ExitCode> {
     println!("\n4. Report\n");
     export::report(
         store.as_ref(),
-        export::Scope::default(),
+        &copytrace_store::MatchFilter::reported(),
         &mut std::io::stdout().lock(),
     )
     .await?;
@@ -92,7 +92,8 @@ pub async fn run_demo() -> Result<ExitCode> {
 
     // The demo checks itself: every pirated page found against the right work (confirmed, or
     // waiting for review), nothing else, not even in the review queue.
-    let records = export::matches(store.as_ref(), export::Scope::default()).await?;
+    let records =
+        export::matches(store.as_ref(), &copytrace_store::MatchFilter::reported()).await?;
     let requested = server.requested_paths();
     server.stop().await;
     println!("\n5. Checking the report against what the sample site really contains\n");

@@ -29,17 +29,41 @@ fn matched_workspace() -> Workspace {
 /// Exports matches in `format` (with `extra` flags) to `file` in the workspace; returns the
 /// bytes written.
 fn export(workspace: &Workspace, format: &str, file: &str, extra: &[&str]) -> Vec<u8> {
+    export_table(workspace, "matches", format, file, extra)
+}
+
+/// `copytrace export TABLE --format FORMAT --out FILE EXTRA…`; returns the bytes written.
+fn export_table(
+    workspace: &Workspace,
+    table: &str,
+    format: &str,
+    file: &str,
+    extra: &[&str],
+) -> Vec<u8> {
     let out = workspace.path(file);
-    let mut args = vec!["export", "matches", "--format", format, "--out"];
+    let mut args = vec!["export", table, "--format", format, "--out"];
     let out_str = out.to_str().expect("UTF-8 path");
     args.push(out_str);
     args.extend_from_slice(extra);
     let run = workspace.ok(&args);
+    let noun = if table == "matches" {
+        "match(es)"
+    } else {
+        "row(s)"
+    };
     assert!(
-        run.stderr.contains(&format!("match(es) to {out_str}")),
+        run.stderr.contains(&format!("{noun} to {out_str}")),
         "{run:#?}"
     );
     std::fs::read(out).expect("the export file")
+}
+
+/// `copytrace stats ARGS… --json`, parsed.
+fn stats_json(workspace: &Workspace, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["stats"];
+    all.extend_from_slice(args);
+    all.push("--json");
+    serde_json::from_str(&workspace.ok(&all).stdout).expect("stats print JSON")
 }
 
 /// Reads an XLSX file with openpyxl and describes what a reader sees, as JSON.
@@ -223,4 +247,115 @@ fn an_xlsx_export_goes_to_a_pipe_but_not_to_a_terminal() {
         "{shown}"
     );
     assert!(!shown.contains("PK"), "nothing binary reached the terminal");
+}
+
+#[test]
+fn statistics_export_as_the_stats_command_counts_them_in_every_format() {
+    let workspace = matched_workspace();
+
+    // Per work: the JSON export is what `stats works --json` prints, row for row.
+    let works = stats_json(&workspace, &["works"]);
+    let exported: serde_json::Value = serde_json::from_slice(&export_table(
+        &workspace,
+        "works",
+        "json",
+        "works.json",
+        &[],
+    ))
+    .expect("a JSON array");
+    assert_eq!(exported, works);
+    let works = works.as_array().expect("rows");
+    assert!(works.len() >= 3, "the sample site copies several works");
+
+    // The workbook has typed cells: counts are integers, times are dates.
+    export_table(&workspace, "works", "xlsx", "works.xlsx", &[]);
+    let book = read_with_openpyxl(&workspace.path("works.xlsx"));
+    assert_eq!(book["sheets"], serde_json::json!(["works"]));
+    let header: Vec<&str> = book["header"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h.as_str().unwrap())
+        .collect();
+    let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let rows = book["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), works.len());
+    for (row, expected) in rows.iter().zip(works) {
+        assert_eq!(row[column("pages")]["type"], "int");
+        assert_eq!(row[column("pages")]["value"], expected["pages"].to_string());
+        assert_eq!(row[column("first_seen")]["type"], "datetime");
+        assert_eq!(
+            row[column("work_external_id")]["value"],
+            expected["external_id"]
+        );
+    }
+
+    // Per registered domain, as NDJSON; a filter narrows it as it narrows the statistics.
+    let sites = stats_json(&workspace, &["sites", "--by-domain"]);
+    let ndjson = export_table(
+        &workspace,
+        "sites",
+        "ndjson",
+        "sites.ndjson",
+        &["--by-domain"],
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8(ndjson)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(serde_json::Value::Array(lines), sites);
+
+    // Per day, as CSV: one line per day, counts as the statistics have them.
+    let daily = stats_json(&workspace, &["daily"]);
+    export_table(&workspace, "daily", "csv", "daily.csv", &[]);
+    let csv = read_csv(&workspace.path("daily.csv"));
+    assert_eq!(
+        csv.header,
+        ["day", "new_matches", "removals", "pages_crawled"]
+    );
+    let daily = daily.as_array().unwrap();
+    assert_eq!(csv.rows.len(), daily.len());
+    for (row, expected) in csv.rows.iter().zip(daily) {
+        assert_eq!(row[0], expected["day"].as_str().unwrap().to_owned());
+        assert_eq!(row[1], expected["new_matches"].to_string());
+    }
+
+    // Time to piracy: the chart-ready series, one row per work and site.
+    let ttp = stats_json(&workspace, &["time-to-piracy"]);
+    let exported: serde_json::Value = serde_json::from_slice(&export_table(
+        &workspace,
+        "time-to-piracy",
+        "json",
+        "ttp.json",
+        &[],
+    ))
+    .unwrap();
+    assert_eq!(exported, ttp["copies"]);
+}
+
+#[test]
+fn a_match_export_takes_the_statistics_filters() {
+    let workspace = matched_workspace();
+    export(&workspace, "csv", "all.csv", &[]);
+    let all = read_csv(&workspace.path("all.csv"));
+    let score = all.column("score");
+    let strong = all
+        .rows
+        .iter()
+        .filter(|row| row[score].parse::<f64>().unwrap() >= 0.9)
+        .count();
+    assert!(
+        strong > 0 && strong < all.rows.len(),
+        "the sample has weak and strong copies"
+    );
+    export(&workspace, "csv", "strong.csv", &["--min-score", "0.9"]);
+    assert_eq!(read_csv(&workspace.path("strong.csv")).rows.len(), strong);
+    export(
+        &workspace,
+        "csv",
+        "elsewhere.csv",
+        &["--site", "elsewhere.example"],
+    );
+    assert!(read_csv(&workspace.path("elsewhere.csv")).rows.is_empty());
 }

@@ -54,13 +54,6 @@ const PAGE: &str = concat!(
      ORDER BY m.page_id, m.work_id, e.ordinal"
 );
 
-/// Whether a listing with `filter` shows `record`: `licensed` matches only when asked for, and
-/// only the review states asked for (all when none is named).
-pub(crate) fn listed(filter: &MatchFilter, record: &MatchRecord) -> bool {
-    (filter.include_licensed || record.status != crate::MatchStatus::Licensed)
-        && (filter.reviews.is_empty() || filter.reviews.contains(&record.review))
-}
-
 /// The chapter lists of recently seen works, to name the chapters each match copies
 /// ([`MatchRecord::chapters`]) with one query per work instead of one per match.
 pub(crate) struct ChapterCache {
@@ -187,7 +180,7 @@ where
             self.after = (last.page_id, last.work_id);
         }
         for mut record in records {
-            if listed(&self.filter, &record) {
+            if self.filter.selects(&record) {
                 self.chapters.name_chapters(&self.pool, &mut record).await?;
                 self.ready.push_back(record);
             }

@@ -229,7 +229,7 @@ where
     ChapterRow: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
     i64: for<'q> Encode<'q, DB> + Type<DB>,
 {
-    records.retain(|record| super::listed(filter, record));
+    records.retain(|record| filter.selects(record));
     let mut chapters = super::ChapterCache::unbounded();
     for record in &mut records {
         chapters.name_chapters(executor, record).await?;

@@ -178,6 +178,7 @@ async fn matches_are_filtered_by_rights_holder(store: Arc<dyn Store>) {
         work_id: None,
         include_licensed: false,
         reviews: Vec::new(),
+        ..MatchFilter::default()
     };
     assert_eq!(
         works_of(only_mine).await,
@@ -188,6 +189,7 @@ async fn matches_are_filtered_by_rights_holder(store: Arc<dyn Store>) {
         work_id: None,
         include_licensed: false,
         reviews: Vec::new(),
+        ..MatchFilter::default()
     };
     assert_eq!(works_of(only_theirs).await, [(theirs, their_work)]);
     let one_work = MatchFilter {
@@ -195,6 +197,7 @@ async fn matches_are_filtered_by_rights_holder(store: Arc<dyn Store>) {
         work_id: Some(my_other_work),
         include_licensed: false,
         reviews: Vec::new(),
+        ..MatchFilter::default()
     };
     assert_eq!(works_of(one_work).await, [(mine, my_other_work)]);
     let not_their_work = MatchFilter {
@@ -202,6 +205,7 @@ async fn matches_are_filtered_by_rights_holder(store: Arc<dyn Store>) {
         work_id: Some(their_work),
         include_licensed: false,
         reviews: Vec::new(),
+        ..MatchFilter::default()
     };
     assert!(
         works_of(not_their_work).await.is_empty(),

@@ -12,6 +12,7 @@ use crate::helpers::{at, contract_tests, found, hash_of, page, stored_work, work
 
 contract_tests!(
     streamed_matches_are_the_listed_ones_by_page_then_work,
+    matches_are_filtered_by_site_time_score_and_status,
     a_stream_outlives_the_store_handle_it_came_from,
 );
 
@@ -165,6 +166,68 @@ async fn streamed_matches_are_the_listed_ones_by_page_then_work(store: Arc<dyn S
             .all(|r| r.status != copytrace_store::MatchStatus::Licensed),
         "licensed matches only when asked for"
     );
+}
+
+async fn matches_are_filtered_by_site_time_score_and_status(store: Arc<dyn Store>) {
+    let (_, [a1, a2, b1]) = library_with_copies(&*store).await;
+    let count = |filter: MatchFilter| {
+        let store = store.clone();
+        async move {
+            let listed = listed(&*store, &filter).await;
+            assert_eq!(streamed(&*store, &filter).await, listed, "{filter:?}");
+            listed
+        }
+    };
+    // Pages n = 3, 53, …, 303 (7 of them) are on the licensed host; its subdomains would be too.
+    let on_licensed_host = count(MatchFilter {
+        site: Some("Licensed.Example".into()),
+        include_licensed: true,
+        ..MatchFilter::default()
+    })
+    .await;
+    assert_eq!(on_licensed_host.len(), 3 * PAGES / 50);
+    assert!(
+        on_licensed_host
+            .iter()
+            .all(|r| r.page_url.starts_with("https://licensed.example/"))
+    );
+    assert_eq!(
+        count(MatchFilter {
+            site: Some("example".into()),
+            statuses: vec![copytrace_store::MatchStatus::Licensed],
+            ..MatchFilter::default()
+        })
+        .await
+        .iter()
+        .map(|r| r.work_id)
+        .collect::<Vec<_>>(),
+        vec![b1; PAGES / 50],
+        "asking for the licensed status lists them"
+    );
+    assert!(
+        count(MatchFilter {
+            site: Some("other.example".into()),
+            ..MatchFilter::default()
+        })
+        .await
+        .is_empty()
+    );
+    // Page n's matches were first seen at n seconds; a1 scores 0.9, a2 0.6, b1 0.7.
+    let late_and_strong = count(MatchFilter {
+        since: Some(at(300)),
+        min_score: Some(0.8),
+        ..MatchFilter::default()
+    })
+    .await;
+    assert_eq!(late_and_strong.len(), PAGES - 300);
+    assert!(late_and_strong.iter().all(|r| r.work_id == a1));
+    let early_a2 = count(MatchFilter {
+        work_id: Some(a2),
+        until: Some(at(10)),
+        ..MatchFilter::default()
+    })
+    .await;
+    assert_eq!(early_a2.len(), 10);
 }
 
 async fn a_stream_outlives_the_store_handle_it_came_from(store: Arc<dyn Store>) {
