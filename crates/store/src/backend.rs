@@ -5,7 +5,7 @@
 //! `pages`, `matches`, `jobs`, `schedules` and `users`), each function taking the store as its
 //! first argument. A method whose SQL is the same on both backends is not in either: it is one
 //! generic function of `crate::shared`, run on the backend's pool. [`impl_store_by_section!`]
-//! writes the `impl Store` that forwards every method to its function, so the list of the 83
+//! writes the `impl Store` that forwards every method to its function, so the list of the 90
 //! methods and where each lives is written once instead of once per backend, and a method
 //! missing from a section file is a compile error naming it.
 
@@ -101,6 +101,25 @@ macro_rules! impl_store_by_section {
                 at: ::chrono::DateTime<::chrono::Utc>
             ) -> ();
             shared::refresh_notices(at: ::chrono::DateTime<::chrono::Utc>) -> u64;
+            shared::add_alert_target(target: &$crate::NewAlertTarget) -> $crate::Id;
+            shared::list_alert_targets(rights_holder_id: Option<$crate::Id>)
+                -> Vec<$crate::AlertTarget>;
+            shared::remove_alert_target(id: $crate::Id, rights_holder_id: Option<$crate::Id>)
+                -> ();
+            matches::gather_alert(
+                target_id: $crate::Id,
+                delivery_key: &str,
+                at: ::chrono::DateTime<::chrono::Utc>
+            ) -> Option<$crate::AlertDelivery>;
+            shared::due_alert_deliveries(at: ::chrono::DateTime<::chrono::Utc>, max_attempts: u32)
+                -> Vec<$crate::AlertDelivery>;
+            shared::alert_deliveries(target_id: $crate::Id) -> Vec<$crate::AlertDelivery>;
+            shared::record_alert_attempt(
+                delivery_id: $crate::Id,
+                error: Option<&str>,
+                at: ::chrono::DateTime<::chrono::Utc>,
+                next_attempt_at: ::chrono::DateTime<::chrono::Utc>
+            ) -> ();
             shared::match_subject(match_id: $crate::Id) -> ($crate::Id, $crate::Id);
             shared::record_evidence_package(package: &$crate::NewEvidencePackage) -> $crate::Id;
             shared::evidence_packages(match_id: $crate::Id) -> Vec<$crate::EvidencePackage>;

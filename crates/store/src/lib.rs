@@ -404,6 +404,47 @@ pub trait Store: Send + Sync {
     /// many notices moved.
     async fn refresh_notices(&self, at: DateTime<Utc>) -> Result<u64>;
 
+    // ----- alerts -----
+
+    /// Adds a rights holder's alert target; adding the same kind and address again updates
+    /// its secret, cadence and language and returns the same id. `Invalid` without an address,
+    /// for a webhook without a secret, or an unknown language.
+    async fn add_alert_target(&self, target: &NewAlertTarget) -> Result<Id>;
+    /// Alert targets of one holder or all, by id.
+    async fn list_alert_targets(&self, rights_holder_id: Option<Id>) -> Result<Vec<AlertTarget>>;
+    /// Removes a target if it is `rights_holder_id`'s (any holder's when `None`), with its
+    /// deliveries; `NotFound` otherwise.
+    async fn remove_alert_target(&self, id: Id, rights_holder_id: Option<Id>) -> Result<()>;
+    /// Gathers what target `target_id` has not been told into one delivery under
+    /// `delivery_key`: every reported match of its holder (confirmed or pending, not licensed,
+    /// not withdrawn) first seen since the target was added (`new`), and every one found
+    /// removed since then (`removed`), each once per target however often this runs, in one
+    /// transaction. `None` when there is nothing new. `NotFound` for an unknown target.
+    async fn gather_alert(
+        &self,
+        target_id: Id,
+        delivery_key: &str,
+        at: DateTime<Utc>,
+    ) -> Result<Option<AlertDelivery>>;
+    /// Undelivered deliveries due at `at` with fewer than `max_attempts` attempts, oldest due
+    /// first, at most 100.
+    async fn due_alert_deliveries(
+        &self,
+        at: DateTime<Utc>,
+        max_attempts: u32,
+    ) -> Result<Vec<AlertDelivery>>;
+    /// A target's deliveries, newest first, at most 100.
+    async fn alert_deliveries(&self, target_id: Id) -> Result<Vec<AlertDelivery>>;
+    /// Records an attempt at a delivery: delivered at `at` when `error` is `None`, else due
+    /// again at `next_attempt_at`. Nothing changes once it is delivered.
+    async fn record_alert_attempt(
+        &self,
+        delivery_id: Id,
+        error: Option<&str>,
+        at: DateTime<Utc>,
+        next_attempt_at: DateTime<Utc>,
+    ) -> Result<()>;
+
     /// The page and work of match `match_id`. `NotFound` if absent.
     async fn match_subject(&self, match_id: Id) -> Result<(Id, Id)>;
     /// Records that an evidence package was written for a match. Returns its id. The match is

@@ -1514,3 +1514,147 @@ pub struct Notice {
     /// How many of them are found removed now.
     pub removed: u64,
 }
+
+/// How an alert reaches a rights holder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AlertKind {
+    /// An HTTP POST of JSON, signed with HMAC-SHA256.
+    Webhook,
+    /// An e-mail digest over SMTP.
+    Email,
+}
+
+/// When an alert target is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AlertCadence {
+    /// After every crawl, match or dedup run that found something new.
+    AfterRun,
+    /// At most once a day.
+    Daily,
+}
+
+macro_rules! stored_names {
+    ($type:ty { $($variant:ident = $name:literal),+ $(,)? }) => {
+        impl $type {
+            /// The stored name.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $name),+
+                }
+            }
+
+            /// The value of a stored name.
+            pub fn parse(name: &str) -> Option<Self> {
+                match name {
+                    $($name => Some(Self::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+stored_names!(AlertKind { Webhook = "webhook", Email = "email" });
+stored_names!(AlertCadence { AfterRun = "after_run", Daily = "daily" });
+stored_names!(AlertEventKind { New = "new", Removed = "removed" });
+
+/// An alert target to store ([`crate::Store::add_alert_target`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewAlertTarget {
+    /// Whose matches it reports.
+    pub rights_holder_id: Id,
+    /// Webhook or e-mail.
+    pub kind: AlertKind,
+    /// The webhook's URL, or the e-mail address.
+    pub address: String,
+    /// The webhook's HMAC key (empty for e-mail).
+    pub secret: String,
+    /// When it is told.
+    pub cadence: AlertCadence,
+    /// `zh` or `en`: the language of an e-mail digest.
+    pub lang: String,
+    /// Now. Only events from this time on are sent: a new target is not flooded with history.
+    pub at: DateTime<Utc>,
+}
+
+/// A stored alert target.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AlertTarget {
+    /// Row id.
+    pub id: Id,
+    /// Whose matches it reports.
+    pub rights_holder_id: Id,
+    /// Webhook or e-mail.
+    pub kind: AlertKind,
+    /// The webhook's URL, or the e-mail address.
+    pub address: String,
+    /// The webhook's HMAC key (empty for e-mail). Never printed by listings.
+    #[serde(skip_serializing)]
+    pub secret: String,
+    /// When it is told.
+    pub cadence: AlertCadence,
+    /// Language of an e-mail digest.
+    pub lang: String,
+    /// When it was added: events before it are not sent.
+    pub created_at: DateTime<Utc>,
+    /// When events were last gathered into a delivery.
+    pub last_collected_at: Option<DateTime<Utc>>,
+}
+
+/// What happened to a reported infringement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AlertEventKind {
+    /// It was found (and is reported: confirmed, or waiting for review).
+    New,
+    /// A removal check found it gone.
+    Removed,
+}
+
+/// One event of an alert: a match as it was when the delivery was gathered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AlertEvent {
+    /// New, or removed.
+    pub event: AlertEventKind,
+    /// The match's id (for `copytrace evidence`, `review`).
+    pub match_id: Id,
+    /// The infringing page.
+    pub page_url: String,
+    /// The work's identifier.
+    pub work_external_id: String,
+    /// The work's title.
+    pub work_title: String,
+    /// The match's score.
+    pub score: f64,
+    /// Its review state (`confirmed` or `pending`).
+    pub review: Review,
+    /// When it was first seen.
+    pub first_seen: DateTime<Utc>,
+    /// When it was found removed.
+    pub removed_at: Option<DateTime<Utc>>,
+}
+
+/// A gathered alert: the events one target is told at once, and how sending it went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AlertDelivery {
+    /// Row id.
+    pub id: Id,
+    /// The target.
+    pub target_id: Id,
+    /// Sent with every attempt so that a receiver can drop repeats.
+    pub delivery_key: String,
+    /// The events, fixed when gathered (retries send the same).
+    pub events: Vec<AlertEvent>,
+    /// When it was gathered.
+    pub created_at: DateTime<Utc>,
+    /// Attempts made so far.
+    pub attempts: u32,
+    /// When it may be tried next.
+    pub next_attempt_at: DateTime<Utc>,
+    /// The last attempt's error.
+    pub last_error: Option<String>,
+    /// When it was delivered.
+    pub delivered_at: Option<DateTime<Utc>>,
+}

@@ -339,3 +339,18 @@ pub(super) async fn record_page_check(
     tx.commit().await?;
     Ok(outcome)
 }
+
+pub(super) async fn gather_alert(
+    store: &PostgresStore,
+    target_id: Id,
+    delivery_key: &str,
+    at: DateTime<Utc>,
+) -> Result<Option<crate::AlertDelivery>> {
+    let mut tx = store.begin().await?;
+    let delivery =
+        shared::gather_alert_in::<Postgres>(&mut tx, target_id, delivery_key, at).await?;
+    if delivery.is_some() {
+        tx.commit().await?;
+    }
+    Ok(delivery)
+}

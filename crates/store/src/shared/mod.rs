@@ -19,6 +19,7 @@ use crate::rows::Columns;
 use crate::rules::Referenced;
 use crate::{Id, Result};
 
+mod alerts;
 mod evidence;
 mod jobs;
 mod library;
@@ -30,6 +31,7 @@ mod schedules;
 mod stats;
 mod users;
 
+pub(crate) use alerts::*;
 pub(crate) use evidence::*;
 pub(crate) use jobs::*;
 pub(crate) use library::*;

@@ -286,3 +286,17 @@ pub(super) async fn record_page_check(
     tx.commit().await?;
     Ok(outcome)
 }
+
+pub(super) async fn gather_alert(
+    store: &SqliteStore,
+    target_id: Id,
+    delivery_key: &str,
+    at: DateTime<Utc>,
+) -> Result<Option<crate::AlertDelivery>> {
+    let mut tx = store.write().await?;
+    let delivery = shared::gather_alert_in::<Sqlite>(&mut tx, target_id, delivery_key, at).await?;
+    if delivery.is_some() {
+        tx.commit().await?;
+    }
+    Ok(delivery)
+}

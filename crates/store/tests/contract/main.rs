@@ -7,6 +7,7 @@
 
 mod helpers;
 
+mod alerts;
 mod captures;
 mod catalog;
 mod jobs;
