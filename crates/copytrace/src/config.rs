@@ -40,6 +40,9 @@ pub struct ConfigFile {
     /// `[schedule]`
     #[serde(default)]
     pub schedule: ScheduleSection,
+    /// `[alerts]`
+    #[serde(default)]
+    pub alerts: AlertsSection,
     /// `[crawl]`: the defaults of every crawl's settings (`copytrace crawl`, `schedule add`),
     /// keyed by flag name (`max_pages`, `delay`, `include`, …; see `copytrace crawl --help`).
     /// Each becomes `COPYTRACE_CRAWL_<KEY>`; lists are joined one item per line.
@@ -87,6 +90,18 @@ pub struct WorkerSection {
     pub retry_base_secs: Option<u64>,
     /// `COPYTRACE_WORKER_LISTEN`
     pub listen: Option<String>,
+}
+
+/// `[alerts]` settings: how webhooks and e-mail digests are sent.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AlertsSection {
+    /// `COPYTRACE_SMTP_URL`
+    pub smtp_url: Option<String>,
+    /// `COPYTRACE_MAIL_FROM`
+    pub mail_from: Option<String>,
+    /// `COPYTRACE_ALERTS_ALLOW_PRIVATE_ADDRESSES`
+    pub allow_private_addresses: Option<bool>,
 }
 
 /// `[match]` settings.
@@ -183,6 +198,12 @@ impl ConfigFile {
             "COPYTRACE_AUTO_CONFIRM_SCORE",
             self.matching.auto_confirm_score.map(|v| v.to_string()),
         );
+        put("COPYTRACE_SMTP_URL", self.alerts.smtp_url.clone());
+        put("COPYTRACE_MAIL_FROM", self.alerts.mail_from.clone());
+        put(
+            "COPYTRACE_ALERTS_ALLOW_PRIVATE_ADDRESSES",
+            self.alerts.allow_private_addresses.map(|v| v.to_string()),
+        );
         put("COPYTRACE_TIMEZONE", self.schedule.timezone.clone());
         put("COPYTRACE_DEDUP_CRON", self.schedule.dedup_cron.clone());
         put(
@@ -232,6 +253,10 @@ pub fn print_effective(globals: &crate::cli::Globals) {
         None => println!("# redis_url: not set (in-memory index)"),
     }
     println!("redis_prefix = {:?}", globals.redis_prefix);
+    match &globals.smtp_url {
+        Some(url) => println!("smtp_url = {:?}", redact(url)),
+        None => println!("# smtp_url: not set (e-mail alerts wait)"),
+    }
     if let Some(path) = &globals.config {
         println!("# configuration file: {}", path.display());
     }
@@ -253,6 +278,8 @@ pub fn print_effective(globals: &crate::cli::Globals) {
         "COPYTRACE_RECHECK_ALLOW_PRIVATE_ADDRESSES",
         "COPYTRACE_RECHECK_USER_AGENT",
         "COPYTRACE_RECHECK_DELAY",
+        "COPYTRACE_MAIL_FROM",
+        "COPYTRACE_ALERTS_ALLOW_PRIVATE_ADDRESSES",
     ]
     .map(str::to_owned)
     .into_iter()

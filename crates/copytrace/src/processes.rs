@@ -14,10 +14,12 @@ use copytrace_admin_web::ops::{self, Metrics, Probe};
 use copytrace_matcher::MatchConfig;
 use copytrace_scheduler::leader::{LeaderConfig, run_as_leader};
 use copytrace_scheduler::schedules::fire_due_schedules;
+use copytrace_scheduler::worker::Handlers;
 use copytrace_scheduler::{Clock, JobHandler, SystemClock, WorkerConfig, WorkerReport, run_worker};
 use copytrace_store::Store;
 use tokio_util::sync::CancellationToken;
 
+use copytrace_service::alerts::{AlertJobs, AlertSettings, Alerter};
 use copytrace_service::dedup::DedupJob;
 use copytrace_service::index::IndexSource;
 use copytrace_service::jobs::{self, CrawlJobs, MatchJobs, ScheduleJobs};
@@ -146,8 +148,9 @@ async fn run_loops(
 /// Which jobs a worker process runs.
 #[derive(Debug, Clone)]
 pub enum WorkerKind {
-    /// Crawl jobs.
-    Crawl,
+    /// Crawl jobs, and the alert deliveries they lead to (crawl workers reach the outside
+    /// world), sent with these settings.
+    Crawl(AlertSettings),
     /// Match jobs, with this index, configuration and certainty gate.
     Match(IndexSource, Box<MatchConfig>, ReviewGate),
 }
@@ -156,7 +159,10 @@ pub enum WorkerKind {
 /// fails the start instead of every job.
 async fn handler_for(store: &Arc<dyn Store>, kind: &WorkerKind) -> Result<Arc<dyn JobHandler>> {
     Ok(match kind {
-        WorkerKind::Crawl => Arc::new(CrawlJobs::new(store.clone())),
+        WorkerKind::Crawl(alerts) => Arc::new(Handlers(vec![
+            Arc::new(CrawlJobs::new(store.clone())),
+            Arc::new(AlertJobs::new(Alerter::new(store.clone(), alerts.clone())?)),
+        ])),
         WorkerKind::Match(source, config, gate) => {
             let engine =
                 MatchEngine::new(store.clone(), source.clone(), **config).with_review_gate(*gate);
@@ -217,6 +223,8 @@ pub struct ServeSettings {
     pub review_gate: ReviewGate,
     /// The daily dedup schedule to keep: cron expression, time zone, and the run's settings.
     pub dedup_schedule: (String, String, DedupJob),
+    /// How the in-process crawl workers send alerts.
+    pub alerts: AlertSettings,
 }
 
 /// `copytrace serve`: the HTTP endpoints, the scheduler loop (in whichever `serve` process leads:
@@ -280,7 +288,7 @@ pub async fn serve(
             runner: settings.runner.clone(),
         };
         for kind in [
-            WorkerKind::Crawl,
+            WorkerKind::Crawl(settings.alerts.clone()),
             WorkerKind::Match(
                 settings.index.clone(),
                 Box::new(settings.match_config),

@@ -28,6 +28,28 @@ pub trait JobHandler: Send + Sync {
     async fn run(&self, job: &Job) -> Result<String, JobError>;
 }
 
+/// Several handlers as one: each job goes to the handler of its kind. A worker process runs
+/// one loop over all of them (a crawl worker runs crawl jobs and alert deliveries).
+pub struct Handlers(pub Vec<Arc<dyn JobHandler>>);
+
+#[async_trait]
+impl JobHandler for Handlers {
+    fn kinds(&self) -> Vec<String> {
+        self.0.iter().flat_map(|handler| handler.kinds()).collect()
+    }
+
+    async fn run(&self, job: &Job) -> Result<String, JobError> {
+        match self
+            .0
+            .iter()
+            .find(|handler| handler.kinds().contains(&job.kind))
+        {
+            Some(handler) => handler.run(job).await,
+            None => Err(format!("no handler runs {} jobs", job.kind).into()),
+        }
+    }
+}
+
 /// How a worker claims and keeps jobs.
 #[derive(Debug, Clone)]
 pub struct WorkerConfig {

@@ -282,6 +282,121 @@ impl Alerter {
     }
 }
 
+/// Where a new alert target sends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Destination {
+    /// An `http` or `https` URL.
+    Webhook(String),
+    /// An e-mail address.
+    Email(String),
+}
+
+/// Adds (or updates) an alert target of rights holder `holder`. A webhook without `secret`
+/// gets a new random one. Returns the target's id and its secret (empty for e-mail), which is
+/// shown this once: listings never print it.
+pub async fn add_target(
+    store: &dyn Store,
+    holder: &str,
+    destination: Destination,
+    secret: Option<String>,
+    cadence: AlertCadence,
+    lang: &str,
+) -> Result<(Id, String)> {
+    let holder = crate::holders::find(store, holder).await?;
+    let (kind, address, secret) = match destination {
+        Destination::Webhook(url) => {
+            let parsed = url::Url::parse(url.trim())
+                .map_err(|e| ServiceError::invalid(format!("webhook URL {url:?}: {e}")))?;
+            if !["http", "https"].contains(&parsed.scheme()) || parsed.host().is_none() {
+                return Err(ServiceError::invalid(format!(
+                    "webhook URL {url:?}: expected an http or https URL with a host"
+                )));
+            }
+            let secret = match secret {
+                Some(secret) if secret.len() < 16 => {
+                    return Err(ServiceError::invalid(
+                        "a webhook secret has at least 16 characters",
+                    ));
+                }
+                Some(secret) => secret,
+                // Two version-4 UUIDs: 244 random bits.
+                None => format!(
+                    "{}{}",
+                    uuid::Uuid::new_v4().simple(),
+                    uuid::Uuid::new_v4().simple()
+                ),
+            };
+            (AlertKind::Webhook, parsed.to_string(), secret)
+        }
+        Destination::Email(address) => {
+            let parsed: lettre::Address = address
+                .trim()
+                .parse()
+                .map_err(|e| ServiceError::invalid(format!("e-mail address {address:?}: {e}")))?;
+            (AlertKind::Email, parsed.to_string(), String::new())
+        }
+    };
+    let id = store
+        .add_alert_target(&copytrace_store::NewAlertTarget {
+            rights_holder_id: holder.id,
+            kind,
+            address,
+            secret: secret.clone(),
+            cadence,
+            lang: lang.to_owned(),
+            at: Utc::now(),
+        })
+        .await?;
+    Ok((id, secret))
+}
+
+/// A target with how its deliveries stand.
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetStatus {
+    /// The target (its secret is never serialized).
+    #[serde(flatten)]
+    pub target: AlertTarget,
+    /// The rights holder's name.
+    pub rights_holder: String,
+    /// Deliveries sent.
+    pub delivered: usize,
+    /// Deliveries waiting for a retry.
+    pub waiting: usize,
+    /// Deliveries given up after [`MAX_ATTEMPTS`].
+    pub failed: usize,
+    /// The last error of an undelivered delivery.
+    pub last_error: Option<String>,
+}
+
+/// Alert targets (of one holder, or all) with how their recent deliveries stand.
+pub async fn targets(store: &dyn Store, holder: Option<&str>) -> Result<Vec<TargetStatus>> {
+    let holder_id = match holder {
+        Some(name) => Some(crate::holders::find(store, name).await?.id),
+        None => None,
+    };
+    let holders = store.list_rights_holders().await?;
+    let mut statuses = Vec::new();
+    for target in store.list_alert_targets(holder_id).await? {
+        let deliveries = store.alert_deliveries(target.id).await?;
+        let undelivered = || deliveries.iter().filter(|d| d.delivered_at.is_none());
+        statuses.push(TargetStatus {
+            rights_holder: holders
+                .iter()
+                .find(|h| h.id == target.rights_holder_id)
+                .map_or_else(String::new, |h| h.name.clone()),
+            delivered: deliveries
+                .iter()
+                .filter(|d| d.delivered_at.is_some())
+                .count(),
+            waiting: undelivered().filter(|d| d.attempts < MAX_ATTEMPTS).count(),
+            failed: undelivered().filter(|d| d.attempts >= MAX_ATTEMPTS).count(),
+            last_error: undelivered().find_map(|d| d.last_error.clone()),
+            target,
+        });
+    }
+    Ok(statuses)
+}
+
 /// Whether a target is gathered at `now`.
 fn is_due(target: &AlertTarget, now: DateTime<Utc>) -> bool {
     match target.cadence {

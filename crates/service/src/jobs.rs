@@ -184,6 +184,14 @@ pub async fn enqueue_due_matches(store: &dyn Store) -> Result<u64> {
     }
 }
 
+/// Queues the alerts of what a run found (sent by crawl workers). A run's work is done and
+/// recorded by then, so failing to queue them only logs: the next run queues them again.
+async fn enqueue_alerts(store: &dyn Store) {
+    if let Err(error) = crate::alerts::enqueue(store).await {
+        tracing::warn!(error = %one_line(&error), "could not queue the alerts job");
+    }
+}
+
 fn payload<T: serde::de::DeserializeOwned>(job: &Job) -> Result<T, JobError> {
     serde_json::from_value(job.payload.clone())
         .map_err(|e| format!("malformed {} job payload: {e}", job.kind).into())
@@ -249,6 +257,7 @@ impl JobHandler for CrawlJobs {
         let due = enqueue_due_matches(store)
             .await
             .map_err(|e| job_error(&e))?;
+        enqueue_alerts(store).await;
         let pages = &done.pages;
         Ok(format!(
             "{ended}; {} stored, {} new or changed, {} not modified, {} failed; {due} page(s) \
@@ -316,7 +325,7 @@ impl MatchJobs {
                 DedupEnd::Cancelled => RunState::Cancelled,
             })
             .map_err(|e| one_line(&e));
-        Ok(end_run(
+        let ended = end_run(
             store,
             run.id,
             outcome,
@@ -324,7 +333,9 @@ impl MatchJobs {
             &serde_json::Value::Null,
             job.attempts >= job.max_attempts,
         )
-        .await?)
+        .await?;
+        enqueue_alerts(store).await;
+        Ok(ended)
     }
 }
 

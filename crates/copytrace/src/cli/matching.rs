@@ -88,9 +88,11 @@ pub async fn run_match(globals: &Globals, args: MatchCommandArgs) -> Result<Exit
         println!("{due} page(s) due for matching have a match job");
         return Ok(ExitCode::SUCCESS);
     }
-    let engine = MatchEngine::new(store, globals.index_source(), config)
+    let engine = MatchEngine::new(store.clone(), globals.index_source(), config)
         .with_review_gate(args.settings.gate()?);
-    match_and_print(engine).await
+    let code = match_and_print(engine).await?;
+    super::alerts::after_run(globals, store).await;
+    Ok(code)
 }
 
 /// Matches every due page with `engine` and prints a summary.
@@ -254,5 +256,6 @@ pub async fn run_dedup(globals: &Globals, args: DedupArgs) -> Result<ExitCode> {
             run.counts.errors
         );
     }
+    super::alerts::after_run(globals, store).await;
     Ok(ExitCode::SUCCESS)
 }

@@ -2,6 +2,7 @@
 //! how each command presents the service's results. No pipeline step lives here: every command
 //! calls `copytrace-service` and prints what it returns.
 
+pub mod alerts;
 pub mod crawl;
 pub mod evidence;
 pub mod filters;
@@ -81,6 +82,32 @@ pub struct Globals {
     /// flag nor a COPYTRACE_… variable gives one.
     #[arg(long, global = true, env = "COPYTRACE_CONFIG", value_name = "PATH")]
     pub config: Option<PathBuf>,
+
+    /// SMTP server of alert e-mails: `smtp://host:port` (plain), `smtp://host?tls=required`
+    /// (STARTTLS), `smtps://user:password@host` (TLS). E-mail alerts wait until it is set.
+    #[arg(
+        long,
+        global = true,
+        env = "COPYTRACE_SMTP_URL",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub smtp_url: Option<String>,
+
+    /// Sender of alert e-mails.
+    #[arg(
+        long,
+        global = true,
+        env = "COPYTRACE_MAIL_FROM",
+        value_name = "MAILBOX",
+        default_value = "Copytrace <copytrace@localhost>"
+    )]
+    pub mail_from: String,
+
+    /// Let alert webhooks reach private and loopback addresses (an intranet receiver). They
+    /// are refused by default, as the crawler refuses them.
+    #[arg(long, global = true, env = "COPYTRACE_ALERTS_ALLOW_PRIVATE_ADDRESSES")]
+    pub alerts_allow_private_addresses: bool,
 }
 
 impl Globals {
@@ -108,6 +135,16 @@ impl Globals {
                 prefix: self.redis_prefix.clone(),
             },
             None => IndexSource::Memory,
+        }
+    }
+
+    /// How alerts are sent.
+    pub fn alert_settings(&self) -> copytrace_service::alerts::AlertSettings {
+        copytrace_service::alerts::AlertSettings {
+            smtp_url: self.smtp_url.clone(),
+            mail_from: self.mail_from.clone(),
+            allow_private_addresses: self.alerts_allow_private_addresses,
+            ..Default::default()
         }
     }
 
@@ -150,6 +187,9 @@ pub enum Command {
     /// Export data for analysts and scripts.
     #[command(subcommand)]
     Export(output::ExportCommand),
+    /// Alert rights holders of new copies and removals (webhook, e-mail).
+    #[command(subcommand)]
+    Alert(alerts::AlertCommand),
     /// The review queue: confirm, reject or license matches below the certainty gate.
     #[command(subcommand)]
     Review(review::ReviewCommand),
@@ -201,6 +241,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Index(command) => matching::run_index(globals, command).await,
         Command::Dedup(args) => matching::run_dedup(globals, args).await,
         Command::Export(command) => output::run_export(globals, command).await,
+        Command::Alert(command) => alerts::run(globals, command).await,
         Command::Evidence(args) => evidence::run(globals, args).await,
         Command::Report { scope } => output::run_report(globals, scope).await,
         Command::Review(command) => review::run(globals, command).await,

@@ -129,7 +129,9 @@ fn redis(globals: &Globals) -> Option<(String, String)> {
 /// Runs `copytrace worker …` until SIGTERM (or until idle).
 pub async fn run_worker(globals: &Globals, command: WorkerCommand) -> Result<ExitCode> {
     let (kind, worker, listen) = match command {
-        WorkerCommand::Crawl { worker, listen } => (WorkerKind::Crawl, worker, listen),
+        WorkerCommand::Crawl { worker, listen } => {
+            (WorkerKind::Crawl(globals.alert_settings()), worker, listen)
+        }
         WorkerCommand::Match {
             worker,
             settings,
@@ -169,6 +171,7 @@ pub async fn run_serve(globals: &Globals, args: ServeArgs) -> Result<ExitCode> {
         index: globals.index_source(),
         match_config,
         review_gate,
+        alerts: globals.alert_settings(),
         dedup_schedule: (
             args.dedup.dedup_cron.clone(),
             args.dedup.timezone.clone(),

@@ -8,6 +8,7 @@
 //! key prefix; the PostgreSQL tests use its PostgreSQL cluster (`COPYTRACE_TEST_POSTGRES_URL`),
 //! each in a database of its own.
 
+mod alerts;
 mod bad_input;
 mod catalog;
 mod config;

@@ -271,7 +271,7 @@ where
             .bind(target_id)
             .bind(delivery_id)
             .bind(target.rights_holder_id)
-            .bind(since.clone())
+            .bind(since)
             .execute(&mut *conn)
             .await?;
         claimed += DB::rows_affected(&done);

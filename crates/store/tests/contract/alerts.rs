@@ -212,7 +212,7 @@ async fn attempts_are_recorded_until_one_delivers(store: Arc<dyn Store>) {
         .unwrap();
     assert_eq!(
         store.due_alert_deliveries(at(10), 3).await.unwrap(),
-        [delivery.clone()]
+        std::slice::from_ref(&delivery)
     );
     store
         .record_alert_attempt(delivery.id, Some("HTTP 503"), at(10), at(70))
