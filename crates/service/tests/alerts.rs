@@ -126,16 +126,8 @@ fn settings() -> AlertSettings {
     }
 }
 
-fn header<'a>(headers: &'a HeaderMap, name: &str) -> &'a str {
-    headers.get(name).unwrap().to_str().unwrap()
-}
-
-#[tokio::test]
-async fn a_webhook_is_signed_retried_with_the_same_delivery_and_never_repeated() {
-    let (store, holder, work) = library().await;
-    let receiver = Receiver::default();
-    *receiver.failures_left.lock().unwrap() = 1;
-    let url = start_receiver(receiver.clone()).await;
+/// Adds a webhook target of `holder` at `url` with the secret `s3cret`, at time 0.
+async fn add_webhook(store: &dyn Store, holder: i64, url: String) {
     store
         .add_alert_target(&NewAlertTarget {
             rights_holder_id: holder,
@@ -148,6 +140,19 @@ async fn a_webhook_is_signed_retried_with_the_same_delivery_and_never_repeated()
         })
         .await
         .unwrap();
+}
+
+fn header<'a>(headers: &'a HeaderMap, name: &str) -> &'a str {
+    headers.get(name).unwrap().to_str().unwrap()
+}
+
+#[tokio::test]
+async fn a_webhook_is_signed_retried_with_the_same_delivery_and_never_repeated() {
+    let (store, holder, work) = library().await;
+    let receiver = Receiver::default();
+    *receiver.failures_left.lock().unwrap() = 1;
+    let url = start_receiver(receiver.clone()).await;
+    add_webhook(&*store, holder, url).await;
     let page = copied(&*store, "https://pirate.example/1.html", work, 10).await;
     let alerter = Alerter::new(store.clone(), settings()).unwrap();
 
@@ -234,18 +239,7 @@ async fn a_webhook_to_a_private_address_is_refused_unless_allowed() {
     let (store, holder, work) = library().await;
     let receiver = Receiver::default();
     let url = start_receiver(receiver.clone()).await;
-    store
-        .add_alert_target(&NewAlertTarget {
-            rights_holder_id: holder,
-            kind: AlertKind::Webhook,
-            address: url,
-            secret: "s3cret".into(),
-            cadence: AlertCadence::AfterRun,
-            lang: "en".into(),
-            at: at(0),
-        })
-        .await
-        .unwrap();
+    add_webhook(&*store, holder, url).await;
     copied(&*store, "https://pirate.example/1.html", work, 10).await;
     let strict = Alerter::new(store.clone(), AlertSettings::default()).unwrap();
     let report = strict.run(Utc::now()).await.unwrap();
