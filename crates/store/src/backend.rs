@@ -5,7 +5,7 @@
 //! `pages`, `matches`, `jobs`, `schedules` and `users`), each function taking the store as its
 //! first argument. A method whose SQL is the same on both backends is not in either: it is one
 //! generic function of `crate::shared`, run on the backend's pool. [`impl_store_by_section!`]
-//! writes the `impl Store` that forwards every method to its function, so the list of the 90
+//! writes the `impl Store` that forwards every method to its function, so the list of the 93
 //! methods and where each lives is written once instead of once per backend, and a method
 //! missing from a section file is a compile error naming it.
 
@@ -183,6 +183,9 @@ macro_rules! impl_store_by_section {
 
             users::create_user(user: &$crate::NewUser) -> $crate::Id;
             shared::find_user_by_email(email: &str) -> Option<$crate::User>;
+            shared::list_users() -> Vec<$crate::User>;
+            shared::set_user_password(email: &str, password_hash: &str) -> ();
+            shared::remove_user(email: &str) -> ();
         );
     };
     (@impl $store:ty; $(

@@ -623,6 +623,13 @@ pub trait Store: Send + Sync {
     async fn create_user(&self, user: &NewUser) -> Result<Id>;
     /// Finds a user by (case-insensitive) email.
     async fn find_user_by_email(&self, email: &str) -> Result<Option<User>>;
+    /// Every user, by email.
+    async fn list_users(&self) -> Result<Vec<User>>;
+    /// Replaces a user's password hash. `NotFound` for an unknown email.
+    async fn set_user_password(&self, email: &str, password_hash: &str) -> Result<()>;
+    /// Removes a user (and, once the web has them, their sessions). `NotFound` for an unknown
+    /// email.
+    async fn remove_user(&self, email: &str) -> Result<()>;
 }
 
 #[cfg(test)]

@@ -64,3 +64,64 @@ where
     .map(UserRow::into_model)
     .transpose()
 }
+
+pub(crate) async fn list_users<'e, DB, E>(executor: E) -> Result<Vec<User>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    UserRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+{
+    sqlx::query_as::<_, UserRow<DB>>(
+        "SELECT id, email, password_hash, role, rights_holder_id, created_at FROM users \
+         ORDER BY email",
+    )
+    .fetch_all(executor)
+    .await?
+    .into_iter()
+    .map(UserRow::into_model)
+    .collect()
+}
+
+/// [`crate::Store::set_user_password`].
+pub(crate) async fn set_user_password<'e, DB, E>(
+    executor: E,
+    email: &str,
+    password_hash: &str,
+) -> Result<()>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    String: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+{
+    let missing = || StoreError::NotFound(format!("user {email:?}"));
+    let normalized = normalize_email(email).ok_or_else(missing)?;
+    let done = sqlx::query("UPDATE users SET password_hash = $2 WHERE email = $1")
+        .bind(normalized)
+        .bind(password_hash)
+        .execute(executor)
+        .await?;
+    if DB::rows_affected(&done) == 0 {
+        return Err(missing());
+    }
+    Ok(())
+}
+
+/// [`crate::Store::remove_user`].
+pub(crate) async fn remove_user<'e, DB, E>(executor: E, email: &str) -> Result<()>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    String: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    let missing = || StoreError::NotFound(format!("user {email:?}"));
+    let normalized = normalize_email(email).ok_or_else(missing)?;
+    let done = sqlx::query("DELETE FROM users WHERE email = $1")
+        .bind(normalized)
+        .execute(executor)
+        .await?;
+    if DB::rows_affected(&done) == 0 {
+        return Err(missing());
+    }
+    Ok(())
+}

@@ -11,6 +11,7 @@ contract_tests!(
     duplicate_user_email_is_refused_regardless_of_case,
     a_rights_holder_user_belongs_to_exactly_one_rights_holder,
     a_user_of_an_unknown_rights_holder_is_not_found,
+    users_are_listed_given_new_passwords_and_removed_by_email,
 );
 
 const HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA";
@@ -116,4 +117,53 @@ async fn a_user_of_an_unknown_rights_holder_is_not_found(store: Arc<dyn Store>) 
         .create_user(&user("rh@nowhere.example", Role::RightsHolder, Some(12)))
         .await;
     assert_eq!(not_found(result), "rights holder 12");
+}
+
+async fn users_are_listed_given_new_passwords_and_removed_by_email(store: Arc<dyn Store>) {
+    store
+        .create_user(&user("bob@example.com", Role::Analyst, None))
+        .await
+        .unwrap();
+    store
+        .create_user(&user("alice@example.com", Role::Admin, None))
+        .await
+        .unwrap();
+    let emails: Vec<String> = store
+        .list_users()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|u| u.email)
+        .collect();
+    assert_eq!(emails, ["alice@example.com", "bob@example.com"]);
+
+    store
+        .set_user_password(" BOB@example.com", "$argon2id$new")
+        .await
+        .unwrap();
+    let bob = store
+        .find_user_by_email("bob@example.com")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(bob.password_hash, "$argon2id$new");
+    let alice = store
+        .find_user_by_email("alice@example.com")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(alice.password_hash, HASH, "only that user's");
+    not_found(store.set_user_password("carol@example.com", "x").await);
+
+    store.remove_user("Bob@Example.com").await.unwrap();
+    assert!(
+        store
+            .find_user_by_email("bob@example.com")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    not_found(store.remove_user("bob@example.com").await);
+    not_found(store.remove_user("not an email").await);
+    assert_eq!(store.list_users().await.unwrap().len(), 1);
 }
