@@ -22,6 +22,7 @@
 //! This crate chooses no backend and reads no environment: the binary opens the store and names
 //! the index ([`index::IndexSource`]).
 
+pub mod accounts;
 pub mod alerts;
 pub mod catalog;
 pub mod chapters;

@@ -18,6 +18,7 @@ pub mod queue;
 pub mod review;
 pub mod schedules;
 pub mod stats;
+pub mod users;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -190,6 +191,9 @@ pub enum Command {
     /// Alert rights holders of new copies and removals (webhook, e-mail).
     #[command(subcommand)]
     Alert(alerts::AlertCommand),
+    /// Accounts of the admin web and API.
+    #[command(subcommand)]
+    User(users::UserCommand),
     /// The review queue: confirm, reject or license matches below the certainty gate.
     #[command(subcommand)]
     Review(review::ReviewCommand),
@@ -242,6 +246,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Dedup(args) => matching::run_dedup(globals, args).await,
         Command::Export(command) => output::run_export(globals, command).await,
         Command::Alert(command) => alerts::run(globals, command).await,
+        Command::User(command) => users::run(globals, command).await,
         Command::Evidence(args) => evidence::run(globals, args).await,
         Command::Report { scope } => output::run_report(globals, scope).await,
         Command::Review(command) => review::run(globals, command).await,

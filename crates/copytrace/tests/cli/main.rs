@@ -29,3 +29,4 @@ mod redis_index;
 mod review;
 mod schedules;
 mod stats;
+mod users;
