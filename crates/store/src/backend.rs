@@ -5,7 +5,7 @@
 //! `pages`, `matches`, `jobs`, `schedules` and `users`), each function taking the store as its
 //! first argument. A method whose SQL is the same on both backends is not in either: it is one
 //! generic function of `crate::shared`, run on the backend's pool. [`impl_store_by_section!`]
-//! writes the `impl Store` that forwards every method to its function, so the list of the 93
+//! writes the `impl Store` that forwards every method to its function, so the list of the 100
 //! methods and where each lives is written once instead of once per backend, and a method
 //! missing from a section file is a compile error naming it.
 
@@ -186,6 +186,16 @@ macro_rules! impl_store_by_section {
             shared::list_users() -> Vec<$crate::User>;
             shared::set_user_password(email: &str, password_hash: &str) -> ();
             shared::remove_user(email: &str) -> ();
+            shared::create_session(session: &$crate::NewSession) -> ();
+            shared::session(token_hash: &str, at: ::chrono::DateTime<::chrono::Utc>)
+                -> Option<$crate::Session>;
+            shared::delete_session(token_hash: &str) -> ();
+            shared::delete_expired_sessions(at: ::chrono::DateTime<::chrono::Utc>) -> u64;
+            shared::record_login_failure(key: &str, at: ::chrono::DateTime<::chrono::Utc>) -> ();
+            shared::login_failures_since(key: &str, since: ::chrono::DateTime<::chrono::Utc>)
+                -> u64;
+            shared::clear_login_failures(key: &str, before: ::chrono::DateTime<::chrono::Utc>)
+                -> ();
         );
     };
     (@impl $store:ty; $(

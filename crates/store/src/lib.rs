@@ -627,9 +627,23 @@ pub trait Store: Send + Sync {
     async fn list_users(&self) -> Result<Vec<User>>;
     /// Replaces a user's password hash. `NotFound` for an unknown email.
     async fn set_user_password(&self, email: &str, password_hash: &str) -> Result<()>;
-    /// Removes a user (and, once the web has them, their sessions). `NotFound` for an unknown
+    /// Removes a user and their sessions. `NotFound` for an unknown
     /// email.
     async fn remove_user(&self, email: &str) -> Result<()>;
+    /// Stores a web session.
+    async fn create_session(&self, session: &NewSession) -> Result<()>;
+    /// The session whose token hashes to `token_hash`, with its user, unless it ended by `at`.
+    async fn session(&self, token_hash: &str, at: DateTime<Utc>) -> Result<Option<Session>>;
+    /// Ends a session (nothing happens for an unknown one).
+    async fn delete_session(&self, token_hash: &str) -> Result<()>;
+    /// Deletes the sessions ended by `at`; returns how many.
+    async fn delete_expired_sessions(&self, at: DateTime<Utc>) -> Result<u64>;
+    /// Records a failed login under `key` (`account:EMAIL`, `address:IP`).
+    async fn record_login_failure(&self, key: &str, at: DateTime<Utc>) -> Result<()>;
+    /// Failed logins under `key` after `since`.
+    async fn login_failures_since(&self, key: &str, since: DateTime<Utc>) -> Result<u64>;
+    /// Forgets the failures of `key` (a successful login), and everyone's before `before`.
+    async fn clear_login_failures(&self, key: &str, before: DateTime<Utc>) -> Result<()>;
 }
 
 #[cfg(test)]

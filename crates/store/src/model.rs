@@ -1658,3 +1658,31 @@ pub struct AlertDelivery {
     /// When it was delivered.
     pub delivered_at: Option<DateTime<Utc>>,
 }
+
+/// A web session to store ([`crate::Store::create_session`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewSession {
+    /// SHA-256 (hex) of the cookie's token; the token itself is never stored.
+    pub token_hash: String,
+    /// Whose session.
+    pub user_id: Id,
+    /// The token every form of the session carries.
+    pub csrf_token: String,
+    /// When it started.
+    pub created_at: DateTime<Utc>,
+    /// When it ends.
+    pub expires_at: DateTime<Utc>,
+}
+
+/// A live web session and its user ([`crate::Store::session`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Session {
+    /// SHA-256 (hex) of the cookie's token.
+    pub token_hash: String,
+    /// The token every form of the session carries.
+    pub csrf_token: String,
+    /// When it ends.
+    pub expires_at: DateTime<Utc>,
+    /// Its user.
+    pub user: User,
+}

@@ -1,9 +1,10 @@
 //! The user statements both backends share.
 
+use chrono::{DateTime, Utc};
 use sqlx::{Encode, Executor, FromRow, Transaction, Type};
 
 use super::{Db, exists};
-use crate::rows::UserRow;
+use crate::rows::{Columns, StoredTime, UserRow};
 use crate::rules::{self, Referenced, normalize_email};
 use crate::{Id, NewUser, Result, StoreError, User};
 
@@ -123,5 +124,167 @@ where
     if DB::rows_affected(&done) == 0 {
         return Err(missing());
     }
+    Ok(())
+}
+
+/// [`crate::Store::create_session`].
+pub(crate) async fn create_session<'e, DB, E>(
+    executor: E,
+    session: &crate::NewSession,
+) -> Result<()>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    sqlx::query(
+        "INSERT INTO web_sessions (token_hash, user_id, csrf_token, created_at, expires_at) \
+         VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(session.token_hash.as_str())
+    .bind(session.user_id)
+    .bind(session.csrf_token.as_str())
+    .bind(DB::time(session.created_at))
+    .bind(DB::time(session.expires_at))
+    .execute(executor)
+    .await?;
+    Ok(())
+}
+
+#[derive(FromRow)]
+pub(crate) struct SessionRow<C: Columns> {
+    token_hash: String,
+    csrf_token: String,
+    expires_at: C::Time,
+    #[sqlx(flatten)]
+    user: UserRow<C>,
+}
+
+/// [`crate::Store::session`].
+pub(crate) async fn session<'e, DB, E>(
+    executor: E,
+    token_hash: &str,
+    at: DateTime<Utc>,
+) -> Result<Option<crate::Session>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    SessionRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    let Some(row) = sqlx::query_as::<_, SessionRow<DB>>(
+        "SELECT s.token_hash, s.csrf_token, s.expires_at, u.id, u.email, u.password_hash, \
+                u.role, u.rights_holder_id, u.created_at \
+         FROM web_sessions s JOIN users u ON u.id = s.user_id \
+         WHERE s.token_hash = $1 AND s.expires_at > $2",
+    )
+    .bind(token_hash)
+    .bind(DB::time(at))
+    .fetch_optional(executor)
+    .await?
+    else {
+        return Ok(None);
+    };
+    Ok(Some(crate::Session {
+        token_hash: row.token_hash,
+        csrf_token: row.csrf_token,
+        expires_at: row.expires_at.into_time()?,
+        user: row.user.into_model()?,
+    }))
+}
+
+/// [`crate::Store::delete_session`].
+pub(crate) async fn delete_session<'e, DB, E>(executor: E, token_hash: &str) -> Result<()>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+{
+    sqlx::query("DELETE FROM web_sessions WHERE token_hash = $1")
+        .bind(token_hash)
+        .execute(executor)
+        .await?;
+    Ok(())
+}
+
+/// [`crate::Store::delete_expired_sessions`].
+pub(crate) async fn delete_expired_sessions<'e, DB, E>(
+    executor: E,
+    at: DateTime<Utc>,
+) -> Result<u64>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    let done = sqlx::query("DELETE FROM web_sessions WHERE expires_at <= $1")
+        .bind(DB::time(at))
+        .execute(executor)
+        .await?;
+    Ok(DB::rows_affected(&done))
+}
+
+/// [`crate::Store::record_login_failure`].
+pub(crate) async fn record_login_failure<'e, DB, E>(
+    executor: E,
+    key: &str,
+    at: DateTime<Utc>,
+) -> Result<()>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    sqlx::query("INSERT INTO login_failures (key, at) VALUES ($1, $2)")
+        .bind(key)
+        .bind(DB::time(at))
+        .execute(executor)
+        .await?;
+    Ok(())
+}
+
+/// [`crate::Store::login_failures_since`].
+pub(crate) async fn login_failures_since<'e, DB, E>(
+    executor: E,
+    key: &str,
+    since: DateTime<Utc>,
+) -> Result<u64>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    (i64,): for<'r> FromRow<'r, DB::Row>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    let count: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM login_failures WHERE key = $1 AND at > $2")
+            .bind(key)
+            .bind(DB::time(since))
+            .fetch_one(executor)
+            .await?;
+    rules::to_u64(count, "login failures")
+}
+
+/// [`crate::Store::clear_login_failures`]: those of `key`, and everyone's older than `before`.
+pub(crate) async fn clear_login_failures<'e, DB, E>(
+    executor: E,
+    key: &str,
+    before: DateTime<Utc>,
+) -> Result<()>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    sqlx::query("DELETE FROM login_failures WHERE key = $1 OR at < $2")
+        .bind(key)
+        .bind(DB::time(before))
+        .execute(executor)
+        .await?;
     Ok(())
 }

@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
-use copytrace_store::{NewUser, Role, Store};
+use copytrace_store::{NewSession, NewUser, Role, Store};
 
-use crate::helpers::{contract_tests, invalid, not_found};
+use crate::helpers::{at, contract_tests, invalid, not_found};
 
 contract_tests!(
     user_email_lookup_ignores_case,
@@ -12,6 +12,8 @@ contract_tests!(
     a_rights_holder_user_belongs_to_exactly_one_rights_holder,
     a_user_of_an_unknown_rights_holder_is_not_found,
     users_are_listed_given_new_passwords_and_removed_by_email,
+    a_session_finds_its_user_until_it_ends_or_the_user_goes,
+    login_failures_are_counted_per_key_and_forgotten,
 );
 
 const HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA";
@@ -166,4 +168,112 @@ async fn users_are_listed_given_new_passwords_and_removed_by_email(store: Arc<dy
     not_found(store.remove_user("bob@example.com").await);
     not_found(store.remove_user("not an email").await);
     assert_eq!(store.list_users().await.unwrap().len(), 1);
+}
+
+fn session(token_hash: &str, user_id: i64, expires: i64) -> NewSession {
+    NewSession {
+        token_hash: token_hash.to_owned(),
+        user_id,
+        csrf_token: format!("csrf-{token_hash}"),
+        created_at: at(0),
+        expires_at: at(expires),
+    }
+}
+
+async fn a_session_finds_its_user_until_it_ends_or_the_user_goes(store: Arc<dyn Store>) {
+    let holder = store.ensure_rights_holder("Yuewen").await.unwrap();
+    let id = store
+        .create_user(&user("rh@example.com", Role::RightsHolder, Some(holder)))
+        .await
+        .unwrap();
+    store
+        .create_session(&session("aaa", id, 100))
+        .await
+        .unwrap();
+    store.create_session(&session("bbb", id, 50)).await.unwrap();
+
+    let found = store.session("aaa", at(10)).await.unwrap().expect("live");
+    assert_eq!(found.user.id, id);
+    assert_eq!(found.user.rights_holder_id, Some(holder));
+    assert_eq!(found.csrf_token, "csrf-aaa");
+    assert_eq!(found.expires_at, at(100));
+    assert!(
+        store.session("aaa", at(100)).await.unwrap().is_none(),
+        "ended"
+    );
+    assert!(store.session("zzz", at(10)).await.unwrap().is_none());
+
+    assert_eq!(store.delete_expired_sessions(at(60)).await.unwrap(), 1);
+    assert!(
+        store.session("bbb", at(10)).await.unwrap().is_none(),
+        "deleted"
+    );
+    store.delete_session("aaa").await.unwrap();
+    assert!(store.session("aaa", at(10)).await.unwrap().is_none());
+    store.delete_session("aaa").await.unwrap();
+
+    store
+        .create_session(&session("ccc", id, 100))
+        .await
+        .unwrap();
+    store.remove_user("rh@example.com").await.unwrap();
+    assert!(
+        store.session("ccc", at(10)).await.unwrap().is_none(),
+        "a removed user's sessions end with it"
+    );
+}
+
+async fn login_failures_are_counted_per_key_and_forgotten(store: Arc<dyn Store>) {
+    for seconds in [10, 20, 30] {
+        store
+            .record_login_failure("account:a@example.com", at(seconds))
+            .await
+            .unwrap();
+    }
+    store
+        .record_login_failure("address:10.0.0.1", at(25))
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .login_failures_since("account:a@example.com", at(15))
+            .await
+            .unwrap(),
+        2
+    );
+    assert_eq!(
+        store
+            .login_failures_since("address:10.0.0.1", at(0))
+            .await
+            .unwrap(),
+        1
+    );
+    store
+        .clear_login_failures("account:a@example.com", at(20))
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .login_failures_since("account:a@example.com", at(0))
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        store
+            .login_failures_since("address:10.0.0.1", at(0))
+            .await
+            .unwrap(),
+        1,
+        "another key's recent failures stay"
+    );
+    store.clear_login_failures("none", at(26)).await.unwrap();
+    assert_eq!(
+        store
+            .login_failures_since("address:10.0.0.1", at(0))
+            .await
+            .unwrap(),
+        0,
+        "old failures are forgotten"
+    );
 }
