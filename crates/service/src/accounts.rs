@@ -6,7 +6,8 @@
 
 use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
-use copytrace_store::{Id, NewUser, Role, Store, User};
+use chrono::{DateTime, Utc};
+use copytrace_store::{Id, NewSession, NewUser, Role, Session, Store, User};
 use serde::Serialize;
 
 use crate::error::{Result, ServiceError};
@@ -48,6 +49,102 @@ pub async fn authenticate(store: &dyn Store, email: &str, password: &str) -> Res
         .map_or(DUMMY_HASH, |u| u.password_hash.as_str());
     let valid = verify_password(hash, password);
     Ok(user.filter(|_| valid))
+}
+
+/// How long a web session lasts.
+pub const SESSION_HOURS: i64 = 12;
+/// Failed logins of one account, within [`LIMIT_WINDOW_MINUTES`], before its logins are refused.
+pub const MAX_ACCOUNT_FAILURES: u64 = 5;
+/// Failed logins from one address, within the window, before its logins are refused.
+pub const MAX_ADDRESS_FAILURES: u64 = 20;
+/// The window of the login limiter.
+pub const LIMIT_WINDOW_MINUTES: i64 = 15;
+
+/// What a login attempt came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Login {
+    /// Logged in: the cookie's token (given to the browser, never stored) and the session.
+    Started {
+        /// The session cookie's value.
+        token: String,
+        /// The session as stored.
+        session: Session,
+    },
+    /// Wrong email or password (which one is not said).
+    Refused,
+    /// Too many failures for this account or address lately; the password was not checked.
+    Limited,
+}
+
+/// Logs `email` in from `address`, limited per account and per address: after
+/// [`MAX_ACCOUNT_FAILURES`] failures of an account or [`MAX_ADDRESS_FAILURES`] from an address
+/// in [`LIMIT_WINDOW_MINUTES`], attempts are refused without checking the password.
+pub async fn login(
+    store: &dyn Store,
+    email: &str,
+    password: &str,
+    address: &str,
+    now: DateTime<Utc>,
+) -> Result<Login> {
+    let account = format!("account:{}", email.trim().to_lowercase());
+    let address = format!("address:{address}");
+    let since = now - chrono::Duration::minutes(LIMIT_WINDOW_MINUTES);
+    if store.login_failures_since(&account, since).await? >= MAX_ACCOUNT_FAILURES
+        || store.login_failures_since(&address, since).await? >= MAX_ADDRESS_FAILURES
+    {
+        return Ok(Login::Limited);
+    }
+    let Some(user) = authenticate(store, email, password).await? else {
+        store.record_login_failure(&account, now).await?;
+        store.record_login_failure(&address, now).await?;
+        return Ok(Login::Refused);
+    };
+    store.clear_login_failures(&account, since).await?;
+    let token = random_token();
+    let new = NewSession {
+        token_hash: copytrace_store::sha256_hex(token.as_bytes()),
+        user_id: user.id,
+        csrf_token: random_token(),
+        created_at: now,
+        expires_at: now + chrono::Duration::hours(SESSION_HOURS),
+    };
+    store.create_session(&new).await?;
+    Ok(Login::Started {
+        token,
+        session: Session {
+            token_hash: new.token_hash,
+            csrf_token: new.csrf_token,
+            expires_at: new.expires_at,
+            user,
+        },
+    })
+}
+
+/// The live session of a cookie's token, with its user.
+pub async fn session(
+    store: &dyn Store,
+    token: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<Session>> {
+    Ok(store
+        .session(&copytrace_store::sha256_hex(token.as_bytes()), now)
+        .await?)
+}
+
+/// Ends the session of a cookie's token.
+pub async fn logout(store: &dyn Store, token: &str) -> Result<()> {
+    Ok(store
+        .delete_session(&copytrace_store::sha256_hex(token.as_bytes()))
+        .await?)
+}
+
+/// 244 random bits from the operating system (two version-4 UUIDs), as 64 hex digits.
+fn random_token() -> String {
+    format!(
+        "{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    )
 }
 
 /// A hash of a password nobody has, verified in place of a missing user's.
@@ -127,7 +224,127 @@ pub async fn list(store: &dyn Store) -> Result<Vec<Account>> {
 
 #[cfg(test)]
 mod tests {
+    use copytrace_store::sqlite::SqliteStore;
+
     use super::*;
+
+    async fn store_with_admin() -> SqliteStore {
+        let store = SqliteStore::connect("sqlite::memory:").await.unwrap();
+        store.migrate().await.unwrap();
+        add_user(
+            &store,
+            "admin@example.com",
+            Role::Admin,
+            None,
+            "correct horse battery",
+        )
+        .await
+        .unwrap();
+        store
+    }
+
+    #[tokio::test]
+    async fn a_login_starts_a_session_that_its_cookie_finds_until_logout() {
+        let store = store_with_admin().await;
+        let now = Utc::now();
+        let Login::Started {
+            token,
+            session: started,
+        } = login(
+            &store,
+            "Admin@Example.com",
+            "correct horse battery",
+            "10.0.0.1",
+            now,
+        )
+        .await
+        .unwrap()
+        else {
+            panic!("logged in");
+        };
+        assert_eq!(token.len(), 64);
+        assert_ne!(started.token_hash, token, "only the hash is stored");
+        let found = session(&store, &token, now).await.unwrap().expect("live");
+        assert_eq!(found.user.email, "admin@example.com");
+        assert_eq!(found.csrf_token, started.csrf_token);
+        assert!(session(&store, "forged", now).await.unwrap().is_none());
+        assert!(
+            session(&store, &token, now + chrono::Duration::hours(SESSION_HOURS))
+                .await
+                .unwrap()
+                .is_none(),
+            "sessions end"
+        );
+        logout(&store, &token).await.unwrap();
+        assert!(session(&store, &token, now).await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn the_limiter_holds_per_account_and_per_address() {
+        let store = store_with_admin().await;
+        let now = Utc::now();
+        for _ in 0..MAX_ACCOUNT_FAILURES {
+            assert_eq!(
+                login(
+                    &store,
+                    "admin@example.com",
+                    "wrong password",
+                    "10.0.0.1",
+                    now
+                )
+                .await
+                .unwrap(),
+                Login::Refused
+            );
+        }
+        // The right password no longer helps this account, from any address, for a while.
+        for address in ["10.0.0.1", "10.0.0.2"] {
+            assert_eq!(
+                login(
+                    &store,
+                    "admin@example.com",
+                    "correct horse battery",
+                    address,
+                    now
+                )
+                .await
+                .unwrap(),
+                Login::Limited
+            );
+        }
+        let later = now + chrono::Duration::minutes(LIMIT_WINDOW_MINUTES + 1);
+        assert!(matches!(
+            login(
+                &store,
+                "admin@example.com",
+                "correct horse battery",
+                "10.0.0.1",
+                later
+            )
+            .await
+            .unwrap(),
+            Login::Started { .. }
+        ));
+        // One address guessing many accounts is stopped too.
+        for n in 0..MAX_ADDRESS_FAILURES {
+            let email = format!("guess{n}@example.com");
+            login(&store, &email, "wrong password", "10.9.9.9", later)
+                .await
+                .unwrap();
+        }
+        assert_eq!(
+            login(
+                &store,
+                "admin@example.com",
+                "correct horse battery",
+                "10.9.9.9",
+                later
+            )
+            .await
+            .unwrap(),
+            Login::Limited
+        );
+    }
 
     #[test]
     fn a_password_verifies_against_its_own_hash_only() {
