@@ -1,13 +1,14 @@
 //! Copytrace admin web: the axum + askama user interface and JSON API.
 //!
-//! For now this crate holds the **operations endpoints** every Copytrace process serves
-//! ([`ops`]): liveness, readiness and Prometheus metrics, which container health checks, load
-//! balancers and monitoring need from the first deployment on.
+//! It holds the **operations endpoints** every Copytrace process serves ([`ops`]: liveness,
+//! readiness and Prometheus metrics) and the **admin web** `serve` adds beside them ([`web`]):
+//! login with CSRF tokens, the per-account and per-address limiter and database sessions
+//! (`copytrace_service::accounts`), Chinese and English, and the dashboard, scoped to a rights
+//! holder's own data. Templates live in the repository's `web/templates/web/` and are compiled
+//! in. The web calls the service layer and never writes SQL.
 //!
-//! It will own the server-rendered pages (dashboard, works and their infringing pages,
-//! side-by-side evidence, sites, crawl schedules, jobs, exports, takedown notices, users) in
-//! Chinese and English, the JSON API with its OpenAPI document, authentication (argon2 password
-//! hashes, sessions, CSRF tokens) and role checks that keep every rights holder inside their own
-//! data. It depends on `copytrace-store` for data and never writes SQL itself.
+//! Still to come: works, matches with side-by-side evidence, sites, review, notices,
+//! schedules, runs, exports, library and user pages, the JSON API with its OpenAPI document.
 
 pub mod ops;
+pub mod web;

@@ -76,6 +76,8 @@ pub struct ServeSection {
     pub workers: Option<u32>,
     /// `COPYTRACE_SWEEP_SECS`
     pub sweep_secs: Option<u64>,
+    /// `COPYTRACE_SECURE_COOKIES`
+    pub secure_cookies: Option<bool>,
 }
 
 /// `[worker]` settings.
@@ -177,6 +179,10 @@ impl ConfigFile {
             self.serve.sweep_secs.map(|v| v.to_string()),
         );
         put(
+            "COPYTRACE_SECURE_COOKIES",
+            self.serve.secure_cookies.map(|v| v.to_string()),
+        );
+        put(
             "COPYTRACE_WORKER_CONCURRENCY",
             self.worker.concurrency.map(|v| v.to_string()),
         );
@@ -266,6 +272,7 @@ pub fn print_effective(globals: &crate::cli::Globals) {
         "COPYTRACE_LISTEN",
         "COPYTRACE_SERVE_WORKERS",
         "COPYTRACE_SWEEP_SECS",
+        "COPYTRACE_SECURE_COOKIES",
         "COPYTRACE_WORKER_CONCURRENCY",
         "COPYTRACE_LEASE_SECS",
         "COPYTRACE_RETRY_BASE_SECS",

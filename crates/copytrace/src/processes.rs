@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use copytrace_admin_web::ops::{self, Metrics, Probe};
+use copytrace_admin_web::web::WebState;
 use copytrace_matcher::MatchConfig;
 use copytrace_scheduler::leader::{LeaderConfig, run_as_leader};
 use copytrace_scheduler::schedules::fire_due_schedules;
@@ -88,6 +89,25 @@ async fn bind(listen: SocketAddr) -> Result<tokio::net::TcpListener> {
     tokio::net::TcpListener::bind(listen)
         .await
         .with_context(|| format!("cannot listen on {listen}"))
+}
+
+/// Serves the admin web beside the operations endpoints on `listener` until `shutdown`.
+async fn serve_web(
+    listener: tokio::net::TcpListener,
+    probe: ProcessProbe,
+    web: WebState,
+    shutdown: CancellationToken,
+) -> Result<()> {
+    tracing::info!("admin web on http://{}", listener.local_addr()?);
+    let app = ops::router(Arc::new(probe)).merge(copytrace_admin_web::web::router(web));
+    // The login limiter counts failures per client address.
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(async move { shutdown.cancelled().await })
+    .await
+    .context("the HTTP server failed")
 }
 
 /// Serves the operations endpoints on `listener` until `shutdown`.
@@ -206,8 +226,10 @@ pub async fn worker(
 /// Settings of `copytrace serve`.
 #[derive(Debug, Clone)]
 pub struct ServeSettings {
-    /// Address of the HTTP endpoints.
+    /// Address of the admin web and the operations endpoints.
     pub listen: SocketAddr,
+    /// Mark the web's cookies Secure (users reach it over HTTPS).
+    pub secure_cookies: bool,
     /// In-process crawl and match worker loops (embedded mode); 0 leaves the jobs to
     /// `copytrace worker` processes.
     pub workers: u32,
@@ -243,9 +265,14 @@ pub async fn serve(
         redis,
         leader: Some(leading.clone()),
     };
-    let http = tokio::spawn(serve_ops(
+    let web = WebState {
+        store: store.clone(),
+        secure_cookies: settings.secure_cookies,
+    };
+    let http = tokio::spawn(serve_web(
         bind(settings.listen).await?,
         probe,
+        web,
         shutdown.clone(),
     ));
 

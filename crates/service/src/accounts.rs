@@ -138,8 +138,9 @@ pub async fn logout(store: &dyn Store, token: &str) -> Result<()> {
         .await?)
 }
 
-/// 244 random bits from the operating system (two version-4 UUIDs), as 64 hex digits.
-fn random_token() -> String {
+/// 244 random bits from the operating system (two version-4 UUIDs), as 64 hex digits: session
+/// and CSRF tokens.
+pub fn random_token() -> String {
     format!(
         "{}{}",
         uuid::Uuid::new_v4().simple(),

@@ -99,9 +99,13 @@ pub struct DedupScheduleArgs {
 /// `copytrace serve`
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
-    /// Address of the HTTP endpoints (/healthz, /readyz, /metrics).
+    /// Address of the admin web and the operations endpoints (/healthz, /readyz, /metrics).
     #[arg(long, env = "COPYTRACE_LISTEN", default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
+    /// Mark the web's cookies Secure: set it when users reach the web over HTTPS (directly or
+    /// through a TLS-terminating proxy), so browsers never send a session over plain HTTP.
+    #[arg(long, env = "COPYTRACE_SECURE_COOKIES")]
+    secure_cookies: bool,
     /// Crawl and match job loops run inside this process (each). Default: 1 on SQLite (one
     /// process does everything), 0 on PostgreSQL (`copytrace worker` processes run the jobs).
     #[arg(long, env = "COPYTRACE_SERVE_WORKERS",
@@ -165,6 +169,7 @@ pub async fn run_serve(globals: &Globals, args: ServeArgs) -> Result<ExitCode> {
     let store = globals.store().await?;
     let settings = ServeSettings {
         listen: args.listen,
+        secure_cookies: args.secure_cookies,
         workers: args.workers.unwrap_or(u32::from(globals.embedded())),
         sweep_every: Duration::from_secs(args.sweep_secs),
         runner: args.lease.runner(false),

@@ -78,6 +78,11 @@ fn exactly_one_of_two_serve_processes_leads_and_the_other_takes_over_when_it_die
     deployment.ok(&["index", "rebuild"]);
     assert_eq!(get(ports[follower], "/readyz").unwrap().0, 200);
     assert_eq!(get(ports[follower], "/healthz").unwrap().0, 200);
+    // The admin web is served beside them: anonymous visitors are sent to log in.
+    let (status, login) = get(ports[follower], "/login").unwrap();
+    assert_eq!(status, 200);
+    assert!(login.contains("name=\"password\""), "{login}");
+    assert_eq!(get(ports[follower], "/").unwrap().0, 303);
 
     servers[leader].kill_hard();
     wait_for(

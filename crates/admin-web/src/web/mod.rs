@@ -1,0 +1,441 @@
+//! The server-rendered admin web: login and logout, language choice, and the dashboard. Pages
+//! work without JavaScript.
+//!
+//! **Sessions.** Logging in (`service::accounts::login`, limited per account and per address)
+//! gives a random token in the `copytrace_session` cookie (HttpOnly, SameSite=Lax, Secure when
+//! served behind TLS); the store keeps only its SHA-256.
+//!
+//! **CSRF.** Every form carries a token: a logged-in user's forms the session's own, the login
+//! form one that must match the `copytrace_csrf` cookie it came with (a cross-site page can
+//! neither read that cookie nor make the browser send it, SameSite=Strict). A post without the
+//! right token is refused with 403 and changes nothing.
+//!
+//! **Tenancy.** A rights holder's pages count only its own works' copies.
+
+pub mod i18n;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use askama::Template;
+use axum::extract::{ConnectInfo, Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::{Form, Router};
+use axum_extra::extract::CookieJar;
+use axum_extra::extract::cookie::{Cookie, SameSite};
+use chrono::Utc;
+use copytrace_analytics::stats::SiteGrouping;
+use copytrace_service::accounts::{self, Login};
+use copytrace_store::{MatchFilter, Role, Session, StatsFilter, Store};
+use serde::Deserialize;
+
+use i18n::{LANG_COOKIE, Lang, Texts};
+
+/// Cookie holding the session token.
+pub const SESSION_COOKIE: &str = "copytrace_session";
+/// Cookie holding the login form's CSRF token.
+pub const LOGIN_CSRF_COOKIE: &str = "copytrace_csrf";
+
+/// What every page handler shares.
+#[derive(Clone)]
+pub struct WebState {
+    /// The store, read through the service layer.
+    pub store: Arc<dyn Store>,
+    /// Mark cookies `Secure` (the site is served over TLS, directly or behind a proxy).
+    pub secure_cookies: bool,
+}
+
+/// The pages. Serve it with connection info (`into_make_service_with_connect_info`): the login
+/// limiter counts failures per client address.
+pub fn router(state: WebState) -> Router {
+    Router::new()
+        .route("/", get(dashboard))
+        .route("/login", get(login_page).post(login_submit))
+        .route("/logout", post(logout))
+        .route("/lang/{lang}", get(choose_language))
+        .with_state(state)
+}
+
+/// A page, or a status with its text.
+fn page(template: impl Template) -> Response {
+    match template.render() {
+        Ok(html) => Html(html).into_response(),
+        Err(error) => {
+            tracing::error!(%error, "a template failed to render");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the page could not be rendered",
+            )
+                .into_response()
+        }
+    }
+}
+
+/// A service failure, logged; the user sees only that something failed.
+fn failure(error: copytrace_service::ServiceError) -> Response {
+    tracing::error!(error = %copytrace_service::error::one_line(&error), "a page failed");
+    (
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "the page could not be loaded",
+    )
+        .into_response()
+}
+
+fn cookie(
+    state: &WebState,
+    name: &'static str,
+    value: String,
+    same_site: SameSite,
+) -> Cookie<'static> {
+    Cookie::build((name, value))
+        .path("/")
+        .http_only(true)
+        .same_site(same_site)
+        .secure(state.secure_cookies)
+        .build()
+}
+
+/// The session of a request's cookie, if live.
+async fn current_session(state: &WebState, jar: &CookieJar) -> Result<Option<Session>, Response> {
+    let Some(token) = jar.get(SESSION_COOKIE) else {
+        return Ok(None);
+    };
+    accounts::session(state.store.as_ref(), token.value(), Utc::now())
+        .await
+        .map_err(failure)
+}
+
+#[derive(Template)]
+#[template(path = "web/login.html")]
+struct LoginPage {
+    t: &'static Texts,
+    csrf: String,
+    email: String,
+    error: Option<&'static str>,
+}
+
+/// The login form, with a fresh CSRF token in a cookie and in the form.
+fn login_form(
+    state: &WebState,
+    jar: CookieJar,
+    lang: Lang,
+    email: String,
+    error: Option<&'static str>,
+    status: StatusCode,
+) -> Response {
+    let csrf = accounts::random_token();
+    let jar = jar.add(cookie(
+        state,
+        LOGIN_CSRF_COOKIE,
+        csrf.clone(),
+        SameSite::Strict,
+    ));
+    let t = lang.texts();
+    (
+        status,
+        jar,
+        page(LoginPage {
+            t,
+            csrf,
+            email,
+            error,
+        }),
+    )
+        .into_response()
+}
+
+async fn login_page(State(state): State<WebState>, jar: CookieJar, headers: HeaderMap) -> Response {
+    let lang = Lang::of_request(&jar, &headers);
+    match current_session(&state, &jar).await {
+        Ok(Some(_)) => Redirect::to("/").into_response(),
+        Ok(None) => login_form(&state, jar, lang, String::new(), None, StatusCode::OK),
+        Err(response) => response,
+    }
+}
+
+#[derive(Deserialize)]
+struct LoginForm {
+    csrf: String,
+    email: String,
+    password: String,
+}
+
+async fn login_submit(
+    State(state): State<WebState>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    jar: CookieJar,
+    headers: HeaderMap,
+    Form(form): Form<LoginForm>,
+) -> Response {
+    let lang = Lang::of_request(&jar, &headers);
+    let t = lang.texts();
+    let expected = jar.get(LOGIN_CSRF_COOKIE).map(|c| c.value().to_owned());
+    if expected.as_deref() != Some(form.csrf.as_str()) || form.csrf.is_empty() {
+        return login_form(
+            &state,
+            jar,
+            lang,
+            form.email,
+            Some(t.expired_form),
+            StatusCode::FORBIDDEN,
+        );
+    }
+    let outcome = accounts::login(
+        state.store.as_ref(),
+        &form.email,
+        &form.password,
+        &client.ip().to_string(),
+        Utc::now(),
+    )
+    .await;
+    match outcome {
+        Ok(Login::Started { token, .. }) => {
+            let jar = jar
+                .remove(Cookie::build(LOGIN_CSRF_COOKIE).path("/"))
+                .add(cookie(&state, SESSION_COOKIE, token, SameSite::Lax));
+            (jar, Redirect::to("/")).into_response()
+        }
+        Ok(Login::Refused) => login_form(
+            &state,
+            jar,
+            lang,
+            form.email,
+            Some(t.wrong_login),
+            StatusCode::UNAUTHORIZED,
+        ),
+        Ok(Login::Limited) => login_form(
+            &state,
+            jar,
+            lang,
+            form.email,
+            Some(t.too_many_attempts),
+            StatusCode::TOO_MANY_REQUESTS,
+        ),
+        Err(error) => failure(error),
+    }
+}
+
+#[derive(Deserialize)]
+struct CsrfForm {
+    csrf: String,
+}
+
+async fn logout(
+    State(state): State<WebState>,
+    jar: CookieJar,
+    Form(form): Form<CsrfForm>,
+) -> Response {
+    let session = match current_session(&state, &jar).await {
+        Ok(Some(session)) => session,
+        Ok(None) => return Redirect::to("/login").into_response(),
+        Err(response) => return response,
+    };
+    if form.csrf != session.csrf_token {
+        return (StatusCode::FORBIDDEN, "invalid form token").into_response();
+    }
+    if let Some(token) = jar.get(SESSION_COOKIE)
+        && let Err(error) = accounts::logout(state.store.as_ref(), token.value()).await
+    {
+        return failure(error);
+    }
+    let jar = jar.remove(Cookie::build(SESSION_COOKIE).path("/"));
+    (jar, Redirect::to("/login")).into_response()
+}
+
+async fn choose_language(
+    State(state): State<WebState>,
+    Path(lang): Path<String>,
+    jar: CookieJar,
+    headers: HeaderMap,
+) -> Response {
+    let Some(lang) = Lang::parse(&lang) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let code = match lang {
+        Lang::Zh => "zh",
+        Lang::En => "en",
+    };
+    let mut remembered = cookie(&state, LANG_COOKIE, code.to_owned(), SameSite::Lax);
+    remembered.make_permanent();
+    // Back to the page it was chosen on, when that was one of ours.
+    let back = headers
+        .get(header::REFERER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(url_path)
+        .unwrap_or_else(|| "/".to_owned());
+    (jar.add(remembered), Redirect::to(&back)).into_response()
+}
+
+/// The path (and query) of a URL, never another site: `/a?b` of `http://host/a?b`.
+fn url_path(referer: &str) -> Option<String> {
+    let rest = referer.split_once("://").map_or(referer, |(_, rest)| rest);
+    let path = &rest[rest.find('/')?..];
+    (!path.starts_with("//")).then(|| path.to_owned())
+}
+
+/// One bar of the dashboard's chart.
+struct Bar {
+    day: String,
+    new_matches: u64,
+    removals: u64,
+    x: u32,
+    y: u32,
+    width: u32,
+    height: u32,
+    label: bool,
+}
+
+/// The dashboard's totals.
+#[derive(Default)]
+struct Totals {
+    works: u64,
+    pages: u64,
+    sites: u64,
+    removed: u64,
+}
+
+struct WorkLine {
+    title: String,
+    pages: u64,
+    sites: u64,
+}
+
+struct SiteLine {
+    site: String,
+    copies: u64,
+    removal_percent: String,
+}
+
+#[derive(Template)]
+#[template(path = "web/dashboard.html")]
+struct DashboardPage {
+    t: &'static Texts,
+    csrf: String,
+    user_email: String,
+    role_name: &'static str,
+    holder: Option<String>,
+    totals: Totals,
+    days: Vec<Bar>,
+    chart_width: u32,
+    works: Vec<WorkLine>,
+    sites: Vec<SiteLine>,
+}
+
+async fn dashboard(State(state): State<WebState>, jar: CookieJar, headers: HeaderMap) -> Response {
+    let session = match current_session(&state, &jar).await {
+        Ok(Some(session)) => session,
+        Ok(None) => return Redirect::to("/login").into_response(),
+        Err(response) => return response,
+    };
+    let t = Lang::of_request(&jar, &headers).texts();
+    match dashboard_page(&state, &session, t).await {
+        Ok(page_data) => page(page_data),
+        Err(error) => failure(error),
+    }
+}
+
+/// The dashboard of `session`'s user: a rights holder's own copies, everyone's for staff.
+async fn dashboard_page(
+    state: &WebState,
+    session: &Session,
+    t: &'static Texts,
+) -> copytrace_service::Result<DashboardPage> {
+    use copytrace_service::stats;
+    let store = state.store.as_ref();
+    let user = &session.user;
+    let filter = StatsFilter {
+        rights_holder_id: user.rights_holder_id,
+        since: Some(Utc::now() - chrono::Duration::days(30)),
+        reviews: MatchFilter::reported().reviews,
+        ..StatsFilter::default()
+    };
+    let all_time = StatsFilter {
+        since: None,
+        ..filter.clone()
+    };
+    let holders = stats::holders(store, &all_time).await?;
+    let totals = holders.iter().fold(Totals::default(), |mut sum, h| {
+        sum.works += h.works_copied;
+        sum.pages += h.pages;
+        sum.sites += h.sites;
+        sum.removed += h.removed;
+        sum
+    });
+    let daily = stats::daily(store, &filter).await?;
+    let (days, chart_width) = bars(&daily);
+    let works = stats::works(store, &all_time, Some(8))
+        .await?
+        .into_iter()
+        .map(|row| WorkLine {
+            title: row.stats.title,
+            pages: row.stats.pages,
+            sites: row.stats.sites,
+        })
+        .collect();
+    let sites = stats::sites(store, &all_time, SiteGrouping::Domain, Some(8))
+        .await?
+        .into_iter()
+        .map(|row| SiteLine {
+            site: row.site,
+            copies: row.copies,
+            removal_percent: format!("{:.0}", row.removal_rate * 100.0),
+        })
+        .collect();
+    let holder = match user.rights_holder_id {
+        Some(id) => store
+            .list_rights_holders()
+            .await?
+            .into_iter()
+            .find(|h| h.id == id)
+            .map(|h| h.name),
+        None => None,
+    };
+    Ok(DashboardPage {
+        t,
+        csrf: session.csrf_token.clone(),
+        user_email: user.email.clone(),
+        role_name: t.roles[match user.role {
+            Role::Admin => 0,
+            Role::Operator => 1,
+            Role::Analyst => 2,
+            Role::RightsHolder => 3,
+        }],
+        holder,
+        totals,
+        days,
+        chart_width,
+        works,
+        sites,
+    })
+}
+
+/// Bars of new matches per day, scaled to 120 units of height; returns them and the width.
+fn bars(daily: &[copytrace_store::DailyStats]) -> (Vec<Bar>, u32) {
+    let highest = daily
+        .iter()
+        .map(|d| d.new_matches)
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let width = 18;
+    let bars = daily
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let height = ((d.new_matches as f64 / highest as f64) * 120.0).round() as u32;
+            Bar {
+                day: d.day.clone(),
+                new_matches: d.new_matches,
+                removals: d.removals,
+                x: i as u32 * (width + 4),
+                y: 122 - height,
+                width,
+                height,
+                label: i % 7 == 0,
+            }
+        })
+        .collect();
+    (bars, (daily.len() as u32 * (width + 4)).max(1))
+}

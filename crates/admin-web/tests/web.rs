@@ -1,0 +1,380 @@
+//! The admin web over real HTTP: login with CSRF and the limiter, cookie attributes, language,
+//! the dashboard's tenancy and escaping, logout.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use chrono::Utc;
+use copytrace_admin_web::web::{WebState, router};
+use copytrace_service::accounts;
+use copytrace_store::sqlite::SqliteStore;
+use copytrace_store::{EvidencePassage, NewMatch, NewPage, NewWork, Role, Store};
+use reqwest::StatusCode;
+use reqwest::header::{ACCEPT_LANGUAGE, COOKIE, LOCATION, SET_COOKIE};
+
+const PASSWORD: &str = "correct horse battery";
+const EVIL_TITLE: &str = "<script>alert(1)</script>\"><img src=x onerror=alert(2)>";
+
+/// A work of `holder` titled `title`, copied by one page.
+async fn copied_work(store: &dyn Store, holder: i64, external_id: &str, title: &str) {
+    let text = format!("{title} 的正文。").repeat(30);
+    let (work, _) = store
+        .upsert_work(&NewWork {
+            rights_holder_id: holder,
+            external_id: external_id.into(),
+            title: title.into(),
+            content_hash: copytrace_store::sha256_hex(text.as_bytes()),
+            content: text,
+            fingerprint_version: 1,
+            segments: Vec::new(),
+            fingerprints: Vec::new(),
+            author: None,
+            published_at: None,
+            chapters: Vec::new(),
+            licensed_hosts: None,
+        })
+        .await
+        .unwrap();
+    let page_text = format!("copy of {external_id}");
+    let hash = copytrace_store::sha256_hex(page_text.as_bytes());
+    let at = Utc::now();
+    let page = store
+        .upsert_page(&NewPage {
+            url: format!("https://pirate.example/{external_id}.html"),
+            title: None,
+            text: page_text,
+            content_hash: hash.clone(),
+            http_status: 200,
+            fetched_at: at,
+            etag: None,
+            last_modified: None,
+            capture: None,
+        })
+        .await
+        .unwrap()
+        .id;
+    let found = NewMatch {
+        work_id: work,
+        score: 0.95,
+        coverage: 0.9,
+        containment: 0.95,
+        copied_chars: 300,
+        method: "simhash+align".into(),
+        auto_confirm: true,
+        evidence: vec![EvidencePassage {
+            page_start: 0,
+            page_end: 10,
+            work_start: 0,
+            work_end: 10,
+        }],
+    };
+    store
+        .record_page_matches(page, &hash, &[found], at)
+        .await
+        .unwrap();
+}
+
+struct Site {
+    base: String,
+    http: reqwest::Client,
+}
+
+/// A store with holders A (its work titled [`EVIL_TITLE`]) and B, a user of each and an
+/// admin, served on a loopback port.
+async fn start(secure_cookies: bool) -> Site {
+    let store = SqliteStore::connect("sqlite::memory:").await.unwrap();
+    store.migrate().await.unwrap();
+    let a = store.ensure_rights_holder("Holder A").await.unwrap();
+    let b = store.ensure_rights_holder("Holder B").await.unwrap();
+    copied_work(&store, a, "a-1", EVIL_TITLE).await;
+    copied_work(&store, b, "b-1", "乙方的秘密作品").await;
+    accounts::add_user(
+        &store,
+        "a@example.com",
+        Role::RightsHolder,
+        Some("Holder A"),
+        PASSWORD,
+    )
+    .await
+    .unwrap();
+    accounts::add_user(&store, "admin@example.com", Role::Admin, None, PASSWORD)
+        .await
+        .unwrap();
+    let state = WebState {
+        store: Arc::new(store),
+        secure_cookies,
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = router(state).into_make_service_with_connect_info::<SocketAddr>();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    Site {
+        base: format!("http://{addr}"),
+        http: reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap(),
+    }
+}
+
+/// The `Set-Cookie` header of `name`, whole.
+fn set_cookie(response: &reqwest::Response, name: &str) -> Option<String> {
+    response
+        .headers()
+        .get_all(SET_COOKIE)
+        .iter()
+        .map(|v| v.to_str().unwrap().to_owned())
+        .find(|v| v.starts_with(&format!("{name}=")))
+}
+
+/// `name=value` of a `Set-Cookie` header.
+fn pair(set_cookie: &str) -> String {
+    set_cookie.split(';').next().unwrap().to_owned()
+}
+
+/// The hidden CSRF token of a page's form.
+fn csrf_of(html: &str) -> String {
+    let start = html.find("name=\"csrf\" value=\"").expect("a CSRF field") + 19;
+    html[start..start + html[start..].find('"').unwrap()].to_owned()
+}
+
+impl Site {
+    /// Opens the login form: its cookie and token.
+    async fn login_form(&self) -> (String, String) {
+        let response = self
+            .http
+            .get(format!("{}/login", self.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let cookie = set_cookie(&response, "copytrace_csrf").expect("a CSRF cookie");
+        let html = response.text().await.unwrap();
+        (pair(&cookie), csrf_of(&html))
+    }
+
+    async fn post_login(
+        &self,
+        cookie: &str,
+        csrf: &str,
+        email: &str,
+        password: &str,
+    ) -> reqwest::Response {
+        self.http
+            .post(format!("{}/login", self.base))
+            .header(COOKIE, cookie)
+            .form(&[("csrf", csrf), ("email", email), ("password", password)])
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// Logs in; returns the session cookie pair.
+    async fn login(&self, email: &str) -> String {
+        let (cookie, csrf) = self.login_form().await;
+        let response = self.post_login(&cookie, &csrf, email, PASSWORD).await;
+        assert_eq!(response.status(), StatusCode::SEE_OTHER);
+        pair(&set_cookie(&response, "copytrace_session").expect("a session cookie"))
+    }
+
+    async fn get(&self, path: &str, cookie: &str) -> reqwest::Response {
+        self.http
+            .get(format!("{}{path}", self.base))
+            .header(COOKIE, cookie)
+            .send()
+            .await
+            .unwrap()
+    }
+}
+
+#[tokio::test]
+async fn a_login_needs_its_forms_token_and_sets_a_guarded_session_cookie() {
+    let site = start(false).await;
+    let (cookie, csrf) = site.login_form().await;
+    let first = site
+        .http
+        .get(format!("{}/login", site.base))
+        .send()
+        .await
+        .unwrap();
+    let csrf_cookie = set_cookie(&first, "copytrace_csrf").unwrap();
+    assert!(csrf_cookie.contains("HttpOnly"), "{csrf_cookie}");
+    assert!(csrf_cookie.contains("SameSite=Strict"), "{csrf_cookie}");
+
+    // No token, or another form's: refused, no session.
+    for (cookie, token) in [
+        (cookie.as_str(), ""),
+        (cookie.as_str(), "forged"),
+        ("", csrf.as_str()),
+    ] {
+        let refused = site
+            .post_login(cookie, token, "admin@example.com", PASSWORD)
+            .await;
+        assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+        assert!(set_cookie(&refused, "copytrace_session").is_none());
+    }
+    let wrong = site
+        .post_login(&cookie, &csrf, "admin@example.com", "wrong password")
+        .await;
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    assert!(set_cookie(&wrong, "copytrace_session").is_none());
+
+    let ok = site
+        .post_login(&cookie, &csrf, "Admin@Example.com", PASSWORD)
+        .await;
+    assert_eq!(ok.status(), StatusCode::SEE_OTHER);
+    assert_eq!(ok.headers()[LOCATION], "/");
+    let session = set_cookie(&ok, "copytrace_session").unwrap();
+    for attribute in ["HttpOnly", "SameSite=Lax", "Path=/"] {
+        assert!(session.contains(attribute), "{attribute} in {session}");
+    }
+    assert!(!session.contains("Secure"), "plain HTTP here: {session}");
+
+    let secure = start(true).await;
+    let cookie = secure.login("admin@example.com").await;
+    assert!(!cookie.is_empty());
+    let (form_cookie, csrf) = secure.login_form().await;
+    let response = secure
+        .post_login(&form_cookie, &csrf, "admin@example.com", PASSWORD)
+        .await;
+    assert!(
+        set_cookie(&response, "copytrace_session")
+            .unwrap()
+            .contains("Secure")
+    );
+}
+
+#[tokio::test]
+async fn the_limiter_refuses_a_guessed_account_even_with_the_right_password() {
+    let site = start(false).await;
+    let (cookie, csrf) = site.login_form().await;
+    for _ in 0..accounts::MAX_ACCOUNT_FAILURES {
+        let wrong = site
+            .post_login(&cookie, &csrf, "admin@example.com", "guess")
+            .await;
+        assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    }
+    let limited = site
+        .post_login(&cookie, &csrf, "admin@example.com", PASSWORD)
+        .await;
+    assert_eq!(limited.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(set_cookie(&limited, "copytrace_session").is_none());
+}
+
+#[tokio::test]
+async fn a_rights_holder_sees_only_its_own_copies_with_every_title_inert() {
+    let site = start(false).await;
+    let anonymous = site.get("/", "").await;
+    assert_eq!(anonymous.status(), StatusCode::SEE_OTHER);
+    assert_eq!(anonymous.headers()[LOCATION], "/login");
+
+    let holder = site.login("a@example.com").await;
+    let page = site.get("/", &holder).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    let html = page.text().await.unwrap();
+    assert!(html.contains("Holder A"), "its name");
+    assert!(
+        !html.contains("乙方的秘密作品"),
+        "another holder's work never shows"
+    );
+    assert!(!html.contains("<script>alert"), "escaped: {html}");
+    assert!(!html.contains("<img src=x"), "escaped");
+    assert!(
+        html.contains("&#60;script&#62;alert(1)") || html.contains("&lt;script&gt;alert(1)"),
+        "shown as text: {html}"
+    );
+
+    let admin = site.login("admin@example.com").await;
+    let html = site.get("/", &admin).await.text().await.unwrap();
+    assert!(html.contains("乙方的秘密作品"), "staff see every holder");
+}
+
+#[tokio::test]
+async fn logout_needs_the_sessions_token_and_ends_it() {
+    let site = start(false).await;
+    let session = site.login("admin@example.com").await;
+    let html = site.get("/", &session).await.text().await.unwrap();
+    let csrf = csrf_of(&html);
+    let post = |token: &'static str| {
+        let csrf = if token.is_empty() {
+            csrf.clone()
+        } else {
+            token.to_owned()
+        };
+        site.http
+            .post(format!("{}/logout", site.base))
+            .header(COOKIE, &session)
+            .form(&[("csrf", csrf)])
+            .send()
+    };
+    assert_eq!(
+        post("forged").await.unwrap().status(),
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(
+        site.get("/", &session).await.status(),
+        StatusCode::OK,
+        "still logged in"
+    );
+    assert_eq!(post("").await.unwrap().status(), StatusCode::SEE_OTHER);
+    assert_eq!(
+        site.get("/", &session).await.status(),
+        StatusCode::SEE_OTHER,
+        "ended"
+    );
+}
+
+#[tokio::test]
+async fn chinese_by_default_when_the_browser_prefers_it_and_a_choice_is_remembered() {
+    let site = start(false).await;
+    let login = |accept: &'static str| {
+        site.http
+            .get(format!("{}/login", site.base))
+            .header(ACCEPT_LANGUAGE, accept)
+            .send()
+    };
+    let zh = login("zh-CN,zh;q=0.9,en;q=0.8")
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(zh.contains("<html lang=\"zh-CN\">") && zh.contains("登录"));
+    let en = login("en-US,en;q=0.9").await.unwrap().text().await.unwrap();
+    assert!(en.contains("Log in"));
+
+    let chosen = site
+        .http
+        .get(format!("{}/lang/en", site.base))
+        .header(ACCEPT_LANGUAGE, "zh-CN")
+        .header(reqwest::header::REFERER, format!("{}/login", site.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(chosen.status(), StatusCode::SEE_OTHER);
+    assert_eq!(chosen.headers()[LOCATION], "/login");
+    let remembered = pair(&set_cookie(&chosen, "copytrace_lang").unwrap());
+    let html = site
+        .http
+        .get(format!("{}/login", site.base))
+        .header(ACCEPT_LANGUAGE, "zh-CN")
+        .header(COOKIE, remembered)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(html.contains("Log in"), "the choice wins over the browser");
+    let evil = site
+        .http
+        .get(format!("{}/lang/en", site.base))
+        .header(
+            reqwest::header::REFERER,
+            "https://evil.example//evil.example/x",
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(evil.headers()[LOCATION], "/", "never back to another site");
+}
