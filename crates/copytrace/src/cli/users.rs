@@ -13,8 +13,7 @@ use super::Globals;
 /// `copytrace user …`
 #[derive(Debug, Subcommand)]
 pub enum UserCommand {
-    /// Create an account. The password comes from COPYTRACE_PASSWORD when set, else it is
-    /// asked for (twice) on a terminal, else read from the first line of standard input.
+    /// Create an account (see --password for where the password comes from).
     Add {
         /// Login e-mail (case does not matter).
         #[arg(long)]
@@ -25,6 +24,11 @@ pub enum UserCommand {
         /// The rights holder a `rights-holder` account belongs to (it sees only its works).
         #[arg(long, value_name = "NAME")]
         rights_holder: Option<String>,
+        /// The password. Prefer the variable: a flag is visible to other users of the machine
+        /// in the process list. Without either, it is asked for twice on a terminal, else read
+        /// from the first line of standard input.
+        #[arg(long, env = "COPYTRACE_PASSWORD", hide_env_values = true)]
+        password: Option<String>,
     },
     /// List accounts (never their password hashes).
     List {
@@ -36,6 +40,11 @@ pub enum UserCommand {
     Passwd {
         /// Login e-mail.
         email: String,
+        /// The password. Prefer the variable: a flag is visible to other users of the machine
+        /// in the process list. Without either, it is asked for twice on a terminal, else read
+        /// from the first line of standard input.
+        #[arg(long, env = "COPYTRACE_PASSWORD", hide_env_values = true)]
+        password: Option<String>,
     },
     /// Remove an account.
     Rm {
@@ -77,8 +86,9 @@ pub async fn run(globals: &Globals, command: UserCommand) -> Result<ExitCode> {
             email,
             role,
             rights_holder,
+            password,
         } => {
-            let password = read_password()?;
+            let password = read_password(password)?;
             let id = accounts::add_user(
                 store,
                 &email,
@@ -111,8 +121,8 @@ pub async fn run(globals: &Globals, command: UserCommand) -> Result<ExitCode> {
                 println!("{} user(s)", accounts.len());
             }
         }
-        UserCommand::Passwd { email } => {
-            let password = read_password()?;
+        UserCommand::Passwd { email, password } => {
+            let password = read_password(password)?;
             accounts::set_password(store, &email, &password).await?;
             println!("new password set for {}", email.trim().to_lowercase());
         }
@@ -124,10 +134,10 @@ pub async fn run(globals: &Globals, command: UserCommand) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The new password: `COPYTRACE_PASSWORD`, else asked twice on the terminal, else the first
-/// line of standard input.
-fn read_password() -> Result<String> {
-    if let Ok(password) = std::env::var("COPYTRACE_PASSWORD") {
+/// The new password: `--password` or `COPYTRACE_PASSWORD`, else asked twice on the terminal,
+/// else the first line of standard input.
+fn read_password(given: Option<String>) -> Result<String> {
+    if let Some(password) = given {
         return Ok(password);
     }
     if std::io::stdin().is_terminal() {
