@@ -190,7 +190,7 @@ impl Deployment {
             .collect()
     }
 
-    /// Exported matches without what depends on timing (ids, clock).
+    /// Exported matches without what depends on timing (ids, clock, order).
     pub fn comparable_export(&self) -> Vec<serde_json::Value> {
         let mut matches: Vec<serde_json::Value> =
             serde_json::from_str(&self.ok(&["export", "matches", "--format", "json"]))
@@ -201,6 +201,13 @@ impl Deployment {
                 assert!(record.remove(key).is_some(), "{key} is exported");
             }
         }
+        // Exports follow page ids, which follow the order concurrent fetches finished in.
+        matches.sort_by_key(|record| {
+            (
+                record["page_url"].to_string(),
+                record["work_external_id"].to_string(),
+            )
+        });
         matches
     }
 
