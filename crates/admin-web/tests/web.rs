@@ -77,6 +77,7 @@ async fn copied_work(store: &dyn Store, holder: i64, external_id: &str, title: &
 struct Site {
     base: String,
     http: reqwest::Client,
+    store: Arc<dyn Store>,
 }
 
 /// A store with holders A (its work titled [`EVIL_TITLE`]) and B, a user of each and an
@@ -100,8 +101,9 @@ async fn start(secure_cookies: bool) -> Site {
     accounts::add_user(&store, "admin@example.com", Role::Admin, None, PASSWORD)
         .await
         .unwrap();
+    let store: Arc<dyn Store> = Arc::new(store);
     let state = WebState {
-        store: Arc::new(store),
+        store: store.clone(),
         secure_cookies,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -114,6 +116,7 @@ async fn start(secure_cookies: bool) -> Site {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .unwrap(),
+        store,
     }
 }
 
@@ -377,4 +380,51 @@ async fn chinese_by_default_when_the_browser_prefers_it_and_a_choice_is_remember
         .await
         .unwrap();
     assert_eq!(evil.headers()[LOCATION], "/", "never back to another site");
+}
+
+#[tokio::test]
+async fn another_holders_work_is_not_found_and_lists_show_only_ones_own() {
+    let site = start(false).await;
+    let works = site.store.list_works(None).await.unwrap();
+    let id_of = |external: &str| works.iter().find(|w| w.external_id == external).unwrap().id;
+    let (mine, theirs) = (id_of("a-1"), id_of("b-1"));
+    let holder = site.login("a@example.com").await;
+
+    let list = site.get("/works", &holder).await.text().await.unwrap();
+    assert!(list.contains(&format!("href=\"/works/{mine}\"")), "{list}");
+    assert!(!list.contains("乙方的秘密作品"));
+    let own = site.get(&format!("/works/{mine}"), &holder).await;
+    assert_eq!(own.status(), StatusCode::OK);
+    let html = own.text().await.unwrap();
+    assert!(
+        html.contains("https://pirate.example/a-1.html"),
+        "its copy: {html}"
+    );
+    assert!(!html.contains("<script>alert"), "escaped");
+
+    for path in [format!("/works/{theirs}"), "/works/999999".to_owned()] {
+        let response = site.get(&path, &holder).await;
+        assert_eq!(response.status(), StatusCode::NOT_FOUND, "{path}");
+        assert!(
+            !response.text().await.unwrap().contains("乙方"),
+            "none of its data"
+        );
+    }
+    let admin = site.login("admin@example.com").await;
+    assert_eq!(
+        site.get(&format!("/works/{theirs}"), &admin).await.status(),
+        StatusCode::OK
+    );
+    let searched = site
+        .get("/works?q=%E4%B9%99%E6%96%B9", &admin)
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        searched.contains("乙方的秘密作品") && !searched.contains("a-1"),
+        "{searched}"
+    );
+    let anonymous = site.get(&format!("/works/{mine}"), "").await;
+    assert_eq!(anonymous.status(), StatusCode::SEE_OTHER);
 }

@@ -103,6 +103,16 @@ pub struct Texts {
     pub copies: &'static str,
     pub removal_rate: &'static str,
     pub roles: [&'static str; 4],
+    pub works: &'static str,
+    pub search: &'static str,
+    pub chapters: &'static str,
+    pub page: &'static str,
+    pub page_url: &'static str,
+    pub score: &'static str,
+    pub coverage: &'static str,
+    pub first_seen: &'static str,
+    pub status: &'static str,
+    pub review: &'static str,
 }
 
 static ZH: Texts = Texts {
@@ -131,6 +141,16 @@ static ZH: Texts = Texts {
     copies: "侵权数",
     removal_rate: "删除率",
     roles: ["管理员", "运维", "分析师", "权利人"],
+    works: "作品",
+    search: "搜索",
+    chapters: "章",
+    page: "页",
+    page_url: "侵权页面",
+    score: "相似度",
+    coverage: "覆盖率",
+    first_seen: "首次发现",
+    status: "状态",
+    review: "审核",
 };
 
 static EN: Texts = Texts {
@@ -159,6 +179,16 @@ static EN: Texts = Texts {
     copies: "Copies",
     removal_rate: "Removed",
     roles: ["admin", "operator", "analyst", "rights holder"],
+    works: "Works",
+    search: "Search",
+    chapters: "chapters",
+    page: "page",
+    page_url: "Infringing page",
+    score: "Score",
+    coverage: "Coverage",
+    first_seen: "First seen",
+    status: "Status",
+    review: "Review",
 };
 
 #[cfg(test)]

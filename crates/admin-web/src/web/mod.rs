@@ -55,6 +55,8 @@ pub fn router(state: WebState) -> Router {
         .route("/login", get(login_page).post(login_submit))
         .route("/logout", post(logout))
         .route("/lang/{lang}", get(choose_language))
+        .route("/works", get(works_page))
+        .route("/works/{id}", get(work_page))
         .with_state(state)
 }
 
@@ -275,6 +277,36 @@ fn url_path(referer: &str) -> Option<String> {
     (!path.starts_with("//")).then(|| path.to_owned())
 }
 
+/// Who is looking at a page: what the header shows, and the session's CSRF token for its forms.
+struct Viewer {
+    email: String,
+    role_name: &'static str,
+    csrf: String,
+}
+
+impl Viewer {
+    fn of(session: &Session, t: &'static Texts) -> Viewer {
+        Viewer {
+            email: session.user.email.clone(),
+            role_name: t.roles[match session.user.role {
+                Role::Admin => 0,
+                Role::Operator => 1,
+                Role::Analyst => 2,
+                Role::RightsHolder => 3,
+            }],
+            csrf: session.csrf_token.clone(),
+        }
+    }
+}
+
+/// The session of a page that needs one, or the response that sends the visitor to log in.
+async fn logged_in(state: &WebState, jar: &CookieJar) -> Result<Session, Response> {
+    match current_session(state, jar).await? {
+        Some(session) => Ok(session),
+        None => Err(Redirect::to("/login").into_response()),
+    }
+}
+
 /// One bar of the dashboard's chart.
 struct Bar {
     day: String,
@@ -312,9 +344,7 @@ struct SiteLine {
 #[template(path = "web/dashboard.html")]
 struct DashboardPage {
     t: &'static Texts,
-    csrf: String,
-    user_email: String,
-    role_name: &'static str,
+    viewer: Viewer,
     holder: Option<String>,
     totals: Totals,
     days: Vec<Bar>,
@@ -324,9 +354,8 @@ struct DashboardPage {
 }
 
 async fn dashboard(State(state): State<WebState>, jar: CookieJar, headers: HeaderMap) -> Response {
-    let session = match current_session(&state, &jar).await {
-        Ok(Some(session)) => session,
-        Ok(None) => return Redirect::to("/login").into_response(),
+    let session = match logged_in(&state, &jar).await {
+        Ok(session) => session,
         Err(response) => return response,
     };
     let t = Lang::of_request(&jar, &headers).texts();
@@ -394,14 +423,7 @@ async fn dashboard_page(
     };
     Ok(DashboardPage {
         t,
-        csrf: session.csrf_token.clone(),
-        user_email: user.email.clone(),
-        role_name: t.roles[match user.role {
-            Role::Admin => 0,
-            Role::Operator => 1,
-            Role::Analyst => 2,
-            Role::RightsHolder => 3,
-        }],
+        viewer: Viewer::of(session, t),
         holder,
         totals,
         days,
@@ -438,4 +460,185 @@ fn bars(daily: &[copytrace_store::DailyStats]) -> (Vec<Bar>, u32) {
         })
         .collect();
     (bars, (daily.len() as u32 * (width + 4)).max(1))
+}
+
+/// Works shown on one page of the works list.
+const WORKS_PER_PAGE: usize = 50;
+
+struct WorkRowView {
+    id: i64,
+    title: String,
+    external_id: String,
+    chapters: u32,
+    pages: u64,
+    sites: u64,
+}
+
+#[derive(Template)]
+#[template(path = "web/works.html")]
+struct WorksPage {
+    t: &'static Texts,
+    viewer: Viewer,
+    query: String,
+    works: Vec<WorkRowView>,
+    total: usize,
+    page: usize,
+    pages: usize,
+}
+
+#[derive(Deserialize)]
+struct WorksQuery {
+    #[serde(default)]
+    q: String,
+    #[serde(default)]
+    page: Option<usize>,
+}
+
+/// The library's works (a rights holder's own), filtered by title or identifier, a page at a
+/// time, with how many pages and sites copy each.
+async fn works_page(
+    State(state): State<WebState>,
+    jar: CookieJar,
+    headers: HeaderMap,
+    axum::extract::Query(query): axum::extract::Query<WorksQuery>,
+) -> Response {
+    let session = match logged_in(&state, &jar).await {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    let t = Lang::of_request(&jar, &headers).texts();
+    let store = state.store.as_ref();
+    let holder = session.user.rights_holder_id;
+    let listed = async {
+        let works = copytrace_service::library::list_works(store, holder).await?;
+        let filter = StatsFilter {
+            rights_holder_id: holder,
+            reviews: MatchFilter::reported().reviews,
+            ..StatsFilter::default()
+        };
+        let copies = copytrace_service::stats::works(store, &filter, None).await?;
+        Ok::<_, copytrace_service::ServiceError>((works, copies))
+    };
+    let (works, copies) = match listed.await {
+        Ok(found) => found,
+        Err(error) => return failure(error),
+    };
+    let needle = query.q.trim().to_lowercase();
+    let matching: Vec<_> = works
+        .into_iter()
+        .filter(|w| {
+            needle.is_empty()
+                || w.title.to_lowercase().contains(&needle)
+                || w.external_id.to_lowercase().contains(&needle)
+        })
+        .collect();
+    let total = matching.len();
+    let pages = total.div_ceil(WORKS_PER_PAGE).max(1);
+    let page_number = query.page.unwrap_or(1).clamp(1, pages);
+    let works = matching
+        .into_iter()
+        .skip((page_number - 1) * WORKS_PER_PAGE)
+        .take(WORKS_PER_PAGE)
+        .map(|w| {
+            let found = copies.iter().find(|c| c.stats.work_id == w.id);
+            WorkRowView {
+                id: w.id,
+                title: w.title,
+                external_id: w.external_id,
+                chapters: w.chapter_count,
+                pages: found.map_or(0, |c| c.stats.pages),
+                sites: found.map_or(0, |c| c.stats.sites),
+            }
+        })
+        .collect();
+    page(WorksPage {
+        t,
+        viewer: Viewer::of(&session, t),
+        query: query.q,
+        works,
+        total,
+        page: page_number,
+        pages,
+    })
+}
+
+struct MatchRowView {
+    page_url: String,
+    linkable: bool,
+    score: String,
+    coverage: String,
+    first_seen: String,
+    status: &'static str,
+    review: &'static str,
+}
+
+#[derive(Template)]
+#[template(path = "web/work.html")]
+struct WorkPage {
+    t: &'static Texts,
+    viewer: Viewer,
+    title: String,
+    external_id: String,
+    holder: String,
+    chapters: u32,
+    matches: Vec<MatchRowView>,
+}
+
+/// One work and its reported copies. Another holder's work answers 404, as a missing one does.
+async fn work_page(
+    State(state): State<WebState>,
+    jar: CookieJar,
+    headers: HeaderMap,
+    Path(id): Path<i64>,
+) -> Response {
+    let session = match logged_in(&state, &jar).await {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    let t = Lang::of_request(&jar, &headers).texts();
+    let store = state.store.as_ref();
+    let details = match copytrace_service::library::work_details(store, id).await {
+        Ok(details) => details,
+        Err(error) if error.kind() == copytrace_service::ErrorKind::NotFound => {
+            return StatusCode::NOT_FOUND.into_response();
+        }
+        Err(error) => return failure(error),
+    };
+    if session
+        .user
+        .rights_holder_id
+        .is_some_and(|own| own != details.work.rights_holder_id)
+    {
+        return StatusCode::NOT_FOUND.into_response();
+    }
+    let filter = MatchFilter {
+        work_id: Some(id),
+        rights_holder_id: session.user.rights_holder_id,
+        ..MatchFilter::reported()
+    };
+    let records = match copytrace_service::export::matches(store, &filter).await {
+        Ok(records) => records,
+        Err(error) => return failure(error),
+    };
+    let matches = records
+        .into_iter()
+        .map(|m| MatchRowView {
+            linkable: m.page_url.starts_with("http://") || m.page_url.starts_with("https://"),
+            page_url: m.page_url,
+            score: format!("{:.2}", m.score),
+            coverage: format!("{:.0}", m.coverage * 100.0),
+            first_seen: m.first_seen.format("%Y-%m-%d %H:%M").to_string(),
+            status: m.status.as_str(),
+            review: m.review.as_str(),
+        })
+        .collect();
+    page(WorkPage {
+        t,
+        viewer: Viewer::of(&session, t),
+        title: details.work.title,
+        external_id: details.work.external_id,
+        holder: details.rights_holder,
+        chapters: details.work.chapter_count,
+        matches,
+    })
 }
