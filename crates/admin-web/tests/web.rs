@@ -428,3 +428,47 @@ async fn another_holders_work_is_not_found_and_lists_show_only_ones_own() {
     let anonymous = site.get(&format!("/works/{mine}"), "").await;
     assert_eq!(anonymous.status(), StatusCode::SEE_OTHER);
 }
+
+#[tokio::test]
+async fn a_match_shows_its_passages_side_by_side_with_differences_marked() {
+    let site = start(false).await;
+    let matches = site
+        .store
+        .list_matches(&copytrace_store::MatchFilter::default())
+        .await
+        .unwrap();
+    let id_of = |external: &str| {
+        matches
+            .iter()
+            .find(|m| m.work_external_id == external)
+            .unwrap()
+            .id
+    };
+    let (mine, theirs) = (id_of("a-1"), id_of("b-1"));
+    let holder = site.login("a@example.com").await;
+    let response = site.get(&format!("/matches/{mine}"), &holder).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let html = response.text().await.unwrap();
+    // The work's passage is the start of its evil title, the page's is "copy of a-".
+    assert!(
+        html.contains("<mark>"),
+        "the page's differing text is marked: {html}"
+    );
+    assert!(html.contains("<del>"), "the work's missing text is marked");
+    assert!(!html.contains("<script>al"), "escaped");
+    assert!(html.contains("https://pirate.example/a-1.html"));
+    for path in [format!("/matches/{theirs}"), "/matches/999999".to_owned()] {
+        assert_eq!(
+            site.get(&path, &holder).await.status(),
+            StatusCode::NOT_FOUND,
+            "{path}"
+        );
+    }
+    let admin = site.login("admin@example.com").await;
+    assert_eq!(
+        site.get(&format!("/matches/{theirs}"), &admin)
+            .await
+            .status(),
+        StatusCode::OK
+    );
+}

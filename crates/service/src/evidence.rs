@@ -462,11 +462,69 @@ async fn screenshot(
     }
 }
 
+/// One aligned passage: where it is in the page text and in the work text, and both texts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PassagePair {
+    /// Byte range in the page text the evidence points into.
+    pub page_range: (u32, u32),
+    /// Byte range in the work's text.
+    pub work_range: (u32, u32),
+    /// The page's passage (`None` when the range is outside the text, or not on a character
+    /// boundary).
+    pub page: Option<String>,
+    /// The work's passage.
+    pub work: Option<String>,
+}
+
+/// A match's passages, page ↔ work, in evidence order.
+pub fn passage_pairs(record: &MatchRecord, page_text: &str, work_text: &str) -> Vec<PassagePair> {
+    let slice = |text: &str, start: u32, end: u32| {
+        text.get(start as usize..end as usize).map(str::to_owned)
+    };
+    record
+        .evidence
+        .iter()
+        .map(|p| PassagePair {
+            page_range: (p.page_start, p.page_end),
+            work_range: (p.work_start, p.work_end),
+            page: slice(page_text, p.page_start, p.page_end),
+            work: slice(work_text, p.work_start, p.work_end),
+        })
+        .collect()
+}
+
+/// A match with its aligned passages, for a page that shows them.
+#[derive(Debug, Clone)]
+pub struct MatchEvidence {
+    /// The match.
+    pub record: MatchRecord,
+    /// Its passages, page ↔ work.
+    pub pairs: Vec<PassagePair>,
+}
+
+/// Match `match_id` with its passages, if it is visible to `rights_holder_id` (`NotFound`
+/// otherwise). The page text is the one the evidence points into, even after a re-crawl.
+pub async fn match_evidence(
+    store: &dyn Store,
+    match_id: Id,
+    rights_holder_id: Option<Id>,
+) -> Result<MatchEvidence> {
+    let record = find_match(store, match_id, rights_holder_id).await?;
+    let page_text = store
+        .evidence_text(record.page_id, &record.evidence_hash)
+        .await?
+        .unwrap_or_default();
+    let work = store.get_work(record.work_id).await?;
+    let pairs = passage_pairs(&record, &page_text, &work.content);
+    Ok(MatchEvidence { record, pairs })
+}
+
 /// The passages side by side, page ↔ work, every piece of text HTML-escaped (it comes from a
 /// pirate site).
 pub fn passages_html(record: &MatchRecord, page_text: &str, work_text: &str) -> String {
-    let slice = |text: &str, start: u32, end: u32| {
-        text.get(start as usize..end as usize)
+    let text = |passage: &Option<String>| {
+        passage
+            .as_deref()
             .map_or_else(|| "(outside the text)".to_owned(), escape)
     };
     let mut html = String::new();
@@ -490,18 +548,21 @@ pub fn passages_html(record: &MatchRecord, page_text: &str, work_text: &str) -> 
         chars = record.copied_chars,
         first = record.first_seen.to_rfc3339_opts(SecondsFormat::Secs, true),
     );
-    for (n, p) in record.evidence.iter().enumerate() {
+    for (n, pair) in passage_pairs(record, page_text, work_text)
+        .iter()
+        .enumerate()
+    {
         let _ = writeln!(
             html,
             "<tr><td class=\"n\">{}</td><td><small>{}–{}</small><br>{}</td>\
              <td><small>{}–{}</small><br>{}</td></tr>",
             n + 1,
-            p.page_start,
-            p.page_end,
-            slice(page_text, p.page_start, p.page_end),
-            p.work_start,
-            p.work_end,
-            slice(work_text, p.work_start, p.work_end),
+            pair.page_range.0,
+            pair.page_range.1,
+            text(&pair.page),
+            pair.work_range.0,
+            pair.work_range.1,
+            text(&pair.work),
         );
     }
     html.push_str("</table>\n</body></html>\n");

@@ -113,6 +113,10 @@ pub struct Texts {
     pub first_seen: &'static str,
     pub status: &'static str,
     pub review: &'static str,
+    pub evidence: &'static str,
+    pub original: &'static str,
+    pub pirated: &'static str,
+    pub diff_legend: &'static str,
 }
 
 static ZH: Texts = Texts {
@@ -151,6 +155,10 @@ static ZH: Texts = Texts {
     first_seen: "首次发现",
     status: "状态",
     review: "审核",
+    evidence: "侵权证据",
+    original: "原作",
+    pirated: "盗版页面",
+    diff_legend: "黄色：盗版页面中与原作不同的文字（替换、插入的字符）；红色删除线：原作中未出现在盗版页面的文字。",
 };
 
 static EN: Texts = Texts {
@@ -189,6 +197,10 @@ static EN: Texts = Texts {
     first_seen: "First seen",
     status: "Status",
     review: "Review",
+    evidence: "Evidence",
+    original: "Original",
+    pirated: "Pirated page",
+    diff_legend: "Yellow: text of the pirated page that differs from the original (substituted or inserted characters). Struck out in red: text of the original missing from the page.",
 };
 
 #[cfg(test)]

@@ -57,6 +57,7 @@ pub fn router(state: WebState) -> Router {
         .route("/lang/{lang}", get(choose_language))
         .route("/works", get(works_page))
         .route("/works/{id}", get(work_page))
+        .route("/matches/{id}", get(match_page))
         .with_state(state)
 }
 
@@ -563,6 +564,7 @@ async fn works_page(
 }
 
 struct MatchRowView {
+    id: i64,
     page_url: String,
     linkable: bool,
     score: String,
@@ -623,6 +625,7 @@ async fn work_page(
     let matches = records
         .into_iter()
         .map(|m| MatchRowView {
+            id: m.id,
             linkable: m.page_url.starts_with("http://") || m.page_url.starts_with("https://"),
             page_url: m.page_url,
             score: format!("{:.2}", m.score),
@@ -640,5 +643,118 @@ async fn work_page(
         holder: details.rights_holder,
         chapters: details.work.chapter_count,
         matches,
+    })
+}
+
+/// A run of characters of a passage, and whether it differs from the other side.
+struct Segment {
+    text: String,
+    changed: bool,
+}
+
+/// One aligned passage with its differences marked on both sides.
+struct PairView {
+    page_range: String,
+    work_range: String,
+    page: Vec<Segment>,
+    work: Vec<Segment>,
+}
+
+/// Marks, character by character, what the page changed: on the work's side what it lacks, on
+/// the page's side what it substituted or inserted.
+fn diff_pair(pair: &copytrace_service::evidence::PassagePair) -> PairView {
+    use similar::{ChangeTag, TextDiff};
+    let work = pair.work.as_deref().unwrap_or("");
+    let copy = pair.page.as_deref().unwrap_or("");
+    let mut work_side: Vec<Segment> = Vec::new();
+    let mut page_side: Vec<Segment> = Vec::new();
+    let push = |side: &mut Vec<Segment>, text: &str, changed: bool| match side.last_mut() {
+        Some(last) if last.changed == changed => last.text.push_str(text),
+        _ => side.push(Segment {
+            text: text.to_owned(),
+            changed,
+        }),
+    };
+    let diff = TextDiff::from_chars(work, copy);
+    for change in diff.iter_all_changes() {
+        let text = change.value();
+        match change.tag() {
+            ChangeTag::Equal => {
+                push(&mut work_side, text, false);
+                push(&mut page_side, text, false);
+            }
+            ChangeTag::Delete => push(&mut work_side, text, true),
+            ChangeTag::Insert => push(&mut page_side, text, true),
+        }
+    }
+    PairView {
+        page_range: format!("{}–{}", pair.page_range.0, pair.page_range.1),
+        work_range: format!("{}–{}", pair.work_range.0, pair.work_range.1),
+        page: page_side,
+        work: work_side,
+    }
+}
+
+#[derive(Template)]
+#[template(path = "web/match.html")]
+struct MatchPage {
+    t: &'static Texts,
+    viewer: Viewer,
+    id: i64,
+    work_id: i64,
+    work_title: String,
+    work_external_id: String,
+    page_url: String,
+    linkable: bool,
+    score: String,
+    coverage: String,
+    first_seen: String,
+    status: &'static str,
+    review: &'static str,
+    pairs: Vec<PairView>,
+}
+
+/// One match with its passages side by side and the differences marked. Another holder's
+/// match answers 404, as a missing one does.
+async fn match_page(
+    State(state): State<WebState>,
+    jar: CookieJar,
+    headers: HeaderMap,
+    Path(id): Path<i64>,
+) -> Response {
+    let session = match logged_in(&state, &jar).await {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    let t = Lang::of_request(&jar, &headers).texts();
+    let evidence = match copytrace_service::evidence::match_evidence(
+        state.store.as_ref(),
+        id,
+        session.user.rights_holder_id,
+    )
+    .await
+    {
+        Ok(evidence) => evidence,
+        Err(error) if error.kind() == copytrace_service::ErrorKind::NotFound => {
+            return StatusCode::NOT_FOUND.into_response();
+        }
+        Err(error) => return failure(error),
+    };
+    let m = evidence.record;
+    page(MatchPage {
+        t,
+        viewer: Viewer::of(&session, t),
+        id: m.id,
+        work_id: m.work_id,
+        work_title: m.work_title,
+        work_external_id: m.work_external_id,
+        linkable: m.page_url.starts_with("http://") || m.page_url.starts_with("https://"),
+        page_url: m.page_url,
+        score: format!("{:.2}", m.score),
+        coverage: format!("{:.0}", m.coverage * 100.0),
+        first_seen: m.first_seen.format("%Y-%m-%d %H:%M").to_string(),
+        status: m.status.as_str(),
+        review: m.review.as_str(),
+        pairs: evidence.pairs.iter().map(diff_pair).collect(),
     })
 }
