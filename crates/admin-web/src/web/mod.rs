@@ -349,6 +349,7 @@ struct DashboardPage {
     holder: Option<String>,
     totals: Totals,
     days: Vec<Bar>,
+    any_matches: bool,
     chart_width: u32,
     works: Vec<WorkLine>,
     sites: Vec<SiteLine>,
@@ -394,6 +395,7 @@ async fn dashboard_page(
         sum
     });
     let daily = stats::daily(store, &filter).await?;
+    let any_matches = daily.iter().any(|d| d.new_matches > 0);
     let (days, chart_width) = bars(&daily);
     let works = stats::works(store, &all_time, Some(8))
         .await?
@@ -428,30 +430,46 @@ async fn dashboard_page(
         holder,
         totals,
         days,
+        any_matches,
         chart_width,
         works,
         sites,
     })
 }
 
-/// Bars of new matches per day, scaled to 120 units of height; returns them and the width.
+/// Days the dashboard's chart spans, ending today.
+const CHART_DAYS: i64 = 30;
+
+/// Bars of new matches for each of the last [`CHART_DAYS`] days (days without any are empty
+/// bars, so the axis is always a month), scaled to 120 units of height; returns them and the
+/// chart's width.
 fn bars(daily: &[copytrace_store::DailyStats]) -> (Vec<Bar>, u32) {
-    let highest = daily
-        .iter()
-        .map(|d| d.new_matches)
-        .max()
-        .unwrap_or(0)
-        .max(1);
+    let today = Utc::now().date_naive();
+    let days: Vec<(String, u64, u64)> = (0..CHART_DAYS)
+        .rev()
+        .map(|back| {
+            let day = (today - chrono::Duration::days(back))
+                .format("%Y-%m-%d")
+                .to_string();
+            let found = daily.iter().find(|d| d.day == day);
+            (
+                day,
+                found.map_or(0, |d| d.new_matches),
+                found.map_or(0, |d| d.removals),
+            )
+        })
+        .collect();
+    let highest = days.iter().map(|d| d.1).max().unwrap_or(0).max(1);
     let width = 18;
-    let bars = daily
-        .iter()
+    let bars = days
+        .into_iter()
         .enumerate()
-        .map(|(i, d)| {
-            let height = ((d.new_matches as f64 / highest as f64) * 120.0).round() as u32;
+        .map(|(i, (day, new_matches, removals))| {
+            let height = ((new_matches as f64 / highest as f64) * 120.0).round() as u32;
             Bar {
-                day: d.day.clone(),
-                new_matches: d.new_matches,
-                removals: d.removals,
+                day,
+                new_matches,
+                removals,
                 x: i as u32 * (width + 4),
                 y: 122 - height,
                 width,
@@ -460,7 +478,7 @@ fn bars(daily: &[copytrace_store::DailyStats]) -> (Vec<Bar>, u32) {
             }
         })
         .collect();
-    (bars, (daily.len() as u32 * (width + 4)).max(1))
+    (bars, CHART_DAYS as u32 * (width + 4))
 }
 
 /// Works shown on one page of the works list.
