@@ -99,7 +99,12 @@ async fn serve_web(
     shutdown: CancellationToken,
 ) -> Result<()> {
     tracing::info!("admin web on http://{}", listener.local_addr()?);
-    let app = ops::router(Arc::new(probe)).merge(copytrace_admin_web::web::router(web));
+    let requests = Arc::new(ops::RequestMetrics::default());
+    let app = ops::measured(
+        ops::router_with(Arc::new(probe), requests.clone())
+            .merge(copytrace_admin_web::web::router(web)),
+        requests,
+    );
     // The login limiter counts failures per client address.
     axum::serve(
         listener,
