@@ -300,11 +300,39 @@ impl Viewer {
     }
 }
 
-/// The session of a page that needs one, or the response that sends the visitor to log in.
-async fn logged_in(state: &WebState, jar: &CookieJar) -> Result<Session, Response> {
-    match current_session(state, jar).await? {
-        Some(session) => Ok(session),
-        None => Err(Redirect::to("/login").into_response()),
+/// A logged-in visitor: their session and the texts of their language. A page that needs a
+/// login takes it as an argument; without a live session the request is answered with a
+/// redirect to `/login` before the page runs.
+struct Visitor {
+    session: Session,
+    t: &'static Texts,
+}
+
+impl axum::extract::FromRequestParts<WebState> for Visitor {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &WebState,
+    ) -> Result<Self, Response> {
+        let jar = CookieJar::from_headers(&parts.headers);
+        match current_session(state, &jar).await? {
+            Some(session) => Ok(Visitor {
+                session,
+                t: Lang::of_request(&jar, &parts.headers).texts(),
+            }),
+            None => Err(Redirect::to("/login").into_response()),
+        }
+    }
+}
+
+/// 404 for what is missing or not the visitor's (the same answer, so that another tenant's
+/// ids reveal nothing), else a failure.
+fn not_found_or_failure(error: copytrace_service::ServiceError) -> Response {
+    if error.kind() == copytrace_service::ErrorKind::NotFound {
+        StatusCode::NOT_FOUND.into_response()
+    } else {
+        failure(error)
     }
 }
 
@@ -355,12 +383,7 @@ struct DashboardPage {
     sites: Vec<SiteLine>,
 }
 
-async fn dashboard(State(state): State<WebState>, jar: CookieJar, headers: HeaderMap) -> Response {
-    let session = match logged_in(&state, &jar).await {
-        Ok(session) => session,
-        Err(response) => return response,
-    };
-    let t = Lang::of_request(&jar, &headers).texts();
+async fn dashboard(State(state): State<WebState>, Visitor { session, t }: Visitor) -> Response {
     match dashboard_page(&state, &session, t).await {
         Ok(page_data) => page(page_data),
         Err(error) => failure(error),
@@ -517,15 +540,9 @@ struct WorksQuery {
 /// time, with how many pages and sites copy each.
 async fn works_page(
     State(state): State<WebState>,
-    jar: CookieJar,
-    headers: HeaderMap,
+    Visitor { session, t }: Visitor,
     axum::extract::Query(query): axum::extract::Query<WorksQuery>,
 ) -> Response {
-    let session = match logged_in(&state, &jar).await {
-        Ok(session) => session,
-        Err(response) => return response,
-    };
-    let t = Lang::of_request(&jar, &headers).texts();
     let store = state.store.as_ref();
     let holder = session.user.rights_holder_id;
     let listed = async {
@@ -607,22 +624,13 @@ struct WorkPage {
 /// One work and its reported copies. Another holder's work answers 404, as a missing one does.
 async fn work_page(
     State(state): State<WebState>,
-    jar: CookieJar,
-    headers: HeaderMap,
+    Visitor { session, t }: Visitor,
     Path(id): Path<i64>,
 ) -> Response {
-    let session = match logged_in(&state, &jar).await {
-        Ok(session) => session,
-        Err(response) => return response,
-    };
-    let t = Lang::of_request(&jar, &headers).texts();
     let store = state.store.as_ref();
     let details = match copytrace_service::library::work_details(store, id).await {
         Ok(details) => details,
-        Err(error) if error.kind() == copytrace_service::ErrorKind::NotFound => {
-            return StatusCode::NOT_FOUND.into_response();
-        }
-        Err(error) => return failure(error),
+        Err(error) => return not_found_or_failure(error),
     };
     if session
         .user
@@ -736,15 +744,9 @@ struct MatchPage {
 /// match answers 404, as a missing one does.
 async fn match_page(
     State(state): State<WebState>,
-    jar: CookieJar,
-    headers: HeaderMap,
+    Visitor { session, t }: Visitor,
     Path(id): Path<i64>,
 ) -> Response {
-    let session = match logged_in(&state, &jar).await {
-        Ok(session) => session,
-        Err(response) => return response,
-    };
-    let t = Lang::of_request(&jar, &headers).texts();
     let evidence = match copytrace_service::evidence::match_evidence(
         state.store.as_ref(),
         id,
@@ -753,10 +755,7 @@ async fn match_page(
     .await
     {
         Ok(evidence) => evidence,
-        Err(error) if error.kind() == copytrace_service::ErrorKind::NotFound => {
-            return StatusCode::NOT_FOUND.into_response();
-        }
-        Err(error) => return failure(error),
+        Err(error) => return not_found_or_failure(error),
     };
     let m = evidence.record;
     page(MatchPage {
