@@ -52,8 +52,8 @@ const DAILY: chrono::Duration = chrono::Duration::hours(23);
 /// How alerts are sent.
 #[derive(Debug, Clone)]
 pub struct AlertSettings {
-    /// SMTP server of e-mail digests: `smtp://host:port` (STARTTLS when offered… see lettre's
-    /// `from_url`), `smtps://user:password@host` (TLS). E-mail targets wait (their deliveries
+    /// SMTP server of e-mail digests, in lettre's URL form: `smtp://host:port` (plain),
+    /// `smtp://host:587?tls=required` (STARTTLS), `smtps://user:password@host` (TLS). E-mail targets wait (their deliveries
     /// fail with a clear error) until it is set.
     pub smtp_url: Option<String>,
     /// The digests' sender.

@@ -598,6 +598,8 @@ async fn works_page(
     })
 }
 
+/// A match as pages show it: its figures formatted, and whether its page URL may be a link
+/// (only `http` and `https`: a crawled URL is never trusted as a `javascript:` link).
 struct MatchRowView {
     id: i64,
     page_url: String,
@@ -607,6 +609,21 @@ struct MatchRowView {
     first_seen: String,
     status: &'static str,
     review: &'static str,
+}
+
+impl MatchRowView {
+    fn of(m: &copytrace_store::MatchRecord) -> MatchRowView {
+        MatchRowView {
+            id: m.id,
+            linkable: m.page_url.starts_with("http://") || m.page_url.starts_with("https://"),
+            page_url: m.page_url.clone(),
+            score: format!("{:.2}", m.score),
+            coverage: format!("{:.0}", m.coverage * 100.0),
+            first_seen: m.first_seen.format("%Y-%m-%d %H:%M").to_string(),
+            status: m.status.as_str(),
+            review: m.review.as_str(),
+        }
+    }
 }
 
 #[derive(Template)]
@@ -648,19 +665,7 @@ async fn work_page(
         Ok(records) => records,
         Err(error) => return failure(error),
     };
-    let matches = records
-        .into_iter()
-        .map(|m| MatchRowView {
-            id: m.id,
-            linkable: m.page_url.starts_with("http://") || m.page_url.starts_with("https://"),
-            page_url: m.page_url,
-            score: format!("{:.2}", m.score),
-            coverage: format!("{:.0}", m.coverage * 100.0),
-            first_seen: m.first_seen.format("%Y-%m-%d %H:%M").to_string(),
-            status: m.status.as_str(),
-            review: m.review.as_str(),
-        })
-        .collect();
+    let matches = records.iter().map(MatchRowView::of).collect();
     page(WorkPage {
         t,
         viewer: Viewer::of(&session, t),
@@ -726,17 +731,10 @@ fn diff_pair(pair: &copytrace_service::evidence::PassagePair) -> PairView {
 struct MatchPage {
     t: &'static Texts,
     viewer: Viewer,
-    id: i64,
+    m: MatchRowView,
     work_id: i64,
     work_title: String,
     work_external_id: String,
-    page_url: String,
-    linkable: bool,
-    score: String,
-    coverage: String,
-    first_seen: String,
-    status: &'static str,
-    review: &'static str,
     pairs: Vec<PairView>,
 }
 
@@ -757,21 +755,14 @@ async fn match_page(
         Ok(evidence) => evidence,
         Err(error) => return not_found_or_failure(error),
     };
-    let m = evidence.record;
+    let record = evidence.record;
     page(MatchPage {
         t,
         viewer: Viewer::of(&session, t),
-        id: m.id,
-        work_id: m.work_id,
-        work_title: m.work_title,
-        work_external_id: m.work_external_id,
-        linkable: m.page_url.starts_with("http://") || m.page_url.starts_with("https://"),
-        page_url: m.page_url,
-        score: format!("{:.2}", m.score),
-        coverage: format!("{:.0}", m.coverage * 100.0),
-        first_seen: m.first_seen.format("%Y-%m-%d %H:%M").to_string(),
-        status: m.status.as_str(),
-        review: m.review.as_str(),
+        m: MatchRowView::of(&record),
+        work_id: record.work_id,
+        work_title: record.work_title,
+        work_external_id: record.work_external_id,
         pairs: evidence.pairs.iter().map(diff_pair).collect(),
     })
 }
