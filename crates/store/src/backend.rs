@@ -5,7 +5,7 @@
 //! `pages`, `matches`, `jobs`, `schedules` and `users`), each function taking the store as its
 //! first argument. A method whose SQL is the same on both backends is not in either: it is one
 //! generic function of `crate::shared`, run on the backend's pool. [`impl_store_by_section!`]
-//! writes the `impl Store` that forwards every method to its function, so the list of the 100
+//! writes the `impl Store` that forwards every method to its function, so the list of the 101
 //! methods and where each lives is written once instead of once per backend, and a method
 //! missing from a section file is a compile error naming it.
 
@@ -72,6 +72,12 @@ macro_rules! impl_store_by_section {
             ) -> $crate::VerdictOutcome;
             matches::list_matches(filter: &$crate::MatchFilter) -> Vec<$crate::MatchRecord>;
             shared::stream_matches(filter: &$crate::MatchFilter) -> $crate::MatchStream;
+            shared::match_listing(
+                filter: &$crate::MatchFilter,
+                order: $crate::ListingOrder,
+                offset: u64,
+                limit: u32
+            ) -> $crate::MatchListing;
             matches::set_match_status(match_id: $crate::Id, status: $crate::MatchStatus) -> ();
             matches::decide_match(decision: &$crate::NewDecision) -> $crate::Id;
             shared::match_decisions(match_id: $crate::Id, rights_holder_id: Option<$crate::Id>)

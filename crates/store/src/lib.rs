@@ -345,6 +345,18 @@ pub trait Store: Send + Sync {
     /// one snapshot (a match recorded meanwhile may or may not be in it) but never lists a pair
     /// twice. The stream owns what it needs, so it may outlive `self`.
     async fn stream_matches(&self, filter: &MatchFilter) -> Result<MatchStream>;
+    /// One page of the matches [`Store::list_matches`] would list for `filter` (same derived
+    /// status and filters), filtered, ordered and cut in SQL, with how many there are in all:
+    /// what a paginated list needs when the matches are millions. The records carry neither
+    /// evidence nor chapters (a list shows neither; [`Store::list_matches`] with `work_id` or
+    /// the evidence service gives them).
+    async fn match_listing(
+        &self,
+        filter: &MatchFilter,
+        order: ListingOrder,
+        offset: u64,
+        limit: u32,
+    ) -> Result<MatchListing>;
     /// Changes the review state of a match. Any status but `removed` clears `removed_at`
     /// (setting `removed` by hand keeps it, `None` if no check saw the removal). `NotFound` if
     /// absent.

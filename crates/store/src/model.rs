@@ -700,6 +700,26 @@ impl MatchFilter {
     }
 }
 
+/// The order of a [`crate::Store::match_listing`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ListingOrder {
+    /// Most recently found first: what a list of new copies shows.
+    #[default]
+    Newest,
+    /// Highest score first: the review queue, where the strongest candidates are the quickest
+    /// to decide.
+    HighestScore,
+}
+
+/// One page of matches and how many the filter selects in all.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatchListing {
+    /// Matches the filter selects, on every page.
+    pub total: u64,
+    /// This page's matches, without evidence or chapters.
+    pub matches: Vec<MatchRecord>,
+}
+
 /// The same selection as the statistics count, for listing the matches behind them.
 impl From<&StatsFilter> for MatchFilter {
     fn from(filter: &StatsFilter) -> Self {

@@ -1,4 +1,5 @@
-//! Statistics: copies per work, site, day and rights holder, aggregated in SQL on both backends.
+//! Statistics: copies per work, site, day and rights holder, aggregated in SQL on both backends;
+//! and the paginated listing of the matches behind them, filtered the same way.
 //!
 //! Every statistic counts the same copies: the matches selected by a [`StatsFilter`] (the
 //! `counted` common table expression below), never those on licensed hosts or of withdrawn
@@ -8,16 +9,28 @@
 use sqlx::{Encode, Executor, FromRow, Type};
 
 use super::Db;
-use crate::rows::{Columns, StoredTime, match_status_column};
+use crate::rows::{Columns, MatchEvidenceRow, StoredTime, group_matches, match_status_column};
 use crate::rules::{to_u64, validate_stats_filter};
 use crate::{
-    CopyLifetime, DailyStats, FirstCopy, HolderStats, Id, Result, SiteStats, StatsFilter, WorkStats,
+    CopyLifetime, DailyStats, FirstCopy, HolderStats, Id, ListingOrder, MatchFilter, MatchListing,
+    Result, SiteStats, StatsFilter, WorkStats,
 };
 
 /// The matches a [`StatsFilter`] selects, as the common table expression `counted`, with the
 /// page's site, the work's owner, the stored lifecycle state (`stored_status`) and the status
 /// listings show (`status`). Parameters `$1`–`$8` are bound by [`bind_filter!`].
 macro_rules! counted_matches {
+    () => {
+        concat!(
+            filtered_matches!(),
+            ", counted AS (SELECT * FROM f WHERE status NOT IN ('licensed', 'withdrawn')) "
+        )
+    };
+}
+
+/// The matches a [`StatsFilter`] selects, licensed and withdrawn ones included, as the common
+/// table expression `f` (see [`counted_matches!`], which counts only the reported ones).
+macro_rules! filtered_matches {
     () => {
         concat!(
             "WITH f AS (SELECT m.id, m.page_id, m.work_id, w.rights_holder_id, p.site_id, \
@@ -35,8 +48,7 @@ macro_rules! counted_matches {
                AND ($5 IS NULL OR m.first_seen < $5) \
                AND ($6 IS NULL OR m.score >= $6) \
                AND ($7 = '' OR $7 LIKE ('%,' || m.status || ',%')) \
-               AND ($8 = '' OR $8 LIKE ('%,' || m.review || ',%'))), \
-             counted AS (SELECT * FROM f WHERE status NOT IN ('licensed', 'withdrawn')) "
+               AND ($8 = '' OR $8 LIKE ('%,' || m.review || ',%'))) "
         )
     };
 }
@@ -438,4 +450,101 @@ where
             })
         })
         .collect()
+}
+
+/// [`crate::Store::match_listing`]'s page: the matches of `f` (`$1`–`$8`), licensed ones only
+/// when `$9` is true or `$10` names them, in the derived states `$10` lists (all when empty),
+/// `$11` of them after the first `$12`. Evidence columns are NULL: a listing shows none.
+macro_rules! listing_page {
+    ($order:literal) => {
+        concat!(
+            filtered_matches!(),
+            "SELECT f.id, f.page_id, p.url AS page_url, p.title AS page_title, f.work_id, \
+                    w.external_id AS work_external_id, w.title AS work_title, \
+                    f.rights_holder_id, f.score, f.coverage, m.containment, m.copied_chars, \
+                    m.method, f.status, f.review, f.first_seen, f.last_seen, f.removed_at, \
+                    m.evidence_hash, CAST(NULL AS BIGINT) AS page_start, \
+                    CAST(NULL AS BIGINT) AS page_end, CAST(NULL AS BIGINT) AS work_start, \
+                    CAST(NULL AS BIGINT) AS work_end \
+             FROM f JOIN matches m ON m.id = f.id \
+             JOIN pages p ON p.id = f.page_id JOIN works w ON w.id = f.work_id \
+             WHERE ($9 OR f.status <> 'licensed' OR $10 LIKE '%,licensed,%') \
+               AND ($10 = '' OR $10 LIKE ('%,' || f.status || ',%')) \
+             ORDER BY ",
+            $order,
+            " LIMIT $11 OFFSET $12"
+        )
+    };
+}
+
+/// [`crate::Store::match_listing`]: the filter, order and page in SQL (so a page of a million
+/// matches reads fifty rows), and the count of all the filter selects.
+pub(crate) async fn match_listing<'e, DB, E>(
+    executor: E,
+    filter: &MatchFilter,
+    order: ListingOrder,
+    offset: u64,
+    limit: u32,
+) -> Result<MatchListing>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB> + Copy,
+    MatchEvidenceRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    (i64,): for<'r> FromRow<'r, DB::Row>,
+    for<'q> Option<i64>: Encode<'q, DB> + Type<DB>,
+    for<'q> i64: Encode<'q, DB> + Type<DB>,
+    for<'q> bool: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<String>: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<f64>: Encode<'q, DB> + Type<DB>,
+    for<'q> String: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<DB::Time>: Encode<'q, DB> + Type<DB>,
+{
+    // The stored-state filter of `f` is left empty: a listing filters on the derived state
+    // (`licensed`, `withdrawn`), as `MatchFilter::selects` does.
+    let binds = Binds::new::<DB>(&StatsFilter {
+        rights_holder_id: filter.rights_holder_id,
+        work_id: filter.work_id,
+        site: filter.site.clone(),
+        since: filter.since,
+        until: filter.until,
+        statuses: Vec::new(),
+        reviews: filter.reviews.clone(),
+        min_score: filter.min_score,
+    })?;
+    let statuses = if filter.statuses.is_empty() {
+        String::new()
+    } else {
+        let names: Vec<&str> = filter.statuses.iter().map(|s| s.as_str()).collect();
+        format!(",{},", names.join(","))
+    };
+    let count = sqlx::query_as::<_, (i64,)>(concat!(
+        filtered_matches!(),
+        "SELECT COUNT(*) FROM f \
+         WHERE ($9 OR f.status <> 'licensed' OR $10 LIKE '%,licensed,%') \
+           AND ($10 = '' OR $10 LIKE ('%,' || f.status || ',%'))"
+    ));
+    let (total,) = bind_filter!(count, &binds)
+        .bind(filter.include_licensed)
+        .bind(statuses.clone())
+        .fetch_one(executor)
+        .await?;
+    let page = match order {
+        ListingOrder::Newest => {
+            sqlx::query_as::<_, MatchEvidenceRow<DB>>(listing_page!("f.first_seen DESC, f.id DESC"))
+        }
+        ListingOrder::HighestScore => {
+            sqlx::query_as::<_, MatchEvidenceRow<DB>>(listing_page!("f.score DESC, f.id"))
+        }
+    };
+    let rows = bind_filter!(page, &binds)
+        .bind(filter.include_licensed)
+        .bind(statuses)
+        .bind(i64::from(limit))
+        .bind(i64::try_from(offset).unwrap_or(i64::MAX))
+        .fetch_all(executor)
+        .await?;
+    Ok(MatchListing {
+        total: to_u64(total, "match count")?,
+        matches: group_matches(rows)?,
+    })
 }

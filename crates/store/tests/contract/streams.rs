@@ -1,10 +1,12 @@
-//! Streamed match listings (`Store::stream_matches`), what exports read: the same matches as
-//! `list_matches`, a page of rows at a time.
+//! Streamed match listings (`Store::stream_matches`), what exports read, and paginated ones
+//! (`Store::match_listing`), what the web's lists read: the same matches as `list_matches`, a
+//! page of rows at a time.
 
 use std::sync::Arc;
 
 use copytrace_store::{
-    Id, MatchFilter, MatchRecord, NewDecision, NewMatch, Review, Store, WorkChapter,
+    Id, ListingOrder, MatchFilter, MatchRecord, MatchStatus, NewDecision, NewMatch, Review, Store,
+    WorkChapter,
 };
 use futures_util::TryStreamExt;
 
@@ -14,6 +16,7 @@ contract_tests!(
     streamed_matches_are_the_listed_ones_by_page_then_work,
     matches_are_filtered_by_site_time_score_and_status,
     a_stream_outlives_the_store_handle_it_came_from,
+    listing_pages_are_the_listed_matches_filtered_ordered_and_cut_in_sql,
 );
 
 /// Pages copying each of three works, more matches than the stream reads in one statement.
@@ -241,4 +244,99 @@ async fn a_stream_outlives_the_store_handle_it_came_from(store: Arc<dyn Store>) 
     drop(handle);
     let records: Vec<MatchRecord> = tokio::spawn(stream.try_collect()).await.unwrap().unwrap();
     assert_eq!(records, expected);
+}
+
+/// Every page of `match_listing` for `filter` in `order`, 100 at a time, each page's total
+/// checked against the number of matches.
+async fn paged(store: &dyn Store, filter: &MatchFilter, order: ListingOrder) -> Vec<MatchRecord> {
+    let mut all = Vec::new();
+    loop {
+        let page = store
+            .match_listing(filter, order, all.len() as u64, 100)
+            .await
+            .unwrap();
+        let read = page.matches.len();
+        all.extend(page.matches);
+        if read < 100 {
+            assert_eq!(page.total, all.len() as u64, "{filter:?}: the total");
+            return all;
+        }
+    }
+}
+
+async fn listing_pages_are_the_listed_matches_filtered_ordered_and_cut_in_sql(
+    store: Arc<dyn Store>,
+) {
+    let ([a, b], [_, a2, _]) = library_with_copies(&*store).await;
+    let filters = [
+        MatchFilter::default(),
+        MatchFilter {
+            include_licensed: true,
+            ..MatchFilter::default()
+        },
+        MatchFilter {
+            rights_holder_id: Some(a),
+            ..MatchFilter::default()
+        },
+        MatchFilter {
+            rights_holder_id: Some(b),
+            statuses: vec![MatchStatus::Licensed],
+            ..MatchFilter::default()
+        },
+        MatchFilter {
+            work_id: Some(a2),
+            reviews: vec![Review::Pending],
+            ..MatchFilter::default()
+        },
+        MatchFilter {
+            site: Some("pirate.example".into()),
+            since: Some(at(100)),
+            until: Some(at(200)),
+            min_score: Some(0.65),
+            ..MatchFilter::default()
+        },
+        MatchFilter {
+            site: Some("'; DROP TABLE matches; --".into()),
+            ..MatchFilter::default()
+        },
+    ];
+    for filter in filters {
+        let mut expected = listed(&*store, &filter).await;
+        for record in &mut expected {
+            record.evidence.clear();
+            record.chapters.clear();
+        }
+        expected.sort_by(|x, y| y.first_seen.cmp(&x.first_seen).then(y.id.cmp(&x.id)));
+        assert_eq!(
+            paged(&*store, &filter, ListingOrder::Newest).await,
+            expected,
+            "{filter:?}, newest first"
+        );
+        expected.sort_by(|x, y| y.score.total_cmp(&x.score).then(x.id.cmp(&y.id)));
+        assert_eq!(
+            paged(&*store, &filter, ListingOrder::HighestScore).await,
+            expected,
+            "{filter:?}, highest score first"
+        );
+    }
+    assert_eq!(
+        store
+            .match_listing(&MatchFilter::default(), ListingOrder::Newest, 10_000, 50)
+            .await
+            .unwrap(),
+        copytrace_store::MatchListing {
+            total: (3 * PAGES - PAGES / 50) as u64,
+            matches: Vec::new(),
+        },
+        "a page past the end is empty, with the total"
+    );
+    assert!(
+        store
+            .list_matches(&MatchFilter::default())
+            .await
+            .unwrap()
+            .len()
+            > 1,
+        "the hostile site filter dropped nothing"
+    );
 }
