@@ -10,7 +10,7 @@ use copytrace_analytics::export::{
     site_table, work_table,
 };
 use copytrace_analytics::stats::SiteGrouping;
-use copytrace_store::{MatchFilter, MatchRecord, StatsFilter, Store};
+use copytrace_store::{ListingOrder, MatchFilter, MatchListing, MatchRecord, StatsFilter, Store};
 use futures_util::TryStreamExt;
 
 use crate::error::Result;
@@ -25,6 +25,18 @@ use crate::stats;
 /// hosts. The `review` column tells them apart; takedown notices take confirmed ones only.
 pub async fn matches(store: &dyn Store, filter: &MatchFilter) -> Result<Vec<MatchRecord>> {
     Ok(store.list_matches(filter).await?)
+}
+
+/// One page of the matches `filter` selects, in `order`, with how many there are in all: what
+/// a paginated list shows ([`Store::match_listing`]; the records carry no evidence).
+pub async fn match_listing(
+    store: &dyn Store,
+    filter: &MatchFilter,
+    order: ListingOrder,
+    offset: u64,
+    limit: u32,
+) -> Result<MatchListing> {
+    Ok(store.match_listing(filter, order, offset, limit).await?)
 }
 
 /// Writes the recorded matches `filter` selects to `out` in `format` (the match table of

@@ -1,5 +1,5 @@
-//! The server-rendered admin web: login and logout, language choice, and the dashboard. Pages
-//! work without JavaScript.
+//! The server-rendered admin web. Pages work without JavaScript; each area of the product has
+//! its module, and every page goes through the service layer (the web writes no SQL).
 //!
 //! **Sessions.** Logging in (`service::accounts::login`, limited per account and per address)
 //! gives a random token in the `copytrace_session` cookie (HttpOnly, SameSite=Lax, Secure when
@@ -10,28 +10,35 @@
 //! neither read that cookie nor make the browser send it, SameSite=Strict). A post without the
 //! right token is refused with 403 and changes nothing.
 //!
-//! **Tenancy.** A rights holder's pages count only its own works' copies.
+//! **Roles.** Each page belongs to an [`Area`]; [`Area::allows`] says which roles may open it,
+//! and everyone else gets 403.
+//!
+//! **Tenancy.** A rights holder sees only its own works, matches, notices, exports and
+//! statistics; another holder's object answers 404, the same as a missing one.
 
+mod access;
+mod auth;
+mod dashboard;
+mod filters;
 pub mod i18n;
+mod matches;
+mod works;
 
-use std::net::SocketAddr;
+pub use access::Area;
+
 use std::sync::Arc;
 
 use askama::Template;
-use axum::extract::{ConnectInfo, Path, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::Router;
+use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Redirect, Response};
-use axum::routing::{get, post};
-use axum::{Form, Router};
 use axum_extra::extract::CookieJar;
 use axum_extra::extract::cookie::{Cookie, SameSite};
 use chrono::Utc;
-use copytrace_analytics::stats::SiteGrouping;
-use copytrace_service::accounts::{self, Login};
-use copytrace_store::{MatchFilter, Role, Session, StatsFilter, Store};
-use serde::Deserialize;
+use copytrace_service::accounts;
+use copytrace_store::{Role, Session, Store};
 
-use i18n::{LANG_COOKIE, Lang, Texts};
+use i18n::{Lang, Texts};
 
 /// Cookie holding the session token.
 pub const SESSION_COOKIE: &str = "copytrace_session";
@@ -51,13 +58,10 @@ pub struct WebState {
 /// limiter counts failures per client address.
 pub fn router(state: WebState) -> Router {
     Router::new()
-        .route("/", get(dashboard))
-        .route("/login", get(login_page).post(login_submit))
-        .route("/logout", post(logout))
-        .route("/lang/{lang}", get(choose_language))
-        .route("/works", get(works_page))
-        .route("/works/{id}", get(work_page))
-        .route("/matches/{id}", get(match_page))
+        .merge(auth::routes())
+        .merge(dashboard::routes())
+        .merge(works::routes())
+        .merge(matches::routes())
         .with_state(state)
 }
 
@@ -110,199 +114,58 @@ async fn current_session(state: &WebState, jar: &CookieJar) -> Result<Option<Ses
         .map_err(failure)
 }
 
-#[derive(Template)]
-#[template(path = "web/login.html")]
-struct LoginPage {
-    t: &'static Texts,
-    csrf: String,
-    email: String,
-    error: Option<&'static str>,
+/// A link of the header's navigation.
+struct NavLink {
+    href: &'static str,
+    label: &'static str,
 }
 
-/// The login form, with a fresh CSRF token in a cookie and in the form.
-fn login_form(
-    state: &WebState,
-    jar: CookieJar,
-    lang: Lang,
-    email: String,
-    error: Option<&'static str>,
-    status: StatusCode,
-) -> Response {
-    let csrf = accounts::random_token();
-    let jar = jar.add(cookie(
-        state,
-        LOGIN_CSRF_COOKIE,
-        csrf.clone(),
-        SameSite::Strict,
-    ));
-    let t = lang.texts();
-    (
-        status,
-        jar,
-        page(LoginPage {
-            t,
-            csrf,
-            email,
-            error,
-        }),
-    )
-        .into_response()
-}
-
-async fn login_page(State(state): State<WebState>, jar: CookieJar, headers: HeaderMap) -> Response {
-    let lang = Lang::of_request(&jar, &headers);
-    match current_session(&state, &jar).await {
-        Ok(Some(_)) => Redirect::to("/").into_response(),
-        Ok(None) => login_form(&state, jar, lang, String::new(), None, StatusCode::OK),
-        Err(response) => response,
-    }
-}
-
-#[derive(Deserialize)]
-struct LoginForm {
-    csrf: String,
-    email: String,
-    password: String,
-}
-
-async fn login_submit(
-    State(state): State<WebState>,
-    ConnectInfo(client): ConnectInfo<SocketAddr>,
-    jar: CookieJar,
-    headers: HeaderMap,
-    Form(form): Form<LoginForm>,
-) -> Response {
-    let lang = Lang::of_request(&jar, &headers);
-    let t = lang.texts();
-    let expected = jar.get(LOGIN_CSRF_COOKIE).map(|c| c.value().to_owned());
-    if expected.as_deref() != Some(form.csrf.as_str()) || form.csrf.is_empty() {
-        return login_form(
-            &state,
-            jar,
-            lang,
-            form.email,
-            Some(t.expired_form),
-            StatusCode::FORBIDDEN,
-        );
-    }
-    let outcome = accounts::login(
-        state.store.as_ref(),
-        &form.email,
-        &form.password,
-        &client.ip().to_string(),
-        Utc::now(),
-    )
-    .await;
-    match outcome {
-        Ok(Login::Started { token, .. }) => {
-            let jar = jar
-                .remove(Cookie::build(LOGIN_CSRF_COOKIE).path("/"))
-                .add(cookie(&state, SESSION_COOKIE, token, SameSite::Lax));
-            (jar, Redirect::to("/")).into_response()
-        }
-        Ok(Login::Refused) => login_form(
-            &state,
-            jar,
-            lang,
-            form.email,
-            Some(t.wrong_login),
-            StatusCode::UNAUTHORIZED,
-        ),
-        Ok(Login::Limited) => login_form(
-            &state,
-            jar,
-            lang,
-            form.email,
-            Some(t.too_many_attempts),
-            StatusCode::TOO_MANY_REQUESTS,
-        ),
-        Err(error) => failure(error),
-    }
-}
-
-#[derive(Deserialize)]
-struct CsrfForm {
-    csrf: String,
-}
-
-async fn logout(
-    State(state): State<WebState>,
-    jar: CookieJar,
-    Form(form): Form<CsrfForm>,
-) -> Response {
-    let session = match current_session(&state, &jar).await {
-        Ok(Some(session)) => session,
-        Ok(None) => return Redirect::to("/login").into_response(),
-        Err(response) => return response,
-    };
-    if form.csrf != session.csrf_token {
-        return (StatusCode::FORBIDDEN, "invalid form token").into_response();
-    }
-    if let Some(token) = jar.get(SESSION_COOKIE)
-        && let Err(error) = accounts::logout(state.store.as_ref(), token.value()).await
-    {
-        return failure(error);
-    }
-    let jar = jar.remove(Cookie::build(SESSION_COOKIE).path("/"));
-    (jar, Redirect::to("/login")).into_response()
-}
-
-async fn choose_language(
-    State(state): State<WebState>,
-    Path(lang): Path<String>,
-    jar: CookieJar,
-    headers: HeaderMap,
-) -> Response {
-    let Some(lang) = Lang::parse(&lang) else {
-        return StatusCode::NOT_FOUND.into_response();
-    };
-    let code = match lang {
-        Lang::Zh => "zh",
-        Lang::En => "en",
-    };
-    let mut remembered = cookie(&state, LANG_COOKIE, code.to_owned(), SameSite::Lax);
-    remembered.make_permanent();
-    // Back to the page it was chosen on, when that was one of ours.
-    let back = headers
-        .get(header::REFERER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(url_path)
-        .unwrap_or_else(|| "/".to_owned());
-    (jar.add(remembered), Redirect::to(&back)).into_response()
-}
-
-/// The path (and query) of a URL, never another site: `/a?b` of `http://host/a?b`.
-fn url_path(referer: &str) -> Option<String> {
-    let rest = referer.split_once("://").map_or(referer, |(_, rest)| rest);
-    let path = &rest[rest.find('/')?..];
-    (!path.starts_with("//")).then(|| path.to_owned())
-}
-
-/// Who is looking at a page: what the header shows, and the session's CSRF token for its forms.
+/// Who is looking at a page: what the header shows (the links their role may follow), and the
+/// session's CSRF token for its forms.
 struct Viewer {
     email: String,
     role_name: &'static str,
     csrf: String,
+    nav: Vec<NavLink>,
 }
 
 impl Viewer {
     fn of(session: &Session, t: &'static Texts) -> Viewer {
+        let role = session.user.role;
+        let links = [
+            ("/", t.dashboard, Area::Dashboard),
+            ("/works", t.works, Area::Reports),
+            ("/matches", t.matches, Area::Reports),
+            ("/review", t.review_queue, Area::Review),
+            ("/notices", t.notices, Area::Notices),
+            ("/stats", t.statistics, Area::Statistics),
+            ("/schedules", t.schedules, Area::Crawls),
+            ("/runs", t.runs, Area::Crawls),
+            ("/library", t.library, Area::Library),
+            ("/users", t.users, Area::Users),
+        ];
         Viewer {
             email: session.user.email.clone(),
-            role_name: t.roles[match session.user.role {
+            role_name: t.roles[match role {
                 Role::Admin => 0,
                 Role::Operator => 1,
                 Role::Analyst => 2,
                 Role::RightsHolder => 3,
             }],
             csrf: session.csrf_token.clone(),
+            nav: links
+                .into_iter()
+                .filter(|(.., area)| area.allows(role))
+                .map(|(href, label, _)| NavLink { href, label })
+                .collect(),
         }
     }
 }
 
 /// A logged-in visitor: their session and the texts of their language. A page that needs a
 /// login takes it as an argument; without a live session the request is answered with a
-/// redirect to `/login` before the page runs.
+/// redirect to `/login` before the page runs. The page then says which [`Area`] it belongs
+/// to with [`Visitor::enter`].
 struct Visitor {
     session: Session,
     t: &'static Texts,
@@ -326,282 +189,104 @@ impl axum::extract::FromRequestParts<WebState> for Visitor {
     }
 }
 
-/// 404 for what is missing or not the visitor's (the same answer, so that another tenant's
-/// ids reveal nothing), else a failure.
-fn not_found_or_failure(error: copytrace_service::ServiceError) -> Response {
-    if error.kind() == copytrace_service::ErrorKind::NotFound {
-        StatusCode::NOT_FOUND.into_response()
-    } else {
-        failure(error)
+impl Visitor {
+    /// Nothing when the visitor's role may open `area`'s pages, else the 403 answer.
+    fn enter(&self, area: Area) -> Result<(), Response> {
+        if area.allows(self.session.user.role) {
+            Ok(())
+        } else {
+            Err(message_page(
+                &self.session,
+                self.t,
+                StatusCode::FORBIDDEN,
+                self.t.forbidden,
+            ))
+        }
     }
-}
 
-/// One bar of the dashboard's chart.
-struct Bar {
-    day: String,
-    new_matches: u64,
-    removals: u64,
-    x: u32,
-    y: u32,
-    width: u32,
-    height: u32,
-    label: bool,
-}
+    /// Nothing when `csrf` is the session's form token, else the 403 answer: every form
+    /// posted by a logged-in visitor carries it.
+    fn check_form(&self, csrf: &str) -> Result<(), Response> {
+        if !csrf.is_empty() && csrf == self.session.csrf_token {
+            Ok(())
+        } else {
+            Err(message_page(
+                &self.session,
+                self.t,
+                StatusCode::FORBIDDEN,
+                self.t.expired_form,
+            ))
+        }
+    }
 
-/// The dashboard's totals.
-#[derive(Default)]
-struct Totals {
-    works: u64,
-    pages: u64,
-    sites: u64,
-    removed: u64,
-}
+    /// The rights holder whose data alone this visitor may see; `None` for staff.
+    fn tenant(&self) -> Option<copytrace_store::Id> {
+        self.session.user.rights_holder_id
+    }
 
-struct WorkLine {
-    title: String,
-    pages: u64,
-    sites: u64,
-}
+    /// The 404 answer, for what is missing or not the visitor's: the same answer for both, so
+    /// that another tenant's ids reveal nothing.
+    fn not_found(&self) -> Response {
+        message_page(
+            &self.session,
+            self.t,
+            StatusCode::NOT_FOUND,
+            self.t.not_found,
+        )
+    }
 
-struct SiteLine {
-    site: String,
-    copies: u64,
-    removal_percent: String,
+    /// [`Visitor::not_found`] when the service found nothing, else a failure.
+    fn not_found_or_failure(&self, error: copytrace_service::ServiceError) -> Response {
+        if error.kind() == copytrace_service::ErrorKind::NotFound {
+            self.not_found()
+        } else {
+            failure(error)
+        }
+    }
+
+    /// The 400 answer for a form that cannot be done as posted, saying why.
+    fn bad_request(&self, message: &str) -> Response {
+        message_page(&self.session, self.t, StatusCode::BAD_REQUEST, message)
+    }
+
+    fn viewer(&self) -> Viewer {
+        Viewer::of(&self.session, self.t)
+    }
 }
 
 #[derive(Template)]
-#[template(path = "web/dashboard.html")]
-struct DashboardPage {
+#[template(path = "web/message.html")]
+struct MessagePage {
     t: &'static Texts,
     viewer: Viewer,
-    holder: Option<String>,
-    totals: Totals,
-    days: Vec<Bar>,
-    any_matches: bool,
-    chart_width: u32,
-    works: Vec<WorkLine>,
-    sites: Vec<SiteLine>,
+    message: String,
 }
 
-async fn dashboard(State(state): State<WebState>, Visitor { session, t }: Visitor) -> Response {
-    match dashboard_page(&state, &session, t).await {
-        Ok(page_data) => page(page_data),
-        Err(error) => failure(error),
-    }
-}
-
-/// The dashboard of `session`'s user: a rights holder's own copies, everyone's for staff.
-async fn dashboard_page(
-    state: &WebState,
+/// A page that only says `message`, answered with `status`.
+fn message_page(
     session: &Session,
     t: &'static Texts,
-) -> copytrace_service::Result<DashboardPage> {
-    use copytrace_service::stats;
-    let store = state.store.as_ref();
-    let user = &session.user;
-    let filter = StatsFilter {
-        rights_holder_id: user.rights_holder_id,
-        since: Some(Utc::now() - chrono::Duration::days(30)),
-        reviews: MatchFilter::reported().reviews,
-        ..StatsFilter::default()
-    };
-    let all_time = StatsFilter {
-        since: None,
-        ..filter.clone()
-    };
-    let holders = stats::holders(store, &all_time).await?;
-    let totals = holders.iter().fold(Totals::default(), |mut sum, h| {
-        sum.works += h.works_copied;
-        sum.pages += h.pages;
-        sum.sites += h.sites;
-        sum.removed += h.removed;
-        sum
-    });
-    let daily = stats::daily(store, &filter).await?;
-    let any_matches = daily.iter().any(|d| d.new_matches > 0);
-    let (days, chart_width) = bars(&daily);
-    let works = stats::works(store, &all_time, Some(8))
-        .await?
-        .into_iter()
-        .map(|row| WorkLine {
-            title: row.stats.title,
-            pages: row.stats.pages,
-            sites: row.stats.sites,
-        })
-        .collect();
-    let sites = stats::sites(store, &all_time, SiteGrouping::Domain, Some(8))
-        .await?
-        .into_iter()
-        .map(|row| SiteLine {
-            site: row.site,
-            copies: row.copies,
-            removal_percent: format!("{:.0}", row.removal_rate * 100.0),
-        })
-        .collect();
-    let holder = match user.rights_holder_id {
-        Some(id) => store
-            .list_rights_holders()
-            .await?
-            .into_iter()
-            .find(|h| h.id == id)
-            .map(|h| h.name),
-        None => None,
-    };
-    Ok(DashboardPage {
-        t,
-        viewer: Viewer::of(session, t),
-        holder,
-        totals,
-        days,
-        any_matches,
-        chart_width,
-        works,
-        sites,
-    })
-}
-
-/// Days the dashboard's chart spans, ending today.
-const CHART_DAYS: i64 = 30;
-
-/// Bars of new matches for each of the last [`CHART_DAYS`] days (days without any are empty
-/// bars, so the axis is always a month), scaled to 120 units of height; returns them and the
-/// chart's width.
-fn bars(daily: &[copytrace_store::DailyStats]) -> (Vec<Bar>, u32) {
-    let today = Utc::now().date_naive();
-    let days: Vec<(String, u64, u64)> = (0..CHART_DAYS)
-        .rev()
-        .map(|back| {
-            let day = (today - chrono::Duration::days(back))
-                .format("%Y-%m-%d")
-                .to_string();
-            let found = daily.iter().find(|d| d.day == day);
-            (
-                day,
-                found.map_or(0, |d| d.new_matches),
-                found.map_or(0, |d| d.removals),
-            )
-        })
-        .collect();
-    let highest = days.iter().map(|d| d.1).max().unwrap_or(0).max(1);
-    let width = 18;
-    let bars = days
-        .into_iter()
-        .enumerate()
-        .map(|(i, (day, new_matches, removals))| {
-            let height = ((new_matches as f64 / highest as f64) * 120.0).round() as u32;
-            Bar {
-                day,
-                new_matches,
-                removals,
-                x: i as u32 * (width + 4),
-                y: 122 - height,
-                width,
-                height,
-                label: i % 7 == 0,
-            }
-        })
-        .collect();
-    (bars, CHART_DAYS as u32 * (width + 4))
-}
-
-/// Works shown on one page of the works list.
-const WORKS_PER_PAGE: usize = 50;
-
-struct WorkRowView {
-    id: i64,
-    title: String,
-    external_id: String,
-    chapters: u32,
-    pages: u64,
-    sites: u64,
-}
-
-#[derive(Template)]
-#[template(path = "web/works.html")]
-struct WorksPage {
-    t: &'static Texts,
-    viewer: Viewer,
-    query: String,
-    works: Vec<WorkRowView>,
-    total: usize,
-    page: usize,
-    pages: usize,
-}
-
-#[derive(Deserialize)]
-struct WorksQuery {
-    #[serde(default)]
-    q: String,
-    #[serde(default)]
-    page: Option<usize>,
-}
-
-/// The library's works (a rights holder's own), filtered by title or identifier, a page at a
-/// time, with how many pages and sites copy each.
-async fn works_page(
-    State(state): State<WebState>,
-    Visitor { session, t }: Visitor,
-    axum::extract::Query(query): axum::extract::Query<WorksQuery>,
+    status: StatusCode,
+    message: impl Into<String>,
 ) -> Response {
-    let store = state.store.as_ref();
-    let holder = session.user.rights_holder_id;
-    let listed = async {
-        let works = copytrace_service::library::list_works(store, holder).await?;
-        let filter = StatsFilter {
-            rights_holder_id: holder,
-            reviews: MatchFilter::reported().reviews,
-            ..StatsFilter::default()
-        };
-        let copies = copytrace_service::stats::works(store, &filter, None).await?;
-        Ok::<_, copytrace_service::ServiceError>((works, copies))
-    };
-    let (works, copies) = match listed.await {
-        Ok(found) => found,
-        Err(error) => return failure(error),
-    };
-    let needle = query.q.trim().to_lowercase();
-    let matching: Vec<_> = works
-        .into_iter()
-        .filter(|w| {
-            needle.is_empty()
-                || w.title.to_lowercase().contains(&needle)
-                || w.external_id.to_lowercase().contains(&needle)
-        })
-        .collect();
-    let total = matching.len();
-    let pages = total.div_ceil(WORKS_PER_PAGE).max(1);
-    let page_number = query.page.unwrap_or(1).clamp(1, pages);
-    let works = matching
-        .into_iter()
-        .skip((page_number - 1) * WORKS_PER_PAGE)
-        .take(WORKS_PER_PAGE)
-        .map(|w| {
-            let found = copies.iter().find(|c| c.stats.work_id == w.id);
-            WorkRowView {
-                id: w.id,
-                title: w.title,
-                external_id: w.external_id,
-                chapters: w.chapter_count,
-                pages: found.map_or(0, |c| c.stats.pages),
-                sites: found.map_or(0, |c| c.stats.sites),
-            }
-        })
-        .collect();
-    page(WorksPage {
-        t,
-        viewer: Viewer::of(&session, t),
-        query: query.q,
-        works,
-        total,
-        page: page_number,
-        pages,
-    })
+    (
+        status,
+        page(MessagePage {
+            t,
+            viewer: Viewer::of(session, t),
+            message: message.into(),
+        }),
+    )
+        .into_response()
 }
 
-/// A match as pages show it: its figures formatted, and whether its page URL may be a link
-/// (only `http` and `https`: a crawled URL is never trusted as a `javascript:` link).
+/// A match as pages show it: its figures formatted, its states in the visitor's language, and
+/// whether its page URL may be a link (only `http` and `https`: a crawled URL is never trusted
+/// as a `javascript:` link).
 struct MatchRowView {
     id: i64,
+    work_id: i64,
+    work_title: String,
     page_url: String,
     linkable: bool,
     score: String,
@@ -612,157 +297,18 @@ struct MatchRowView {
 }
 
 impl MatchRowView {
-    fn of(m: &copytrace_store::MatchRecord) -> MatchRowView {
+    fn of(m: &copytrace_store::MatchRecord, t: &Texts) -> MatchRowView {
         MatchRowView {
             id: m.id,
+            work_id: m.work_id,
+            work_title: m.work_title.clone(),
             linkable: m.page_url.starts_with("http://") || m.page_url.starts_with("https://"),
             page_url: m.page_url.clone(),
             score: format!("{:.2}", m.score),
             coverage: format!("{:.0}", m.coverage * 100.0),
             first_seen: m.first_seen.format("%Y-%m-%d %H:%M").to_string(),
-            status: m.status.as_str(),
-            review: m.review.as_str(),
+            status: t.code(m.status.as_str()),
+            review: t.code(m.review.as_str()),
         }
     }
-}
-
-#[derive(Template)]
-#[template(path = "web/work.html")]
-struct WorkPage {
-    t: &'static Texts,
-    viewer: Viewer,
-    title: String,
-    external_id: String,
-    holder: String,
-    chapters: u32,
-    matches: Vec<MatchRowView>,
-}
-
-/// One work and its reported copies. Another holder's work answers 404, as a missing one does.
-async fn work_page(
-    State(state): State<WebState>,
-    Visitor { session, t }: Visitor,
-    Path(id): Path<i64>,
-) -> Response {
-    let store = state.store.as_ref();
-    let details = match copytrace_service::library::work_details(store, id).await {
-        Ok(details) => details,
-        Err(error) => return not_found_or_failure(error),
-    };
-    if session
-        .user
-        .rights_holder_id
-        .is_some_and(|own| own != details.work.rights_holder_id)
-    {
-        return StatusCode::NOT_FOUND.into_response();
-    }
-    let filter = MatchFilter {
-        work_id: Some(id),
-        rights_holder_id: session.user.rights_holder_id,
-        ..MatchFilter::reported()
-    };
-    let records = match copytrace_service::export::matches(store, &filter).await {
-        Ok(records) => records,
-        Err(error) => return failure(error),
-    };
-    let matches = records.iter().map(MatchRowView::of).collect();
-    page(WorkPage {
-        t,
-        viewer: Viewer::of(&session, t),
-        title: details.work.title,
-        external_id: details.work.external_id,
-        holder: details.rights_holder,
-        chapters: details.work.chapter_count,
-        matches,
-    })
-}
-
-/// A run of characters of a passage, and whether it differs from the other side.
-struct Segment {
-    text: String,
-    changed: bool,
-}
-
-/// One aligned passage with its differences marked on both sides.
-struct PairView {
-    page_range: String,
-    work_range: String,
-    page: Vec<Segment>,
-    work: Vec<Segment>,
-}
-
-/// Marks, character by character, what the page changed: on the work's side what it lacks, on
-/// the page's side what it substituted or inserted.
-fn diff_pair(pair: &copytrace_service::evidence::PassagePair) -> PairView {
-    use similar::{ChangeTag, TextDiff};
-    let work = pair.work.as_deref().unwrap_or("");
-    let copy = pair.page.as_deref().unwrap_or("");
-    let mut work_side: Vec<Segment> = Vec::new();
-    let mut page_side: Vec<Segment> = Vec::new();
-    let push = |side: &mut Vec<Segment>, text: &str, changed: bool| match side.last_mut() {
-        Some(last) if last.changed == changed => last.text.push_str(text),
-        _ => side.push(Segment {
-            text: text.to_owned(),
-            changed,
-        }),
-    };
-    let diff = TextDiff::from_chars(work, copy);
-    for change in diff.iter_all_changes() {
-        let text = change.value();
-        match change.tag() {
-            ChangeTag::Equal => {
-                push(&mut work_side, text, false);
-                push(&mut page_side, text, false);
-            }
-            ChangeTag::Delete => push(&mut work_side, text, true),
-            ChangeTag::Insert => push(&mut page_side, text, true),
-        }
-    }
-    PairView {
-        page_range: format!("{}–{}", pair.page_range.0, pair.page_range.1),
-        work_range: format!("{}–{}", pair.work_range.0, pair.work_range.1),
-        page: page_side,
-        work: work_side,
-    }
-}
-
-#[derive(Template)]
-#[template(path = "web/match.html")]
-struct MatchPage {
-    t: &'static Texts,
-    viewer: Viewer,
-    m: MatchRowView,
-    work_id: i64,
-    work_title: String,
-    work_external_id: String,
-    pairs: Vec<PairView>,
-}
-
-/// One match with its passages side by side and the differences marked. Another holder's
-/// match answers 404, as a missing one does.
-async fn match_page(
-    State(state): State<WebState>,
-    Visitor { session, t }: Visitor,
-    Path(id): Path<i64>,
-) -> Response {
-    let evidence = match copytrace_service::evidence::match_evidence(
-        state.store.as_ref(),
-        id,
-        session.user.rights_holder_id,
-    )
-    .await
-    {
-        Ok(evidence) => evidence,
-        Err(error) => return not_found_or_failure(error),
-    };
-    let record = evidence.record;
-    page(MatchPage {
-        t,
-        viewer: Viewer::of(&session, t),
-        m: MatchRowView::of(&record),
-        work_id: record.work_id,
-        work_title: record.work_title,
-        work_external_id: record.work_external_id,
-        pairs: evidence.pairs.iter().map(diff_pair).collect(),
-    })
 }

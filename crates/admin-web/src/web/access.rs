@@ -1,0 +1,45 @@
+//! Which roles may open which pages.
+
+use copytrace_store::Role;
+
+/// A part of the web, with the roles allowed into it. Tenancy is not decided here: a rights
+/// holder allowed into an area still sees only its own objects there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Area {
+    /// The dashboard: everyone logged in.
+    Dashboard,
+    /// Works, matches and their evidence: what rights holders and analysts read.
+    Reports,
+    /// Deciding on matches (confirm, reject, license): the owners of the works, and admins.
+    Review,
+    /// Takedown notices: the owners of the works, and admins.
+    Notices,
+    /// Statistics and sites: analysts, rights holders (their own), admins.
+    Statistics,
+    /// Downloads of matches and statistics: analysts, rights holders (their own), admins.
+    Exports,
+    /// Crawl schedules, runs and jobs: operators and admins.
+    Crawls,
+    /// The source library: uploading works and catalogs. Rights holders (into their own
+    /// catalog), operators and admins.
+    Library,
+    /// Accounts: admins only.
+    Users,
+}
+
+impl Area {
+    /// Whether `role` may open this area's pages.
+    pub fn allows(self, role: Role) -> bool {
+        use Role::{Admin, Analyst, Operator, RightsHolder};
+        match self {
+            Area::Dashboard => true,
+            Area::Reports | Area::Statistics | Area::Exports => {
+                matches!(role, Admin | Analyst | RightsHolder)
+            }
+            Area::Review | Area::Notices => matches!(role, Admin | RightsHolder),
+            Area::Crawls => matches!(role, Admin | Operator),
+            Area::Library => matches!(role, Admin | Operator | RightsHolder),
+            Area::Users => role == Admin,
+        }
+    }
+}

@@ -1,0 +1,195 @@
+//! Logging in and out, and choosing the language.
+
+use std::net::SocketAddr;
+
+use askama::Template;
+use axum::Form;
+use axum::Router;
+use axum::extract::{ConnectInfo, Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum_extra::extract::CookieJar;
+use axum_extra::extract::cookie::{Cookie, SameSite};
+use chrono::Utc;
+use copytrace_service::accounts::{self, Login};
+use serde::Deserialize;
+
+use super::i18n::{LANG_COOKIE, Lang, Texts};
+use super::{LOGIN_CSRF_COOKIE, SESSION_COOKIE, WebState, cookie, current_session, failure, page};
+
+/// This module's pages.
+pub(super) fn routes() -> Router<WebState> {
+    Router::new()
+        .route("/login", get(login_page).post(login_submit))
+        .route("/logout", post(logout))
+        .route("/lang/{lang}", get(choose_language))
+}
+
+#[derive(Template)]
+#[template(path = "web/login.html")]
+struct LoginPage {
+    t: &'static Texts,
+    csrf: String,
+    email: String,
+    error: Option<&'static str>,
+}
+
+/// The login form, with a fresh CSRF token in a cookie and in the form.
+fn login_form(
+    state: &WebState,
+    jar: CookieJar,
+    lang: Lang,
+    email: String,
+    error: Option<&'static str>,
+    status: StatusCode,
+) -> Response {
+    let csrf = accounts::random_token();
+    let jar = jar.add(cookie(
+        state,
+        LOGIN_CSRF_COOKIE,
+        csrf.clone(),
+        SameSite::Strict,
+    ));
+    let t = lang.texts();
+    (
+        status,
+        jar,
+        page(LoginPage {
+            t,
+            csrf,
+            email,
+            error,
+        }),
+    )
+        .into_response()
+}
+
+async fn login_page(State(state): State<WebState>, jar: CookieJar, headers: HeaderMap) -> Response {
+    let lang = Lang::of_request(&jar, &headers);
+    match current_session(&state, &jar).await {
+        Ok(Some(_)) => Redirect::to("/").into_response(),
+        Ok(None) => login_form(&state, jar, lang, String::new(), None, StatusCode::OK),
+        Err(response) => response,
+    }
+}
+
+#[derive(Deserialize)]
+struct LoginForm {
+    csrf: String,
+    email: String,
+    password: String,
+}
+
+async fn login_submit(
+    State(state): State<WebState>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    jar: CookieJar,
+    headers: HeaderMap,
+    Form(form): Form<LoginForm>,
+) -> Response {
+    let lang = Lang::of_request(&jar, &headers);
+    let t = lang.texts();
+    let expected = jar.get(LOGIN_CSRF_COOKIE).map(|c| c.value().to_owned());
+    if expected.as_deref() != Some(form.csrf.as_str()) || form.csrf.is_empty() {
+        return login_form(
+            &state,
+            jar,
+            lang,
+            form.email,
+            Some(t.expired_form),
+            StatusCode::FORBIDDEN,
+        );
+    }
+    let outcome = accounts::login(
+        state.store.as_ref(),
+        &form.email,
+        &form.password,
+        &client.ip().to_string(),
+        Utc::now(),
+    )
+    .await;
+    match outcome {
+        Ok(Login::Started { token, .. }) => {
+            let jar = jar
+                .remove(Cookie::build(LOGIN_CSRF_COOKIE).path("/"))
+                .add(cookie(&state, SESSION_COOKIE, token, SameSite::Lax));
+            (jar, Redirect::to("/")).into_response()
+        }
+        Ok(Login::Refused) => login_form(
+            &state,
+            jar,
+            lang,
+            form.email,
+            Some(t.wrong_login),
+            StatusCode::UNAUTHORIZED,
+        ),
+        Ok(Login::Limited) => login_form(
+            &state,
+            jar,
+            lang,
+            form.email,
+            Some(t.too_many_attempts),
+            StatusCode::TOO_MANY_REQUESTS,
+        ),
+        Err(error) => failure(error),
+    }
+}
+
+#[derive(Deserialize)]
+struct CsrfForm {
+    csrf: String,
+}
+
+async fn logout(
+    State(state): State<WebState>,
+    jar: CookieJar,
+    Form(form): Form<CsrfForm>,
+) -> Response {
+    let session = match current_session(&state, &jar).await {
+        Ok(Some(session)) => session,
+        Ok(None) => return Redirect::to("/login").into_response(),
+        Err(response) => return response,
+    };
+    if form.csrf != session.csrf_token {
+        return (StatusCode::FORBIDDEN, "invalid form token").into_response();
+    }
+    if let Some(token) = jar.get(SESSION_COOKIE)
+        && let Err(error) = accounts::logout(state.store.as_ref(), token.value()).await
+    {
+        return failure(error);
+    }
+    let jar = jar.remove(Cookie::build(SESSION_COOKIE).path("/"));
+    (jar, Redirect::to("/login")).into_response()
+}
+
+async fn choose_language(
+    State(state): State<WebState>,
+    Path(lang): Path<String>,
+    jar: CookieJar,
+    headers: HeaderMap,
+) -> Response {
+    let Some(lang) = Lang::parse(&lang) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let code = match lang {
+        Lang::Zh => "zh",
+        Lang::En => "en",
+    };
+    let mut remembered = cookie(&state, LANG_COOKIE, code.to_owned(), SameSite::Lax);
+    remembered.make_permanent();
+    // Back to the page it was chosen on, when that was one of ours.
+    let back = headers
+        .get(header::REFERER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(url_path)
+        .unwrap_or_else(|| "/".to_owned());
+    (jar.add(remembered), Redirect::to(&back)).into_response()
+}
+
+/// The path (and query) of a URL, never another site: `/a?b` of `http://host/a?b`.
+fn url_path(referer: &str) -> Option<String> {
+    let rest = referer.split_once("://").map_or(referer, |(_, rest)| rest);
+    let path = &rest[rest.find('/')?..];
+    (!path.starts_with("//")).then(|| path.to_owned())
+}

@@ -1,0 +1,183 @@
+//! The library's works and each work's copies.
+
+use askama::Template;
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::response::Response;
+use axum::routing::get;
+use copytrace_store::{ListingOrder, MatchFilter, StatsFilter};
+use serde::Deserialize;
+
+use super::i18n::Texts;
+use super::{Area, MatchRowView, Viewer, Visitor, WebState, failure, page};
+
+/// This module's pages.
+pub(super) fn routes() -> Router<WebState> {
+    Router::new()
+        .route("/works", get(works_page))
+        .route("/works/{id}", get(work_page))
+}
+
+/// Works shown on one page of the works list.
+const WORKS_PER_PAGE: usize = 50;
+
+struct WorkRowView {
+    id: i64,
+    title: String,
+    external_id: String,
+    chapters: u32,
+    pages: u64,
+    sites: u64,
+}
+
+#[derive(Template)]
+#[template(path = "web/works.html")]
+struct WorksPage {
+    t: &'static Texts,
+    viewer: Viewer,
+    query: String,
+    works: Vec<WorkRowView>,
+    total: usize,
+    page: usize,
+    pages: usize,
+}
+
+#[derive(Deserialize)]
+struct WorksQuery {
+    #[serde(default)]
+    q: String,
+    #[serde(default)]
+    page: Option<usize>,
+}
+
+/// The library's works (a rights holder's own), filtered by title or identifier, a page at a
+/// time, with how many pages and sites copy each.
+async fn works_page(
+    State(state): State<WebState>,
+    visitor: Visitor,
+    axum::extract::Query(query): axum::extract::Query<WorksQuery>,
+) -> Result<Response, Response> {
+    visitor.enter(Area::Reports)?;
+    let Visitor { session, t } = visitor;
+    let store = state.store.as_ref();
+    let holder = session.user.rights_holder_id;
+    let listed = async {
+        let works = copytrace_service::library::list_works(store, holder).await?;
+        let filter = StatsFilter {
+            rights_holder_id: holder,
+            reviews: MatchFilter::reported().reviews,
+            ..StatsFilter::default()
+        };
+        let copies = copytrace_service::stats::works(store, &filter, None).await?;
+        Ok::<_, copytrace_service::ServiceError>((works, copies))
+    };
+    let (works, copies) = match listed.await {
+        Ok(found) => found,
+        Err(error) => return Err(failure(error)),
+    };
+    let needle = query.q.trim().to_lowercase();
+    let matching: Vec<_> = works
+        .into_iter()
+        .filter(|w| {
+            needle.is_empty()
+                || w.title.to_lowercase().contains(&needle)
+                || w.external_id.to_lowercase().contains(&needle)
+        })
+        .collect();
+    let total = matching.len();
+    let pages = total.div_ceil(WORKS_PER_PAGE).max(1);
+    let page_number = query.page.unwrap_or(1).clamp(1, pages);
+    let works = matching
+        .into_iter()
+        .skip((page_number - 1) * WORKS_PER_PAGE)
+        .take(WORKS_PER_PAGE)
+        .map(|w| {
+            let found = copies.iter().find(|c| c.stats.work_id == w.id);
+            WorkRowView {
+                id: w.id,
+                title: w.title,
+                external_id: w.external_id,
+                chapters: w.chapter_count,
+                pages: found.map_or(0, |c| c.stats.pages),
+                sites: found.map_or(0, |c| c.stats.sites),
+            }
+        })
+        .collect();
+    Ok(page(WorksPage {
+        t,
+        viewer: Viewer::of(&session, t),
+        query: query.q,
+        works,
+        total,
+        page: page_number,
+        pages,
+    }))
+}
+
+#[derive(Template)]
+#[template(path = "web/work.html")]
+struct WorkPage {
+    t: &'static Texts,
+    viewer: Viewer,
+    id: i64,
+    title: String,
+    external_id: String,
+    holder: String,
+    chapters: u32,
+    /// Reported copies in all.
+    total: u64,
+    matches: Vec<MatchRowView>,
+}
+
+/// Copies listed on a work's page (the newest; the match list pages through them all).
+const WORK_MATCHES: u32 = 100;
+
+/// One work and its newest reported copies. Another holder's work answers 404, as a missing
+/// one does.
+async fn work_page(
+    State(state): State<WebState>,
+    visitor: Visitor,
+    Path(id): Path<i64>,
+) -> Result<Response, Response> {
+    visitor.enter(Area::Reports)?;
+    let t = visitor.t;
+    let store = state.store.as_ref();
+    let details = copytrace_service::library::work_details(store, id)
+        .await
+        .map_err(|error| visitor.not_found_or_failure(error))?;
+    if visitor
+        .tenant()
+        .is_some_and(|own| own != details.work.rights_holder_id)
+    {
+        return Err(visitor.not_found());
+    }
+    let filter = MatchFilter {
+        work_id: Some(id),
+        rights_holder_id: visitor.tenant(),
+        ..MatchFilter::reported()
+    };
+    let listing = copytrace_service::export::match_listing(
+        store,
+        &filter,
+        ListingOrder::Newest,
+        0,
+        WORK_MATCHES,
+    )
+    .await
+    .map_err(failure)?;
+    Ok(page(WorkPage {
+        t,
+        viewer: visitor.viewer(),
+        id,
+        title: details.work.title,
+        external_id: details.work.external_id,
+        holder: details.rights_holder,
+        chapters: details.work.chapter_count,
+        total: listing.total,
+        matches: listing
+            .matches
+            .iter()
+            .map(|m| MatchRowView::of(m, t))
+            .collect(),
+    }))
+}
