@@ -199,11 +199,13 @@ require_openpyxl() {
     export COPYTRACE_TEST_PYTHON=/usr/bin/python3
 }
 
-# Headless Chromium for the screenshot tests (copytrace-browser, `copytrace evidence`): Debian's
-# `chromium`, installed with apt-get when no Chromium or Chrome is on PATH (with sudo when not
-# root). Nothing is started here: each test launches and kills its own browser. Its path is
-# exported as COPYTRACE_CHROMIUM. Any failure stops the script: the screenshot tests fail rather
-# than skip without a browser.
+# Headless Chromium for the screenshot and browser tests (copytrace-browser, `copytrace
+# evidence`, the admin web's tests/browser.rs): Debian's `chromium`, installed with apt-get when
+# no Chromium or Chrome is on PATH (with sudo when not root), and a CJK font (Debian's
+# `fonts-noto-cjk`) when fontconfig knows none, so Chinese pages render as glyphs rather than
+# boxes in screenshots. Nothing is started here: each test launches and kills its own browser.
+# Its path is exported as COPYTRACE_CHROMIUM. Any failure stops the script: the screenshot tests
+# fail rather than skip without a browser.
 ensure_chromium() {
     local found="" name
     for name in chromium chromium-browser google-chrome-stable google-chrome; do
@@ -217,6 +219,13 @@ ensure_chromium() {
         found=$(command -v chromium || true)
         if [[ -z "$found" ]]; then
             echo "error: no chromium on PATH after installing it" >&2
+            exit 1
+        fi
+    fi
+    if ! fc-list :lang=zh 2>/dev/null | grep -q .; then
+        apt_install "A Chinese (CJK) font" fonts-noto-cjk
+        if ! fc-list :lang=zh | grep -q .; then
+            echo "error: fontconfig knows no Chinese font after installing fonts-noto-cjk" >&2
             exit 1
         fi
     fi

@@ -279,6 +279,13 @@ impl Browser {
         &self.proxy
     }
 
+    /// Opens a new tab at `url` (loaded through the proxy, like every request) for a caller
+    /// that drives the page itself over the DevTools protocol: browser tests of the admin web
+    /// fill forms, click links and read the DOM. The tab shares the browser's cookies.
+    pub async fn new_page(&self, url: &str) -> Result<chromiumoxide::Page, BrowserError> {
+        Ok(self.browser.new_page(url).await?)
+    }
+
     /// Renders `document` as if it had been served at `url` (its subresources go to the
     /// network only if the browser's [`Network`] allows it) and takes a full-page screenshot.
     /// Nothing is fetched for `url` itself.

@@ -1,0 +1,291 @@
+//! The admin web in a real headless Chromium, driven over the DevTools protocol: the forms are
+//! filled and submitted, links and buttons clicked, and what the browser shows is read from
+//! its DOM. These tests fail, never skip, without Chromium (`COPYTRACE_CHROMIUM` names it;
+//! `./scripts/test` installs it).
+//!
+//! With `COPYTRACE_SCREENSHOTS=DIR` they also save screenshots of the main pages in `DIR`
+//! (`docs/screenshots` holds the ones the README shows).
+
+mod harness;
+
+use chromiumoxide::cdp::browser_protocol::network::CookieParam;
+use harness::{
+    ADMIN, ANALYST, HOLDER_A, HOLDER_B, NIGHT_RAIN, NIGHT_RAIN_PASSAGES, OPERATOR,
+    OTHER_RIGHTS_HOLDER, PASSWORD, Prefers, REPLACED, RIGHTS_HOLDER, RIVER_TOWN, SECRET,
+    SUBSTITUTED, Site, Tab, launch,
+};
+
+/// Titles in the dashboard's "most pirated works" table.
+const DASHBOARD_WORKS: &str = ".grid .card:first-child td:first-child";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rights_holder_logs_in_through_the_form_and_sees_only_their_own_works() {
+    let site = Site::start().await;
+    let browser = launch().await;
+    let tab = Tab::open(&browser, &site, Prefers::Chinese).await;
+
+    tab.goto("/").await;
+    assert_eq!(
+        tab.path().await,
+        "/login",
+        "a visitor is sent to the login form"
+    );
+    assert_eq!(tab.text("h1").await, "登录");
+    tab.screenshot("login").await;
+
+    tab.login(RIGHTS_HOLDER, "not the password").await;
+    assert_eq!(tab.path().await, "/login");
+    assert_eq!(tab.text("[role=alert]").await, "邮箱或密码不正确。");
+    assert_eq!(
+        tab.eval::<String>("document.querySelector('#email').value")
+            .await,
+        RIGHTS_HOLDER,
+        "the form keeps the e-mail address"
+    );
+
+    tab.login(RIGHTS_HOLDER, PASSWORD).await;
+    assert_eq!(tab.path().await, "/", "logged in, on the dashboard");
+    assert_eq!(tab.text("h1").await, format!("概览 · {HOLDER_A}"));
+    let account = tab.text("header .right span").await;
+    assert!(
+        account.contains(RIGHTS_HOLDER) && account.contains("权利人"),
+        "{account}"
+    );
+    let mut works = tab.texts(DASHBOARD_WORKS).await;
+    works.sort();
+    let mut own = vec![NIGHT_RAIN.to_owned(), RIVER_TOWN.to_owned()];
+    own.sort();
+    assert_eq!(works, own, "their own copied works");
+    let body: String = tab.eval("document.body.innerText").await;
+    assert!(
+        !body.contains(SECRET) && !body.contains(HOLDER_B),
+        "nothing of the other holder: {body}"
+    );
+    assert_eq!(
+        tab.texts(".figure b").await,
+        ["2", "3", "2", "0"],
+        "works copied, infringing pages, sites, removed"
+    );
+    // Copies found today, 3 and 9 days ago: three bars (the other holder's copy is not one).
+    assert_eq!(tab.count("svg rect:not([height='0'])").await, 3);
+    tab.screenshot("dashboard-zh").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_match_page_reached_by_clicking_marks_the_substituted_characters_on_both_sides() {
+    let site = Site::start().await;
+    let seeded = site.seeded;
+    let browser = launch().await;
+    let tab = Tab::open(&browser, &site, Prefers::Chinese).await;
+    tab.login(RIGHTS_HOLDER, PASSWORD).await;
+
+    tab.click_and_wait("header a[href='/works']").await;
+    assert_eq!(tab.path().await, "/works");
+    let mut titles = tab.texts("table a[href^='/works/']").await;
+    titles.sort();
+    let mut own = vec![NIGHT_RAIN.to_owned(), RIVER_TOWN.to_owned()];
+    own.sort();
+    assert_eq!(titles, own);
+    tab.screenshot("works").await;
+
+    tab.click_and_wait(&format!("a[href='/works/{}']", seeded.night_rain))
+        .await;
+    assert_eq!(tab.path().await, format!("/works/{}", seeded.night_rain));
+    assert_eq!(tab.text("h1").await, NIGHT_RAIN);
+    assert_eq!(tab.count("a[href^='/matches/']").await, 2, "its two copies");
+    tab.screenshot("work").await;
+
+    let link = format!("a[href='/matches/{}']", seeded.night_rain_match);
+    tab.click_and_wait(&link).await;
+    assert_eq!(
+        tab.path().await,
+        format!("/matches/{}", seeded.night_rain_match)
+    );
+    assert_eq!(tab.count(".pair").await, NIGHT_RAIN_PASSAGES.len());
+    assert_eq!(
+        tab.texts(".pair > div:nth-child(2) mark").await,
+        SUBSTITUTED,
+        "the page's side marks what it substituted"
+    );
+    assert_eq!(
+        tab.texts(".pair > div:nth-child(1) del").await,
+        REPLACED,
+        "the original's side strikes out what was replaced"
+    );
+    assert_eq!(tab.count("mark").await, SUBSTITUTED.len(), "no other marks");
+    assert_eq!(tab.count("del").await, REPLACED.len(), "no other deletions");
+    // Each side, markup aside, is the passage itself: nothing dropped or doubled.
+    let sides: Vec<(String, String)> = tab
+        .eval(
+            "Array.from(document.querySelectorAll('.pair'), pair => {
+                const text = div => { const c = div.cloneNode(true); c.querySelector('h3').remove();
+                                      return c.textContent; };
+                return [text(pair.children[0]), text(pair.children[1])];
+            })",
+        )
+        .await;
+    let expected: Vec<(String, String)> = NIGHT_RAIN_PASSAGES
+        .iter()
+        .map(|(original, copy)| ((*original).to_owned(), (*copy).to_owned()))
+        .collect();
+    assert_eq!(sides, expected);
+    tab.screenshot("match").await;
+
+    // A word-for-word copy marks nothing.
+    tab.goto(&format!("/matches/{}", seeded.river_town_match))
+        .await;
+    assert_eq!(tab.count(".pair").await, 1);
+    assert_eq!(tab.count("mark, del").await, 0);
+
+    // The other holder's match is not shown, not even its title.
+    match tab
+        .try_goto(&format!("/matches/{}", seeded.secret_match))
+        .await
+    {
+        Ok(status) => assert_eq!(status, 404),
+        // A 404 without a body: Chromium shows its own error page.
+        Err(error) => assert!(error.contains("ERR_HTTP_RESPONSE_CODE_FAILURE"), "{error}"),
+    }
+    let body: String = tab.eval("document.body.innerText").await;
+    assert!(!body.contains(SECRET), "{body}");
+    assert_eq!(tab.count(".pair").await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_header_link_switches_the_language_and_the_choice_survives_a_reload() {
+    let site = Site::start().await;
+    let browser = launch().await;
+    let tab = Tab::open(&browser, &site, Prefers::Chinese).await;
+    tab.login(RIGHTS_HOLDER, PASSWORD).await;
+    assert_eq!(tab.html_lang().await, "zh-CN");
+    assert_eq!(tab.text("form[action='/logout'] button").await, "退出");
+
+    tab.click_and_wait("header a[hreflang='en']").await;
+    assert_eq!(tab.path().await, "/", "back on the page it was chosen on");
+    assert_eq!(tab.html_lang().await, "en");
+    assert_eq!(tab.text("h1").await, format!("Dashboard · {HOLDER_A}"));
+    assert_eq!(tab.text("form[action='/logout'] button").await, "Log out");
+    assert_eq!(tab.text("header a[hreflang='zh']").await, "中文");
+    assert!(
+        tab.cookie_names()
+            .await
+            .contains(&"copytrace_lang".to_owned())
+    );
+
+    tab.reload().await;
+    assert_eq!(tab.html_lang().await, "en", "the cookie outlives a reload");
+    assert_eq!(tab.text("h1").await, format!("Dashboard · {HOLDER_A}"));
+    tab.screenshot("dashboard-en").await;
+
+    tab.click_and_wait("header a[href='/works']").await;
+    assert_eq!(tab.text("h1").await, "Works", "and holds on every page");
+
+    tab.click_and_wait("header a[hreflang='zh']").await;
+    assert_eq!(tab.path().await, "/works");
+    assert_eq!(tab.html_lang().await, "zh-CN");
+    assert_eq!(tab.text("h1").await, "作品");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_choice_the_browsers_preferred_language_is_used() {
+    let site = Site::start().await;
+    let browser = launch().await;
+
+    let chinese = Tab::open(&browser, &site, Prefers::Chinese).await;
+    chinese.goto("/login").await;
+    assert_eq!(chinese.html_lang().await, "zh-CN");
+    assert_eq!(chinese.text("h1").await, "登录");
+    assert_eq!(chinese.text("label[for=email]").await, "邮箱");
+    assert_eq!(chinese.text("label[for=password]").await, "密码");
+
+    let english = Tab::open(&browser, &site, Prefers::English).await;
+    english.goto("/login").await;
+    assert_eq!(english.html_lang().await, "en");
+    assert_eq!(english.text("h1").await, "Log in");
+    assert_eq!(english.text("label[for=email]").await, "E-mail");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logging_out_with_the_button_ends_the_session() {
+    let site = Site::start().await;
+    let browser = launch().await;
+    let tab = Tab::open(&browser, &site, Prefers::English).await;
+    tab.login(RIGHTS_HOLDER, PASSWORD).await;
+    assert_eq!(tab.path().await, "/");
+    let session = tab
+        .page
+        .get_cookies()
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|c| c.name == "copytrace_session")
+        .expect("a session cookie after logging in");
+
+    tab.logout().await;
+    assert_eq!(tab.path().await, "/login");
+    assert!(
+        !tab.cookie_names()
+            .await
+            .contains(&"copytrace_session".to_owned())
+    );
+    tab.goto("/").await;
+    assert_eq!(
+        tab.path().await,
+        "/login",
+        "the dashboard needs a login again"
+    );
+    tab.goto(&format!("/works/{}", site.seeded.night_rain))
+        .await;
+    assert_eq!(tab.path().await, "/login");
+
+    // The old token, put back by hand, is dead on the server too.
+    let cookie = CookieParam::builder()
+        .name(session.name)
+        .value(session.value)
+        .url(site.url("/"))
+        .build()
+        .unwrap();
+    tab.page.set_cookie(cookie).await.unwrap();
+    tab.goto("/").await;
+    assert_eq!(
+        tab.path().await,
+        "/login",
+        "a logged-out session stays ended"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn staff_of_every_role_see_every_holders_works_and_holder_b_only_its_own() {
+    let site = Site::start().await;
+    let browser = launch().await;
+    let tab = Tab::open(&browser, &site, Prefers::English).await;
+    let mut everything = vec![
+        NIGHT_RAIN.to_owned(),
+        RIVER_TOWN.to_owned(),
+        SECRET.to_owned(),
+    ];
+    everything.sort();
+    for (email, role) in [
+        (ADMIN, "admin"),
+        (OPERATOR, "operator"),
+        (ANALYST, "analyst"),
+    ] {
+        tab.login(email, PASSWORD).await;
+        assert_eq!(
+            tab.text("h1").await,
+            "Dashboard",
+            "{email}: no holder named"
+        );
+        assert_eq!(
+            tab.text("header .right span").await,
+            format!("{email} · {role}")
+        );
+        let mut works = tab.texts(DASHBOARD_WORKS).await;
+        works.sort();
+        assert_eq!(works, everything, "{email}");
+        tab.logout().await;
+    }
+    tab.login(OTHER_RIGHTS_HOLDER, PASSWORD).await;
+    assert_eq!(tab.text("h1").await, format!("Dashboard · {HOLDER_B}"));
+    assert_eq!(tab.texts(DASHBOARD_WORKS).await, [SECRET]);
+}
