@@ -93,6 +93,11 @@ fn dedup_job(job: &DedupJob, run_at: chrono::DateTime<Utc>) -> Result<NewJob> {
     })
 }
 
+/// How many jobs of each kind are in each state: the queue at a glance.
+pub async fn queue_counts(store: &dyn Store) -> Result<Vec<copytrace_store::JobCount>> {
+    Ok(store.job_counts().await?)
+}
+
 /// Enqueues a crawl job with its (manual) run; returns the run's and the job's ids.
 pub async fn enqueue_crawl(store: &dyn Store, job: &CrawlJob) -> Result<(Id, Id)> {
     job.seed_urls()?;

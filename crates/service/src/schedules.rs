@@ -114,6 +114,11 @@ pub async fn delete(store: &dyn Store, name: &str) -> Result<()> {
     Ok(store.delete_schedule(schedule.id).await?)
 }
 
+/// Every schedule, by name.
+pub async fn list(store: &dyn Store) -> Result<Vec<Schedule>> {
+    Ok(store.list_schedules().await?)
+}
+
 /// The next tick of a schedule, if its expression still parses.
 pub fn next_tick(schedule: &Schedule, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
     CronSchedule::parse(&schedule.cron, &schedule.timezone)

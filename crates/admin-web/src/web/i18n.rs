@@ -200,6 +200,9 @@ pub struct Texts {
     pub all_matches_of_work: &'static str,
     pub passage: &'static str,
     pub decide_on_match: &'static str,
+    pub seeds_count: &'static str,
+    pub new_schedule: &'static str,
+    pub times_utc: &'static str,
     pub codes: &'static [(&'static str, &'static str)],
 }
 
@@ -339,6 +342,9 @@ static ZH: Texts = Texts {
     all_matches_of_work: "查看此作品的全部侵权记录",
     passage: "段落",
     decide_on_match: "审核此记录",
+    seeds_count: "起始网址",
+    new_schedule: "新建抓取计划",
+    times_utc: "时间为 UTC。",
     codes: &[
         ("open", "在线"),
         ("notice_sent", "已发通知"),
@@ -494,6 +500,9 @@ static EN: Texts = Texts {
     all_matches_of_work: "All matches of this work",
     passage: "Passage",
     decide_on_match: "Decide on this match",
+    seeds_count: "Seeds",
+    new_schedule: "New crawl schedule",
+    times_utc: "Times are UTC.",
     codes: &[
         ("open", "online"),
         ("notice_sent", "notice sent"),

@@ -18,6 +18,7 @@
 
 mod access;
 mod auth;
+mod crawls;
 mod dashboard;
 mod filters;
 pub mod i18n;
@@ -62,6 +63,7 @@ pub fn router(state: WebState) -> Router {
         .merge(dashboard::routes())
         .merge(works::routes())
         .merge(matches::routes())
+        .merge(crawls::routes())
         .with_state(state)
 }
 
