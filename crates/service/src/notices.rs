@@ -126,3 +126,13 @@ pub async fn set_status(
         .await?;
     Ok(store.get_notice(id, rights_holder_id).await?)
 }
+
+/// The notices of one rights holder (all for `None`), newest first as the store lists them.
+pub async fn list(store: &dyn Store, rights_holder_id: Option<Id>) -> Result<Vec<Notice>> {
+    Ok(store.list_notices(rights_holder_id).await?)
+}
+
+/// One notice; another holder's is "not found" when `rights_holder_id` is given.
+pub async fn get(store: &dyn Store, id: Id, rights_holder_id: Option<Id>) -> Result<Notice> {
+    Ok(store.get_notice(id, rights_holder_id).await?)
+}

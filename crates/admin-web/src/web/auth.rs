@@ -76,6 +76,7 @@ async fn login_page(State(state): State<WebState>, jar: CookieJar, headers: Head
 
 #[derive(Deserialize)]
 struct LoginForm {
+    #[serde(default)]
     csrf: String,
     email: String,
     password: String,
@@ -138,6 +139,7 @@ async fn login_submit(
 
 #[derive(Deserialize)]
 struct CsrfForm {
+    #[serde(default)]
     csrf: String,
 }
 

@@ -320,6 +320,7 @@ async fn schedule_page(
 
 #[derive(Deserialize)]
 struct ActionForm {
+    #[serde(default)]
     csrf: String,
 }
 

@@ -203,6 +203,10 @@ pub struct Texts {
     pub seeds_count: &'static str,
     pub new_schedule: &'static str,
     pub times_utc: &'static str,
+    pub cannot_remove_self: &'static str,
+    pub add: &'static str,
+    pub copies_removed: &'static str,
+    pub new_notice: &'static str,
     pub codes: &'static [(&'static str, &'static str)],
 }
 
@@ -345,6 +349,10 @@ static ZH: Texts = Texts {
     seeds_count: "起始网址",
     new_schedule: "新建抓取计划",
     times_utc: "时间为 UTC。",
+    cannot_remove_self: "不能删除自己的账户。",
+    add: "添加",
+    copies_removed: "已删除 / 总数",
+    new_notice: "生成新的下架通知（列出该站点上已确认且仍在线的侵权）",
     codes: &[
         ("open", "在线"),
         ("notice_sent", "已发通知"),
@@ -503,6 +511,10 @@ static EN: Texts = Texts {
     seeds_count: "Seeds",
     new_schedule: "New crawl schedule",
     times_utc: "Times are UTC.",
+    cannot_remove_self: "You cannot remove your own account.",
+    add: "Add",
+    copies_removed: "removed / listed",
+    new_notice: "New notice (lists the confirmed copies still online on the site)",
     codes: &[
         ("open", "online"),
         ("notice_sent", "notice sent"),

@@ -108,6 +108,7 @@ async fn listing(
     order: ListingOrder,
 ) -> Result<Response, Response> {
     let t = visitor.t;
+    visitor.check_work(state, &query.work).await?;
     let (filter, problem) = match query.match_filter(visitor.tenant(), t) {
         Ok(filter) => (Some(filter), None),
         Err(problem) => (None, Some(problem)),
@@ -186,6 +187,7 @@ async fn listing(
 /// A decision on the matches ticked in a list.
 #[derive(Deserialize)]
 struct DecisionForm {
+    #[serde(default)]
     csrf: String,
     /// `confirm`, `reject`, `license` or `reopen`.
     decision: String,

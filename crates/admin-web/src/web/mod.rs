@@ -16,7 +16,13 @@
 //! **Tenancy.** A rights holder sees only its own works, matches, notices, exports and
 //! statistics; another holder's object answers 404, the same as a missing one.
 
+// Pages answer `Result<Response, Response>`: an early answer (403, 404, a form's error) is the
+// error, taken with `?`. A `Response` is large, but it is built once per request.
+#![allow(clippy::result_large_err)]
+
 mod access;
+mod actions;
+mod analysis;
 mod auth;
 mod crawls;
 mod dashboard;
@@ -64,6 +70,8 @@ pub fn router(state: WebState) -> Router {
         .merge(works::routes())
         .merge(matches::routes())
         .merge(crawls::routes())
+        .merge(analysis::routes())
+        .merge(actions::routes())
         .with_state(state)
 }
 
@@ -243,6 +251,25 @@ impl Visitor {
             self.not_found()
         } else {
             failure(error)
+        }
+    }
+
+    /// Nothing when a filter's work (`work` as typed; nothing typed is fine) is one the visitor
+    /// may see, else the 404 answer: a rights holder naming another holder's work learns
+    /// nothing, not even that it exists. Text that is not an id is left for the filter to
+    /// refuse.
+    async fn check_work(&self, state: &WebState, work: &str) -> Result<(), Response> {
+        let (Some(own), Ok(id)) = (self.tenant(), work.trim().parse::<copytrace_store::Id>())
+        else {
+            return Ok(());
+        };
+        let details = copytrace_service::library::work_details(state.store.as_ref(), id)
+            .await
+            .map_err(|error| self.not_found_or_failure(error))?;
+        if details.work.rights_holder_id == own {
+            Ok(())
+        } else {
+            Err(self.not_found())
         }
     }
 

@@ -1,0 +1,374 @@
+//! Acting on copies and running the site: takedown notices (created from the confirmed copies
+//! on a site, marked sent or ignored, their removal progress followed) and, for admins, user
+//! accounts.
+
+use askama::Template;
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum_extra::extract::Form;
+use chrono::Utc;
+use copytrace_analytics::notice::NoticeLanguage;
+use copytrace_service::{accounts, holders, notices};
+use copytrace_store::{Id, NoticeStatus, Role};
+use serde::Deserialize;
+
+use super::i18n::Texts;
+use super::{Area, Viewer, Visitor, WebState, failure, page};
+
+/// This module's pages.
+pub(super) fn routes() -> Router<WebState> {
+    Router::new()
+        .route("/notices", get(notices_page).post(create_notice))
+        .route("/notices/{id}", get(notice_page))
+        .route("/notices/{id}/status", post(set_notice_status))
+        .route("/users", get(users_page).post(add_user))
+        .route("/users/remove", post(remove_user))
+}
+
+struct NoticeRowView {
+    id: Id,
+    site: String,
+    status: &'static str,
+    created: String,
+    sent: String,
+    copies: usize,
+    removed: u64,
+    /// Removed copies in percent, for the progress bar.
+    percent: u64,
+}
+
+impl NoticeRowView {
+    fn of(notice: &copytrace_store::Notice, t: &Texts) -> NoticeRowView {
+        let copies = notice.match_ids.len();
+        NoticeRowView {
+            id: notice.id,
+            site: notice.site.clone(),
+            status: t.code(notice.status.as_str()),
+            created: notice.created_at.format("%Y-%m-%d %H:%M").to_string(),
+            sent: notice
+                .sent_at
+                .map(|at| at.format("%Y-%m-%d %H:%M").to_string())
+                .unwrap_or_default(),
+            copies,
+            removed: notice.removed,
+            percent: (notice.removed * 100)
+                .checked_div(copies as u64)
+                .unwrap_or(0),
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "web/notices.html")]
+struct NoticesPage {
+    t: &'static Texts,
+    viewer: Viewer,
+    notices: Vec<NoticeRowView>,
+    /// Holders a notice may be written for: an admin chooses; a rights holder has its own.
+    holders: Vec<String>,
+    problem: Option<String>,
+}
+
+/// The visitor's notices (a rights holder's own), and the form to write one.
+async fn notices_page(
+    State(state): State<WebState>,
+    visitor: Visitor,
+) -> Result<Response, Response> {
+    visitor.enter(Area::Notices)?;
+    notices_listing(&state, &visitor, None).await
+}
+
+async fn notices_listing(
+    state: &WebState,
+    visitor: &Visitor,
+    problem: Option<String>,
+) -> Result<Response, Response> {
+    let t = visitor.t;
+    let store = state.store.as_ref();
+    let listed = store_notices(state, visitor).await?;
+    let holders = match visitor.tenant() {
+        Some(_) => Vec::new(),
+        None => holders::list(store)
+            .await
+            .map_err(failure)?
+            .into_iter()
+            .map(|h| h.holder.name)
+            .collect(),
+    };
+    let status = if problem.is_some() {
+        axum::http::StatusCode::BAD_REQUEST
+    } else {
+        axum::http::StatusCode::OK
+    };
+    Ok((
+        status,
+        page(NoticesPage {
+            t,
+            viewer: visitor.viewer(),
+            notices: listed.iter().map(|n| NoticeRowView::of(n, t)).collect(),
+            holders,
+            problem,
+        }),
+    )
+        .into_response())
+}
+
+async fn store_notices(
+    state: &WebState,
+    visitor: &Visitor,
+) -> Result<Vec<copytrace_store::Notice>, Response> {
+    notices::list(state.store.as_ref(), visitor.tenant())
+        .await
+        .map_err(failure)
+}
+
+#[derive(Deserialize)]
+struct NoticeForm {
+    #[serde(default)]
+    csrf: String,
+    site: String,
+    #[serde(default)]
+    lang: String,
+    /// The holder, for an admin; a rights holder's own is used whatever this says.
+    #[serde(default)]
+    holder: String,
+}
+
+/// Writes a draft notice of the confirmed copies online on a site.
+async fn create_notice(
+    State(state): State<WebState>,
+    visitor: Visitor,
+    Form(form): Form<NoticeForm>,
+) -> Result<Response, Response> {
+    visitor.enter(Area::Notices)?;
+    visitor.check_form(&form.csrf)?;
+    let store = state.store.as_ref();
+    let holder = match visitor.tenant() {
+        Some(own) => holders::list(store)
+            .await
+            .map_err(failure)?
+            .into_iter()
+            .find(|h| h.holder.id == own)
+            .map(|h| h.holder.name)
+            .ok_or_else(|| visitor.not_found())?,
+        None => form.holder.clone(),
+    };
+    let language = if form.lang == "en" {
+        NoticeLanguage::En
+    } else {
+        NoticeLanguage::Zh
+    };
+    match notices::create(store, Some(&holder), &form.site, language, Utc::now()).await {
+        Ok(notice) => Ok(Redirect::to(&format!("/notices/{}", notice.id)).into_response()),
+        Err(error) if error.kind() == copytrace_service::ErrorKind::Invalid => {
+            notices_listing(
+                &state,
+                &visitor,
+                Some(copytrace_service::error::one_line(&error)),
+            )
+            .await
+        }
+        Err(error) => Err(visitor.not_found_or_failure(error)),
+    }
+}
+
+#[derive(Template)]
+#[template(path = "web/notice.html")]
+struct NoticePage {
+    t: &'static Texts,
+    viewer: Viewer,
+    notice: NoticeRowView,
+    body: String,
+    is_draft: bool,
+}
+
+/// One notice: its text, its status and removal progress, and its actions. Another holder's
+/// notice answers 404.
+async fn notice_page(
+    State(state): State<WebState>,
+    visitor: Visitor,
+    Path(id): Path<Id>,
+) -> Result<Response, Response> {
+    visitor.enter(Area::Notices)?;
+    let t = visitor.t;
+    let notice = notices::get(state.store.as_ref(), id, visitor.tenant())
+        .await
+        .map_err(|error| visitor.not_found_or_failure(error))?;
+    Ok(page(NoticePage {
+        t,
+        viewer: visitor.viewer(),
+        is_draft: notice.status == NoticeStatus::Draft,
+        body: notice.body.clone(),
+        notice: NoticeRowView::of(&notice, t),
+    }))
+}
+
+#[derive(Deserialize)]
+struct StatusForm {
+    #[serde(default)]
+    csrf: String,
+    /// `sent`, `ignored` or `draft`.
+    status: String,
+}
+
+/// Marks a notice sent (its copies become `notice_sent`), ignored, or back to draft.
+async fn set_notice_status(
+    State(state): State<WebState>,
+    visitor: Visitor,
+    Path(id): Path<Id>,
+    Form(form): Form<StatusForm>,
+) -> Result<Response, Response> {
+    visitor.enter(Area::Notices)?;
+    visitor.check_form(&form.csrf)?;
+    let status = match form.status.as_str() {
+        "sent" => NoticeStatus::Sent,
+        "ignored" => NoticeStatus::Ignored,
+        "draft" => NoticeStatus::Draft,
+        _ => return Err(visitor.bad_request(visitor.t.choose_decision)),
+    };
+    notices::set_status(state.store.as_ref(), id, status, visitor.tenant())
+        .await
+        .map_err(|error| visitor.not_found_or_failure(error))?;
+    Ok(Redirect::to(&format!("/notices/{id}")).into_response())
+}
+
+struct UserRow {
+    email: String,
+    role: &'static str,
+    holder: String,
+}
+
+#[derive(Template)]
+#[template(path = "web/users.html")]
+struct UsersPage {
+    t: &'static Texts,
+    viewer: Viewer,
+    users: Vec<UserRow>,
+    holders: Vec<String>,
+    roles: Vec<(&'static str, &'static str)>,
+    problem: Option<String>,
+}
+
+/// Accounts, and the forms to add and remove them (admins only).
+async fn users_page(State(state): State<WebState>, visitor: Visitor) -> Result<Response, Response> {
+    visitor.enter(Area::Users)?;
+    users_listing(&state, &visitor, None).await
+}
+
+async fn users_listing(
+    state: &WebState,
+    visitor: &Visitor,
+    problem: Option<String>,
+) -> Result<Response, Response> {
+    let t = visitor.t;
+    let store = state.store.as_ref();
+    let users = accounts::list(store)
+        .await
+        .map_err(failure)?
+        .into_iter()
+        .map(|a| UserRow {
+            role: t.code(a.user.role.as_str()),
+            email: a.user.email,
+            holder: a.rights_holder.unwrap_or_default(),
+        })
+        .collect();
+    let holders = holders::list(store)
+        .await
+        .map_err(failure)?
+        .into_iter()
+        .map(|h| h.holder.name)
+        .collect();
+    let roles = [
+        Role::RightsHolder,
+        Role::Analyst,
+        Role::Operator,
+        Role::Admin,
+    ]
+    .into_iter()
+    .map(|r| (r.as_str(), t.code(r.as_str())))
+    .collect();
+    let status = if problem.is_some() {
+        axum::http::StatusCode::BAD_REQUEST
+    } else {
+        axum::http::StatusCode::OK
+    };
+    Ok((
+        status,
+        page(UsersPage {
+            t,
+            viewer: visitor.viewer(),
+            users,
+            holders,
+            roles,
+            problem,
+        }),
+    )
+        .into_response())
+}
+
+#[derive(Deserialize)]
+struct UserForm {
+    #[serde(default)]
+    csrf: String,
+    email: String,
+    role: String,
+    #[serde(default)]
+    holder: String,
+    password: String,
+}
+
+/// Adds an account; a bad e-mail, role, holder or short password shows the form again with
+/// the reason.
+async fn add_user(
+    State(state): State<WebState>,
+    visitor: Visitor,
+    Form(form): Form<UserForm>,
+) -> Result<Response, Response> {
+    visitor.enter(Area::Users)?;
+    visitor.check_form(&form.csrf)?;
+    let Some(role) = Role::parse(&form.role) else {
+        return users_listing(&state, &visitor, Some(format!("{:?}", form.role))).await;
+    };
+    let holder = (role == Role::RightsHolder).then_some(form.holder.as_str());
+    match accounts::add_user(
+        state.store.as_ref(),
+        form.email.trim(),
+        role,
+        holder,
+        &form.password,
+    )
+    .await
+    {
+        Ok(_) => Ok(Redirect::to("/users").into_response()),
+        Err(error) => {
+            let problem = copytrace_service::error::one_line(&error);
+            users_listing(&state, &visitor, Some(problem)).await
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct RemoveUserForm {
+    #[serde(default)]
+    csrf: String,
+    email: String,
+}
+
+/// Removes an account (its sessions end with it). An admin cannot remove their own.
+async fn remove_user(
+    State(state): State<WebState>,
+    visitor: Visitor,
+    Form(form): Form<RemoveUserForm>,
+) -> Result<Response, Response> {
+    visitor.enter(Area::Users)?;
+    visitor.check_form(&form.csrf)?;
+    if form.email == visitor.session.user.email {
+        return Err(visitor.bad_request(visitor.t.cannot_remove_self));
+    }
+    accounts::remove_user(state.store.as_ref(), &form.email)
+        .await
+        .map_err(|error| visitor.not_found_or_failure(error))?;
+    Ok(Redirect::to("/users").into_response())
+}
