@@ -289,3 +289,188 @@ async fn staff_of_every_role_see_every_holders_works_and_holder_b_only_its_own()
     assert_eq!(tab.text("h1").await, format!("Dashboard · {HOLDER_B}"));
     assert_eq!(tab.texts(DASHBOARD_WORKS).await, [SECRET]);
 }
+
+/// Sets the value of the form field `name` the way a user's typing would end, for fields that
+/// already hold a default.
+async fn set_field(tab: &Tab, name: &str, value: &str) {
+    let script = format!(
+        "document.querySelector('[name={name}]').value = {}, true",
+        serde_json::to_string(value).unwrap()
+    );
+    assert!(tab.eval::<bool>(&script).await, "setting {name}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_sees_a_bad_cron_refused_and_a_good_one_previewed_and_created() {
+    let site = Site::start().await;
+    let browser = launch().await;
+    let tab = Tab::open(&browser, &site, Prefers::English).await;
+    tab.login(OPERATOR, PASSWORD).await;
+    tab.click_and_wait("header nav a[href='/schedules']").await;
+    assert_eq!(tab.text("h1").await, "Schedules");
+
+    tab.fill("#new-schedule [name=name]", "nightly-daoban")
+        .await;
+    set_field(&tab, "cron", "61 * * * *").await;
+    set_field(&tab, "timezone", "Asia/Shanghai").await;
+    tab.fill("#seeds", "https://daoban.example/").await;
+    tab.click_and_wait("#new-schedule button.primary").await;
+    assert_eq!(tab.status().await, 400, "a bad cron is refused");
+    let error = tab.text("#schedule-error").await;
+    assert!(!error.is_empty(), "the error is shown");
+    assert_eq!(
+        tab.eval::<String>("document.querySelector('[name=name]').value")
+            .await,
+        "nightly-daoban",
+        "what was typed is kept"
+    );
+    assert_eq!(tab.count("#next-runs li").await, 0);
+    assert!(
+        copytrace_service::schedules::list(site.store.as_ref())
+            .await
+            .unwrap()
+            .is_empty(),
+        "nothing was created"
+    );
+    tab.screenshot("schedule-error").await;
+
+    // The preview shows the next five runs in the schedule's zone: 02:30 in Shanghai.
+    set_field(&tab, "cron", "30 2 * * *").await;
+    tab.click_and_wait("#new-schedule button[formmethod=get]")
+        .await;
+    let next = tab.texts("#next-runs li").await;
+    assert_eq!(next.len(), 5, "{next:?}");
+    assert!(
+        next.iter()
+            .all(|at| at.contains("02:30") && at.contains("CST")),
+        "{next:?}"
+    );
+    tab.screenshot("schedule-preview").await;
+
+    tab.click_and_wait("#new-schedule button.primary").await;
+    assert_eq!(tab.path().await, "/schedules/nightly-daoban");
+    assert_eq!(tab.count("#next-runs li").await, 5);
+    let stored = copytrace_service::schedules::list(site.store.as_ref())
+        .await
+        .unwrap();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].cron, "30 2 * * *");
+    assert_eq!(stored[0].timezone, "Asia/Shanghai");
+    assert_eq!(stored[0].seeds, ["https://daoban.example/"]);
+
+    // Paused, it has no next runs; run now queues a run.
+    tab.click_and_wait("form[action$='/pause'] button").await;
+    assert_eq!(tab.count("#next-runs li").await, 0);
+    tab.click_and_wait("form[action$='/run'] button").await;
+    assert_eq!(tab.count("table tr").await, 2, "one run listed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_analyst_filters_the_statistics_by_site() {
+    let site = Site::start().await;
+    let browser = launch().await;
+    let tab = Tab::open(&browser, &site, Prefers::Chinese).await;
+    tab.login(ANALYST, PASSWORD).await;
+    tab.click_and_wait("header nav a[href='/stats']").await;
+    assert_eq!(tab.text("h1").await, "统计");
+    let mut all = tab.texts("#stats-table td:first-child").await;
+    all.sort();
+    let mut every_work = vec![
+        NIGHT_RAIN.to_owned(),
+        RIVER_TOWN.to_owned(),
+        SECRET.to_owned(),
+    ];
+    every_work.sort();
+    assert_eq!(all, every_work, "an analyst sees every holder's works");
+
+    tab.fill("#filters [name=site]", "mirror.example").await;
+    tab.click_and_wait("#filters button").await;
+    assert!(tab.path().await.starts_with("/stats"));
+    assert_eq!(
+        tab.texts("#stats-table td:first-child").await,
+        [NIGHT_RAIN],
+        "only the work copied on mirror.example"
+    );
+    tab.screenshot("statistics").await;
+
+    tab.click_and_wait("nav.tabs a[href^='/stats?table=sites']")
+        .await;
+    assert_eq!(
+        tab.texts("#stats-table td:first-child").await,
+        ["mirror.example"],
+        "the filter is kept across tables"
+    );
+    // A filter that is not a date is named, not run.
+    set_field(&tab, "since", "").await;
+    let bad = format!("{}&since=yesterday", tab.path().await);
+    tab.goto(&bad).await;
+    assert!(tab.text(".error").await.contains("yesterday"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rights_holder_downloads_an_xlsx_export_of_their_own_copies() {
+    use chromiumoxide::cdp::browser_protocol::browser::{
+        SetDownloadBehaviorBehavior, SetDownloadBehaviorParams,
+    };
+    let site = Site::start().await;
+    let browser = launch().await;
+    let tab = Tab::open(&browser, &site, Prefers::Chinese).await;
+    let downloads = tempfile::tempdir().unwrap();
+    let mut allow = SetDownloadBehaviorParams::new(SetDownloadBehaviorBehavior::Allow);
+    allow.download_path = Some(downloads.path().display().to_string());
+    tab.page.execute(allow).await.expect("allowing downloads");
+    tab.login(RIGHTS_HOLDER, PASSWORD).await;
+    tab.goto("/stats").await;
+    tab.page
+        .find_element("#exports a[href^='/exports/matches']")
+        .await
+        .expect("the export link")
+        .click()
+        .await
+        .expect("clicking the export link");
+    let started = std::time::Instant::now();
+    let file = loop {
+        let done: Vec<_> = std::fs::read_dir(downloads.path())
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "xlsx"))
+            .collect();
+        if let Some(file) = done.first() {
+            break file.clone();
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "no XLSX file downloaded"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    let name = file.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with("copytrace-matches-"), "{name}");
+    // The workbook is read back with openpyxl, in the Python ./scripts/test found it in.
+    let python = std::env::var("COPYTRACE_TEST_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    let read = std::process::Command::new(&python)
+        .arg("-c")
+        .arg(
+            "import sys, openpyxl\n\
+             sheet = openpyxl.load_workbook(sys.argv[1], read_only=True).active\n\
+             for row in sheet.iter_rows(values_only=True):\n\
+             \x20   print('\\t'.join('' if v is None else str(v) for v in row))",
+        )
+        .arg(&file)
+        .output()
+        .unwrap_or_else(|error| panic!("cannot run {python}: {error}"));
+    assert!(
+        read.status.success(),
+        "{}",
+        String::from_utf8_lossy(&read.stderr)
+    );
+    let sheet = String::from_utf8(read.stdout).unwrap();
+    let rows: Vec<&str> = sheet.lines().collect();
+    assert_eq!(
+        rows.len(),
+        1 + 3,
+        "a header and holder A's three copies:\n{sheet}"
+    );
+    assert!(sheet.contains(NIGHT_RAIN) && sheet.contains(RIVER_TOWN));
+    assert!(!sheet.contains(SECRET), "nothing of holder B's");
+}
