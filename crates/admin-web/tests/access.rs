@@ -169,6 +169,7 @@ async fn serve(store: Arc<dyn Store>) -> Site {
     let app = router(WebState {
         store: store.clone(),
         secure_cookies: false,
+        redis: None,
     })
     .into_make_service_with_connect_info::<SocketAddr>();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
@@ -271,6 +272,7 @@ const READERS: [u16; 4] = [200, 403, 200, 200];
 const DECIDERS: [u16; 4] = [200, 403, 403, 200];
 const CRAWLERS: [u16; 4] = [200, 200, 403, 403];
 const ADMINS: [u16; 4] = [200, 403, 403, 403];
+const LIBRARIANS: [u16; 4] = [200, 200, 403, 200];
 
 async fn every_route_answers_every_role_as_intended(site: Site) {
     let ids = &site.ids;
@@ -295,6 +297,7 @@ async fn every_route_answers_every_role_as_intended(site: Site) {
         ("/schedules/nightly".into(), CRAWLERS),
         ("/runs".into(), CRAWLERS),
         ("/users".into(), ADMINS),
+        ("/library".into(), LIBRARIANS),
     ];
     let mut sessions = Vec::new();
     for email in ROLES {
@@ -575,6 +578,97 @@ async fn on_postgres(test: impl AsyncFnOnce(Site)) {
     .execute(&mut admin)
     .await
     .unwrap();
+}
+
+/// Posts an upload form: the session's token, and `files` as (field, name, content).
+async fn upload(site: &Site, session: &Session, files: &[(&str, &str, &str)]) -> reqwest::Response {
+    let mut form = reqwest::multipart::Form::new().text("csrf", session.csrf.clone());
+    for (field, name, content) in files {
+        form = form.part(
+            field.to_string(),
+            reqwest::multipart::Part::text(content.to_string()).file_name(name.to_string()),
+        );
+    }
+    site.http
+        .post(format!("{}/library", site.base))
+        .header(COOKIE, &session.cookie)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn uploads_go_into_the_visitors_own_catalog(site: Site) {
+    let holder = site.login(HOLDER_A).await;
+    let novel = "第一章 雨夜\n少年推开木门，雨声未歇。\n第二章 归来\n灯下的老人抬起头来。\n";
+    let response = upload(&site, &holder, &[("files", "../../rain-night.txt", novel)]).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let body = response.text().await.unwrap();
+    assert!(body.contains("upload-report"), "{body}");
+    let works = copytrace_service::library::list_works(site.store.as_ref(), None)
+        .await
+        .unwrap();
+    let added = works
+        .iter()
+        .find(|w| w.external_id == "rain-night")
+        .expect("the uploaded work, named by its file");
+    let a = site.store.ensure_rights_holder("Holder A").await.unwrap();
+    assert_eq!(added.rights_holder_id, a, "into the holder's own catalog");
+    assert_eq!(added.chapter_count, 2);
+
+    // A catalog names other holders: a rights holder may not import one.
+    let catalog =
+        "external_id,title,author,rights_holder,path,published_at\nx,X,,Holder B,x.txt,\n";
+    let refused = upload(
+        &site,
+        &holder,
+        &[
+            ("catalog", "catalog.csv", catalog),
+            ("files", "x.txt", novel),
+        ],
+    )
+    .await;
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    // A file that is not text is refused whole, with the reason, and stores nothing.
+    let binary = upload(
+        &site,
+        &holder,
+        &[("files", "cover.txt", "\u{0}\u{1}\u{2}PNG")],
+    )
+    .await;
+    assert_eq!(binary.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(
+        copytrace_service::library::list_works(site.store.as_ref(), None)
+            .await
+            .unwrap()
+            .len(),
+        works.len()
+    );
+    // Staff import a catalog with its files.
+    let admin = site.login(ADMIN).await;
+    let imported = upload(
+        &site,
+        &admin,
+        &[
+            ("catalog", "catalog.csv", catalog),
+            ("files", "x.txt", novel),
+        ],
+    )
+    .await;
+    assert_eq!(imported.status(), StatusCode::OK);
+    let b = site.store.ensure_rights_holder("Holder B").await.unwrap();
+    assert!(
+        copytrace_service::library::list_works(site.store.as_ref(), Some(b))
+            .await
+            .unwrap()
+            .iter()
+            .any(|w| w.external_id == "x")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uploads_on_sqlite() {
+    on_sqlite(uploads_go_into_the_visitors_own_catalog).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -28,6 +28,7 @@ mod crawls;
 mod dashboard;
 mod filters;
 pub mod i18n;
+mod library;
 mod matches;
 mod works;
 
@@ -59,6 +60,9 @@ pub struct WebState {
     pub store: Arc<dyn Store>,
     /// Mark cookies `Secure` (the site is served over TLS, directly or behind a proxy).
     pub secure_cookies: bool,
+    /// The shared Redis index (URL, key prefix) that library uploads keep in step, as
+    /// `copytrace library add --redis-url` does; `None` when matching reads the database.
+    pub redis: Option<(String, String)>,
 }
 
 /// The pages. Serve it with connection info (`into_make_service_with_connect_info`): the login
@@ -72,6 +76,7 @@ pub fn router(state: WebState) -> Router {
         .merge(crawls::routes())
         .merge(analysis::routes())
         .merge(actions::routes())
+        .merge(library::routes())
         .with_state(state)
 }
 
@@ -205,13 +210,18 @@ impl Visitor {
         if area.allows(self.session.user.role) {
             Ok(())
         } else {
-            Err(message_page(
-                &self.session,
-                self.t,
-                StatusCode::FORBIDDEN,
-                self.t.forbidden,
-            ))
+            Err(self.forbidden())
         }
+    }
+
+    /// The 403 answer: the visitor's role may not do this.
+    fn forbidden(&self) -> Response {
+        message_page(
+            &self.session,
+            self.t,
+            StatusCode::FORBIDDEN,
+            self.t.forbidden,
+        )
     }
 
     /// Nothing when `csrf` is the session's form token, else the 403 answer: every form

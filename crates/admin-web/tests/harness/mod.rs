@@ -108,6 +108,7 @@ impl Site {
         let state = WebState {
             store: store.clone(),
             secure_cookies: false,
+            redis: None,
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
