@@ -285,6 +285,7 @@ async fn every_route_answers_every_role_as_intended(site: Site) {
         ("/stats".into(), READERS),
         ("/stats?table=sites".into(), READERS),
         ("/stats?table=daily".into(), READERS),
+        ("/sites/pirate.example".into(), READERS),
         ("/exports/matches?format=csv".into(), READERS),
         ("/exports/works?format=xlsx".into(), READERS),
         ("/exports/sites?format=json".into(), READERS),
@@ -412,6 +413,22 @@ async fn every_route_answers_every_role_as_intended(site: Site) {
             );
         }
     }
+    // The evidence package: a ZIP for those who may read matches.
+    for (column, session) in sessions.iter().enumerate() {
+        let path = format!("/matches/{}/package", ids.a_match);
+        let response = site.post(&path, Some(session), &[]).await;
+        assert_eq!(
+            response.status().as_u16(),
+            READERS[column],
+            "POST {path} as {}",
+            ROLES[column]
+        );
+        if response.status() == StatusCode::OK {
+            assert_eq!(response.headers()["content-type"], "application/zip");
+            let bytes = response.bytes().await.unwrap();
+            assert!(bytes.starts_with(b"PK\x03\x04"), "a ZIP archive");
+        }
+    }
     let users = accounts::list(site.store.as_ref()).await.unwrap();
     assert!(
         users.iter().all(|u| !u.user.email.starts_with("new-")),
@@ -451,6 +468,7 @@ async fn another_holders_objects_are_not_found(site: Site) {
             format!("/notices/{}/status", ids.b_notice),
             vec![("status", "ignored".to_owned())],
         ),
+        (format!("/matches/{}/package", ids.b_match), Vec::new()),
     ] {
         let status = site.post(&path, Some(&holder), &fields).await.status();
         assert_eq!(status, StatusCode::NOT_FOUND, "POST {path}");

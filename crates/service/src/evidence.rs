@@ -77,6 +77,20 @@ pub enum ScreenshotSettings {
     Skip(String),
 }
 
+/// Screenshots with the Chromium at `explicit`, else the first found on `PATH` (see
+/// `copytrace_browser::find_chromium`), each given `timeout`; when none is found, packages are
+/// written without one and their manifest says why.
+pub fn screenshot_settings(explicit: Option<&Path>, timeout: Duration) -> ScreenshotSettings {
+    let path = std::env::var_os("PATH");
+    match copytrace_browser::find_chromium(explicit, path.as_deref()) {
+        Ok(executable) => ScreenshotSettings::Chromium {
+            executable,
+            timeout,
+        },
+        Err(error) => ScreenshotSettings::Skip(error.to_string()),
+    }
+}
+
 /// A package to write.
 #[derive(Debug, Clone)]
 pub struct PackageRequest {
@@ -460,6 +474,42 @@ async fn screenshot(
             (skipped(format!("the screenshot failed: {error}")), None)
         }
     }
+}
+
+/// Packs the evidence package in `dir` (as [`write_package`] wrote it) into one ZIP archive on
+/// `out`, its files under `evidence-<match id>/`: what a browser downloads. The files are
+/// stored byte for byte, so the manifest's hashes still verify after unpacking.
+pub fn zip_package(
+    dir: &Path,
+    match_id: Id,
+    out: impl std::io::Write + std::io::Seek,
+) -> Result<()> {
+    use zip::write::SimpleFileOptions;
+    let mut archive = zip::ZipWriter::new(out);
+    let options = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read package {}", dir.display()))?
+        .map(|entry| entry.map(|e| e.path()))
+        .collect::<std::io::Result<_>>()
+        .with_context(|| format!("cannot read package {}", dir.display()))?;
+    names.sort();
+    for path in names.into_iter().filter(|p| p.is_file()) {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        archive
+            .start_file(format!("evidence-{match_id}/{name}"), options)
+            .map_err(|e| ServiceError::unavailable(format!("cannot write the archive: {e}")))?;
+        let bytes =
+            std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        std::io::Write::write_all(&mut archive, &bytes)
+            .with_context(|| "cannot write the archive".to_owned())?;
+    }
+    archive
+        .finish()
+        .map_err(|e| ServiceError::unavailable(format!("cannot write the archive: {e}")))?;
+    Ok(())
 }
 
 /// One aligned passage: where it is in the page text and in the work text, and both texts.

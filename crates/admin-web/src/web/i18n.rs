@@ -217,6 +217,12 @@ pub struct Texts {
     pub upload_help: &'static str,
     pub import_catalog: &'static str,
     pub catalog_help: &'static str,
+    pub median_removal: &'static str,
+    pub download_package: &'static str,
+    pub package_help: &'static str,
+    pub copied_chapters: &'static str,
+    pub chapter: &'static str,
+    pub best_coverage: &'static str,
     pub codes: &'static [(&'static str, &'static str)],
 }
 
@@ -373,6 +379,12 @@ static ZH: Texts = Texts {
     upload_help: "文本、HTML、Markdown 或 EPUB 文件（GBK、Big5、UTF-16 等编码均可），每个文件一部作品，文件名即作品 ID；章节自动识别。同名文件会更新已有作品。",
     import_catalog: "导入目录（CSV）",
     catalog_help: "列：external_id,title,author,rights_holder,path,published_at[,licensed_hosts]；path 指与目录一起上传的文件名。错误的行单独报告，其余照常导入。",
+    median_removal: "删除用时中位数",
+    download_package: "下载证据包",
+    package_help: "原始网页、提取文本、对照段落、截图与带 SHA-256 的清单（ZIP）。",
+    copied_chapters: "被盗版的章节",
+    chapter: "章节",
+    best_coverage: "最高覆盖率",
     codes: &[
         ("open", "在线"),
         ("notice_sent", "已发通知"),
@@ -545,6 +557,12 @@ static EN: Texts = Texts {
     upload_help: "Text, HTML, Markdown or EPUB files (GBK, Big5, UTF-16 and other encodings are read), one work per file, the file name being its ID; chapters are found automatically. A file with a known name updates that work.",
     import_catalog: "Import a catalog (CSV)",
     catalog_help: "Columns: external_id,title,author,rights_holder,path,published_at[,licensed_hosts]; path names one of the files uploaded with it. Bad rows are reported one by one; the others are imported.",
+    median_removal: "Median time to removal",
+    download_package: "Download the evidence package",
+    package_help: "The raw page, its text, the passages side by side, a screenshot and a manifest with SHA-256 hashes (ZIP).",
+    copied_chapters: "Chapters copied",
+    chapter: "Chapter",
+    best_coverage: "Best coverage",
     codes: &[
         ("open", "online"),
         ("notice_sent", "notice sent"),

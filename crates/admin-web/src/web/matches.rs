@@ -22,6 +22,7 @@ pub(super) fn routes() -> Router<WebState> {
         .route("/review", get(review_queue))
         .route("/matches/decide", post(decide))
         .route("/matches/{id}", get(match_page))
+        .route("/matches/{id}/package", post(evidence_package))
 }
 
 /// Matches on one page of a list.
@@ -332,4 +333,63 @@ async fn match_page(
         work_external_id: record.work_external_id,
         pairs: evidence.pairs.iter().map(diff_pair).collect(),
     }))
+}
+
+/// The evidence package of one match, written now and downloaded as a ZIP archive: the raw
+/// page, its text, the passages side by side, a screenshot of the stored page (by headless
+/// Chromium, offline, when it is installed) and the manifest with every file's SHA-256, recorded
+/// in the store so `copytrace evidence verify` can check it later. Another holder's match is a
+/// 404.
+async fn evidence_package(
+    State(state): State<WebState>,
+    visitor: Visitor,
+    Path(id): Path<i64>,
+    Form(form): Form<PackageForm>,
+) -> Result<Response, Response> {
+    use copytrace_service::evidence::{self, PackageRequest};
+    visitor.enter(Area::Reports)?;
+    visitor.check_form(&form.csrf)?;
+    let scratch = tempfile::tempdir().map_err(|e| failure(e.into()))?;
+    // Chromium named by COPYTRACE_CHROMIUM (as the CLI's --chromium), else found on PATH.
+    let chromium = std::env::var_os("COPYTRACE_CHROMIUM").map(std::path::PathBuf::from);
+    let screenshot =
+        evidence::screenshot_settings(chromium.as_deref(), std::time::Duration::from_secs(30));
+    let package_dir = scratch.path().join("package");
+    evidence::write_package(
+        state.store.as_ref(),
+        &PackageRequest {
+            match_id: id,
+            rights_holder_id: visitor.tenant(),
+            out: package_dir.clone(),
+            screenshot,
+        },
+    )
+    .await
+    .map_err(|error| visitor.not_found_or_failure(error))?;
+    let mut archive = tempfile::tempfile().map_err(|e| failure(e.into()))?;
+    evidence::zip_package(&package_dir, id, &mut archive).map_err(failure)?;
+    std::io::Seek::rewind(&mut archive).map_err(|e| failure(e.into()))?;
+    let body = axum::body::Body::from_stream(tokio_util::io::ReaderStream::new(
+        tokio::fs::File::from_std(archive),
+    ));
+    Ok((
+        [
+            (
+                axum::http::header::CONTENT_TYPE,
+                "application/zip".to_owned(),
+            ),
+            (
+                axum::http::header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"copytrace-evidence-{id}.zip\""),
+            ),
+        ],
+        body,
+    )
+        .into_response())
+}
+
+#[derive(Deserialize)]
+struct PackageForm {
+    #[serde(default)]
+    csrf: String,
 }

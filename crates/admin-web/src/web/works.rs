@@ -126,7 +126,18 @@ struct WorkPage {
     chapters: u32,
     /// Reported copies in all.
     total: u64,
+    /// The chapters copied, in chapter order.
+    copied_chapters: Vec<ChapterLine>,
     matches: Vec<MatchRowView>,
+}
+
+/// A chapter of a work and its copies.
+struct ChapterLine {
+    ordinal: u32,
+    title: String,
+    pages: u64,
+    sites: u64,
+    coverage: String,
 }
 
 /// Copies listed on a work's page (the newest; the match list pages through them all).
@@ -165,10 +176,34 @@ async fn work_page(
     )
     .await
     .map_err(failure)?;
+    // Which chapters are copied, and how widely (a work without chapters is one unit).
+    let chapters = if details.work.chapter_count > 0 {
+        let filter = StatsFilter {
+            work_id: Some(id),
+            rights_holder_id: visitor.tenant(),
+            reviews: MatchFilter::reported().reviews,
+            ..StatsFilter::default()
+        };
+        copytrace_service::stats::chapters(store, &filter, None)
+            .await
+            .map_err(failure)?
+            .into_iter()
+            .map(|c| ChapterLine {
+                ordinal: c.chapter,
+                title: c.title,
+                pages: c.pages,
+                sites: c.sites,
+                coverage: format!("{:.0}", c.best_coverage * 100.0),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     Ok(page(WorkPage {
         t,
         viewer: visitor.viewer(),
         id,
+        copied_chapters: chapters,
         title: details.work.title,
         external_id: details.work.external_id,
         holder: details.rights_holder,

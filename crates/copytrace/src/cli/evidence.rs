@@ -77,14 +77,10 @@ pub async fn run(globals: &Globals, args: EvidenceArgs) -> Result<ExitCode> {
     let screenshot = if args.no_screenshot {
         ScreenshotSettings::Skip("not asked for (--no-screenshot)".into())
     } else {
-        let path = std::env::var_os("PATH");
-        match copytrace_browser::find_chromium(args.chromium.as_deref(), path.as_deref()) {
-            Ok(executable) => ScreenshotSettings::Chromium {
-                executable,
-                timeout: Duration::from_secs(args.screenshot_timeout.max(1)),
-            },
-            Err(error) => ScreenshotSettings::Skip(error.to_string()),
-        }
+        evidence::screenshot_settings(
+            args.chromium.as_deref(),
+            Duration::from_secs(args.screenshot_timeout.max(1)),
+        )
     };
     let request = PackageRequest {
         match_id,
