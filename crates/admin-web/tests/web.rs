@@ -105,6 +105,7 @@ async fn start(secure_cookies: bool) -> Site {
     let state = WebState {
         store: store.clone(),
         secure_cookies,
+        dashboard: Default::default(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

@@ -212,6 +212,7 @@ async fn bench(args: &Args, url: &str, routes: &[Route]) -> Result<()> {
     let app = router(WebState {
         store: store.clone(),
         secure_cookies: false,
+        dashboard: Default::default(),
     })
     .into_make_service_with_connect_info::<SocketAddr>();
     let server = tokio::spawn(async move { axum::serve(listener, app).await });

@@ -273,6 +273,7 @@ pub async fn serve(
     let web = WebState {
         store: store.clone(),
         secure_cookies: settings.secure_cookies,
+        dashboard: Default::default(),
     };
     let http = tokio::spawn(serve_web(
         bind(settings.listen).await?,
