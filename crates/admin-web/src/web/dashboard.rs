@@ -19,6 +19,12 @@
 //!   them and every concurrent visitor of the same tenant waits for that one computation
 //!   (single flight) instead of starting its own.
 //!
+//! - *One at a time*: figures are computed for at most one tenant at a time in the process
+//!   (fresh ones of a first visit, or a background refresh), so the dashboards never hold more
+//!   than one of the pool's connections and about one core, however many tenants' figures
+//!   expire together; the other pages keep the rest. Figures may therefore also be as old as
+//!   the refreshes queued before theirs took.
+//!
 //! Nothing else is cached: the works list, work and match pages read the store on every visit.
 
 use std::collections::HashMap;
@@ -131,6 +137,8 @@ async fn compute(
 pub struct DashboardCache {
     ttl: Duration,
     tenants: Arc<Mutex<HashMap<Option<Id>, Arc<Tenant>>>>,
+    /// One permit: one computation at a time, whichever the tenant.
+    computing: Arc<tokio::sync::Semaphore>,
 }
 
 impl Default for DashboardCache {
@@ -176,6 +184,7 @@ impl DashboardCache {
         DashboardCache {
             ttl,
             tenants: Arc::default(),
+            computing: Arc::new(tokio::sync::Semaphore::new(1)),
         }
     }
 
@@ -207,7 +216,10 @@ impl DashboardCache {
                     .swap(true, std::sync::atomic::Ordering::AcqRel)
             {
                 let (store, tenant) = (store.clone(), tenant.clone());
+                let computing = self.computing.clone();
                 tokio::spawn(async move {
+                    // Never closed, so the permit always comes.
+                    let _permit = computing.acquire().await;
                     let started = Instant::now();
                     match compute(store.as_ref(), rights_holder_id).await {
                         Ok(figures) => tenant.store(started, Arc::new(figures)),
@@ -229,6 +241,7 @@ impl DashboardCache {
         if let Some(latest) = tenant.latest() {
             return Ok(latest);
         }
+        let _permit = self.computing.acquire().await;
         let started = Instant::now();
         let figures = Arc::new(compute(store.as_ref(), rights_holder_id).await?);
         tenant.store(started, figures.clone());
