@@ -585,14 +585,14 @@ async fn work_page(
     Path(id): Path<i64>,
 ) -> Response {
     let store = state.store.as_ref();
-    let details = match copytrace_service::library::work_details(store, id).await {
-        Ok(details) => details,
+    let (work, holder) = match copytrace_service::library::work_summary(store, id).await {
+        Ok(found) => found,
         Err(error) => return not_found_or_failure(error),
     };
     if session
         .user
         .rights_holder_id
-        .is_some_and(|own| own != details.work.rights_holder_id)
+        .is_some_and(|own| own != work.rights_holder_id)
     {
         return StatusCode::NOT_FOUND.into_response();
     }
@@ -609,10 +609,10 @@ async fn work_page(
     page(WorkPage {
         t,
         viewer: Viewer::of(&session, t),
-        title: details.work.title,
-        external_id: details.work.external_id,
-        holder: details.rights_holder,
-        chapters: details.work.chapter_count,
+        title: work.title,
+        external_id: work.external_id,
+        holder,
+        chapters: work.chapter_count,
         matches,
     })
 }
