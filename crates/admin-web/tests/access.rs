@@ -170,6 +170,7 @@ async fn serve(store: Arc<dyn Store>) -> Site {
         store: store.clone(),
         secure_cookies: false,
         redis: None,
+        dashboard: Default::default(),
     })
     .into_make_service_with_connect_info::<SocketAddr>();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });

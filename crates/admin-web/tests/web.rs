@@ -106,6 +106,7 @@ async fn start(secure_cookies: bool) -> Site {
         store: store.clone(),
         secure_cookies,
         redis: None,
+        dashboard: Default::default(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

@@ -25,6 +25,10 @@
 //! through the service, each in a fresh process, and ends with
 //! `RESULT rows=… csv_rows_per_s=… csv_peak_mb=… xlsx_rows_per_s=… xlsx_peak_mb=…`.
 //!
+//! `copytrace-bench web` loads 10,000 works and 1,000,000 matches into PostgreSQL, logs 20
+//! clients in to the admin web and measures its pages under their load; it ends with
+//! `RESULT works=… matches=… req_s=… dashboard_admin_p99_ms=… … target=met|missed`.
+//!
 //! `copytrace-bench index` measures the SimHash index (1 and 2 threads) against the
 //! brute-force popcount scan in the same run and ends with
 //! `RESULT n=… k=… index_qps=… brute_qps=… speedup=… recall=… bytes_per_fp=… …`.
@@ -41,6 +45,7 @@ mod quality;
 mod redis;
 mod store;
 mod timing;
+mod web;
 mod workers;
 
 use clap::{Parser, Subcommand};
@@ -85,6 +90,9 @@ enum Command {
     /// Streaming exports: 1,000,000 match rows from SQLite to CSV and XLSX (each in a fresh
     /// process), rows/s and peak resident memory against a 150 MB budget.
     Export(export::Args),
+    /// The admin web under load: 10,000 works and 1,000,000 matches in PostgreSQL, 20 logged-in
+    /// clients on the dashboard, work pages and the match list; latency per route and role.
+    Web(web::Args),
     /// One export in this process (run by `export`).
     #[command(hide = true)]
     ExportOne(export::OneArgs),
@@ -105,6 +113,7 @@ fn main() -> anyhow::Result<()> {
         Command::Workers(args) => workers::run(&args),
         Command::Crawl(args) => crawl::run(&args),
         Command::Export(args) => export::run(&args),
+        Command::Web(args) => web::run(&args),
         Command::ExportOne(args) => export::run_one(&args),
         Command::QualityCorpus(args) => quality::corpus::run_stats(&args),
     }

@@ -274,6 +274,7 @@ pub async fn serve(
         store: store.clone(),
         secure_cookies: settings.secure_cookies,
         redis: probe.redis.clone(),
+        dashboard: Default::default(),
     };
     let http = tokio::spawn(serve_web(
         bind(settings.listen).await?,

@@ -745,6 +745,21 @@ pub struct WorkDetails {
     pub licensed_hosts: Vec<String>,
 }
 
+/// A work's summary and its rights holder's name, without the figures of [`work_details`]
+/// (which lists every match of the work to count them): what a page that lists the work's
+/// copies itself needs above them.
+pub async fn work_summary(store: &dyn Store, work_id: Id) -> Result<(WorkSummary, String)> {
+    let work = store.get_work(work_id).await?.summary;
+    let rights_holder = store
+        .list_rights_holders()
+        .await?
+        .into_iter()
+        .find(|holder| holder.id == work.rights_holder_id)
+        .map(|holder| holder.name)
+        .unwrap_or_default();
+    Ok((work, rights_holder))
+}
+
 /// One work by its id, with its owner, fingerprints and matches.
 pub async fn work_details(store: &dyn Store, work_id: Id) -> Result<WorkDetails> {
     let stored = store.get_work(work_id).await?;

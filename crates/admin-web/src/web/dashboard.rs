@@ -6,9 +6,9 @@ use axum::extract::State;
 use axum::response::Response;
 use axum::routing::get;
 use chrono::Utc;
-use copytrace_analytics::stats::SiteGrouping;
-use copytrace_store::{MatchFilter, Session, StatsFilter};
+use copytrace_store::Session;
 
+use super::figures::{SiteLine, Totals, WorkLine};
 use super::i18n::Texts;
 use super::{Viewer, Visitor, WebState, failure, page};
 
@@ -27,27 +27,6 @@ struct Bar {
     width: u32,
     height: u32,
     label: bool,
-}
-
-/// The dashboard's totals.
-#[derive(Default)]
-struct Totals {
-    works: u64,
-    pages: u64,
-    sites: u64,
-    removed: u64,
-}
-
-struct WorkLine {
-    title: String,
-    pages: u64,
-    sites: u64,
-}
-
-struct SiteLine {
-    site: String,
-    copies: u64,
-    removal_percent: String,
 }
 
 #[derive(Template)]
@@ -71,73 +50,29 @@ async fn dashboard(State(state): State<WebState>, Visitor { session, t }: Visito
     }
 }
 
-/// The dashboard of `session`'s user: a rights holder's own copies, everyone's for staff.
+/// The dashboard of `session`'s user: a rights holder's own copies, everyone's for staff, from
+/// figures at most [`super::DashboardCache::ttl`] (plus one computation) old.
 async fn dashboard_page(
     state: &WebState,
     session: &Session,
     t: &'static Texts,
 ) -> copytrace_service::Result<DashboardPage> {
-    use copytrace_service::stats;
-    let store = state.store.as_ref();
-    let user = &session.user;
-    let filter = StatsFilter {
-        rights_holder_id: user.rights_holder_id,
-        since: Some(Utc::now() - chrono::Duration::days(30)),
-        reviews: MatchFilter::reported().reviews,
-        ..StatsFilter::default()
-    };
-    let all_time = StatsFilter {
-        since: None,
-        ..filter.clone()
-    };
-    let holders = stats::holders(store, &all_time).await?;
-    let totals = holders.iter().fold(Totals::default(), |mut sum, h| {
-        sum.works += h.works_copied;
-        sum.pages += h.pages;
-        sum.sites += h.sites;
-        sum.removed += h.removed;
-        sum
-    });
-    let daily = stats::daily(store, &filter).await?;
-    let any_matches = daily.iter().any(|d| d.new_matches > 0);
-    let (days, chart_width) = bars(&daily);
-    let works = stats::works(store, &all_time, Some(8))
-        .await?
-        .into_iter()
-        .map(|row| WorkLine {
-            title: row.stats.title,
-            pages: row.stats.pages,
-            sites: row.stats.sites,
-        })
-        .collect();
-    let sites = stats::sites(store, &all_time, SiteGrouping::Domain, Some(8))
-        .await?
-        .into_iter()
-        .map(|row| SiteLine {
-            site: row.site,
-            copies: row.copies,
-            removal_percent: format!("{:.0}", row.removal_rate * 100.0),
-        })
-        .collect();
-    let holder = match user.rights_holder_id {
-        Some(id) => store
-            .list_rights_holders()
-            .await?
-            .into_iter()
-            .find(|h| h.id == id)
-            .map(|h| h.name),
-        None => None,
-    };
+    let (_, figures) = state
+        .dashboard
+        .figures(&state.store, session.user.rights_holder_id)
+        .await?;
+    let any_matches = figures.daily.iter().any(|d| d.new_matches > 0);
+    let (days, chart_width) = bars(&figures.daily);
     Ok(DashboardPage {
         t,
         viewer: Viewer::of(session, t),
-        holder,
-        totals,
+        holder: figures.holder.clone(),
+        totals: figures.totals.clone(),
         days,
         any_matches,
         chart_width,
-        works,
-        sites,
+        works: figures.works.clone(),
+        sites: figures.sites.clone(),
     })
 }
 

@@ -26,6 +26,7 @@ mod analysis;
 mod auth;
 mod crawls;
 mod dashboard;
+mod figures;
 mod filters;
 pub mod i18n;
 mod library;
@@ -33,6 +34,7 @@ mod matches;
 mod works;
 
 pub use access::Area;
+pub use figures::DashboardCache;
 
 use std::sync::Arc;
 
@@ -63,6 +65,9 @@ pub struct WebState {
     /// The shared Redis index (URL, key prefix) that library uploads keep in step, as
     /// `copytrace library add --redis-url` does; `None` when matching reads the database.
     pub redis: Option<(String, String)>,
+    /// The dashboard's figures per tenant, computed at most once a minute (see
+    /// [`DashboardCache`] for how stale they may be).
+    pub dashboard: DashboardCache,
 }
 
 /// The pages. Serve it with connection info (`into_make_service_with_connect_info`): the login
@@ -273,10 +278,10 @@ impl Visitor {
         else {
             return Ok(());
         };
-        let details = copytrace_service::library::work_details(state.store.as_ref(), id)
+        let (work, _) = copytrace_service::library::work_summary(state.store.as_ref(), id)
             .await
             .map_err(|error| self.not_found_or_failure(error))?;
-        if details.work.rights_holder_id == own {
+        if work.rights_holder_id == own {
             Ok(())
         } else {
             Err(self.not_found())

@@ -153,12 +153,12 @@ async fn work_page(
     visitor.enter(Area::Reports)?;
     let t = visitor.t;
     let store = state.store.as_ref();
-    let details = copytrace_service::library::work_details(store, id)
+    let (work, holder) = copytrace_service::library::work_summary(store, id)
         .await
         .map_err(|error| visitor.not_found_or_failure(error))?;
     if visitor
         .tenant()
-        .is_some_and(|own| own != details.work.rights_holder_id)
+        .is_some_and(|own| own != work.rights_holder_id)
     {
         return Err(visitor.not_found());
     }
@@ -177,7 +177,7 @@ async fn work_page(
     .await
     .map_err(failure)?;
     // Which chapters are copied, and how widely (a work without chapters is one unit).
-    let chapters = if details.work.chapter_count > 0 {
+    let chapters = if work.chapter_count > 0 {
         let filter = StatsFilter {
             work_id: Some(id),
             rights_holder_id: visitor.tenant(),
@@ -204,10 +204,10 @@ async fn work_page(
         viewer: visitor.viewer(),
         id,
         copied_chapters: chapters,
-        title: details.work.title,
-        external_id: details.work.external_id,
-        holder: details.rights_holder,
-        chapters: details.work.chapter_count,
+        title: work.title,
+        external_id: work.external_id,
+        holder,
+        chapters: work.chapter_count,
         total: listing.total,
         matches: listing
             .matches

@@ -109,6 +109,7 @@ impl Site {
             store: store.clone(),
             secure_cookies: false,
             redis: None,
+            dashboard: Default::default(),
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
