@@ -714,10 +714,18 @@ pub enum ListingOrder {
 /// One page of matches and how many the filter selects in all.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MatchListing {
-    /// Matches the filter selects, on every page.
+    /// Matches the filter selects, on every page, counted up to [`MatchListing::COUNT_LIMIT`].
     pub total: u64,
+    /// Whether more than [`MatchListing::COUNT_LIMIT`] match (then `total` is the limit).
+    pub more: bool,
     /// This page's matches, without evidence or chapters.
     pub matches: Vec<MatchRecord>,
+}
+
+impl MatchListing {
+    /// Matches a listing counts at most: counting every one of millions would cost more than
+    /// reading the page, and nobody pages through more than this many (they filter).
+    pub const COUNT_LIMIT: u64 = 10_000;
 }
 
 /// The same selection as the statistics count, for listing the matches behind them.

@@ -50,6 +50,8 @@ struct MatchListPage {
     reviews: Vec<Choice>,
     matches: Vec<MatchRowView>,
     total: u64,
+    /// More match than were counted (`total` is the count's limit): the list says "N+".
+    more: bool,
     page: u64,
     pages: u64,
     /// Whether the visitor may decide (the checkboxes and the decision form).
@@ -144,6 +146,7 @@ async fn listing(
         }
         None => copytrace_store::MatchListing {
             total: 0,
+            more: false,
             matches: Vec::new(),
         },
     };
@@ -178,6 +181,7 @@ async fn listing(
             .map(|m| MatchRowView::of(m, t))
             .collect(),
         total: listing.total,
+        more: listing.more,
         page: shown,
         pages: last,
         may_decide: Area::Review.allows(visitor.session.user.role),

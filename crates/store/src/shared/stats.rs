@@ -478,7 +478,7 @@ macro_rules! listing_page {
 }
 
 /// [`crate::Store::match_listing`]: the filter, order and page in SQL (so a page of a million
-/// matches reads fifty rows), and the count of all the filter selects.
+/// matches reads fifty rows), and the count of all the filter selects, up to a limit.
 pub(crate) async fn match_listing<'e, DB, E>(
     executor: E,
     filter: &MatchFilter,
@@ -517,17 +517,20 @@ where
         let names: Vec<&str> = filter.statuses.iter().map(|s| s.as_str()).collect();
         format!(",{},", names.join(","))
     };
+    // Counted up to one past the limit, so a count stops early in millions of matches.
     let count = sqlx::query_as::<_, (i64,)>(concat!(
         filtered_matches!(),
-        "SELECT COUNT(*) FROM f \
+        "SELECT COUNT(*) FROM (SELECT 1 FROM f \
          WHERE ($9 OR f.status <> 'licensed' OR $10 LIKE '%,licensed,%') \
-           AND ($10 = '' OR $10 LIKE ('%,' || f.status || ',%'))"
+           AND ($10 = '' OR $10 LIKE ('%,' || f.status || ',%')) LIMIT $11) AS counted"
     ));
-    let (total,) = bind_filter!(count, &binds)
+    let (counted,) = bind_filter!(count, &binds)
         .bind(filter.include_licensed)
         .bind(statuses.clone())
+        .bind(MatchListing::COUNT_LIMIT as i64 + 1)
         .fetch_one(executor)
         .await?;
+    let counted = to_u64(counted, "match count")?;
     let page = match order {
         ListingOrder::Newest => {
             sqlx::query_as::<_, MatchEvidenceRow<DB>>(listing_page!("f.first_seen DESC, f.id DESC"))
@@ -544,7 +547,8 @@ where
         .fetch_all(executor)
         .await?;
     Ok(MatchListing {
-        total: to_u64(total, "match count")?,
+        total: counted.min(MatchListing::COUNT_LIMIT),
+        more: counted > MatchListing::COUNT_LIMIT,
         matches: group_matches(rows)?,
     })
 }

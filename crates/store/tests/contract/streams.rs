@@ -326,6 +326,7 @@ async fn listing_pages_are_the_listed_matches_filtered_ordered_and_cut_in_sql(
             .unwrap(),
         copytrace_store::MatchListing {
             total: (3 * PAGES - PAGES / 50) as u64,
+            more: false,
             matches: Vec::new(),
         },
         "a page past the end is empty, with the total"
