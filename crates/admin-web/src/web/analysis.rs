@@ -14,10 +14,9 @@ use chrono::Utc;
 use copytrace_analytics::export::{ExportFormat, ExportOptions};
 use copytrace_analytics::stats::SiteGrouping;
 use copytrace_service::export::{self as exports, StatsTable};
-use copytrace_store::Review;
 use serde::Deserialize;
 
-use super::filters::{FilterQuery, STATUSES};
+use super::filters::{Choice, FilterQuery, review_choices, status_choices};
 use super::i18n::Texts;
 use super::{Area, Viewer, Visitor, WebState, failure, page};
 
@@ -31,12 +30,6 @@ pub(super) fn routes() -> Router<WebState> {
 
 /// Rows a statistics table shows (the export has them all).
 const SHOWN_ROWS: usize = 200;
-
-/// A choice of a select box.
-struct Choice {
-    value: &'static str,
-    label: &'static str,
-}
 
 /// What the statistics page asks for: a table and the filter.
 #[derive(Deserialize, Default)]
@@ -63,6 +56,8 @@ struct StatsPage {
     table: &'static str,
     tables: Vec<Choice>,
     query: FilterQuery,
+    /// Fields the filter form carries along unchanged (the statistics' table).
+    hidden: Vec<(&'static str, String)>,
     query_string: String,
     problem: Option<String>,
     statuses: Vec<Choice>,
@@ -224,20 +219,9 @@ async fn stats_page(
                 label: t.stats_daily,
             },
         ],
-        statuses: STATUSES
-            .iter()
-            .map(|s| Choice {
-                value: s.as_str(),
-                label: t.code(s.as_str()),
-            })
-            .collect(),
-        reviews: Review::ALL
-            .iter()
-            .map(|r| Choice {
-                value: r.as_str(),
-                label: t.code(r.as_str()),
-            })
-            .collect(),
+        hidden: vec![("table", table.to_owned())],
+        statuses: status_choices(t),
+        reviews: review_choices(t),
         query: query.filter,
         query_string,
         problem,

@@ -32,6 +32,34 @@ pub(super) struct FilterQuery {
     pub page: String,
 }
 
+/// A choice of a select box: the value sent and what it reads.
+pub(super) struct Choice {
+    pub value: &'static str,
+    pub label: &'static str,
+}
+
+/// The status field's choices, in the visitor's language.
+pub(super) fn status_choices(t: &Texts) -> Vec<Choice> {
+    STATUSES
+        .iter()
+        .map(|s| Choice {
+            value: s.as_str(),
+            label: t.code(s.as_str()),
+        })
+        .collect()
+}
+
+/// The review field's choices, in the visitor's language.
+pub(super) fn review_choices(t: &Texts) -> Vec<Choice> {
+    Review::ALL
+        .iter()
+        .map(|r| Choice {
+            value: r.as_str(),
+            label: t.code(r.as_str()),
+        })
+        .collect()
+}
+
 /// The states the status field offers.
 pub(super) const STATUSES: [MatchStatus; 5] = [
     MatchStatus::Open,

@@ -11,7 +11,7 @@ use copytrace_service::review::{self, Decision, Reviewer};
 use copytrace_store::{Id, ListingOrder, Review};
 use serde::Deserialize;
 
-use super::filters::{FilterQuery, STATUSES, pages};
+use super::filters::{Choice, FilterQuery, pages, review_choices, status_choices};
 use super::i18n::Texts;
 use super::{Area, MatchRowView, Viewer, Visitor, WebState, failure, page};
 
@@ -28,12 +28,6 @@ pub(super) fn routes() -> Router<WebState> {
 /// Matches on one page of a list.
 const MATCHES_PER_PAGE: u32 = 50;
 
-/// A choice of a filter's select box.
-struct Choice {
-    value: &'static str,
-    label: &'static str,
-}
-
 #[derive(Template)]
 #[template(path = "web/matches.html")]
 struct MatchListPage {
@@ -43,6 +37,8 @@ struct MatchListPage {
     path: &'static str,
     heading: &'static str,
     query: FilterQuery,
+    /// Fields the filter form carries along unchanged (the statistics' table).
+    hidden: Vec<(&'static str, String)>,
     /// The filter as a URL query, for the pager's links.
     query_string: String,
     problem: Option<String>,
@@ -158,20 +154,9 @@ async fn listing(
         viewer: visitor.viewer(),
         path,
         heading,
-        statuses: STATUSES
-            .iter()
-            .map(|s| Choice {
-                value: s.as_str(),
-                label: t.code(s.as_str()),
-            })
-            .collect(),
-        reviews: Review::ALL
-            .iter()
-            .map(|r| Choice {
-                value: r.as_str(),
-                label: t.code(r.as_str()),
-            })
-            .collect(),
+        hidden: Vec::new(),
+        statuses: status_choices(t),
+        reviews: review_choices(t),
         query,
         query_string,
         problem,
