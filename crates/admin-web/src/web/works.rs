@@ -61,20 +61,9 @@ async fn works_page(
     let Visitor { session, t } = visitor;
     let store = state.store.as_ref();
     let holder = session.user.rights_holder_id;
-    let listed = async {
-        let works = copytrace_service::library::list_works(store, holder).await?;
-        let filter = StatsFilter {
-            rights_holder_id: holder,
-            reviews: MatchFilter::reported().reviews,
-            ..StatsFilter::default()
-        };
-        let copies = copytrace_service::stats::works(store, &filter, None).await?;
-        Ok::<_, copytrace_service::ServiceError>((works, copies))
-    };
-    let (works, copies) = match listed.await {
-        Ok(found) => found,
-        Err(error) => return Err(failure(error)),
-    };
+    let works = copytrace_service::library::list_works(store, holder)
+        .await
+        .map_err(failure)?;
     let needle = query.q.trim().to_lowercase();
     let matching: Vec<_> = works
         .into_iter()
@@ -87,22 +76,33 @@ async fn works_page(
     let total = matching.len();
     let pages = total.div_ceil(WORKS_PER_PAGE).max(1);
     let page_number = query.page.unwrap_or(1).clamp(1, pages);
-    let works = matching
+    let mut works = Vec::with_capacity(WORKS_PER_PAGE);
+    for w in matching
         .into_iter()
         .skip((page_number - 1) * WORKS_PER_PAGE)
         .take(WORKS_PER_PAGE)
-        .map(|w| {
-            let found = copies.iter().find(|c| c.stats.work_id == w.id);
-            WorkRowView {
-                id: w.id,
-                title: w.title,
-                external_id: w.external_id,
-                chapters: w.chapter_count,
-                pages: found.map_or(0, |c| c.stats.pages),
-                sites: found.map_or(0, |c| c.stats.sites),
-            }
-        })
-        .collect();
+    {
+        // Copies of the works shown only, each counted over its own matches (an index
+        // lookup), never over every match of the library.
+        let filter = StatsFilter {
+            rights_holder_id: holder,
+            work_id: Some(w.id),
+            reviews: MatchFilter::reported().reviews,
+            ..StatsFilter::default()
+        };
+        let copies = copytrace_service::stats::works(store, &filter, None)
+            .await
+            .map_err(failure)?;
+        let found = copies.first();
+        works.push(WorkRowView {
+            id: w.id,
+            title: w.title,
+            external_id: w.external_id,
+            chapters: w.chapter_count,
+            pages: found.map_or(0, |c| c.stats.pages),
+            sites: found.map_or(0, |c| c.stats.sites),
+        });
+    }
     Ok(page(WorksPage {
         t,
         viewer: Viewer::of(&session, t),
