@@ -26,7 +26,7 @@ mod analysis;
 mod auth;
 mod crawls;
 mod dashboard;
-mod filters;
+pub(crate) mod filters;
 pub mod i18n;
 mod library;
 mod matches;
@@ -65,7 +65,7 @@ pub struct WebState {
     pub redis: Option<(String, String)>,
 }
 
-/// The pages. Serve it with connection info (`into_make_service_with_connect_info`): the login
+/// The pages, and the JSON API beside them ([`crate::api`]). Serve it with connection info (`into_make_service_with_connect_info`): the login
 /// limiter counts failures per client address.
 pub fn router(state: WebState) -> Router {
     Router::new()
@@ -77,6 +77,7 @@ pub fn router(state: WebState) -> Router {
         .merge(analysis::routes())
         .merge(actions::routes())
         .merge(library::routes())
+        .merge(crate::api::routes())
         .with_state(state)
 }
 
@@ -120,7 +121,10 @@ fn cookie(
 }
 
 /// The session of a request's cookie, if live.
-async fn current_session(state: &WebState, jar: &CookieJar) -> Result<Option<Session>, Response> {
+pub(crate) async fn current_session(
+    state: &WebState,
+    jar: &CookieJar,
+) -> Result<Option<Session>, Response> {
     let Some(token) = jar.get(SESSION_COOKIE) else {
         return Ok(None);
     };
