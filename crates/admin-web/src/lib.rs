@@ -10,7 +10,10 @@
 //! repository's `web/templates/web/` and are compiled in. The web calls the service layer and
 //! never writes SQL.
 //!
-//! Still to come: the JSON API with its OpenAPI document.
+//! The **JSON API** ([`api`]) serves the same resources under `/api/v1/` with the same roles and
+//! tenancy, authenticated by the session cookie or a per-user API token, and describes itself in
+//! an OpenAPI document at `/api/openapi.json`.
 
+pub mod api;
 pub mod ops;
 pub mod web;

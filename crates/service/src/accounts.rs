@@ -3,11 +3,16 @@
 //!
 //! The CLI bootstraps accounts (`copytrace user add|list|passwd|rm`); the web logs users in with
 //! [`authenticate`].
+//!
+//! **API tokens.** Scripts call the JSON API with a per-user token (`copytrace user token add`,
+//! sent as `Authorization: Bearer ct_…`) that acts as its user, with the user's role and rights
+//! holder. It is random like a session token, shown once when made, and stored only as its
+//! SHA-256: a fast hash is enough for 244 random bits, where a password needs Argon2.
 
 use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use chrono::{DateTime, Utc};
-use copytrace_store::{Id, NewSession, NewUser, Role, Session, Store, User};
+use copytrace_store::{ApiToken, Id, NewApiToken, NewSession, NewUser, Role, Session, Store, User};
 use serde::Serialize;
 
 use crate::error::{Result, ServiceError};
@@ -223,6 +228,68 @@ pub async fn list(store: &dyn Store) -> Result<Vec<Account>> {
         .collect())
 }
 
+/// What every API token starts with, so that one found in a log or a repository is recognisable
+/// (and secret scanners can be taught it).
+pub const API_TOKEN_PREFIX: &str = "ct_";
+/// Longest name of an API token.
+pub const MAX_TOKEN_NAME_CHARS: usize = 100;
+
+/// The user with `email`, `NotFound` naming it when there is none.
+async fn user_by_email(store: &dyn Store, email: &str) -> Result<User> {
+    store
+        .find_user_by_email(email)
+        .await?
+        .ok_or_else(|| copytrace_store::StoreError::NotFound(format!("user {email:?}")).into())
+}
+
+/// Makes an API token for the user with `email`, named `name` (what it is for); returns the
+/// token, which is shown this once and never stored, and its id (by which it is revoked).
+pub async fn create_api_token(store: &dyn Store, email: &str, name: &str) -> Result<(String, Id)> {
+    let name = name.trim();
+    if name.is_empty()
+        || name.chars().count() > MAX_TOKEN_NAME_CHARS
+        || name.chars().any(char::is_control)
+    {
+        return Err(ServiceError::invalid(format!(
+            "a token's name says what it is for, in 1 to {MAX_TOKEN_NAME_CHARS} characters \
+             without control characters"
+        )));
+    }
+    let user = user_by_email(store, email).await?;
+    let token = format!("{API_TOKEN_PREFIX}{}", random_token());
+    let id = store
+        .create_api_token(&NewApiToken {
+            user_id: user.id,
+            name: name.to_owned(),
+            token_hash: copytrace_store::sha256_hex(token.as_bytes()),
+            created_at: Utc::now(),
+        })
+        .await?;
+    Ok((token, id))
+}
+
+/// The user an API token acts as, if it is a live one (recording its use).
+pub async fn api_user(store: &dyn Store, token: &str) -> Result<Option<User>> {
+    if !token.starts_with(API_TOKEN_PREFIX) {
+        return Ok(None);
+    }
+    Ok(store
+        .api_token_user(&copytrace_store::sha256_hex(token.as_bytes()), Utc::now())
+        .await?)
+}
+
+/// The API tokens of the user with `email` (never the tokens themselves).
+pub async fn list_api_tokens(store: &dyn Store, email: &str) -> Result<Vec<ApiToken>> {
+    let user = user_by_email(store, email).await?;
+    Ok(store.list_api_tokens(user.id).await?)
+}
+
+/// Revokes token `id` of the user with `email`; `NotFound` if it is not theirs.
+pub async fn revoke_api_token(store: &dyn Store, email: &str, id: Id) -> Result<()> {
+    let user = user_by_email(store, email).await?;
+    Ok(store.delete_api_token(id, user.id).await?)
+}
+
 #[cfg(test)]
 mod tests {
     use copytrace_store::sqlite::SqliteStore;
@@ -345,6 +412,47 @@ mod tests {
             .unwrap(),
             Login::Limited
         );
+    }
+
+    #[tokio::test]
+    async fn an_api_token_acts_as_its_user_until_revoked() {
+        let store = store_with_admin().await;
+        let (token, id) = create_api_token(&store, "ADMIN@example.com", " report script ")
+            .await
+            .unwrap();
+        assert!(token.starts_with("ct_") && token.len() == 67, "{token}");
+        let user = api_user(&store, &token).await.unwrap().expect("its user");
+        assert_eq!(user.email, "admin@example.com");
+        let listed = list_api_tokens(&store, "admin@example.com").await.unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(
+            (listed[0].id, listed[0].name.as_str()),
+            (id, "report script")
+        );
+        assert!(listed[0].last_used_at.is_some(), "the use was recorded");
+        assert!(api_user(&store, &token[3..]).await.unwrap().is_none());
+        assert!(api_user(&store, "ct_forged").await.unwrap().is_none());
+        for bad in [
+            "",
+            "   ",
+            "tab\there",
+            &"x".repeat(MAX_TOKEN_NAME_CHARS + 1),
+        ] {
+            let refused = create_api_token(&store, "admin@example.com", bad).await;
+            assert_eq!(
+                refused.unwrap_err().kind(),
+                crate::ErrorKind::Invalid,
+                "{bad:?}"
+            );
+        }
+        let nobody = create_api_token(&store, "nobody@example.com", "x").await;
+        assert_eq!(nobody.unwrap_err().kind(), crate::ErrorKind::NotFound);
+        revoke_api_token(&store, "admin@example.com", id)
+            .await
+            .unwrap();
+        assert!(api_user(&store, &token).await.unwrap().is_none());
+        let again = revoke_api_token(&store, "admin@example.com", id).await;
+        assert_eq!(again.unwrap_err().kind(), crate::ErrorKind::NotFound);
     }
 
     #[test]

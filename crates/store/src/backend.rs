@@ -5,7 +5,7 @@
 //! `pages`, `matches`, `jobs`, `schedules` and `users`), each function taking the store as its
 //! first argument. A method whose SQL is the same on both backends is not in either: it is one
 //! generic function of `crate::shared`, run on the backend's pool. [`impl_store_by_section!`]
-//! writes the `impl Store` that forwards every method to its function, so the list of the 101
+//! writes the `impl Store` that forwards every method to its function, so the list of the 105
 //! methods and where each lives is written once instead of once per backend, and a method
 //! missing from a section file is a compile error naming it.
 
@@ -202,6 +202,11 @@ macro_rules! impl_store_by_section {
                 -> u64;
             shared::clear_login_failures(key: &str, before: ::chrono::DateTime<::chrono::Utc>)
                 -> ();
+            shared::create_api_token(token: &$crate::NewApiToken) -> $crate::Id;
+            shared::api_token_user(token_hash: &str, at: ::chrono::DateTime<::chrono::Utc>)
+                -> Option<$crate::User>;
+            shared::list_api_tokens(user_id: $crate::Id) -> Vec<$crate::ApiToken>;
+            shared::delete_api_token(id: $crate::Id, user_id: $crate::Id) -> ();
         );
     };
     (@impl $store:ty; $(

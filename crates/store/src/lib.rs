@@ -656,6 +656,19 @@ pub trait Store: Send + Sync {
     async fn login_failures_since(&self, key: &str, since: DateTime<Utc>) -> Result<u64>;
     /// Forgets the failures of `key` (a successful login), and everyone's before `before`.
     async fn clear_login_failures(&self, key: &str, before: DateTime<Utc>) -> Result<()>;
+
+    // ----- API tokens -----
+
+    /// Stores an API token of a user; returns its id. `NotFound` for an unknown user;
+    /// `Invalid` if a token with the same hash exists.
+    async fn create_api_token(&self, token: &NewApiToken) -> Result<Id>;
+    /// The user of the token whose SHA-256 is `token_hash`, if any; records `at` as the token's
+    /// last use (at most once a minute, so that a busy client does not write on every request).
+    async fn api_token_user(&self, token_hash: &str, at: DateTime<Utc>) -> Result<Option<User>>;
+    /// A user's API tokens, oldest first.
+    async fn list_api_tokens(&self, user_id: Id) -> Result<Vec<ApiToken>>;
+    /// Revokes token `id` of `user_id`. `NotFound` if it does not exist or is another user's.
+    async fn delete_api_token(&self, id: Id, user_id: Id) -> Result<()>;
 }
 
 #[cfg(test)]

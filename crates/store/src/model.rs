@@ -1714,3 +1714,31 @@ pub struct Session {
     /// Its user.
     pub user: User,
 }
+
+/// An API token to store ([`crate::Store::create_api_token`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewApiToken {
+    /// Whose token: requests with it act as this user.
+    pub user_id: Id,
+    /// What it is for, as its maker named it.
+    pub name: String,
+    /// SHA-256 (hex) of the token; the token itself is never stored.
+    pub token_hash: String,
+    /// When it was made.
+    pub created_at: DateTime<Utc>,
+}
+
+/// A stored API token, as listed (never its hash).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiToken {
+    /// Row id, by which it is revoked.
+    pub id: Id,
+    /// Whose token.
+    pub user_id: Id,
+    /// What it is for.
+    pub name: String,
+    /// When it was made.
+    pub created_at: DateTime<Utc>,
+    /// The last request it authenticated, to the minute; `None` before the first.
+    pub last_used_at: Option<DateTime<Utc>>,
+}

@@ -1042,6 +1042,7 @@ pub(crate) enum Referenced {
     Schedule,
     Run,
     Work,
+    User,
 }
 
 impl Referenced {
@@ -1052,6 +1053,7 @@ impl Referenced {
             Referenced::Schedule => "SELECT id FROM schedules WHERE id = $1",
             Referenced::Run => "SELECT id FROM runs WHERE id = $1",
             Referenced::Work => "SELECT id FROM works WHERE id = $1",
+            Referenced::User => "SELECT id FROM users WHERE id = $1",
         }
     }
 
@@ -1062,6 +1064,7 @@ impl Referenced {
             Referenced::Schedule => "schedule",
             Referenced::Run => "run",
             Referenced::Work => "work",
+            Referenced::User => "user",
         };
         StoreError::NotFound(format!("{noun} {id}"))
     }

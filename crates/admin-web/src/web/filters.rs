@@ -13,7 +13,7 @@ use super::i18n::Texts;
 /// The filter form's fields, as typed (empty means "any").
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
-pub(super) struct FilterQuery {
+pub(crate) struct FilterQuery {
     /// A work id.
     pub work: String,
     /// A host; its subdomains are included.

@@ -27,7 +27,7 @@ mod auth;
 mod crawls;
 mod dashboard;
 mod figures;
-mod filters;
+pub(crate) mod filters;
 pub mod i18n;
 mod library;
 mod matches;
@@ -70,7 +70,7 @@ pub struct WebState {
     pub dashboard: DashboardCache,
 }
 
-/// The pages. Serve it with connection info (`into_make_service_with_connect_info`): the login
+/// The pages, and the JSON API beside them ([`crate::api`]). Serve it with connection info (`into_make_service_with_connect_info`): the login
 /// limiter counts failures per client address.
 pub fn router(state: WebState) -> Router {
     Router::new()
@@ -82,6 +82,7 @@ pub fn router(state: WebState) -> Router {
         .merge(analysis::routes())
         .merge(actions::routes())
         .merge(library::routes())
+        .merge(crate::api::routes())
         .with_state(state)
 }
 
@@ -125,7 +126,10 @@ fn cookie(
 }
 
 /// The session of a request's cookie, if live.
-async fn current_session(state: &WebState, jar: &CookieJar) -> Result<Option<Session>, Response> {
+pub(crate) async fn current_session(
+    state: &WebState,
+    jar: &CookieJar,
+) -> Result<Option<Session>, Response> {
     let Some(token) = jar.get(SESSION_COOKIE) else {
         return Ok(None);
     };

@@ -51,6 +51,37 @@ pub enum UserCommand {
         /// Login e-mail.
         email: String,
     },
+    /// API tokens of an account, for scripts calling the JSON API (`Authorization: Bearer`).
+    #[command(subcommand)]
+    Token(TokenCommand),
+}
+
+/// `copytrace user token …`
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Make a token acting as the account (its role, its rights holder); printed this once.
+    Add {
+        /// Login e-mail of the account.
+        email: String,
+        /// What the token is for ("nightly export"), shown by `list`.
+        #[arg(long)]
+        name: String,
+    },
+    /// List an account's tokens (never the tokens themselves).
+    List {
+        /// Login e-mail of the account.
+        email: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke one of an account's tokens: requests with it are refused from now on.
+    Rm {
+        /// Login e-mail of the account.
+        email: String,
+        /// The token's id, as `list` shows it.
+        id: i64,
+    },
 }
 
 /// A role on the command line.
@@ -130,8 +161,50 @@ pub async fn run(globals: &Globals, command: UserCommand) -> Result<ExitCode> {
             accounts::remove_user(store, &email).await?;
             println!("removed user {}", email.trim().to_lowercase());
         }
+        UserCommand::Token(command) => token(store, command).await?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `copytrace user token …`.
+async fn token(store: &dyn copytrace_store::Store, command: TokenCommand) -> Result<()> {
+    match command {
+        TokenCommand::Add { email, name } => {
+            let (token, id) = accounts::create_api_token(store, &email, &name).await?;
+            // The token alone on standard output, so `TOKEN=$(copytrace user token add …)`
+            // works; what it is goes to standard error.
+            eprintln!(
+                "API token {id} of {}: shown this once, keep it secret",
+                email.trim().to_lowercase()
+            );
+            println!("{token}");
+        }
+        TokenCommand::List { email, json } => {
+            let tokens = accounts::list_api_tokens(store, &email).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&tokens)?);
+            } else {
+                for token in &tokens {
+                    println!(
+                        "{:>4}  {:<32} created {}  last used {}",
+                        token.id,
+                        token.name,
+                        token.created_at.format("%Y-%m-%d %H:%M"),
+                        token.last_used_at.map_or_else(
+                            || "never".to_owned(),
+                            |at| at.format("%Y-%m-%d %H:%M").to_string()
+                        )
+                    );
+                }
+                println!("{} token(s)", tokens.len());
+            }
+        }
+        TokenCommand::Rm { email, id } => {
+            accounts::revoke_api_token(store, &email, id).await?;
+            println!("revoked API token {id} of {}", email.trim().to_lowercase());
+        }
+    }
+    Ok(())
 }
 
 /// The new password: `--password` or `COPYTRACE_PASSWORD`, else asked twice on the terminal,

@@ -136,3 +136,80 @@ fn accounts_are_added_listed_given_new_passwords_and_removed() {
     assert_ne!(gone.code, Some(0));
     assert!(workspace.ok(&["user", "list"]).stdout.contains("1 user(s)"));
 }
+
+/// The user an API token acts as, as the API will check it.
+fn token_user(workspace: &Workspace, token: &str) -> Option<String> {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let store = SqliteStore::connect(&workspace.db).await.unwrap();
+        let store: &dyn Store = &store;
+        copytrace_service::accounts::api_user(store, token)
+            .await
+            .unwrap()
+            .map(|u| u.email)
+    })
+}
+
+#[test]
+fn api_tokens_are_printed_once_listed_without_the_secret_and_revoked() {
+    let workspace = Workspace::new();
+    for email in ["ops@example.com", "other@example.com"] {
+        let added = user(
+            &workspace,
+            &["add", "--email", email, "--role", "operator"],
+            Some("correct horse battery"),
+            None,
+        );
+        assert_eq!(added.code, Some(0), "{added:#?}");
+    }
+    let made = workspace.ok(&[
+        "user",
+        "token",
+        "add",
+        "OPS@example.com",
+        "--name",
+        "nightly export",
+    ]);
+    let token = made.stdout.trim().to_owned();
+    assert!(
+        token.starts_with("ct_") && token.len() == 67 && !token.contains(char::is_whitespace),
+        "the token alone on standard output: {made:#?}"
+    );
+    assert!(made.stderr.contains("shown this once"), "{made:#?}");
+    assert_eq!(
+        token_user(&workspace, &token).as_deref(),
+        Some("ops@example.com")
+    );
+
+    let listed = workspace.ok(&["user", "token", "list", "ops@example.com", "--json"]);
+    assert!(
+        !listed.stdout.contains(&token[3..]),
+        "never the token again"
+    );
+    let tokens: serde_json::Value = serde_json::from_str(&listed.stdout).unwrap();
+    assert_eq!(tokens[0]["name"], "nightly export");
+    assert!(!tokens[0]["last_used_at"].is_null(), "its use was recorded");
+    let id = tokens[0]["id"].as_i64().unwrap().to_string();
+    let text = workspace.ok(&["user", "token", "list", "ops@example.com"]);
+    assert!(text.stdout.contains("nightly export"), "{text:#?}");
+    assert!(text.stdout.contains("1 token(s)"), "{text:#?}");
+
+    // Another account cannot revoke it; a name is required; an unknown account is an error.
+    let foreign = workspace.run(&["user", "token", "rm", "other@example.com", &id]);
+    assert_ne!(foreign.code, Some(0), "{foreign:#?}");
+    assert!(token_user(&workspace, &token).is_some());
+    let unnamed = workspace.run(&["user", "token", "add", "ops@example.com", "--name", " "]);
+    assert_ne!(unnamed.code, Some(0), "{unnamed:#?}");
+    let nobody = workspace.run(&["user", "token", "add", "x@example.com", "--name", "n"]);
+    assert_ne!(nobody.code, Some(0), "{nobody:#?}");
+
+    let revoked = workspace.ok(&["user", "token", "rm", "ops@example.com", &id]);
+    assert!(revoked.stdout.contains("revoked"), "{revoked:#?}");
+    assert_eq!(token_user(&workspace, &token), None);
+    assert!(
+        workspace
+            .ok(&["user", "token", "list", "ops@example.com"])
+            .stdout
+            .contains("0 token(s)")
+    );
+}

@@ -6,7 +6,7 @@ use sqlx::{Encode, Executor, FromRow, Transaction, Type};
 use super::{Db, exists};
 use crate::rows::{Columns, StoredTime, UserRow};
 use crate::rules::{self, Referenced, normalize_email};
-use crate::{Id, NewUser, Result, StoreError, User};
+use crate::{ApiToken, Id, NewApiToken, NewUser, Result, StoreError, User};
 
 /// Creates a user, in `tx` (a write transaction of the backend), once `user` is validated and
 /// its `email` normalized (see `rules::validate_user`).
@@ -286,5 +286,127 @@ where
         .bind(DB::time(before))
         .execute(executor)
         .await?;
+    Ok(())
+}
+
+/// [`crate::Store::create_api_token`].
+pub(crate) async fn create_api_token<'e, DB, E>(executor: E, token: &NewApiToken) -> Result<Id>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB> + Copy,
+    (i64,): for<'r> FromRow<'r, DB::Row>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    exists(executor, Referenced::User, token.user_id).await?;
+    let result = sqlx::query_scalar(concat!(
+        "INSERT INTO api_tokens (user_id, name, token_hash, created_at) ",
+        "VALUES ($1, $2, $3, $4) RETURNING id",
+    ))
+    .bind(token.user_id)
+    .bind(token.name.as_str())
+    .bind(token.token_hash.as_str())
+    .bind(DB::time(token.created_at))
+    .fetch_one(executor)
+    .await;
+    rules::refuse_duplicate(result, || {
+        StoreError::Invalid("an API token with this hash already exists".to_owned())
+    })
+}
+
+/// How stale a token's `last_used_at` may be before a request records a new one: a client
+/// polling every second should not turn every read into a write.
+const LAST_USE_PRECISION_SECONDS: i64 = 60;
+
+/// [`crate::Store::api_token_user`].
+pub(crate) async fn api_token_user<'e, DB, E>(
+    executor: E,
+    token_hash: &str,
+    at: DateTime<Utc>,
+) -> Result<Option<User>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB> + Copy,
+    UserRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    let Some(user) = sqlx::query_as::<_, UserRow<DB>>(concat!(
+        "SELECT u.id, u.email, u.password_hash, u.role, u.rights_holder_id, u.created_at ",
+        "FROM api_tokens t JOIN users u ON u.id = t.user_id ",
+        "WHERE t.token_hash = $1",
+    ))
+    .bind(token_hash)
+    .fetch_optional(executor)
+    .await?
+    else {
+        return Ok(None);
+    };
+    let stale = at - chrono::Duration::seconds(LAST_USE_PRECISION_SECONDS);
+    sqlx::query(concat!(
+        "UPDATE api_tokens SET last_used_at = $2 ",
+        "WHERE token_hash = $1 AND (last_used_at IS NULL OR last_used_at <= $3)",
+    ))
+    .bind(token_hash)
+    .bind(DB::time(at))
+    .bind(DB::time(stale))
+    .execute(executor)
+    .await?;
+    user.into_model().map(Some)
+}
+
+#[derive(FromRow)]
+pub(crate) struct ApiTokenRow<C: Columns> {
+    id: i64,
+    user_id: i64,
+    name: String,
+    created_at: C::Time,
+    last_used_at: Option<C::Time>,
+}
+
+/// [`crate::Store::list_api_tokens`].
+pub(crate) async fn list_api_tokens<'e, DB, E>(executor: E, user_id: Id) -> Result<Vec<ApiToken>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    ApiTokenRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    sqlx::query_as::<_, ApiTokenRow<DB>>(concat!(
+        "SELECT id, user_id, name, created_at, last_used_at FROM api_tokens ",
+        "WHERE user_id = $1 ORDER BY id",
+    ))
+    .bind(user_id)
+    .fetch_all(executor)
+    .await?
+    .into_iter()
+    .map(|row| {
+        Ok(ApiToken {
+            id: row.id,
+            user_id: row.user_id,
+            name: row.name,
+            created_at: row.created_at.into_time()?,
+            last_used_at: row.last_used_at.map(StoredTime::into_time).transpose()?,
+        })
+    })
+    .collect()
+}
+
+/// [`crate::Store::delete_api_token`].
+pub(crate) async fn delete_api_token<'e, DB, E>(executor: E, id: Id, user_id: Id) -> Result<()>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    let done = sqlx::query("DELETE FROM api_tokens WHERE id = $1 AND user_id = $2")
+        .bind(id)
+        .bind(user_id)
+        .execute(executor)
+        .await?;
+    if DB::rows_affected(&done) == 0 {
+        return Err(StoreError::NotFound(format!("API token {id}")));
+    }
     Ok(())
 }

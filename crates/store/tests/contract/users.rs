@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use copytrace_store::{NewSession, NewUser, Role, Store};
+use copytrace_store::{NewApiToken, NewSession, NewUser, Role, Store};
 
 use crate::helpers::{at, contract_tests, invalid, not_found};
 
@@ -14,6 +14,9 @@ contract_tests!(
     users_are_listed_given_new_passwords_and_removed_by_email,
     a_session_finds_its_user_until_it_ends_or_the_user_goes,
     login_failures_are_counted_per_key_and_forgotten,
+    an_api_token_finds_its_user_and_records_its_last_use,
+    api_tokens_are_listed_and_revoked_by_their_own_user_only,
+    an_api_token_goes_with_its_user,
 );
 
 const HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA";
@@ -276,4 +279,134 @@ async fn login_failures_are_counted_per_key_and_forgotten(store: Arc<dyn Store>)
         0,
         "old failures are forgotten"
     );
+}
+
+fn api_token(user_id: i64, name: &str, token_hash: &str) -> NewApiToken {
+    NewApiToken {
+        user_id,
+        name: name.to_owned(),
+        token_hash: token_hash.to_owned(),
+        created_at: at(0),
+    }
+}
+
+async fn an_api_token_finds_its_user_and_records_its_last_use(store: Arc<dyn Store>) {
+    let holder = store.ensure_rights_holder("Yuewen").await.unwrap();
+    let id = store
+        .create_user(&user("rh@example.com", Role::RightsHolder, Some(holder)))
+        .await
+        .unwrap();
+    let token = store
+        .create_api_token(&api_token(id, "report script", "hash-1"))
+        .await
+        .unwrap();
+    let listed = store.list_api_tokens(id).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        (listed[0].id, listed[0].name.as_str(), listed[0].created_at),
+        (token, "report script", at(0))
+    );
+    assert_eq!(listed[0].last_used_at, None, "not used yet");
+
+    let found = store
+        .api_token_user("hash-1", at(100))
+        .await
+        .unwrap()
+        .expect("the token's user");
+    assert_eq!(found.id, id);
+    assert_eq!(found.rights_holder_id, Some(holder));
+    assert_eq!(found.role, Role::RightsHolder);
+    assert_eq!(
+        store.list_api_tokens(id).await.unwrap()[0].last_used_at,
+        Some(at(100))
+    );
+    // Within the minute the last use stays; later it moves.
+    store.api_token_user("hash-1", at(130)).await.unwrap();
+    assert_eq!(
+        store.list_api_tokens(id).await.unwrap()[0].last_used_at,
+        Some(at(100))
+    );
+    store.api_token_user("hash-1", at(200)).await.unwrap();
+    assert_eq!(
+        store.list_api_tokens(id).await.unwrap()[0].last_used_at,
+        Some(at(200))
+    );
+    assert_eq!(
+        store.api_token_user("unknown", at(300)).await.unwrap(),
+        None
+    );
+    let why = invalid(
+        store
+            .create_api_token(&api_token(id, "copy", "hash-1"))
+            .await,
+    );
+    assert!(why.contains("already exists"), "{why}");
+    assert_eq!(
+        not_found(
+            store
+                .create_api_token(&api_token(id + 1000, "nobody", "hash-2"))
+                .await
+        ),
+        format!("user {}", id + 1000)
+    );
+}
+
+async fn api_tokens_are_listed_and_revoked_by_their_own_user_only(store: Arc<dyn Store>) {
+    let alice = store
+        .create_user(&user("alice@example.com", Role::Admin, None))
+        .await
+        .unwrap();
+    let bob = store
+        .create_user(&user("bob@example.com", Role::Analyst, None))
+        .await
+        .unwrap();
+    let first = store
+        .create_api_token(&api_token(alice, "first", "a1"))
+        .await
+        .unwrap();
+    let second = store
+        .create_api_token(&api_token(alice, "second", "a2"))
+        .await
+        .unwrap();
+    let bobs = store
+        .create_api_token(&api_token(bob, "bob's", "b1"))
+        .await
+        .unwrap();
+    let names = |tokens: Vec<copytrace_store::ApiToken>| {
+        tokens.into_iter().map(|t| t.name).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        names(store.list_api_tokens(alice).await.unwrap()),
+        ["first", "second"]
+    );
+    assert_eq!(names(store.list_api_tokens(bob).await.unwrap()), ["bob's"]);
+
+    not_found(store.delete_api_token(bobs, alice).await);
+    assert!(
+        store.api_token_user("b1", at(0)).await.unwrap().is_some(),
+        "another user cannot revoke bob's token"
+    );
+    store.delete_api_token(first, alice).await.unwrap();
+    assert!(store.api_token_user("a1", at(0)).await.unwrap().is_none());
+    assert!(store.api_token_user("a2", at(0)).await.unwrap().is_some());
+    not_found(store.delete_api_token(first, alice).await);
+    assert_eq!(
+        names(store.list_api_tokens(alice).await.unwrap()),
+        ["second"]
+    );
+    assert_ne!(second, first);
+}
+
+async fn an_api_token_goes_with_its_user(store: Arc<dyn Store>) {
+    let id = store
+        .create_user(&user("carol@example.com", Role::Operator, None))
+        .await
+        .unwrap();
+    store
+        .create_api_token(&api_token(id, "cron", "c1"))
+        .await
+        .unwrap();
+    store.remove_user("carol@example.com").await.unwrap();
+    assert!(store.api_token_user("c1", at(0)).await.unwrap().is_none());
+    assert!(store.list_api_tokens(id).await.unwrap().is_empty());
 }

@@ -1,0 +1,496 @@
+//! The API's request and response types: what the OpenAPI document describes. They are the
+//! API's own, converted from the store's records, so that the wire format is a decision of this
+//! module (the store's types can change without changing the API) and utoipa stays out of the
+//! store.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use copytrace_store::Id;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+/// Every error answer.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// What went wrong, in a sentence.
+    pub error: String,
+}
+
+/// The caller, as the API sees them.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Me {
+    pub id: Id,
+    pub email: String,
+    /// `admin`, `operator`, `analyst` or `rights_holder`.
+    pub role: String,
+    /// The rights holder whose data alone a `rights_holder` account sees.
+    pub rights_holder_id: Option<Id>,
+}
+
+/// `GET /api/v1/works`: a title or identifier to look for, and the page.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct WorksQuery {
+    /// Part of a title or external identifier (case does not matter).
+    pub q: Option<String>,
+    /// Page number, from 1.
+    pub page: Option<String>,
+    /// Works per page, 1 to 200 (50 if not given).
+    pub per_page: Option<String>,
+}
+
+/// A work of the library with how far it is copied.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WorkItem {
+    pub id: Id,
+    pub external_id: String,
+    pub title: String,
+    pub author: Option<String>,
+    pub rights_holder_id: Id,
+    /// Chapters (0: the work is one unit).
+    pub chapters: u32,
+    /// `active` or `withdrawn`.
+    pub status: String,
+    pub created_at: DateTime<Utc>,
+    /// Pages with a reported copy.
+    pub pages: u64,
+    /// Sites with a reported copy.
+    pub sites: u64,
+}
+
+/// One page of works.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WorkPage {
+    /// Works matching the query, on all pages.
+    pub total: u64,
+    pub page: u64,
+    pub per_page: u32,
+    pub works: Vec<WorkItem>,
+}
+
+/// One work with its owner and what was found of it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WorkDetail {
+    pub id: Id,
+    pub external_id: String,
+    pub title: String,
+    pub author: Option<String>,
+    pub rights_holder_id: Id,
+    /// The rights holder's name.
+    pub rights_holder: String,
+    pub chapters: u32,
+    pub status: String,
+    pub published_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    /// Recorded matches by lifecycle state (`open`, `notice_sent`, `removed`, …).
+    pub matches_by_status: BTreeMap<String, usize>,
+    /// Hosts licensed to publish it.
+    pub licensed_hosts: Vec<String>,
+}
+
+/// The filter of matches and statistics, as the web's filter form has it. Every field is
+/// optional; a wrong one is a 400 naming it.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct FilterParams {
+    /// A work id.
+    pub work: Option<String>,
+    /// A host; its subdomains are included.
+    pub site: Option<String>,
+    /// Lifecycle state: `open`, `notice_sent`, `removed`, `licensed` or `withdrawn`.
+    pub status: Option<String>,
+    /// Review state (`pending`, `confirmed`, `rejected`, `licensed`) or `all`; not given: the
+    /// reported ones (pending and confirmed).
+    pub review: Option<String>,
+    /// First day, `YYYY-MM-DD` (inclusive) or RFC 3339.
+    pub since: Option<String>,
+    /// Last day, `YYYY-MM-DD` (inclusive) or RFC 3339.
+    pub until: Option<String>,
+    /// Lowest score, 0 to 1.
+    pub min_score: Option<String>,
+}
+
+impl FilterParams {
+    /// The web's filter form with these fields.
+    pub fn form(&self) -> crate::web::filters::FilterQuery {
+        let text = |value: &Option<String>| value.clone().unwrap_or_default();
+        crate::web::filters::FilterQuery {
+            work: text(&self.work),
+            site: text(&self.site),
+            status: text(&self.status),
+            review: text(&self.review),
+            since: text(&self.since),
+            until: text(&self.until),
+            min_score: text(&self.min_score),
+            page: String::new(),
+        }
+    }
+}
+
+/// `GET /api/v1/matches`: the filter (as [`FilterParams`]), the order and the page.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct MatchesQuery {
+    /// A work id.
+    pub work: Option<String>,
+    /// A host; its subdomains are included.
+    pub site: Option<String>,
+    /// Lifecycle state: `open`, `notice_sent`, `removed`, `licensed` or `withdrawn`.
+    pub status: Option<String>,
+    /// Review state (`pending`, `confirmed`, `rejected`, `licensed`) or `all`; not given: the
+    /// reported ones (pending and confirmed).
+    pub review: Option<String>,
+    /// First day, `YYYY-MM-DD` (inclusive) or RFC 3339.
+    pub since: Option<String>,
+    /// Last day, `YYYY-MM-DD` (inclusive) or RFC 3339.
+    pub until: Option<String>,
+    /// Lowest score, 0 to 1.
+    pub min_score: Option<String>,
+    /// `newest` (first seen, the default) or `score` (highest first, as the review queue).
+    pub order: Option<String>,
+    /// Page number, from 1.
+    pub page: Option<String>,
+    /// Matches per page, 1 to 200 (50 if not given).
+    pub per_page: Option<String>,
+}
+
+impl MatchesQuery {
+    /// Its filter fields.
+    pub fn filter(&self) -> FilterParams {
+        FilterParams {
+            work: self.work.clone(),
+            site: self.site.clone(),
+            status: self.status.clone(),
+            review: self.review.clone(),
+            since: self.since.clone(),
+            until: self.until.clone(),
+            min_score: self.min_score.clone(),
+        }
+    }
+}
+
+/// A match: a page that copies a work.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MatchItem {
+    pub id: Id,
+    pub work_id: Id,
+    pub work_external_id: String,
+    pub work_title: String,
+    pub rights_holder_id: Id,
+    pub page_id: Id,
+    pub page_url: String,
+    pub page_title: Option<String>,
+    /// Strength of the match, 0 to 1.
+    pub score: f64,
+    /// Share of the work the page copies, 0 to 1.
+    pub coverage: f64,
+    /// Share of the page that is the work, 0 to 1.
+    pub containment: f64,
+    pub copied_chars: u32,
+    /// Which algorithms found and verified it.
+    pub method: String,
+    /// Lifecycle state: `open`, `notice_sent`, `removed`, `licensed`, `withdrawn`.
+    pub status: String,
+    /// Review state: `pending`, `confirmed`, `rejected`, `licensed`.
+    pub review: String,
+    pub first_seen: DateTime<Utc>,
+    pub last_seen: DateTime<Utc>,
+    pub removed_at: Option<DateTime<Utc>>,
+}
+
+impl From<&copytrace_store::MatchRecord> for MatchItem {
+    fn from(m: &copytrace_store::MatchRecord) -> MatchItem {
+        MatchItem {
+            id: m.id,
+            work_id: m.work_id,
+            work_external_id: m.work_external_id.clone(),
+            work_title: m.work_title.clone(),
+            rights_holder_id: m.rights_holder_id,
+            page_id: m.page_id,
+            page_url: m.page_url.clone(),
+            page_title: m.page_title.clone(),
+            score: m.score,
+            coverage: m.coverage,
+            containment: m.containment,
+            copied_chars: m.copied_chars,
+            method: m.method.clone(),
+            status: m.status.as_str().to_owned(),
+            review: m.review.as_str().to_owned(),
+            first_seen: m.first_seen,
+            last_seen: m.last_seen,
+            removed_at: m.removed_at,
+        }
+    }
+}
+
+/// One page of matches.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MatchPage {
+    /// Matches the filter selects, on all pages, counted up to 10,000.
+    pub total: u64,
+    /// Whether more than 10,000 match (`total` is then 10,000): narrow the filter to see them.
+    pub more: bool,
+    pub page: u64,
+    pub per_page: u32,
+    pub matches: Vec<MatchItem>,
+}
+
+/// An aligned passage of a match: where it is in the page and in the work, and both texts.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Passage {
+    /// Byte offsets in the page's text (the one the evidence was taken from).
+    pub page_start: u32,
+    pub page_end: u32,
+    /// Byte offsets in the work's text.
+    pub work_start: u32,
+    pub work_end: u32,
+    /// The page's passage (`null` when the offsets do not fall in the text).
+    pub page_text: Option<String>,
+    /// The work's passage.
+    pub work_text: Option<String>,
+}
+
+/// A match with its evidence.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MatchDetail {
+    #[serde(flatten)]
+    pub record: MatchItem,
+    /// The passages the page copied, page ↔ work, in evidence order.
+    pub evidence: Vec<Passage>,
+}
+
+/// A decision on matches.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DecisionName {
+    /// An infringement: report it.
+    Confirm,
+    /// A false positive: never report it.
+    Reject,
+    /// The page may carry the work.
+    License,
+    /// Back to the review queue.
+    Reopen,
+}
+
+/// `POST /api/v1/matches/decide`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct DecideRequest {
+    /// The matches to decide on (1 to 1000). If any is missing or another rights holder's,
+    /// the answer is 404 and none is decided.
+    pub ids: Vec<Id>,
+    pub decision: DecisionName,
+    /// Why, kept with each decision's audit record.
+    #[serde(default)]
+    pub note: String,
+}
+
+/// What a decision did.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DecideResult {
+    pub decision: DecisionName,
+    /// The matches decided on.
+    pub decided: Vec<Id>,
+}
+
+/// `GET /api/v1/stats/works`: copies per work.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WorkStatsItem {
+    pub work_id: Id,
+    pub external_id: String,
+    pub title: String,
+    /// Pages with a copy.
+    pub pages: u64,
+    /// Sites with a copy.
+    pub sites: u64,
+    pub best_score: f64,
+    /// Copies still online.
+    pub online: u64,
+    /// Copies found removed.
+    pub removed: u64,
+    pub first_seen: DateTime<Utc>,
+    pub last_seen: DateTime<Utc>,
+    /// Hours from publication (or ingest) to the first copy.
+    pub hours_to_first_copy: f64,
+}
+
+/// `GET /api/v1/stats/sites`: copies per registered domain.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SiteStatsItem {
+    /// The registered domain (`example.co.uk` for `m.example.co.uk`).
+    pub site: String,
+    /// Hosts counted in it.
+    pub hosts: u64,
+    pub pages: u64,
+    pub works: u64,
+    /// Copies (page × work).
+    pub copies: u64,
+    pub removed: u64,
+    /// Copies with a notice sent, not yet found removed.
+    pub notice_sent: u64,
+    /// `removed / copies`.
+    pub removal_rate: f64,
+    /// Median hours from first seen to found removed.
+    pub median_hours_to_removal: Option<f64>,
+    pub first_seen: DateTime<Utc>,
+    pub last_seen: DateTime<Utc>,
+}
+
+/// `GET /api/v1/stats/daily`: one UTC day.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DailyItem {
+    /// `YYYY-MM-DD`.
+    pub day: String,
+    pub new_matches: u64,
+    pub removals: u64,
+    pub pages_crawled: u64,
+}
+
+/// A takedown notice to a site's operator.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct NoticeItem {
+    pub id: Id,
+    pub rights_holder_id: Id,
+    pub site: String,
+    /// `zh` or `en`.
+    pub lang: String,
+    /// `draft`, `sent` or `ignored`.
+    pub status: String,
+    pub created_at: DateTime<Utc>,
+    pub sent_at: Option<DateTime<Utc>>,
+    pub status_changed_at: Option<DateTime<Utc>>,
+    /// The copies it lists.
+    pub match_ids: Vec<Id>,
+    /// Of those, how many are found removed.
+    pub removed: u64,
+}
+
+impl From<&copytrace_store::Notice> for NoticeItem {
+    fn from(n: &copytrace_store::Notice) -> NoticeItem {
+        NoticeItem {
+            id: n.id,
+            rights_holder_id: n.rights_holder_id,
+            site: n.site.clone(),
+            lang: n.lang.clone(),
+            status: n.status.as_str().to_owned(),
+            created_at: n.created_at,
+            sent_at: n.sent_at,
+            status_changed_at: n.status_changed_at,
+            match_ids: n.match_ids.clone(),
+            removed: n.removed,
+        }
+    }
+}
+
+/// A notice with its text.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct NoticeDetail {
+    #[serde(flatten)]
+    pub notice: NoticeItem,
+    /// The notice's text, ready to send.
+    pub body: String,
+}
+
+/// `POST /api/v1/notices`: a draft notice of the confirmed copies online on a site.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct NewNoticeRequest {
+    /// The site's host (`pirate.example`); its subdomains are included.
+    pub site: String,
+    /// `zh` (the default) or `en`.
+    pub lang: Option<String>,
+    /// The rights holder's name: required for staff; a rights holder's own is used.
+    pub holder: Option<String>,
+}
+
+/// A notice's new status.
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum NoticeStatusName {
+    /// Sent to the site: its copies become `notice_sent`.
+    Sent,
+    /// Not to be sent.
+    Ignored,
+    /// Back to draft.
+    Draft,
+}
+
+/// `POST /api/v1/notices/{id}/status`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct NoticeStatusRequest {
+    pub status: NoticeStatusName,
+}
+
+/// A cron schedule.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ScheduleItem {
+    pub name: String,
+    /// `crawl` or `dedup`.
+    pub kind: String,
+    /// Five fields (or six, seconds first), read in `timezone`.
+    pub cron: String,
+    /// IANA time zone.
+    pub timezone: String,
+    pub enabled: bool,
+    pub seeds: Vec<String>,
+    pub owner: Option<String>,
+    /// The next five runs (UTC); empty while paused.
+    pub next_runs: Vec<DateTime<Utc>>,
+    pub last_fired_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// `POST /api/v1/schedules`: a crawl schedule.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct NewScheduleRequest {
+    /// Unique name.
+    pub name: String,
+    /// Five fields (or six, seconds first), e.g. `0 3 * * *`.
+    pub cron: String,
+    /// IANA time zone the expression is read in; `UTC` if not given.
+    pub timezone: Option<String>,
+    /// Seed URLs (http or https).
+    pub seeds: Vec<String>,
+    /// Most pages one crawl fetches; the crawl settings' default if not given.
+    pub max_pages: Option<usize>,
+}
+
+/// `GET /api/v1/runs`.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct RunsQuery {
+    /// Most runs listed, 1 to 200 (50 if not given).
+    pub limit: Option<String>,
+}
+
+/// A run of a crawl or dedup, newest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunItem {
+    pub id: Id,
+    /// `crawl`, `dedup`, …
+    pub kind: String,
+    /// The schedule that fired it, if any.
+    pub schedule: Option<String>,
+    /// `schedule` or `manual`.
+    pub trigger: String,
+    /// `queued`, `running`, `succeeded`, `failed` or `cancelled`.
+    pub state: String,
+    pub created_at: DateTime<Utc>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub pages_checked: u64,
+    pub new_matches: u64,
+    pub matches_removed: u64,
+    pub errors: u64,
+    /// Why it failed.
+    pub error: Option<String>,
+}
+
+/// One of the caller's API tokens (never the token itself).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TokenItem {
+    pub id: Id,
+    pub name: String,
+    pub created_at: DateTime<Utc>,
+    pub last_used_at: Option<DateTime<Utc>>,
+}
