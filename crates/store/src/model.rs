@@ -711,21 +711,15 @@ pub enum ListingOrder {
     HighestScore,
 }
 
-/// One page of matches and how many the filter selects in all.
+/// One page of matches, and whether more follow. There is no total: counting a filter's
+/// matches among millions costs far more than reading a page, so a list offers the next page
+/// when there is one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MatchListing {
-    /// Matches the filter selects, on every page, counted up to [`MatchListing::COUNT_LIMIT`].
-    pub total: u64,
-    /// Whether more than [`MatchListing::COUNT_LIMIT`] match (then `total` is the limit).
+    /// Whether more matches follow this page.
     pub more: bool,
     /// This page's matches, without evidence or chapters.
     pub matches: Vec<MatchRecord>,
-}
-
-impl MatchListing {
-    /// Matches a listing counts at most: counting every one of millions would cost more than
-    /// reading the page, and nobody pages through more than this many (they filter).
-    pub const COUNT_LIMIT: u64 = 10_000;
 }
 
 /// The same selection as the statistics count, for listing the matches behind them.

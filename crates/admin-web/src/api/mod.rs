@@ -19,8 +19,8 @@
 //! **Answers.** Errors are `{"error": "…"}` with the status saying what kind: 400 bad input
 //! (naming the field), 401 no or bad credentials (never a redirect to the login page), 403 role
 //! or CSRF, 404 missing or not the caller's, 500 a fault (logged, not shown). Lists of works and
-//! matches are paged with `page` (from 1) and `per_page` (1 to [`MAX_PER_PAGE`]) and say their
-//! `total`. Like the web, the API calls the service layer and writes no SQL.
+//! matches are paged with `page` (from 1) and `per_page` (1 to [`MAX_PER_PAGE`]); works say their
+//! `total`, matches whether `more` follow (counting millions costs more than a page). Like the web, the API calls the service layer and writes no SQL.
 
 mod auth;
 mod doc;

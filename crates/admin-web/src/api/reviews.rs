@@ -67,7 +67,6 @@ pub(super) async fn matches(
     .await
     .map_err(ApiError::service)?;
     Ok(Json(MatchPage {
-        total: listing.total,
         more: listing.more,
         page,
         per_page,

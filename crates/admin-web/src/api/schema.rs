@@ -227,9 +227,8 @@ impl From<&copytrace_store::MatchRecord> for MatchItem {
 /// One page of matches.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct MatchPage {
-    /// Matches the filter selects, on all pages, counted up to 10,000.
-    pub total: u64,
-    /// Whether more than 10,000 match (`total` is then 10,000): narrow the filter to see them.
+    /// Whether another page follows (there is no total: counting millions of matches would
+    /// cost more than reading the page).
     pub more: bool,
     pub page: u64,
     pub per_page: u32,

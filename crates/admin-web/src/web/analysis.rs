@@ -355,7 +355,8 @@ struct SitePage {
     site_query: String,
     hosts: Vec<HostLine>,
     matches: Vec<super::MatchRowView>,
-    total_matches: u64,
+    /// Whether the site has more copies than the page shows.
+    more_matches: bool,
     notices: Vec<(i64, &'static str, String, usize, u64)>,
 }
 
@@ -422,7 +423,7 @@ async fn site_page(
             )
         })
         .collect();
-    if hosts.is_empty() && listing.total == 0 {
+    if hosts.is_empty() && listing.matches.is_empty() {
         return Err(visitor.not_found());
     }
     Ok(page(SitePage {
@@ -431,7 +432,7 @@ async fn site_page(
         site_query: query.query_string(),
         site,
         hosts,
-        total_matches: listing.total,
+        more_matches: listing.more,
         matches: listing
             .matches
             .iter()

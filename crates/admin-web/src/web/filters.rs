@@ -158,12 +158,6 @@ impl FilterQuery {
     }
 }
 
-/// Pages of `per_page` items for `total` items: the page shown (clamped) and the last page.
-pub(super) fn pages(total: u64, per_page: u32, asked: u64) -> (u64, u64) {
-    let last = total.div_ceil(u64::from(per_page)).max(1);
-    (asked.clamp(1, last), last)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,8 +236,5 @@ mod tests {
         assert_eq!(q.query_string(), "site=a.example&review=all");
         assert_eq!(q.page_number(), 3);
         assert_eq!(query(&[("page", "x")]).page_number(), 1);
-        assert_eq!(pages(0, 50, 9), (1, 1));
-        assert_eq!(pages(101, 50, 9), (3, 3));
-        assert_eq!(pages(101, 50, 2), (2, 3));
     }
 }

@@ -11,7 +11,7 @@ use copytrace_service::review::{self, Decision, Reviewer};
 use copytrace_store::{Id, ListingOrder, Review};
 use serde::Deserialize;
 
-use super::filters::{Choice, FilterQuery, pages, review_choices, status_choices};
+use super::filters::{Choice, FilterQuery, review_choices, status_choices};
 use super::i18n::Texts;
 use super::{Area, MatchRowView, Viewer, Visitor, WebState, failure, page};
 
@@ -45,11 +45,9 @@ struct MatchListPage {
     statuses: Vec<Choice>,
     reviews: Vec<Choice>,
     matches: Vec<MatchRowView>,
-    total: u64,
-    /// More match than were counted (`total` is the count's limit): the list says "N+".
+    /// Whether another page follows.
     more: bool,
     page: u64,
-    pages: u64,
     /// Whether the visitor may decide (the checkboxes and the decision form).
     may_decide: bool,
     /// Where a decision returns to.
@@ -112,41 +110,22 @@ async fn listing(
         Ok(filter) => (Some(filter), None),
         Err(problem) => (None, Some(problem)),
     };
-    let asked = query.page_number();
+    let shown = query.page_number();
     let listing = match &filter {
-        Some(filter) => {
-            let offset = (asked - 1) * u64::from(MATCHES_PER_PAGE);
-            let mut found = copytrace_service::export::match_listing(
-                state.store.as_ref(),
-                filter,
-                order,
-                offset,
-                MATCHES_PER_PAGE,
-            )
-            .await
-            .map_err(failure)?;
-            // Past the last page: show the last one.
-            let (shown, _) = pages(found.total, MATCHES_PER_PAGE, asked);
-            if shown != asked {
-                found = copytrace_service::export::match_listing(
-                    state.store.as_ref(),
-                    filter,
-                    order,
-                    (shown - 1) * u64::from(MATCHES_PER_PAGE),
-                    MATCHES_PER_PAGE,
-                )
-                .await
-                .map_err(failure)?;
-            }
-            found
-        }
+        Some(filter) => copytrace_service::export::match_listing(
+            state.store.as_ref(),
+            filter,
+            order,
+            (shown - 1) * u64::from(MATCHES_PER_PAGE),
+            MATCHES_PER_PAGE,
+        )
+        .await
+        .map_err(failure)?,
         None => copytrace_store::MatchListing {
-            total: 0,
             more: false,
             matches: Vec::new(),
         },
     };
-    let (shown, last) = pages(listing.total, MATCHES_PER_PAGE, asked);
     let query_string = query.query_string();
     let back = format!("{path}?{query_string}&page={shown}");
     Ok(page(MatchListPage {
@@ -165,10 +144,8 @@ async fn listing(
             .iter()
             .map(|m| MatchRowView::of(m, t))
             .collect(),
-        total: listing.total,
         more: listing.more,
         page: shown,
-        pages: last,
         may_decide: Area::Review.allows(visitor.session.user.role),
         back,
     }))

@@ -124,8 +124,8 @@ struct WorkPage {
     external_id: String,
     holder: String,
     chapters: u32,
-    /// Reported copies in all.
-    total: u64,
+    /// Whether the work has more copies than the page shows.
+    more: bool,
     /// The chapters copied, in chapter order.
     copied_chapters: Vec<ChapterLine>,
     matches: Vec<MatchRowView>,
@@ -208,7 +208,7 @@ async fn work_page(
         external_id: work.external_id,
         holder,
         chapters: work.chapter_count,
-        total: listing.total,
+        more: listing.more,
         matches: listing
             .matches
             .iter()
