@@ -749,7 +749,7 @@ pub struct WorkDetails {
 /// (which lists every match of the work to count them): what a page that lists the work's
 /// copies itself needs above them.
 pub async fn work_summary(store: &dyn Store, work_id: Id) -> Result<(WorkSummary, String)> {
-    let work = store.get_work(work_id).await?.summary;
+    let work = store.work_summary(work_id).await?;
     let rights_holder = store
         .list_rights_holders()
         .await?

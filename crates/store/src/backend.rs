@@ -5,7 +5,7 @@
 //! `pages`, `matches`, `jobs`, `schedules` and `users`), each function taking the store as its
 //! first argument. A method whose SQL is the same on both backends is not in either: it is one
 //! generic function of `crate::shared`, run on the backend's pool. [`impl_store_by_section!`]
-//! writes the `impl Store` that forwards every method to its function, so the list of the 105
+//! writes the `impl Store` that forwards every method to its function, so the list of the 106
 //! methods and where each lives is written once instead of once per backend, and a method
 //! missing from a section file is a compile error naming it.
 
@@ -39,6 +39,7 @@ macro_rules! impl_store_by_section {
             library::list_works(rights_holder_id: Option<$crate::Id>)
                 -> Vec<$crate::WorkSummary>;
             shared::get_work(id: $crate::Id) -> $crate::Work;
+            shared::work_summary(id: $crate::Id) -> $crate::WorkSummary;
             shared::all_segments() -> Vec<$crate::IndexedSegment>;
             library::work_fingerprints(work_id: $crate::Id)
                 -> Vec<$crate::AlgorithmFingerprint>;

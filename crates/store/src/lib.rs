@@ -206,6 +206,9 @@ pub trait Store: Send + Sync {
     async fn list_works(&self, rights_holder_id: Option<Id>) -> Result<Vec<WorkSummary>>;
     /// One work with its text. `NotFound` if absent.
     async fn get_work(&self, id: Id) -> Result<Work>;
+    /// One work without its text or chapters: what a page about it shows. `NotFound` if
+    /// absent.
+    async fn work_summary(&self, id: Id) -> Result<WorkSummary>;
     /// Every segment fingerprint of every active work, for (re)building the index.
     async fn all_segments(&self) -> Result<Vec<IndexedSegment>>;
     /// The document-level fingerprints of one work, ordered by algorithm name. `NotFound` if

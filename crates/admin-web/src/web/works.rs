@@ -141,7 +141,7 @@ struct ChapterLine {
 }
 
 /// Copies listed on a work's page (the newest; the match list pages through them all).
-const WORK_MATCHES: u32 = 100;
+const WORK_MATCHES: u32 = 50;
 
 /// One work and its newest reported copies. Another holder's work answers 404, as a missing
 /// one does.

@@ -5,13 +5,13 @@ use sqlx::{Encode, Executor, FromRow, Type};
 
 use super::Db;
 use crate::rows::{
-    ChapterRow, LicensedHostRow, PackedWindowsRow, RightsHolderRow, StoredTime, WorkWithContentRow,
-    fingerprint_version, pack_windows, work_summary_columns,
+    ChapterRow, LicensedHostRow, PackedWindowsRow, RightsHolderRow, StoredTime, WorkRow,
+    WorkWithContentRow, fingerprint_version, pack_windows, work_summary_columns,
 };
 use crate::rules::{self, Referenced};
 use crate::{
     Id, IndexedSegment, LicensedHost, NewWork, Result, RightsHolder, StoreError, Work, WorkChapter,
-    WorkStatus,
+    WorkStatus, WorkSummary,
 };
 
 pub(crate) async fn list_rights_holders<'e, DB, E>(executor: E) -> Result<Vec<RightsHolder>>
@@ -90,6 +90,26 @@ where
         content: row.content,
         chapters: work_chapters(executor, id).await?,
     })
+}
+
+/// [`crate::Store::work_summary`]: one row, without the text.
+pub(crate) async fn work_summary<'e, DB, E>(executor: E, id: Id) -> Result<WorkSummary>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    WorkRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    sqlx::query_as::<_, WorkRow<DB>>(concat!(
+        "SELECT ",
+        work_summary_columns!(),
+        " FROM works w WHERE w.id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(executor)
+    .await?
+    .ok_or_else(|| StoreError::NotFound(format!("work {id}")))?
+    .into_model()
 }
 
 pub(crate) async fn all_segments<'e, DB, E>(executor: E) -> Result<Vec<IndexedSegment>>

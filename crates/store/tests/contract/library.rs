@@ -20,6 +20,7 @@ contract_tests!(
     simhash_values_with_the_top_bit_set_round_trip,
     unknown_work_is_not_found,
     a_work_of_an_unknown_rights_holder_is_not_found,
+    a_works_summary_is_the_listed_one,
     bad_segments_are_refused_and_nothing_is_stored,
     algorithm_fingerprints_come_back_with_their_versions,
     a_changed_algorithm_version_updates_an_unchanged_work,
@@ -304,6 +305,26 @@ async fn a_work_of_an_unknown_rights_holder_is_not_found(store: Arc<dyn Store>) 
     let result = store.upsert_work(&work(999, "orphan", "no owner")).await;
     assert_eq!(not_found(result), "rights holder 999");
     assert!(store.list_works(None).await.unwrap().is_empty());
+}
+
+async fn a_works_summary_is_the_listed_one(store: Arc<dyn Store>) {
+    let holder = store.ensure_rights_holder("Yuewen").await.unwrap();
+    let id = stored_work(&*store, holder, "w1", "a text with at least two windows").await;
+    stored_work(
+        &*store,
+        holder,
+        "w2",
+        "another text of two windows at least",
+    )
+    .await;
+    let listed = store.list_works(None).await.unwrap();
+    let expected = listed.iter().find(|w| w.id == id).unwrap();
+    assert_eq!(&store.work_summary(id).await.unwrap(), expected);
+    assert_eq!(store.get_work(id).await.unwrap().summary, *expected);
+    assert_eq!(
+        not_found(store.work_summary(id + 1_000).await),
+        format!("work {}", id + 1_000)
+    );
 }
 
 async fn bad_segments_are_refused_and_nothing_is_stored(store: Arc<dyn Store>) {
