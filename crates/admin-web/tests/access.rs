@@ -356,8 +356,13 @@ async fn every_route_answers_every_role_as_intended(site: Site) {
                 DECIDERS[column],
             ),
             (
+                format!("/notices/{}/text", ids.a_notice),
+                vec![("body", format!("edited by {column}"))],
+                DECIDERS[column],
+            ),
+            (
                 format!("/notices/{}/status", ids.a_notice),
-                vec![("status", "sent".into())],
+                vec![("status", "draft".into())],
                 DECIDERS[column],
             ),
             (
@@ -470,6 +475,10 @@ async fn another_holders_objects_are_not_found(site: Site) {
             vec![("status", "ignored".to_owned())],
         ),
         (format!("/matches/{}/package", ids.b_match), Vec::new()),
+        (
+            format!("/notices/{}/text", ids.b_notice),
+            vec![("body", "rewritten".to_owned())],
+        ),
     ] {
         let status = site.post(&path, Some(&holder), &fields).await.status();
         assert_eq!(status, StatusCode::NOT_FOUND, "POST {path}");
@@ -482,6 +491,10 @@ async fn another_holders_objects_are_not_found(site: Site) {
         .await
         .unwrap();
     assert_eq!(b_notice.status, copytrace_store::NoticeStatus::Draft);
+    assert!(
+        !b_notice.body.contains("rewritten"),
+        "B's notice text is untouched"
+    );
     // A's own export holds A's copy and nothing of B's.
     let export = site
         .get("/exports/matches?format=json", Some(&holder.cookie))

@@ -127,6 +127,17 @@ pub async fn set_status(
     Ok(store.get_notice(id, rights_holder_id).await?)
 }
 
+/// Replaces a draft notice's text, as the rights holder edited it before sending.
+pub async fn edit(
+    store: &dyn Store,
+    id: Id,
+    rights_holder_id: Option<Id>,
+    body: &str,
+) -> Result<Notice> {
+    store.set_notice_body(id, rights_holder_id, body).await?;
+    Ok(store.get_notice(id, rights_holder_id).await?)
+}
+
 /// The notices of one rights holder (all for `None`), newest first as the store lists them.
 pub async fn list(store: &dyn Store, rights_holder_id: Option<Id>) -> Result<Vec<Notice>> {
     Ok(store.list_notices(rights_holder_id).await?)

@@ -5,7 +5,7 @@
 //! `pages`, `matches`, `jobs`, `schedules` and `users`), each function taking the store as its
 //! first argument. A method whose SQL is the same on both backends is not in either: it is one
 //! generic function of `crate::shared`, run on the backend's pool. [`impl_store_by_section!`]
-//! writes the `impl Store` that forwards every method to its function, so the list of the 106
+//! writes the `impl Store` that forwards every method to its function, so the list of the 107
 //! methods and where each lives is written once instead of once per backend, and a method
 //! missing from a section file is a compile error naming it.
 
@@ -101,6 +101,11 @@ macro_rules! impl_store_by_section {
             shared::get_notice(id: $crate::Id, rights_holder_id: Option<$crate::Id>)
                 -> $crate::Notice;
             shared::list_notices(rights_holder_id: Option<$crate::Id>) -> Vec<$crate::Notice>;
+            shared::set_notice_body(
+                id: $crate::Id,
+                rights_holder_id: Option<$crate::Id>,
+                body: &str
+            ) -> ();
             matches::set_notice_status(
                 id: $crate::Id,
                 status: $crate::NoticeStatus,

@@ -404,6 +404,11 @@ pub trait Store: Send + Sync {
     async fn get_notice(&self, id: Id, rights_holder_id: Option<Id>) -> Result<Notice>;
     /// Notices of one holder or all, newest first.
     async fn list_notices(&self, rights_holder_id: Option<Id>) -> Result<Vec<Notice>>;
+    /// Replaces the text of a draft notice (of `rights_holder_id` only, when given: another
+    /// holder's is `NotFound`). `Invalid` once the notice is no longer a draft, or for an
+    /// empty text: a sent notice keeps the text it was sent with.
+    async fn set_notice_body(&self, id: Id, rights_holder_id: Option<Id>, body: &str)
+    -> Result<()>;
     /// Moves a notice to `status` by hand (`sent` or `ignored`, or back to `draft`). Marking it
     /// sent stamps `sent_at` and moves its `open` copies to `notice_sent`. `NotFound` as for
     /// [`Store::get_notice`]; `Invalid` for a status only removal checks set.

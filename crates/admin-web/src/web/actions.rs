@@ -23,6 +23,7 @@ pub(super) fn routes() -> Router<WebState> {
         .route("/notices", get(notices_page).post(create_notice))
         .route("/notices/{id}", get(notice_page))
         .route("/notices/{id}/status", post(set_notice_status))
+        .route("/notices/{id}/text", post(edit_notice))
         .route("/users", get(users_page).post(add_user))
         .route("/users/remove", post(remove_user))
 }
@@ -232,6 +233,33 @@ async fn set_notice_status(
         .await
         .map_err(|error| visitor.not_found_or_failure(error))?;
     Ok(Redirect::to(&format!("/notices/{id}")).into_response())
+}
+
+#[derive(Deserialize)]
+struct NoticeTextForm {
+    #[serde(default)]
+    csrf: String,
+    body: String,
+}
+
+/// Replaces a draft notice's text, as edited before sending; a sent notice keeps its text.
+async fn edit_notice(
+    State(state): State<WebState>,
+    visitor: Visitor,
+    Path(id): Path<Id>,
+    Form(form): Form<NoticeTextForm>,
+) -> Result<Response, Response> {
+    visitor.enter(Area::Notices)?;
+    visitor.check_form(&form.csrf)?;
+    // Browsers send a textarea's line breaks as CR LF.
+    let body = form.body.replace("\r\n", "\n");
+    match notices::edit(state.store.as_ref(), id, visitor.tenant(), &body).await {
+        Ok(_) => Ok(Redirect::to(&format!("/notices/{id}")).into_response()),
+        Err(error) if error.kind() == copytrace_service::ErrorKind::Invalid => {
+            Err(visitor.bad_request(&copytrace_service::error::one_line(&error)))
+        }
+        Err(error) => Err(visitor.not_found_or_failure(error)),
+    }
 }
 
 struct UserRow {

@@ -223,6 +223,7 @@ pub struct Texts {
     pub copied_chapters: &'static str,
     pub chapter: &'static str,
     pub best_coverage: &'static str,
+    pub save: &'static str,
     pub codes: &'static [(&'static str, &'static str)],
 }
 
@@ -385,6 +386,7 @@ static ZH: Texts = Texts {
     copied_chapters: "被盗版的章节",
     chapter: "章节",
     best_coverage: "最高覆盖率",
+    save: "保存",
     codes: &[
         ("open", "在线"),
         ("notice_sent", "已发通知"),
@@ -563,6 +565,7 @@ static EN: Texts = Texts {
     copied_chapters: "Chapters copied",
     chapter: "Chapter",
     best_coverage: "Best coverage",
+    save: "Save",
     codes: &[
         ("open", "online"),
         ("notice_sent", "notice sent"),

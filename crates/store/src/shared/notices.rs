@@ -131,6 +131,57 @@ where
     with_matches(executor, row).await
 }
 
+/// [`crate::Store::set_notice_body`]: a draft's text replaced.
+pub(crate) async fn set_notice_body<'e, DB, E>(
+    executor: E,
+    id: Id,
+    rights_holder_id: Option<Id>,
+    body: &str,
+) -> Result<()>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB> + Copy,
+    (String,): for<'r> FromRow<'r, DB::Row>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    Option<i64>: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+{
+    if body.trim().is_empty() {
+        return Err(StoreError::Invalid(
+            "a notice's text cannot be empty".into(),
+        ));
+    }
+    let status: Option<(String,)> = sqlx::query_as(
+        "SELECT status FROM notices WHERE id = $1 AND ($2 IS NULL OR rights_holder_id = $2)",
+    )
+    .bind(id)
+    .bind(rights_holder_id)
+    .fetch_optional(executor)
+    .await?;
+    match status {
+        None => return Err(StoreError::NotFound(format!("notice {id}"))),
+        Some((status,)) if status != "draft" => {
+            return Err(StoreError::Invalid(format!(
+                "notice {id} is {status}: only a draft's text can be changed"
+            )));
+        }
+        Some(_) => {}
+    }
+    // The status is checked again in the statement, so a notice marked sent meanwhile keeps
+    // the text it was sent with.
+    let done = sqlx::query("UPDATE notices SET body = $1 WHERE id = $2 AND status = 'draft'")
+        .bind(body)
+        .bind(id)
+        .execute(executor)
+        .await?;
+    if DB::rows_affected(&done) == 0 {
+        return Err(StoreError::Invalid(format!(
+            "notice {id} is no longer a draft: only a draft's text can be changed"
+        )));
+    }
+    Ok(())
+}
+
 /// A notice row with its matches and how many of them are removed.
 async fn with_matches<'e, DB, E>(executor: E, row: NoticeRow<DB>) -> Result<Notice>
 where

@@ -12,6 +12,7 @@ contract_tests!(
     a_notice_lists_only_its_holders_matches,
     sending_a_notice_marks_its_copies_and_checks_move_it,
     a_check_that_finds_a_copy_online_moves_its_last_seen,
+    a_drafts_text_is_edited_until_it_is_sent,
 );
 
 /// A page at `url` matched to `works`; returns the page id.
@@ -185,6 +186,41 @@ async fn sending_a_notice_marks_its_copies_and_checks_move_it(store: Arc<dyn Sto
         store.get_notice(id, None).await.unwrap().status,
         NoticeStatus::Ignored
     );
+}
+
+async fn a_drafts_text_is_edited_until_it_is_sent(store: Arc<dyn Store>) {
+    let mine = store.ensure_rights_holder("Yuewen").await.unwrap();
+    let theirs = store.ensure_rights_holder("Zongheng").await.unwrap();
+    let work = stored_work(&*store, mine, "novel", "text of novel").await;
+    let page = matched(&*store, "https://pirate.example/1", &[work]).await;
+    let id = store
+        .create_notice(&notice(mine, vec![matches_of(&*store, page).await[0].id]))
+        .await
+        .unwrap();
+    store
+        .set_notice_body(id, Some(mine), "改过的通知")
+        .await
+        .unwrap();
+    assert_eq!(store.get_notice(id, None).await.unwrap().body, "改过的通知");
+    not_found(store.set_notice_body(id, Some(theirs), "theirs").await);
+    assert!(matches!(
+        store.set_notice_body(id, None, "  ").await,
+        Err(StoreError::Invalid(_))
+    ));
+    store
+        .set_notice_status(id, NoticeStatus::Sent, None, at(20))
+        .await
+        .unwrap();
+    assert!(matches!(
+        store.set_notice_body(id, None, "after sending").await,
+        Err(StoreError::Invalid(_))
+    ));
+    assert_eq!(
+        store.get_notice(id, None).await.unwrap().body,
+        "改过的通知",
+        "a sent notice keeps the text it was sent with"
+    );
+    not_found(store.set_notice_body(id + 100, None, "missing").await);
 }
 
 async fn a_check_that_finds_a_copy_online_moves_its_last_seen(store: Arc<dyn Store>) {
