@@ -52,6 +52,29 @@ pub async fn list(store: &dyn Store) -> Result<Vec<HolderSummary>> {
         .collect())
 }
 
+/// The names of every rights holder (what a form's choice of holder lists), without counting
+/// their works as [`list`] does.
+pub async fn names(store: &dyn Store) -> Result<Vec<String>> {
+    let mut names: Vec<String> = store
+        .list_rights_holders()
+        .await?
+        .into_iter()
+        .map(|holder| holder.name)
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// The rights holder with id `id`.
+pub async fn get(store: &dyn Store, id: Id) -> Result<RightsHolder> {
+    store
+        .list_rights_holders()
+        .await?
+        .into_iter()
+        .find(|holder| holder.id == id)
+        .ok_or_else(|| StoreError::NotFound(format!("rights holder {id}")).into())
+}
+
 /// The rights holder called `name`.
 pub async fn find(store: &dyn Store, name: &str) -> Result<RightsHolder> {
     store

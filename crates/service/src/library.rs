@@ -750,13 +750,9 @@ pub struct WorkDetails {
 /// copies itself needs above them.
 pub async fn work_summary(store: &dyn Store, work_id: Id) -> Result<(WorkSummary, String)> {
     let work = store.work_summary(work_id).await?;
-    let rights_holder = store
-        .list_rights_holders()
+    let rights_holder = crate::holders::get(store, work.rights_holder_id)
         .await?
-        .into_iter()
-        .find(|holder| holder.id == work.rights_holder_id)
-        .map(|holder| holder.name)
-        .unwrap_or_default();
+        .name;
     Ok((work, rights_holder))
 }
 

@@ -249,13 +249,12 @@ pub(super) async fn create_notice(
     caller.enter(Area::Notices)?;
     let store = state.store.as_ref();
     let holder = match caller.tenant() {
-        Some(own) => holders::list(store)
-            .await
-            .map_err(ApiError::service)?
-            .into_iter()
-            .find(|h| h.holder.id == own)
-            .map(|h| h.holder.name)
-            .ok_or_else(ApiError::not_found)?,
+        Some(own) => {
+            holders::get(store, own)
+                .await
+                .map_err(ApiError::service)?
+                .name
+        }
         None => match request.holder.as_deref().map(str::trim) {
             Some(name) if !name.is_empty() => name.to_owned(),
             _ => return Err(ApiError::bad_request("holder: name the rights holder")),

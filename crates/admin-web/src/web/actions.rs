@@ -91,12 +91,7 @@ async fn notices_listing(
     let listed = store_notices(state, visitor).await?;
     let holders = match visitor.tenant() {
         Some(_) => Vec::new(),
-        None => holders::list(store)
-            .await
-            .map_err(failure)?
-            .into_iter()
-            .map(|h| h.holder.name)
-            .collect(),
+        None => holders::names(store).await.map_err(failure)?,
     };
     let status = if problem.is_some() {
         axum::http::StatusCode::BAD_REQUEST
@@ -147,13 +142,12 @@ async fn create_notice(
     visitor.check_form(&form.csrf)?;
     let store = state.store.as_ref();
     let holder = match visitor.tenant() {
-        Some(own) => holders::list(store)
-            .await
-            .map_err(failure)?
-            .into_iter()
-            .find(|h| h.holder.id == own)
-            .map(|h| h.holder.name)
-            .ok_or_else(|| visitor.not_found())?,
+        Some(own) => {
+            holders::get(store, own)
+                .await
+                .map_err(|error| visitor.not_found_or_failure(error))?
+                .name
+        }
         None => form.holder.clone(),
     };
     let language = if form.lang == "en" {
@@ -302,12 +296,7 @@ async fn users_listing(
             holder: a.rights_holder.unwrap_or_default(),
         })
         .collect();
-    let holders = holders::list(store)
-        .await
-        .map_err(failure)?
-        .into_iter()
-        .map(|h| h.holder.name)
-        .collect();
+    let holders = holders::names(store).await.map_err(failure)?;
     let roles = [
         Role::RightsHolder,
         Role::Analyst,

@@ -4,10 +4,8 @@
 
 use askama::Template;
 use axum::Router;
-use axum::body::Body;
 use axum::extract::{Path, State};
-use axum::http::header;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::get;
 use axum_extra::extract::Query;
 use chrono::Utc;
@@ -312,28 +310,14 @@ async fn export(
             .map_err(failure)?;
         }
     }
-    let mut file = out
+    let file = out
         .into_inner()
         .map_err(|e| failure(e.into_error().into()))?;
-    std::io::Seek::rewind(&mut file).map_err(|e| failure(e.into()))?;
-    let body = Body::from_stream(tokio_util::io::ReaderStream::new(
-        tokio::fs::File::from_std(file),
-    ));
     let name = format!(
         "copytrace-{table}-{}.{extension}",
         Utc::now().format("%Y%m%d-%H%M")
     );
-    Ok((
-        [
-            (header::CONTENT_TYPE, content_type.to_owned()),
-            (
-                header::CONTENT_DISPOSITION,
-                format!("attachment; filename=\"{name}\""),
-            ),
-        ],
-        body,
-    )
-        .into_response())
+    super::download(file, content_type, &name)
 }
 
 struct HostLine {

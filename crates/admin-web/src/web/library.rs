@@ -86,12 +86,9 @@ async fn render(
 ) -> Result<Response, Response> {
     let holders = match visitor.tenant() {
         Some(_) => Vec::new(),
-        None => holders::list(state.store.as_ref())
+        None => holders::names(state.store.as_ref())
             .await
-            .map_err(failure)?
-            .into_iter()
-            .map(|h| h.holder.name)
-            .collect(),
+            .map_err(failure)?,
     };
     Ok((
         status,
@@ -117,7 +114,8 @@ struct Upload {
     /// The catalog file, when one was sent.
     catalog: Option<PathBuf>,
     files: Vec<PathBuf>,
-    _dir: tempfile::TempDir,
+    /// Where the files are; removed when the upload is dropped.
+    dir: tempfile::TempDir,
 }
 
 /// A file name from a browser, reduced to its last component of safe characters, so nothing is
@@ -132,13 +130,12 @@ fn safe_file_name(name: &str) -> Option<String> {
 }
 
 async fn read_upload(mut multipart: Multipart) -> Result<Upload, String> {
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let mut upload = Upload {
         csrf: String::new(),
         holder: String::new(),
         catalog: None,
         files: Vec::new(),
-        _dir: tempfile::tempdir().map_err(|e| e.to_string())?,
+        dir: tempfile::tempdir().map_err(|e| e.to_string())?,
     };
     while let Some(field) = multipart.next_field().await.map_err(|e| e.to_string())? {
         let name = field.name().unwrap_or_default().to_owned();
@@ -153,7 +150,7 @@ async fn read_upload(mut multipart: Multipart) -> Result<Upload, String> {
                 if bytes.is_empty() {
                     continue;
                 }
-                let path = dir.path().join(&file_name);
+                let path = upload.dir.path().join(&file_name);
                 std::fs::write(&path, &bytes).map_err(|e| e.to_string())?;
                 if name == "catalog" {
                     upload.catalog = Some(path);
@@ -164,7 +161,6 @@ async fn read_upload(mut multipart: Multipart) -> Result<Upload, String> {
             _ => {}
         }
     }
-    upload._dir = dir;
     Ok(upload)
 }
 
@@ -199,13 +195,12 @@ async fn upload(
     visitor.check_form(&upload.csrf)?;
     let store = state.store.as_ref();
     let holder = match visitor.tenant() {
-        Some(own) => holders::list(store)
-            .await
-            .map_err(failure)?
-            .into_iter()
-            .find(|h| h.holder.id == own)
-            .map(|h| h.holder.name)
-            .ok_or_else(|| visitor.not_found())?,
+        Some(own) => {
+            holders::get(store, own)
+                .await
+                .map_err(|error| visitor.not_found_or_failure(error))?
+                .name
+        }
         None if upload.holder.trim().is_empty() => holders::DEFAULT_RIGHTS_HOLDER.to_owned(),
         None => upload.holder.trim().to_owned(),
     };

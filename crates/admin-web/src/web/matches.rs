@@ -334,24 +334,11 @@ async fn evidence_package(
     .map_err(|error| visitor.not_found_or_failure(error))?;
     let mut archive = tempfile::tempfile().map_err(|e| failure(e.into()))?;
     evidence::zip_package(&package_dir, id, &mut archive).map_err(failure)?;
-    std::io::Seek::rewind(&mut archive).map_err(|e| failure(e.into()))?;
-    let body = axum::body::Body::from_stream(tokio_util::io::ReaderStream::new(
-        tokio::fs::File::from_std(archive),
-    ));
-    Ok((
-        [
-            (
-                axum::http::header::CONTENT_TYPE,
-                "application/zip".to_owned(),
-            ),
-            (
-                axum::http::header::CONTENT_DISPOSITION,
-                format!("attachment; filename=\"copytrace-evidence-{id}.zip\""),
-            ),
-        ],
-        body,
+    super::download(
+        archive,
+        "application/zip",
+        &format!("copytrace-evidence-{id}.zip"),
     )
-        .into_response())
 }
 
 #[derive(Deserialize)]

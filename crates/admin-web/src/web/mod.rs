@@ -101,6 +101,26 @@ fn page(template: impl Template) -> Response {
     }
 }
 
+/// A download of `file` (written in full first, so a failure never sends half of it), streamed
+/// from its start as the attachment `name`.
+fn download(mut file: std::fs::File, content_type: &str, name: &str) -> Result<Response, Response> {
+    std::io::Seek::rewind(&mut file).map_err(|e| failure(e.into()))?;
+    let body = axum::body::Body::from_stream(tokio_util::io::ReaderStream::new(
+        tokio::fs::File::from_std(file),
+    ));
+    Ok((
+        [
+            (axum::http::header::CONTENT_TYPE, content_type.to_owned()),
+            (
+                axum::http::header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{name}\""),
+            ),
+        ],
+        body,
+    )
+        .into_response())
+}
+
 /// A service failure, logged; the user sees only that something failed.
 fn failure(error: copytrace_service::ServiceError) -> Response {
     tracing::error!(error = %copytrace_service::error::one_line(&error), "a page failed");
