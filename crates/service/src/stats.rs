@@ -44,6 +44,20 @@ pub async fn sites(
     Ok(analytics::site_rows(sites, &lifetimes, grouping, top))
 }
 
+/// Copies, removals and notices per site, most copies first, at most `top`, without what
+/// [`sites`] derives from every copy's lifetime: the medians are `None`, and a domain's works
+/// are summed over its hosts (a work copied on two hosts of one domain counts twice). What a
+/// dashboard shows, without returning every counted copy from the store.
+pub async fn site_counts(
+    store: &dyn Store,
+    filter: &StatsFilter,
+    grouping: SiteGrouping,
+    top: Option<usize>,
+) -> Result<Vec<SiteRow>> {
+    let sites = store.site_stats(filter).await?;
+    Ok(analytics::site_rows(sites, &[], grouping, top))
+}
+
 /// Activity per UTC day.
 pub async fn daily(store: &dyn Store, filter: &StatsFilter) -> Result<Vec<DailyStats>> {
     Ok(store.daily_stats(filter).await?)

@@ -35,6 +35,8 @@ struct DashboardPage {
     t: &'static Texts,
     viewer: Viewer,
     holder: Option<String>,
+    /// When the figures were computed (UTC).
+    as_of: String,
     totals: Totals,
     days: Vec<Bar>,
     any_matches: bool,
@@ -67,6 +69,10 @@ async fn dashboard_page(
         t,
         viewer: Viewer::of(session, t),
         holder: figures.holder.clone(),
+        as_of: figures
+            .computed_at
+            .format("%Y-%m-%d %H:%M:%S UTC")
+            .to_string(),
         totals: figures.totals.clone(),
         days,
         any_matches,

@@ -37,19 +37,28 @@ macro_rules! filtered_matches {
                     s.host, m.score, m.coverage, m.first_seen, m.last_seen, m.removed_at, \
                     m.status AS stored_status, m.review, ",
             match_status_column!(),
-            " FROM matches m \
-             JOIN pages p ON p.id = m.page_id \
-             JOIN works w ON w.id = m.work_id \
-             JOIN sites s ON s.id = p.site_id \
-             WHERE ($1 IS NULL OR w.rights_holder_id = $1) \
-               AND ($2 IS NULL OR m.work_id = $2) \
-               AND ($3 IS NULL OR s.host = $3 OR s.host LIKE ('%.' || $3)) \
-               AND ($4 IS NULL OR m.first_seen >= $4) \
-               AND ($5 IS NULL OR m.first_seen < $5) \
-               AND ($6 IS NULL OR m.score >= $6) \
-               AND ($7 = '' OR m.status IN ($7, $8, $9, $10, $11)) \
-               AND ($12 = '' OR m.review IN ($12, $13, $14, $15))) "
+            selected_matches!(),
+            ") "
         )
+    };
+}
+
+/// The joins and conditions that select a [`StatsFilter`]'s matches (`$1`–`$15`, bound by
+/// [`bind_filter!`]): matches `m` with their page `p`, work `w` and site `s`.
+macro_rules! selected_matches {
+    () => {
+        " FROM matches m \
+         JOIN pages p ON p.id = m.page_id \
+         JOIN works w ON w.id = m.work_id \
+         JOIN sites s ON s.id = p.site_id \
+         WHERE ($1 IS NULL OR w.rights_holder_id = $1) \
+           AND ($2 IS NULL OR m.work_id = $2) \
+           AND ($3 IS NULL OR s.host = $3 OR s.host LIKE ('%.' || $3)) \
+           AND ($4 IS NULL OR m.first_seen >= $4) \
+           AND ($5 IS NULL OR m.first_seen < $5) \
+           AND ($6 IS NULL OR m.score >= $6) \
+           AND ($7 = '' OR m.status IN ($7, $8, $9, $10, $11)) \
+           AND ($12 = '' OR m.review IN ($12, $13, $14, $15))"
     };
 }
 
@@ -461,23 +470,26 @@ where
         .collect()
 }
 
-/// [`crate::Store::match_listing`]'s page: the matches of `f` (`$1`–`$15`), licensed ones only
-/// when `$16` is true or `$17` names them, in the derived states `$17` lists (all when empty),
-/// `$18` of them after the first `$19`. Evidence columns are NULL: a listing shows none.
+/// [`crate::Store::match_listing`]'s page: the matches of the filter (`$1`–`$15`), licensed
+/// ones only when `$16` is true or `$17` names them, in the derived states `$17` lists (all when
+/// empty), `$18` of them after the first `$19`. Evidence columns are NULL: a listing shows none.
+///
+/// One level of joins, not the `f` expression joined back to its tables: with the tables
+/// joined twice, planning the statement (done for each execution, since its parameters decide
+/// the plan) cost 12–20 ms, more than running it.
 macro_rules! listing_page {
     ($order:literal) => {
         concat!(
-            filtered_matches!(),
-            "SELECT f.id, f.page_id, p.url AS page_url, p.title AS page_title, f.work_id, \
-                    w.external_id AS work_external_id, w.title AS work_title, \
-                    f.rights_holder_id, f.score, f.coverage, m.containment, m.copied_chars, \
-                    m.method, f.status, f.review, f.first_seen, f.last_seen, f.removed_at, \
-                    m.evidence_hash, CAST(NULL AS BIGINT) AS page_start, \
-                    CAST(NULL AS BIGINT) AS page_end, CAST(NULL AS BIGINT) AS work_start, \
-                    CAST(NULL AS BIGINT) AS work_end \
-             FROM f JOIN matches m ON m.id = f.id \
-             JOIN pages p ON p.id = f.page_id JOIN works w ON w.id = f.work_id \
-             WHERE ($16 OR f.status <> 'licensed' OR $17 LIKE '%,licensed,%') \
+            "SELECT * FROM (SELECT m.id, m.page_id, p.url AS page_url, p.title AS page_title, \
+                    m.work_id, w.external_id AS work_external_id, w.title AS work_title, \
+                    w.rights_holder_id, m.score, m.coverage, m.containment, m.copied_chars, \
+                    m.method, ",
+            match_status_column!(),
+            ", m.review, m.first_seen, m.last_seen, m.removed_at, m.evidence_hash, \
+                    CAST(NULL AS BIGINT) AS page_start, CAST(NULL AS BIGINT) AS page_end, \
+                    CAST(NULL AS BIGINT) AS work_start, CAST(NULL AS BIGINT) AS work_end",
+            selected_matches!(),
+            ") f WHERE ($16 OR f.status <> 'licensed' OR $17 LIKE '%,licensed,%') \
                AND ($17 = '' OR $17 LIKE ('%,' || f.status || ',%')) \
              ORDER BY ",
             $order,
