@@ -1075,7 +1075,7 @@ async fn load(args: &Args, url: &str, store: &PostgresStore) -> Result<Option<St
         &mut connection,
         "matches",
         "id, page_id, work_id, score, coverage, containment, method, status, first_seen, \
-         last_seen, copied_chars, removed_at, evidence_hash, review",
+         last_seen, copied_chars, removed_at, evidence_hash, review, rights_holder_id",
         args.matches,
         |m, buf| {
             let rng = &mut match_rng;
@@ -1107,7 +1107,7 @@ async fn load(args: &Args, url: &str, store: &PostgresStore) -> Result<Option<St
             };
             let _ = write!(
                 buf,
-                "{}\t{}\t{}\t{:.4}\t{:.4}\t{:.4}\t{}\t{status}\t{}\t{}\t{}\t{}\t{}\t{review}",
+                "{}\t{}\t{}\t{:.4}\t{:.4}\t{:.4}\t{}\t{status}\t{}\t{}\t{}\t{}\t{}\t{review}\t{}",
                 m + 1,
                 p + 1,
                 w + 1,
@@ -1124,6 +1124,7 @@ async fn load(args: &Args, url: &str, store: &PostgresStore) -> Result<Option<St
                 500 + rng.below(2500),
                 removed_at.map_or_else(|| "\\N".to_owned(), ts),
                 library.page_hashes[p],
+                library.holder[w] + 1,
             );
         },
     )

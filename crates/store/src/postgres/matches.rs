@@ -71,9 +71,10 @@ pub(super) async fn record_page_matches(
         // Upsert keeps id, status and first_seen of a match found again.
         let ids: Vec<(i64, i64)> = sqlx::query_as(
             "INSERT INTO matches (page_id, work_id, score, coverage, containment, method, \
-             copied_chars, review, first_seen, last_seen, evidence_hash) \
-             SELECT $1, t.*, $2, $2, $9 FROM UNNEST($3::bigint[], $4::float8[], \
-               $5::float8[], $6::float8[], $7::text[], $8::bigint[], $10::text[]) AS t \
+             copied_chars, review, first_seen, last_seen, evidence_hash, rights_holder_id) \
+             SELECT $1, t.*, $2, $2, $9, w.rights_holder_id FROM UNNEST($3::bigint[], \
+               $4::float8[], $5::float8[], $6::float8[], $7::text[], $8::bigint[], \
+               $10::text[]) AS t (work_id) JOIN works w ON w.id = t.work_id \
              ON CONFLICT (page_id, work_id) DO UPDATE SET score = excluded.score, \
              coverage = excluded.coverage, containment = excluded.containment, \
              method = excluded.method, last_seen = excluded.last_seen, \

@@ -51,7 +51,7 @@ macro_rules! selected_matches {
          JOIN pages p ON p.id = m.page_id \
          JOIN works w ON w.id = m.work_id \
          JOIN sites s ON s.id = p.site_id \
-         WHERE ($1 IS NULL OR w.rights_holder_id = $1) \
+         WHERE ($1 IS NULL OR m.rights_holder_id = $1) \
            AND ($2 IS NULL OR m.work_id = $2) \
            AND ($3 IS NULL OR s.host = $3 OR s.host LIKE ('%.' || $3)) \
            AND ($4 IS NULL OR m.first_seen >= $4) \

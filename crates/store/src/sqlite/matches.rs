@@ -56,8 +56,9 @@ pub(super) async fn record_page_matches(
         // Upsert keeps id, status and first_seen of a match found again.
         let match_id: i64 = sqlx::query_scalar(
             "INSERT INTO matches (page_id, work_id, score, coverage, containment, method, \
-             first_seen, last_seen, copied_chars, evidence_hash, review) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10) \
+             first_seen, last_seen, copied_chars, evidence_hash, review, rights_holder_id) \
+             SELECT $1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, w.rights_holder_id \
+             FROM works w WHERE w.id = $2 \
              ON CONFLICT (page_id, work_id) DO UPDATE SET score = excluded.score, \
              coverage = excluded.coverage, containment = excluded.containment, \
              method = excluded.method, last_seen = excluded.last_seen, \

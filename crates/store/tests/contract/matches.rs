@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use copytrace_store::{EvidencePassage, Id, MatchFilter, MatchStatus, NewMatch, Store};
+use copytrace_store::{
+    EvidencePassage, Id, ListingOrder, MatchFilter, MatchStatus, NewMatch, Store,
+};
 
 use crate::helpers::{
     at, contract_tests, found, hash_of, invalid, not_found, stored_page, stored_work,
@@ -212,6 +214,41 @@ async fn matches_are_filtered_by_rights_holder(store: Arc<dyn Store>) {
         "a holder never sees another's work"
     );
     assert_eq!(works_of(MatchFilter::default()).await.len(), 3);
+
+    // The paged listing selects a holder's matches by the holder each match carries: the same.
+    let listed_of = |filter: MatchFilter| {
+        let store = store.clone();
+        async move {
+            let mut listed: Vec<_> = store
+                .match_listing(&filter, ListingOrder::Newest, 0, 10)
+                .await
+                .unwrap()
+                .matches
+                .into_iter()
+                .map(|record| (record.rights_holder_id, record.work_id))
+                .collect();
+            listed.sort_unstable();
+            listed
+        }
+    };
+    let mine_only = MatchFilter {
+        rights_holder_id: Some(mine),
+        ..MatchFilter::default()
+    };
+    let mut expected = vec![(mine, my_work), (mine, my_other_work)];
+    expected.sort_unstable();
+    assert_eq!(listed_of(mine_only).await, expected);
+    let theirs_only = MatchFilter {
+        rights_holder_id: Some(theirs),
+        ..MatchFilter::default()
+    };
+    assert_eq!(listed_of(theirs_only).await, [(theirs, their_work)]);
+    let not_theirs = MatchFilter {
+        rights_holder_id: Some(mine),
+        work_id: Some(their_work),
+        ..MatchFilter::default()
+    };
+    assert!(listed_of(not_theirs).await.is_empty());
 }
 
 async fn matches_are_ordered_by_page_url_then_work_external_id(store: Arc<dyn Store>) {

@@ -3,7 +3,7 @@
 
 use copytrace_store::postgres::PostgresStore;
 use copytrace_store::sqlite::SqliteStore;
-use copytrace_store::{MatchFilter, MatchStatus, RunFilter, RunKind, Store};
+use copytrace_store::{ListingOrder, MatchFilter, MatchStatus, RunFilter, RunKind, Store};
 use sqlx::migrate::Migrator;
 use sqlx::{Connection, PgConnection, SqliteConnection};
 
@@ -91,6 +91,25 @@ async fn rows_from_before_runs_read_back_with_defaults(store: &dyn Store) {
         (matches[0].status, matches[0].removed_at),
         (MatchStatus::Open, None)
     );
+    // Migration 0019 gave the match its work's rights holder, which holders' lists select by.
+    let own = MatchFilter {
+        rights_holder_id: Some(matches[0].rights_holder_id),
+        ..MatchFilter::default()
+    };
+    let listed = store
+        .match_listing(&own, ListingOrder::Newest, 0, 10)
+        .await
+        .unwrap();
+    assert_eq!(listed.matches.len(), 1);
+    let other = MatchFilter {
+        rights_holder_id: Some(matches[0].rights_holder_id + 1),
+        ..MatchFilter::default()
+    };
+    let listed = store
+        .match_listing(&other, ListingOrder::Newest, 0, 10)
+        .await
+        .unwrap();
+    assert!(listed.matches.is_empty());
     assert!(
         store
             .list_runs(&RunFilter::default())
