@@ -171,6 +171,8 @@ async fn serve(store: Arc<dyn Store>) -> Site {
         secure_cookies: false,
         redis: None,
         dashboard: Default::default(),
+        imports: Default::default(),
+        trusted_proxies: Vec::new(),
     })
     .into_make_service_with_connect_info::<SocketAddr>();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
@@ -630,13 +632,46 @@ async fn upload(site: &Site, session: &Session, files: &[(&str, &str, &str)]) ->
         .unwrap()
 }
 
+/// Follows an upload to its import's page (the upload answers with a redirect to it) and reads
+/// the page until the import has finished; returns the page's path and final text.
+async fn finished_import(
+    site: &Site,
+    session: &Session,
+    response: reqwest::Response,
+) -> (String, String) {
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let page = response.headers()[LOCATION].to_str().unwrap().to_owned();
+    assert!(
+        page.starts_with("/library/imports/"),
+        "sent to the import's page: {page}"
+    );
+    for _ in 0..600 {
+        let answer = site.get(&page, Some(&session.cookie)).await;
+        assert_eq!(answer.status(), StatusCode::OK);
+        let body = answer.text().await.unwrap();
+        if !body.contains("import-running") {
+            return (page, body);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the import never finished");
+}
+
 async fn uploads_go_into_the_visitors_own_catalog(site: Site) {
     let holder = site.login(HOLDER_A).await;
     let novel = "第一章 雨夜\n少年推开木门，雨声未歇。\n第二章 归来\n灯下的老人抬起头来。\n";
     let response = upload(&site, &holder, &[("files", "../../rain-night.txt", novel)]).await;
-    assert_eq!(response.status(), StatusCode::OK);
-    let body = response.text().await.unwrap();
+    let (import_page, body) = finished_import(&site, &holder, response).await;
     assert!(body.contains("upload-report"), "{body}");
+    assert!(body.contains("rain-night"), "{body}");
+    // The library page lists the import; no other tenant sees it, staff included.
+    let library = site.get("/library", Some(&holder.cookie)).await;
+    assert!(library.text().await.unwrap().contains(&import_page));
+    let admin = site.login(ADMIN).await;
+    let elsewhere = site.get(&import_page, Some(&admin.cookie)).await;
+    assert_eq!(elsewhere.status(), StatusCode::NOT_FOUND);
+    let library = site.get("/library", Some(&admin.cookie)).await;
+    assert!(!library.text().await.unwrap().contains(&import_page));
     let works = copytrace_service::library::list_works(site.store.as_ref(), None)
         .await
         .unwrap();
@@ -668,7 +703,9 @@ async fn uploads_go_into_the_visitors_own_catalog(site: Site) {
         &[("files", "cover.txt", "\u{0}\u{1}\u{2}PNG")],
     )
     .await;
-    assert_eq!(binary.status(), StatusCode::BAD_REQUEST);
+    let (_, body) = finished_import(&site, &holder, binary).await;
+    assert!(body.contains("upload-error"), "{body}");
+    assert!(!body.contains("upload-report"), "{body}");
     assert_eq!(
         copytrace_service::library::list_works(site.store.as_ref(), None)
             .await
@@ -677,7 +714,6 @@ async fn uploads_go_into_the_visitors_own_catalog(site: Site) {
         works.len()
     );
     // Staff import a catalog with its files.
-    let admin = site.login(ADMIN).await;
     let imported = upload(
         &site,
         &admin,
@@ -687,7 +723,10 @@ async fn uploads_go_into_the_visitors_own_catalog(site: Site) {
         ],
     )
     .await;
-    assert_eq!(imported.status(), StatusCode::OK);
+    let (staff_import, body) = finished_import(&site, &admin, imported).await;
+    assert!(body.contains("upload-report"), "{body}");
+    let elsewhere = site.get(&staff_import, Some(&holder.cookie)).await;
+    assert_eq!(elsewhere.status(), StatusCode::NOT_FOUND);
     let b = site.store.ensure_rights_holder("Holder B").await.unwrap();
     assert!(
         copytrace_service::library::list_works(site.store.as_ref(), Some(b))

@@ -193,6 +193,8 @@ async fn serve(store: Arc<dyn Store>) -> Site {
         secure_cookies: false,
         redis: None,
         dashboard: Default::default(),
+        imports: Default::default(),
+        trusted_proxies: Vec::new(),
     })
     .into_make_service_with_connect_info::<SocketAddr>();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });

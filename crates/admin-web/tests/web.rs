@@ -83,6 +83,11 @@ struct Site {
 /// A store with holders A (its work titled [`EVIL_TITLE`]) and B, a user of each and an
 /// admin, served on a loopback port.
 async fn start(secure_cookies: bool) -> Site {
+    start_behind(secure_cookies, Vec::new()).await
+}
+
+/// The site behind reverse proxies at `trusted_proxies`.
+async fn start_behind(secure_cookies: bool, trusted_proxies: Vec<ipnet::IpNet>) -> Site {
     let store = SqliteStore::connect("sqlite::memory:").await.unwrap();
     store.migrate().await.unwrap();
     let a = store.ensure_rights_holder("Holder A").await.unwrap();
@@ -107,6 +112,8 @@ async fn start(secure_cookies: bool) -> Site {
         secure_cookies,
         redis: None,
         dashboard: Default::default(),
+        imports: Default::default(),
+        trusted_proxies,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -165,13 +172,28 @@ impl Site {
         email: &str,
         password: &str,
     ) -> reqwest::Response {
-        self.http
+        self.post_login_via(cookie, csrf, email, password, None)
+            .await
+    }
+
+    /// Posts the login form, through a proxy that names the client `forwarded_for` when given.
+    async fn post_login_via(
+        &self,
+        cookie: &str,
+        csrf: &str,
+        email: &str,
+        password: &str,
+        forwarded_for: Option<&str>,
+    ) -> reqwest::Response {
+        let mut request = self
+            .http
             .post(format!("{}/login", self.base))
             .header(COOKIE, cookie)
-            .form(&[("csrf", csrf), ("email", email), ("password", password)])
-            .send()
-            .await
-            .unwrap()
+            .form(&[("csrf", csrf), ("email", email), ("password", password)]);
+        if let Some(client) = forwarded_for {
+            request = request.header("x-forwarded-for", client);
+        }
+        request.send().await.unwrap()
     }
 
     /// Logs in; returns the session cookie pair.
@@ -264,6 +286,81 @@ async fn the_limiter_refuses_a_guessed_account_even_with_the_right_password() {
         .await;
     assert_eq!(limited.status(), StatusCode::TOO_MANY_REQUESTS);
     assert!(set_cookie(&limited, "copytrace_session").is_none());
+}
+
+#[tokio::test]
+async fn behind_a_trusted_proxy_the_limiter_counts_each_client_not_the_proxy() {
+    let proxy = copytrace_admin_web::web::parse_trusted_proxy("127.0.0.1").unwrap();
+    let site = start_behind(false, vec![proxy]).await;
+    let (cookie, csrf) = site.login_form().await;
+    // One client guesses many accounts (one failure each, so no account is limited).
+    for n in 0..accounts::MAX_ADDRESS_FAILURES {
+        let wrong = site
+            .post_login_via(
+                &cookie,
+                &csrf,
+                &format!("guess{n}@example.com"),
+                "guess",
+                Some("203.0.113.1"),
+            )
+            .await;
+        assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    }
+    let limited = site
+        .post_login_via(
+            &cookie,
+            &csrf,
+            "admin@example.com",
+            PASSWORD,
+            Some("203.0.113.1"),
+        )
+        .await;
+    assert_eq!(
+        limited.status(),
+        StatusCode::TOO_MANY_REQUESTS,
+        "that client is limited"
+    );
+    // Another client behind the same proxy still logs in.
+    let other = site
+        .post_login_via(
+            &cookie,
+            &csrf,
+            "admin@example.com",
+            PASSWORD,
+            Some("198.51.100.2"),
+        )
+        .await;
+    assert_eq!(other.status(), StatusCode::SEE_OTHER, "the others are not");
+    // Without the proxy trusted, the header is ignored and the proxy is the client.
+    let direct = start(false).await;
+    let (cookie, csrf) = direct.login_form().await;
+    for n in 0..accounts::MAX_ADDRESS_FAILURES {
+        let forged = format!("203.0.113.{n}");
+        let wrong = direct
+            .post_login_via(
+                &cookie,
+                &csrf,
+                &format!("g{n}@example.com"),
+                "g",
+                Some(&forged),
+            )
+            .await;
+        assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    }
+    let limited = direct
+        .post_login_via(
+            &cookie,
+            &csrf,
+            "admin@example.com",
+            PASSWORD,
+            Some("198.51.100.2"),
+        )
+        .await;
+    assert_eq!(
+        limited.status(),
+        StatusCode::TOO_MANY_REQUESTS,
+        "a forged header does not escape the limiter"
+    );
 }
 
 #[tokio::test]

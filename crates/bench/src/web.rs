@@ -218,6 +218,8 @@ async fn bench(args: &Args, url: &str, routes: &[Route]) -> Result<()> {
         secure_cookies: false,
         redis: None,
         dashboard: Default::default(),
+        imports: Default::default(),
+        trusted_proxies: Vec::new(),
     })
     .into_make_service_with_connect_info::<SocketAddr>();
     let server = tokio::spawn(async move { axum::serve(listener, app).await });

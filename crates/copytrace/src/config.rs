@@ -78,6 +78,8 @@ pub struct ServeSection {
     pub sweep_secs: Option<u64>,
     /// `COPYTRACE_SECURE_COOKIES`
     pub secure_cookies: Option<bool>,
+    /// `COPYTRACE_TRUSTED_PROXIES`
+    pub trusted_proxies: Option<Vec<String>>,
 }
 
 /// `[worker]` settings.
@@ -183,6 +185,10 @@ impl ConfigFile {
             self.serve.secure_cookies.map(|v| v.to_string()),
         );
         put(
+            "COPYTRACE_TRUSTED_PROXIES",
+            self.serve.trusted_proxies.as_ref().map(|v| v.join(",")),
+        );
+        put(
             "COPYTRACE_WORKER_CONCURRENCY",
             self.worker.concurrency.map(|v| v.to_string()),
         );
@@ -273,6 +279,7 @@ pub fn print_effective(globals: &crate::cli::Globals) {
         "COPYTRACE_SERVE_WORKERS",
         "COPYTRACE_SWEEP_SECS",
         "COPYTRACE_SECURE_COOKIES",
+        "COPYTRACE_TRUSTED_PROXIES",
         "COPYTRACE_WORKER_CONCURRENCY",
         "COPYTRACE_LEASE_SECS",
         "COPYTRACE_RETRY_BASE_SECS",

@@ -235,6 +235,8 @@ pub struct ServeSettings {
     pub listen: SocketAddr,
     /// Mark the web's cookies Secure (users reach it over HTTPS).
     pub secure_cookies: bool,
+    /// Reverse proxies whose `X-Forwarded-For` names the client.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
     /// In-process crawl and match worker loops (embedded mode); 0 leaves the jobs to
     /// `copytrace worker` processes.
     pub workers: u32,
@@ -275,6 +277,8 @@ pub async fn serve(
         secure_cookies: settings.secure_cookies,
         redis: probe.redis.clone(),
         dashboard: Default::default(),
+        imports: Default::default(),
+        trusted_proxies: settings.trusted_proxies.clone(),
     };
     let http = tokio::spawn(serve_web(
         bind(settings.listen).await?,

@@ -1,6 +1,6 @@
 //! Logging in and out, and choosing the language.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use askama::Template;
 use axum::Form;
@@ -106,7 +106,7 @@ async fn login_submit(
         state.store.as_ref(),
         &form.email,
         &form.password,
-        &client.ip().to_string(),
+        &client_address(client.ip(), &headers, &state.trusted_proxies).to_string(),
         Utc::now(),
     )
     .await;
@@ -194,4 +194,126 @@ fn url_path(referer: &str) -> Option<String> {
     let rest = referer.split_once("://").map_or(referer, |(_, rest)| rest);
     let path = &rest[rest.find('/')?..];
     (!path.starts_with("//")).then(|| path.to_owned())
+}
+
+/// The address of the client behind `peer`: `peer` itself, unless it is one of the
+/// `trusted_proxies`; then the nearest address in `X-Forwarded-For` (read from the right, the
+/// end each proxy appends to) that is not itself a trusted proxy.
+///
+/// Behind a reverse proxy every request comes from the proxy: without this, the login limiter's
+/// per-address count (20 failures in 15 minutes) would lock everyone out at once. Only trusted
+/// proxies are believed, because any client can send the header; a value that is not an
+/// address stops the walk at the last proxy that was believed.
+pub(crate) fn client_address(
+    peer: IpAddr,
+    headers: &HeaderMap,
+    trusted_proxies: &[ipnet::IpNet],
+) -> IpAddr {
+    let trusted = |address: &IpAddr| trusted_proxies.iter().any(|net| net.contains(address));
+    if !trusted(&peer) {
+        return peer;
+    }
+    let hops: Vec<&str> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .map(str::trim)
+        .collect();
+    let mut client = peer;
+    for hop in hops.iter().rev() {
+        let Ok(address) = hop.parse::<IpAddr>() else {
+            break;
+        };
+        client = address;
+        if !trusted(&address) {
+            break;
+        }
+    }
+    client
+}
+
+/// A trusted proxy as `serve --trusted-proxy` takes it: a network (`10.0.0.0/8`) or one address
+/// (`192.0.2.7`, `::1`).
+pub fn parse_trusted_proxy(text: &str) -> Result<ipnet::IpNet, String> {
+    let text = text.trim();
+    text.parse::<ipnet::IpNet>()
+        .or_else(|_| text.parse::<IpAddr>().map(ipnet::IpNet::from))
+        .map_err(|_| format!("{text:?} is neither an IP address nor a network such as 10.0.0.0/8"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn forwarded(values: &[&str]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for value in values {
+            headers.append("x-forwarded-for", HeaderValue::from_str(value).unwrap());
+        }
+        headers
+    }
+
+    fn ip(text: &str) -> IpAddr {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn the_forwarded_address_is_believed_from_trusted_proxies_only() {
+        let proxies = [parse_trusted_proxy("10.0.0.0/8").unwrap()];
+        let headers = forwarded(&["203.0.113.9"]);
+        // From the proxy: the client it names.
+        assert_eq!(
+            client_address(ip("10.0.0.2"), &headers, &proxies),
+            ip("203.0.113.9")
+        );
+        // From anyone else, the header is the sender's claim: ignored.
+        assert_eq!(
+            client_address(ip("198.51.100.4"), &headers, &proxies),
+            ip("198.51.100.4")
+        );
+        // No proxies configured: the peer, whatever the header says.
+        assert_eq!(
+            client_address(ip("10.0.0.2"), &headers, &[]),
+            ip("10.0.0.2")
+        );
+    }
+
+    #[test]
+    fn a_client_cannot_hide_behind_a_forged_first_hop() {
+        let proxies = [
+            parse_trusted_proxy("10.0.0.0/8").unwrap(),
+            parse_trusted_proxy("192.0.2.7").unwrap(),
+        ];
+        // The client wrote "1.2.3.4" itself; the proxies appended what they saw.
+        let headers = forwarded(&["1.2.3.4, 203.0.113.9", "10.1.1.1"]);
+        assert_eq!(
+            client_address(ip("192.0.2.7"), &headers, &proxies),
+            ip("203.0.113.9")
+        );
+        // Garbage stops the walk at the last proxy believed.
+        let headers = forwarded(&["203.0.113.9, not-an-address, 10.1.1.1"]);
+        assert_eq!(
+            client_address(ip("10.0.0.2"), &headers, &proxies),
+            ip("10.1.1.1")
+        );
+        // No header at all: the proxy itself.
+        assert_eq!(
+            client_address(ip("10.0.0.2"), &HeaderMap::new(), &proxies),
+            ip("10.0.0.2")
+        );
+    }
+
+    #[test]
+    fn trusted_proxies_are_networks_or_single_addresses() {
+        assert!(parse_trusted_proxy("10.0.0.0/8").is_ok());
+        assert!(parse_trusted_proxy("::1").unwrap().contains(&ip("::1")));
+        assert!(
+            parse_trusted_proxy("192.0.2.7")
+                .unwrap()
+                .contains(&ip("192.0.2.7"))
+        );
+        assert!(parse_trusted_proxy("proxy.internal").is_err());
+    }
 }

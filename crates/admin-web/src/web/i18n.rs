@@ -213,6 +213,26 @@ pub struct Texts {
     pub updated_work: &'static str,
     pub unchanged_work: &'static str,
     pub choose_files: &'static str,
+    /// Heading of the library page's list of uploads.
+    pub recent_imports: &'static str,
+    /// An import whose step is not known yet.
+    pub import_running: &'static str,
+    /// An import reading and checking its files.
+    pub import_checking: &'static str,
+    /// An import fingerprinting and storing its works.
+    pub import_adding: &'static str,
+    /// A finished import.
+    pub import_done: &'static str,
+    /// An import that stored nothing.
+    pub import_refused: &'static str,
+    /// The holder of a catalog import: each row names its own.
+    pub catalog_holders: &'static str,
+    /// Heading of an import's page.
+    pub import_title: &'static str,
+    /// Under a running import's progress.
+    pub import_refreshes: &'static str,
+    /// How long imports are listed.
+    pub import_kept: &'static str,
     pub marked_for_matching: &'static str,
     pub rejected_rows: &'static str,
     pub upload_works: &'static str,
@@ -377,6 +397,16 @@ static ZH: Texts = Texts {
     updated_work: "已更新",
     unchanged_work: "未变化",
     choose_files: "请选择要上传的文件。",
+    recent_imports: "最近的上传",
+    import_running: "导入中",
+    import_checking: "检查文件",
+    import_adding: "添加作品",
+    import_done: "已完成",
+    import_refused: "未导入",
+    catalog_holders: "按目录中的权利人",
+    import_title: "上传导入",
+    import_refreshes: "正在后台导入，本页每 2 秒自动刷新。可以离开本页，导入会继续。",
+    import_kept: "上传记录保存在本服务进程中，重启后清空；若导入中途重启，请重新上传（未变化的作品会被跳过）。",
     marked_for_matching: "需重新比对的已抓取页面",
     rejected_rows: "被拒绝的行",
     upload_works: "上传作品文件",
@@ -557,6 +587,16 @@ static EN: Texts = Texts {
     updated_work: "updated",
     unchanged_work: "unchanged",
     choose_files: "Choose the files to upload.",
+    recent_imports: "Recent uploads",
+    import_running: "importing",
+    import_checking: "checking files",
+    import_adding: "adding works",
+    import_done: "done",
+    import_refused: "refused",
+    catalog_holders: "as the catalog names",
+    import_title: "Library upload",
+    import_refreshes: "Importing in the background; this page refreshes every 2 seconds. You may leave it: the import goes on.",
+    import_kept: "Uploads are listed by this server process until it restarts; if it restarts during an import, upload again (unchanged works are skipped).",
     marked_for_matching: "crawled pages marked for matching",
     rejected_rows: "Rejected rows",
     upload_works: "Upload work files",

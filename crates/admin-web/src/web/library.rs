@@ -3,33 +3,38 @@
 //! import` do: the same service calls, the same checks, the Redis index kept in step when one
 //! is configured. A rights holder's uploads go into its own catalog.
 //!
-//! An upload is handled while the request waits and the page then lists what became of each
-//! file (created, updated, unchanged) or why the upload was refused; nothing is stored when a
-//! file of the upload cannot be read.
+//! The upload request receives the files and starts their import in the background
+//! ([`super::imports`]); the visitor is sent to the import's page, which shows its progress and
+//! then what became of each file (created, updated, unchanged) or why the upload was refused.
+//! Nothing is stored when a file of the upload cannot be read.
 
 use std::path::{Path as FilePath, PathBuf};
 
 use askama::Template;
 use axum::Router;
 use axum::extract::multipart::Multipart;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use copytrace_fingerprint::FingerprintConfig;
-use copytrace_service::{NoProgress, catalog, holders, library};
+use copytrace_service::{catalog, holders, library};
+use copytrace_store::Store;
 
 use super::i18n::Texts;
+use super::imports::{Import, ImportReport, ImportedWork};
 use super::{Area, Viewer, Visitor, WebState, failure, page};
 
 /// This module's pages.
 pub(super) fn routes() -> Router<WebState> {
-    Router::new().route(
-        "/library",
-        get(library_page)
-            .post(upload)
-            .layer(DefaultBodyLimit::max(MAX_UPLOAD_BYTES)),
-    )
+    Router::new()
+        .route(
+            "/library",
+            get(library_page)
+                .post(upload)
+                .layer(DefaultBodyLimit::max(MAX_UPLOAD_BYTES)),
+        )
+        .route("/library/imports/{id}", get(import_page))
 }
 
 /// Largest upload accepted: a catalog's worth of novels.
@@ -43,6 +48,16 @@ struct OutcomeRow {
     outcome: &'static str,
 }
 
+/// One import in the library page's list.
+struct ImportLine {
+    id: String,
+    started: String,
+    holder: String,
+    files: usize,
+    /// How it stands: running (with its progress), done, or refused.
+    state: String,
+}
+
 #[derive(Template)]
 #[template(path = "web/library.html")]
 struct LibraryPage {
@@ -52,12 +67,9 @@ struct LibraryPage {
     holders: Vec<String>,
     /// Whether the visitor may upload a catalog (staff: a catalog names each row's holder).
     may_import_catalog: bool,
-    outcomes: Vec<OutcomeRow>,
-    rejected: Vec<String>,
-    /// Stored pages marked for matching against the new and changed works.
-    marked: u64,
     problem: Option<String>,
-    done: bool,
+    /// The visitor's tenant's recent imports, newest first.
+    imports: Vec<ImportLine>,
 }
 
 async fn library_page(
@@ -65,23 +77,13 @@ async fn library_page(
     visitor: Visitor,
 ) -> Result<Response, Response> {
     visitor.enter(Area::Library)?;
-    render(&state, &visitor, Report::default(), StatusCode::OK).await
-}
-
-/// What an upload did.
-#[derive(Default)]
-struct Report {
-    outcomes: Vec<OutcomeRow>,
-    rejected: Vec<String>,
-    marked: u64,
-    problem: Option<String>,
-    done: bool,
+    render(&state, &visitor, None, StatusCode::OK).await
 }
 
 async fn render(
     state: &WebState,
     visitor: &Visitor,
-    report: Report,
+    problem: Option<String>,
     status: StatusCode,
 ) -> Result<Response, Response> {
     let holders = match visitor.tenant() {
@@ -90,21 +92,59 @@ async fn render(
             .await
             .map_err(failure)?,
     };
+    let t = visitor.t;
+    let imports = state
+        .imports
+        .of(visitor.tenant())
+        .iter()
+        .map(|import| ImportLine {
+            id: import.id.clone(),
+            started: import
+                .started_at
+                .format("%Y-%m-%d %H:%M:%S UTC")
+                .to_string(),
+            holder: import.holder.clone(),
+            files: import.files,
+            state: import_state(import, t),
+        })
+        .collect();
     Ok((
         status,
         page(LibraryPage {
-            t: visitor.t,
+            t,
             viewer: visitor.viewer(),
             holders,
             may_import_catalog: visitor.tenant().is_none(),
-            outcomes: report.outcomes,
-            rejected: report.rejected,
-            marked: report.marked,
-            problem: report.problem,
-            done: report.done,
+            problem,
+            imports,
         }),
     )
         .into_response())
+}
+
+/// How an import stands, in a few words.
+fn import_state(import: &Import, t: &Texts) -> String {
+    match import.finished() {
+        Some((_, report)) if report.problem.is_some() => t.import_refused.to_owned(),
+        Some((_, report)) => format!("{} ({})", t.import_done, report.outcomes.len()),
+        None => {
+            let (label, done, total, _) = import.progress().snapshot();
+            if total > 0 {
+                format!("{} {done}/{total}", step_name(&label, t))
+            } else {
+                step_name(&label, t).to_owned()
+            }
+        }
+    }
+}
+
+/// The step the service reports, as the page names it.
+fn step_name(label: &str, t: &Texts) -> &'static str {
+    match label {
+        "checking" => t.import_checking,
+        "adding" => t.import_adding,
+        _ => t.import_running,
+    }
 }
 
 /// The fields of an upload form, with its files saved in a temporary directory.
@@ -164,11 +204,23 @@ async fn read_upload(mut multipart: Multipart) -> Result<Upload, String> {
     Ok(upload)
 }
 
-fn outcome_rows(outcomes: &[library::IngestOutcome], t: &Texts) -> Vec<OutcomeRow> {
+fn imported_works(outcomes: &[library::IngestOutcome]) -> Vec<ImportedWork> {
     outcomes
         .iter()
-        .map(|o| OutcomeRow {
+        .map(|o| ImportedWork {
             id: o.work_id,
+            external_id: o.external_id.clone(),
+            title: o.title.clone(),
+            outcome: o.outcome,
+        })
+        .collect()
+}
+
+fn outcome_rows(works: &[ImportedWork], t: &Texts) -> Vec<OutcomeRow> {
+    works
+        .iter()
+        .map(|o| OutcomeRow {
+            id: o.id,
             external_id: o.external_id.clone(),
             title: o.title.clone(),
             outcome: match o.outcome {
@@ -180,23 +232,21 @@ fn outcome_rows(outcomes: &[library::IngestOutcome], t: &Texts) -> Vec<OutcomeRo
         .collect()
 }
 
-/// Stores the uploaded work files (or imports the uploaded catalog) and lists what became of
-/// each.
+/// Receives an upload of work files (or a catalog with its files), starts importing it in the
+/// background, and sends the visitor to the import's page.
 async fn upload(
     State(state): State<WebState>,
     visitor: Visitor,
     multipart: Multipart,
 ) -> Result<Response, Response> {
     visitor.enter(Area::Library)?;
-    let t = visitor.t;
     let upload = read_upload(multipart)
         .await
         .map_err(|problem| visitor.bad_request(&problem))?;
     visitor.check_form(&upload.csrf)?;
-    let store = state.store.as_ref();
     let holder = match visitor.tenant() {
         Some(own) => {
-            holders::get(store, own)
+            holders::get(state.store.as_ref(), own)
                 .await
                 .map_err(|error| visitor.not_found_or_failure(error))?
                 .name
@@ -204,76 +254,154 @@ async fn upload(
         None if upload.holder.trim().is_empty() => holders::DEFAULT_RIGHTS_HOLDER.to_owned(),
         None => upload.holder.trim().to_owned(),
     };
-    let refused = |problem: String| Report {
-        problem: Some(problem),
-        ..Report::default()
-    };
-    let mut redis = match &state.redis {
-        Some((url, prefix)) => {
-            Some(copytrace_service::index::open_redis_index(url, prefix).map_err(failure)?)
-        }
-        None => None,
-    };
-    let config = FingerprintConfig::default();
-    let report = if let Some(catalog_path) = &upload.catalog {
+    if upload.catalog.is_some() {
         // A catalog names each row's holder: only staff may import one.
         if visitor.tenant().is_some() {
             return Err(visitor.forbidden());
         }
-        match catalog::import_catalog(store, catalog_path, redis.as_mut(), &config, &NoProgress)
+    } else if upload.files.is_empty() {
+        let problem = Some(visitor.t.choose_files.to_owned());
+        return render(&state, &visitor, problem, StatusCode::BAD_REQUEST).await;
+    }
+    let shown_holder = if upload.catalog.is_some() {
+        visitor.t.catalog_holders.to_owned()
+    } else {
+        holder.clone()
+    };
+    let import = state
+        .imports
+        .start(visitor.tenant(), shown_holder, upload.files.len());
+    let id = import.id.clone();
+    tokio::spawn(async move {
+        let report = run_import(&state, &upload, &holder, &import).await;
+        import.finish(report);
+        // The upload's files are removed here, when the import is done with them.
+        drop(upload);
+    });
+    Ok(Redirect::to(&format!("/library/imports/{id}")).into_response())
+}
+
+/// Imports an upload's files (or catalog) into the library, reporting progress to `import`.
+async fn run_import(
+    state: &WebState,
+    upload: &Upload,
+    holder: &str,
+    import: &Import,
+) -> ImportReport {
+    let refused = |error: copytrace_service::ServiceError| {
+        if error.kind() != copytrace_service::ErrorKind::Invalid {
+            tracing::error!(
+                error = %copytrace_service::error::one_line(&error),
+                "a library upload could not be imported"
+            );
+        }
+        ImportReport {
+            problem: Some(copytrace_service::error::one_line(&error)),
+            ..ImportReport::default()
+        }
+    };
+    let store: &dyn Store = state.store.as_ref();
+    let mut redis = match &state.redis {
+        Some((url, prefix)) => match copytrace_service::index::open_redis_index(url, prefix) {
+            Ok(index) => Some(index),
+            Err(error) => return refused(error),
+        },
+        None => None,
+    };
+    let config = FingerprintConfig::default();
+    let progress = import.progress();
+    if let Some(catalog_path) = &upload.catalog {
+        return match catalog::import_catalog(store, catalog_path, redis.as_mut(), &config, progress)
             .await
         {
-            Ok(imported) => Report {
-                outcomes: outcome_rows(&imported.imported, t),
+            Ok(imported) => ImportReport {
+                outcomes: imported_works(&imported.imported),
                 rejected: imported
                     .rejected
                     .iter()
                     .map(|r| format!("{}:{}: {}", file_name(catalog_path), r.line, r.error))
                     .collect(),
                 marked: imported.matching.candidates,
-                done: true,
                 problem: None,
             },
-            Err(error) => refused(copytrace_service::error::one_line(&error)),
-        }
-    } else if upload.files.is_empty() {
-        refused(t.choose_files.to_owned())
-    } else {
-        let checked = match library::check_library_files(&upload.files, &NoProgress) {
-            Ok(checked) => checked,
-            Err(error) => {
-                let report = refused(copytrace_service::error::one_line(&error));
-                return render(&state, &visitor, report, StatusCode::BAD_REQUEST).await;
-            }
+            Err(error) => refused(error),
         };
-        match library::add_paths(
-            store,
-            &holder,
-            &checked,
-            redis.as_mut(),
-            &config,
-            &NoProgress,
-        )
-        .await
-        {
-            Ok(added) => Report {
-                outcomes: outcome_rows(&added.works, t),
-                marked: added.matching.candidates,
-                done: true,
-                ..Report::default()
-            },
-            Err(error) if error.kind() == copytrace_service::ErrorKind::Invalid => {
-                refused(copytrace_service::error::one_line(&error))
-            }
-            Err(error) => return Err(failure(error)),
+    }
+    let checked = match library::check_library_files(&upload.files, progress) {
+        Ok(checked) => checked,
+        Err(error) => return refused(error),
+    };
+    match library::add_paths(store, holder, &checked, redis.as_mut(), &config, progress).await {
+        Ok(added) => ImportReport {
+            outcomes: imported_works(&added.works),
+            marked: added.matching.candidates,
+            ..ImportReport::default()
+        },
+        Err(error) => refused(error),
+    }
+}
+
+#[derive(Template)]
+#[template(path = "web/library_import.html")]
+struct ImportPage {
+    t: &'static Texts,
+    viewer: Viewer,
+    started: String,
+    holder: String,
+    files: usize,
+    /// While it runs: the step, steps done and in all (0: not known yet), and a status line.
+    running: Option<(String, u64, u64, String)>,
+    /// When it ended.
+    finished: Option<String>,
+    outcomes: Vec<OutcomeRow>,
+    rejected: Vec<String>,
+    marked: u64,
+    problem: Option<String>,
+}
+
+/// One import's progress, then its outcome. Another tenant's import answers 404.
+async fn import_page(
+    State(state): State<WebState>,
+    visitor: Visitor,
+    Path(id): Path<String>,
+) -> Result<Response, Response> {
+    visitor.enter(Area::Library)?;
+    let t = visitor.t;
+    let Some(import) = state.imports.get(&id, visitor.tenant()) else {
+        return Err(visitor.not_found());
+    };
+    let finished = import.finished();
+    let running = match &finished {
+        Some(_) => None,
+        None => {
+            let (label, done, total, status) = import.progress().snapshot();
+            Some((step_name(&label, t).to_owned(), done, total, status))
         }
     };
-    let status = if report.problem.is_some() {
-        StatusCode::BAD_REQUEST
-    } else {
-        StatusCode::OK
+    let (ended, report) = match finished {
+        Some((at, report)) => (Some(at.format("%Y-%m-%d %H:%M:%S UTC").to_string()), report),
+        None => (None, ImportReport::default()),
     };
-    render(&state, &visitor, report, status).await
+    Ok((
+        StatusCode::OK,
+        page(ImportPage {
+            t,
+            viewer: visitor.viewer(),
+            started: import
+                .started_at
+                .format("%Y-%m-%d %H:%M:%S UTC")
+                .to_string(),
+            holder: import.holder.clone(),
+            files: import.files,
+            running,
+            finished: ended,
+            outcomes: outcome_rows(&report.outcomes, t),
+            rejected: report.rejected,
+            marked: report.marked,
+            problem: report.problem,
+        }),
+    )
+        .into_response())
 }
 
 fn file_name(path: &FilePath) -> String {

@@ -24,17 +24,20 @@ mod access;
 mod actions;
 mod analysis;
 mod auth;
+pub use auth::parse_trusted_proxy;
 mod crawls;
 mod dashboard;
 mod figures;
 pub(crate) mod filters;
 pub mod i18n;
+mod imports;
 mod library;
 mod matches;
 mod works;
 
 pub use access::Area;
 pub use figures::DashboardCache;
+pub use imports::LibraryImports;
 
 use std::sync::Arc;
 
@@ -68,6 +71,12 @@ pub struct WebState {
     /// The dashboard's figures per tenant, computed at most once a minute (see
     /// [`DashboardCache`] for how stale they may be).
     pub dashboard: DashboardCache,
+    /// Library uploads being imported in the background, and the last ones finished (see
+    /// [`LibraryImports`]).
+    pub imports: LibraryImports,
+    /// Reverse proxies whose `X-Forwarded-For` names the client (see
+    /// `auth::client_address`); empty: the connection's peer is the client.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
 }
 
 /// The pages, and the JSON API beside them ([`crate::api`]). Serve it with connection info (`into_make_service_with_connect_info`): the login

@@ -110,6 +110,8 @@ impl Site {
             secure_cookies: false,
             redis: None,
             dashboard: Default::default(),
+            imports: Default::default(),
+            trusted_proxies: Vec::new(),
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();

@@ -106,6 +106,13 @@ pub struct ServeArgs {
     /// through a TLS-terminating proxy), so browsers never send a session over plain HTTP.
     #[arg(long, env = "COPYTRACE_SECURE_COOKIES")]
     secure_cookies: bool,
+    /// A reverse proxy in front of the web (an address, or a network such as 10.0.0.0/8;
+    /// repeatable, or comma-separated in the variable): its `X-Forwarded-For` header names the
+    /// client, so the login limiter counts each client rather than the proxy. Other senders of
+    /// the header are not believed.
+    #[arg(long = "trusted-proxy", env = "COPYTRACE_TRUSTED_PROXIES", value_delimiter = ',',
+          value_parser = copytrace_admin_web::web::parse_trusted_proxy)]
+    trusted_proxies: Vec<ipnet::IpNet>,
     /// Crawl and match job loops run inside this process (each). Default: 1 on SQLite (one
     /// process does everything), 0 on PostgreSQL (`copytrace worker` processes run the jobs).
     #[arg(long, env = "COPYTRACE_SERVE_WORKERS",
@@ -170,6 +177,7 @@ pub async fn run_serve(globals: &Globals, args: ServeArgs) -> Result<ExitCode> {
     let settings = ServeSettings {
         listen: args.listen,
         secure_cookies: args.secure_cookies,
+        trusted_proxies: args.trusted_proxies,
         workers: args.workers.unwrap_or(u32::from(globals.embedded())),
         sweep_every: Duration::from_secs(args.sweep_secs),
         runner: args.lease.runner(false),
