@@ -571,3 +571,63 @@ async fn a_match_shows_its_passages_side_by_side_with_differences_marked() {
         StatusCode::OK
     );
 }
+
+#[tokio::test]
+async fn short_lists_are_searched_and_paged_on_the_server() {
+    let site = start(false).await;
+    for n in 0..60 {
+        accounts::add_user(
+            site.store.as_ref(),
+            &format!("analyst{n:02}@example.com"),
+            Role::Analyst,
+            None,
+            PASSWORD,
+        )
+        .await
+        .unwrap();
+    }
+    let admin = site.login("admin@example.com").await;
+    // 62 accounts: the first page has 50 rows, the second the other 12.
+    let rows = |html: &str| html.matches("action=\"/users/remove\"").count();
+    let first = site.get("/users", &admin).await.text().await.unwrap();
+    let second = site
+        .get("/users?page=2", &admin)
+        .await
+        .text()
+        .await
+        .unwrap();
+    // The admin's own row has no remove button.
+    assert_eq!(rows(&first) + rows(&second), 61);
+    assert!(
+        rows(&first) >= 49 && rows(&second) <= 12,
+        "{} + {}",
+        rows(&first),
+        rows(&second)
+    );
+    assert!(first.contains("rel=\"next\""), "a link to the next page");
+    assert!(second.contains("rel=\"prev\"") && !second.contains("rel=\"next\""));
+    // A search keeps the matching rows only, and the links keep the search.
+    let searched = site
+        .get("/users?q=analyst0", &admin)
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(rows(&searched), 10, "analyst00 to analyst09");
+    assert!(!searched.contains("analyst10@example.com"));
+    let two_words = site
+        .get("/users?q=ANALYST5+example", &admin)
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(rows(&two_words), 10, "every word, in any case");
+    // A page past the end or not a number is a page, not an error.
+    for odd in ["/users?page=99", "/users?page=%27%3B"] {
+        assert_eq!(
+            site.get(odd, &admin).await.status(),
+            StatusCode::OK,
+            "{odd}"
+        );
+    }
+}

@@ -4,7 +4,7 @@
 
 use askama::Template;
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum_extra::extract::Form;
@@ -15,6 +15,7 @@ use copytrace_store::{Id, NoticeStatus, Role};
 use serde::Deserialize;
 
 use super::i18n::Texts;
+use super::lists::{ListQuery, Pager, page_of};
 use super::{Area, Viewer, Visitor, WebState, failure, page};
 
 /// This module's pages.
@@ -67,6 +68,8 @@ struct NoticesPage {
     t: &'static Texts,
     viewer: Viewer,
     notices: Vec<NoticeRowView>,
+    pager: Pager,
+    list_path: &'static str,
     /// Holders a notice may be written for: an admin chooses; a rights holder has its own.
     holders: Vec<String>,
     problem: Option<String>,
@@ -76,19 +79,27 @@ struct NoticesPage {
 async fn notices_page(
     State(state): State<WebState>,
     visitor: Visitor,
+    Query(query): Query<ListQuery>,
 ) -> Result<Response, Response> {
     visitor.enter(Area::Notices)?;
-    notices_listing(&state, &visitor, None).await
+    notices_listing(&state, &visitor, &query, None).await
 }
 
 async fn notices_listing(
     state: &WebState,
     visitor: &Visitor,
+    query: &ListQuery,
     problem: Option<String>,
 ) -> Result<Response, Response> {
     let t = visitor.t;
     let store = state.store.as_ref();
-    let listed = store_notices(state, visitor).await?;
+    let rows: Vec<NoticeRowView> = store_notices(state, visitor)
+        .await?
+        .iter()
+        .map(|n| NoticeRowView::of(n, t))
+        .filter(|n| query.keeps(&[&n.id.to_string(), &n.site, n.status]))
+        .collect();
+    let (notices, pager) = page_of(rows, query);
     let holders = match visitor.tenant() {
         Some(_) => Vec::new(),
         None => holders::names(store).await.map_err(failure)?,
@@ -103,7 +114,9 @@ async fn notices_listing(
         page(NoticesPage {
             t,
             viewer: visitor.viewer(),
-            notices: listed.iter().map(|n| NoticeRowView::of(n, t)).collect(),
+            notices,
+            pager,
+            list_path: "/notices",
             holders,
             problem,
         }),
@@ -161,6 +174,7 @@ async fn create_notice(
             notices_listing(
                 &state,
                 &visitor,
+                &ListQuery::default(),
                 Some(copytrace_service::error::one_line(&error)),
             )
             .await
@@ -268,20 +282,27 @@ struct UsersPage {
     t: &'static Texts,
     viewer: Viewer,
     users: Vec<UserRow>,
+    pager: Pager,
+    list_path: &'static str,
     holders: Vec<String>,
     roles: Vec<(&'static str, &'static str)>,
     problem: Option<String>,
 }
 
 /// Accounts, and the forms to add and remove them (admins only).
-async fn users_page(State(state): State<WebState>, visitor: Visitor) -> Result<Response, Response> {
+async fn users_page(
+    State(state): State<WebState>,
+    visitor: Visitor,
+    Query(query): Query<ListQuery>,
+) -> Result<Response, Response> {
     visitor.enter(Area::Users)?;
-    users_listing(&state, &visitor, None).await
+    users_listing(&state, &visitor, &query, None).await
 }
 
 async fn users_listing(
     state: &WebState,
     visitor: &Visitor,
+    query: &ListQuery,
     problem: Option<String>,
 ) -> Result<Response, Response> {
     let t = visitor.t;
@@ -295,7 +316,9 @@ async fn users_listing(
             email: a.user.email,
             holder: a.rights_holder.unwrap_or_default(),
         })
+        .filter(|u| query.keeps(&[&u.email, u.role, &u.holder]))
         .collect();
+    let (users, pager) = page_of(users, query);
     let holders = holders::names(store).await.map_err(failure)?;
     let roles = [
         Role::RightsHolder,
@@ -317,6 +340,8 @@ async fn users_listing(
             t,
             viewer: visitor.viewer(),
             users,
+            pager,
+            list_path: "/users",
             holders,
             roles,
             problem,
@@ -346,7 +371,13 @@ async fn add_user(
     visitor.enter(Area::Users)?;
     visitor.check_form(&form.csrf)?;
     let Some(role) = Role::parse(&form.role) else {
-        return users_listing(&state, &visitor, Some(format!("{:?}", form.role))).await;
+        return users_listing(
+            &state,
+            &visitor,
+            &ListQuery::default(),
+            Some(format!("{:?}", form.role)),
+        )
+        .await;
     };
     let holder = (role == Role::RightsHolder).then_some(form.holder.as_str());
     match accounts::add_user(
@@ -361,7 +392,7 @@ async fn add_user(
         Ok(_) => Ok(Redirect::to("/users").into_response()),
         Err(error) => {
             let problem = copytrace_service::error::one_line(&error);
-            users_listing(&state, &visitor, Some(problem)).await
+            users_listing(&state, &visitor, &ListQuery::default(), Some(problem)).await
         }
     }
 }

@@ -15,6 +15,7 @@ use copytrace_store::RunState;
 use serde::Deserialize;
 
 use super::i18n::Texts;
+use super::lists::{ListQuery, Pager, page_of};
 use super::{Area, Viewer, Visitor, WebState, failure, page};
 
 /// This module's pages.
@@ -87,6 +88,8 @@ struct SchedulesPage {
     t: &'static Texts,
     viewer: Viewer,
     schedules: Vec<ScheduleRow>,
+    pager: Pager,
+    list_path: &'static str,
     form: ScheduleForm,
     /// Next runs of the form's expression, when it was previewed and holds.
     next_runs: Vec<String>,
@@ -99,6 +102,7 @@ async fn schedules_page(
     State(state): State<WebState>,
     visitor: Visitor,
     Query(form): Query<ScheduleForm>,
+    Query(list): Query<ListQuery>,
 ) -> Result<Response, Response> {
     visitor.enter(Area::Crawls)?;
     let previewing = !form.name.is_empty() || form.cron != ScheduleForm::default().cron;
@@ -107,12 +111,22 @@ async fn schedules_page(
         Err(problem) if previewing => (Vec::new(), Some(problem)),
         Err(_) => (Vec::new(), None),
     };
-    schedules_listing(&state, &visitor, form, next_runs, problem, StatusCode::OK).await
+    schedules_listing(
+        &state,
+        &visitor,
+        &list,
+        form,
+        next_runs,
+        problem,
+        StatusCode::OK,
+    )
+    .await
 }
 
 async fn schedules_listing(
     state: &WebState,
     visitor: &Visitor,
+    list: &ListQuery,
     form: ScheduleForm,
     next_runs: Vec<String>,
     problem: Option<String>,
@@ -123,7 +137,7 @@ async fn schedules_listing(
     let stored = schedules::list(state.store.as_ref())
         .await
         .map_err(failure)?;
-    let schedules = stored
+    let schedules: Vec<ScheduleRow> = stored
         .into_iter()
         .map(|s| ScheduleRow {
             next: if s.enabled {
@@ -140,13 +154,17 @@ async fn schedules_listing(
             timezone: s.timezone,
             enabled: s.enabled,
         })
+        .filter(|s| list.keeps(&[&s.name, s.kind, &s.cron, &s.timezone]))
         .collect();
+    let (schedules, pager) = page_of(schedules, list);
     Ok((
         status,
         page(SchedulesPage {
             t,
             viewer: visitor.viewer(),
             schedules,
+            pager,
+            list_path: "/schedules",
             form,
             next_runs,
             problem,
@@ -172,6 +190,7 @@ async fn create_schedule(
             schedules_listing(
                 &state,
                 visitor,
+                &ListQuery::default(),
                 form,
                 Vec::new(),
                 Some(problem),
@@ -362,31 +381,45 @@ struct RunsPage {
     t: &'static Texts,
     viewer: Viewer,
     runs: Vec<RunRow>,
+    pager: Pager,
+    list_path: &'static str,
     jobs: Vec<JobLine>,
     live: bool,
 }
 
-/// Runs shown on the runs page.
-const RUNS_SHOWN: u32 = 100;
+/// Runs the runs page searches and pages through: the newest (a run is a crawl or a dedup pass;
+/// a busy deployment makes a few dozen a day).
+const RUNS_LISTED: u32 = 2_000;
 
 /// The latest runs with their progress, and the job queue's counts; reloads itself while a run
 /// is queued or running.
-async fn runs_page(State(state): State<WebState>, visitor: Visitor) -> Result<Response, Response> {
+async fn runs_page(
+    State(state): State<WebState>,
+    visitor: Visitor,
+    Query(list): Query<ListQuery>,
+) -> Result<Response, Response> {
     visitor.enter(Area::Crawls)?;
     let t = visitor.t;
     let store = state.store.as_ref();
-    let runs = copytrace_service::runs::list_runs(store, None, None, None, RUNS_SHOWN)
+    let runs = copytrace_service::runs::list_runs(store, None, None, None, RUNS_LISTED)
         .await
         .map_err(failure)?;
     let jobs = copytrace_service::jobs::queue_counts(store)
         .await
         .map_err(failure)?;
-    let runs: Vec<RunRow> = runs.iter().map(|r| RunRow::of(r, t)).collect();
+    let runs: Vec<RunRow> = runs
+        .iter()
+        .map(|r| RunRow::of(r, t))
+        .filter(|r| list.keeps(&[&r.id.to_string(), r.kind, &r.schedule, r.trigger, r.state]))
+        .collect();
+    let (runs, pager) = page_of(runs, &list);
     Ok(page(RunsPage {
         t,
         viewer: visitor.viewer(),
         live: runs.iter().any(|r| r.running),
         runs,
+        pager,
+        list_path: "/runs",
         jobs: jobs
             .into_iter()
             .map(|j| JobLine {

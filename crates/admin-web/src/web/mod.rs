@@ -32,6 +32,7 @@ pub(crate) mod filters;
 pub mod i18n;
 mod imports;
 mod library;
+mod lists;
 mod matches;
 mod works;
 

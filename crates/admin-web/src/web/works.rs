@@ -6,9 +6,9 @@ use axum::extract::{Path, State};
 use axum::response::Response;
 use axum::routing::get;
 use copytrace_store::{ListingOrder, MatchFilter, StatsFilter};
-use serde::Deserialize;
 
 use super::i18n::Texts;
+use super::lists::{ListQuery, Pager, page_of};
 use super::{Area, MatchRowView, Viewer, Visitor, WebState, failure, page};
 
 /// This module's pages.
@@ -17,9 +17,6 @@ pub(super) fn routes() -> Router<WebState> {
         .route("/works", get(works_page))
         .route("/works/{id}", get(work_page))
 }
-
-/// Works shown on one page of the works list.
-const WORKS_PER_PAGE: usize = 50;
 
 struct WorkRowView {
     id: i64,
@@ -35,19 +32,9 @@ struct WorkRowView {
 struct WorksPage {
     t: &'static Texts,
     viewer: Viewer,
-    query: String,
     works: Vec<WorkRowView>,
-    total: usize,
-    page: usize,
-    pages: usize,
-}
-
-#[derive(Deserialize)]
-struct WorksQuery {
-    #[serde(default)]
-    q: String,
-    #[serde(default)]
-    page: Option<usize>,
+    pager: Pager,
+    list_path: &'static str,
 }
 
 /// The library's works (a rights holder's own), filtered by title or identifier, a page at a
@@ -55,7 +42,7 @@ struct WorksQuery {
 async fn works_page(
     State(state): State<WebState>,
     visitor: Visitor,
-    axum::extract::Query(query): axum::extract::Query<WorksQuery>,
+    axum::extract::Query(query): axum::extract::Query<ListQuery>,
 ) -> Result<Response, Response> {
     visitor.enter(Area::Reports)?;
     let Visitor { session, t } = visitor;
@@ -64,24 +51,13 @@ async fn works_page(
     let works = copytrace_service::library::list_works(store, holder)
         .await
         .map_err(failure)?;
-    let needle = query.q.trim().to_lowercase();
     let matching: Vec<_> = works
         .into_iter()
-        .filter(|w| {
-            needle.is_empty()
-                || w.title.to_lowercase().contains(&needle)
-                || w.external_id.to_lowercase().contains(&needle)
-        })
+        .filter(|w| query.keeps(&[&w.title, &w.external_id]))
         .collect();
-    let total = matching.len();
-    let pages = total.div_ceil(WORKS_PER_PAGE).max(1);
-    let page_number = query.page.unwrap_or(1).clamp(1, pages);
-    let mut works = Vec::with_capacity(WORKS_PER_PAGE);
-    for w in matching
-        .into_iter()
-        .skip((page_number - 1) * WORKS_PER_PAGE)
-        .take(WORKS_PER_PAGE)
-    {
+    let (shown, pager) = page_of(matching, &query);
+    let mut works = Vec::with_capacity(shown.len());
+    for w in shown {
         // Copies of the works shown only, each counted over its own matches (an index
         // lookup), never over every match of the library.
         let filter = StatsFilter {
@@ -106,11 +82,9 @@ async fn works_page(
     Ok(page(WorksPage {
         t,
         viewer: Viewer::of(&session, t),
-        query: query.q,
         works,
-        total,
-        page: page_number,
-        pages,
+        pager,
+        list_path: "/works",
     }))
 }
 
