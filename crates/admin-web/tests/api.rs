@@ -300,6 +300,7 @@ impl Site {
         let mut request = match method {
             "get" => self.http.get(url),
             "post" => self.http.post(url),
+            "delete" => self.http.delete(url),
             other => panic!("method {other}"),
         };
         match auth {
@@ -341,7 +342,7 @@ impl Site {
 
 /// Every route the API serves, as the OpenAPI document writes them: the list this test holds
 /// the router and the document to.
-const ROUTES: [(&str, &str); 18] = [
+const ROUTES: [(&str, &str); 22] = [
     ("get", "/api/openapi.json"),
     ("get", "/api/v1/me"),
     ("get", "/api/v1/tokens"),
@@ -359,7 +360,12 @@ const ROUTES: [(&str, &str); 18] = [
     ("post", "/api/v1/notices/{id}/status"),
     ("get", "/api/v1/schedules"),
     ("post", "/api/v1/schedules"),
+    ("post", "/api/v1/schedules/{name}/pause"),
+    ("post", "/api/v1/schedules/{name}/resume"),
+    ("post", "/api/v1/schedules/{name}/run"),
     ("get", "/api/v1/runs"),
+    // Last: the route check below deletes the schedule the others act on.
+    ("delete", "/api/v1/schedules/{name}"),
 ];
 
 /// The GET endpoints with holder A's ids filled in, and who may read them.
@@ -413,6 +419,24 @@ fn writable(ids: &Objects, column: usize) -> Vec<(String, Value, u16, [u16; 4])>
                 "max_pages": 10,
             }),
             201,
+            CRAWLERS,
+        ),
+        (
+            format!("/api/v1/schedules/api-{column}/pause"),
+            json!({}),
+            200,
+            CRAWLERS,
+        ),
+        (
+            format!("/api/v1/schedules/api-{column}/resume"),
+            json!({}),
+            200,
+            CRAWLERS,
+        ),
+        (
+            format!("/api/v1/schedules/api-{column}/run"),
+            json!({}),
+            202,
             CRAWLERS,
         ),
     ]
@@ -531,6 +555,64 @@ async fn every_endpoint_answers_every_role_as_intended(site: Site) {
         BTreeSet::from(["nightly", "api-0", "api-1", "by-cookie"].map(str::to_owned)),
         "created by the admin's and the operator's tokens and the admin's cookie, by nobody \
          else and never without the CSRF header"
+    );
+
+    // Pausing, resuming and running act on the schedule; deleting removes it.
+    let operator = Auth::Token(&tokens[1]);
+    let paused = site
+        .post("/api/v1/schedules/api-1/pause", operator, &json!({}))
+        .await;
+    assert_eq!(paused.body["enabled"], false, "{}", paused.body);
+    assert_eq!(paused.body["next_runs"].as_array().unwrap().len(), 0);
+    let resumed = site
+        .post("/api/v1/schedules/api-1/resume", operator, &json!({}))
+        .await;
+    assert_eq!(resumed.body["enabled"], true);
+    assert_eq!(resumed.body["next_runs"].as_array().unwrap().len(), 5);
+    let started = site
+        .post("/api/v1/schedules/api-1/run", operator, &json!({}))
+        .await;
+    let run_id = started.body["run_id"].as_i64().unwrap();
+    let runs = site.get("/api/v1/runs", operator).await.body;
+    assert!(
+        runs.as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["id"] == run_id && r["schedule"] == "api-1" && r["trigger"] == "manual"),
+        "{runs}"
+    );
+    let missing = site
+        .post("/api/v1/schedules/no-such/run", operator, &json!({}))
+        .await;
+    assert_eq!(missing.status, 404);
+    let analyst = Auth::Token(&tokens[2]);
+    let refused = site
+        .call("delete", "/api/v1/schedules/api-1", analyst, None)
+        .await;
+    assert_eq!(refused.status, 403);
+    let forged = site
+        .call(
+            "delete",
+            "/api/v1/schedules/api-1",
+            Auth::Cookie(&sessions[1], None),
+            None,
+        )
+        .await;
+    assert_eq!(forged.status, 403, "a cookie without the CSRF header");
+    let deleted = site
+        .call("delete", "/api/v1/schedules/api-1", operator, None)
+        .await;
+    assert_eq!(deleted.status, 204);
+    let again = site
+        .call("delete", "/api/v1/schedules/api-1", operator, None)
+        .await;
+    assert_eq!(again.status, 404, "gone");
+    assert!(
+        !copytrace_service::schedules::list(site.store.as_ref())
+            .await
+            .unwrap()
+            .iter()
+            .any(|s| s.name == "api-1")
     );
 }
 
@@ -833,7 +915,9 @@ async fn the_document_describes_every_route(site: Site) {
         } else {
             ids.a_match
         };
-        let concrete = path.replace("{id}", &id.to_string());
+        let concrete = path
+            .replace("{id}", &id.to_string())
+            .replace("{name}", "nightly");
         let answer = site
             .call(method, &concrete, Auth::Token(&token), Some(&json!({})))
             .await;

@@ -49,7 +49,7 @@ pub const DEFAULT_PER_PAGE: u32 = 50;
 
 /// Every route of the API, as `(method, path)` in the OpenAPI document's notation: what
 /// [`routes`] serves, and what the document must describe (a test holds them to each other).
-pub const ROUTES: [(&str, &str); 18] = [
+pub const ROUTES: [(&str, &str); 22] = [
     ("get", "/api/openapi.json"),
     ("get", "/api/v1/me"),
     ("get", "/api/v1/works"),
@@ -66,6 +66,10 @@ pub const ROUTES: [(&str, &str); 18] = [
     ("post", "/api/v1/notices/{id}/status"),
     ("get", "/api/v1/schedules"),
     ("post", "/api/v1/schedules"),
+    ("delete", "/api/v1/schedules/{name}"),
+    ("post", "/api/v1/schedules/{name}/pause"),
+    ("post", "/api/v1/schedules/{name}/resume"),
+    ("post", "/api/v1/schedules/{name}/run"),
     ("get", "/api/v1/runs"),
     ("get", "/api/v1/tokens"),
 ];
@@ -92,6 +96,22 @@ pub fn routes() -> Router<WebState> {
         .route(
             "/api/v1/schedules",
             get(operations::schedules).post(operations::create_schedule),
+        )
+        .route(
+            "/api/v1/schedules/{name}",
+            axum::routing::delete(operations::delete_schedule),
+        )
+        .route(
+            "/api/v1/schedules/{name}/pause",
+            post(operations::pause_schedule),
+        )
+        .route(
+            "/api/v1/schedules/{name}/resume",
+            post(operations::resume_schedule),
+        )
+        .route(
+            "/api/v1/schedules/{name}/run",
+            post(operations::run_schedule),
         )
         .route("/api/v1/runs", get(operations::runs))
         .route("/api/v1/tokens", get(operations::tokens))

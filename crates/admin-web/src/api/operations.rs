@@ -1,7 +1,7 @@
 //! The caller, crawl schedules and runs (operators and admins), and the caller's API tokens.
 
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use chrono::Utc;
 use copytrace_service::accounts;
@@ -9,7 +9,7 @@ use copytrace_service::schedules::{self, CrawlSchedule};
 use copytrace_service::settings::CrawlSettings;
 
 use super::schema::{
-    ErrorBody, Me, NewScheduleRequest, RunItem, RunsQuery, ScheduleItem, TokenItem,
+    ErrorBody, Me, NewScheduleRequest, RunItem, RunStarted, RunsQuery, ScheduleItem, TokenItem,
 };
 use super::{ApiError, ApiResult, Body, Caller, DEFAULT_PER_PAGE, MAX_PER_PAGE, Query};
 use crate::web::{Area, WebState};
@@ -213,4 +213,114 @@ pub(super) async fn runs(
             })
             .collect(),
     ))
+}
+
+/// Pauses a schedule: it fires no more until resumed (a run already started goes on).
+#[utoipa::path(
+    post,
+    path = "/api/v1/schedules/{name}/pause",
+    tag = "crawls",
+    params(("name" = String, Path, description = "The schedule's name")),
+    responses(
+        (status = 200, description = "The schedule, paused", body = ScheduleItem),
+        (status = 401, description = "No live credentials", body = ErrorBody),
+        (status = 403, description = "Only operators and admins manage crawls; or a cookie without X-CSRF-Token", body = ErrorBody),
+        (status = 404, description = "No such schedule", body = ErrorBody),
+    )
+)]
+pub(super) async fn pause_schedule(
+    caller: Caller,
+    State(state): State<WebState>,
+    Path(name): Path<String>,
+) -> ApiResult<Json<ScheduleItem>> {
+    set_schedule_enabled(&caller, &state, &name, false).await
+}
+
+/// Resumes a paused schedule: it fires at its next tick.
+#[utoipa::path(
+    post,
+    path = "/api/v1/schedules/{name}/resume",
+    tag = "crawls",
+    params(("name" = String, Path, description = "The schedule's name")),
+    responses(
+        (status = 200, description = "The schedule, resumed, with its next runs", body = ScheduleItem),
+        (status = 401, description = "No live credentials", body = ErrorBody),
+        (status = 403, description = "Only operators and admins manage crawls; or a cookie without X-CSRF-Token", body = ErrorBody),
+        (status = 404, description = "No such schedule", body = ErrorBody),
+    )
+)]
+pub(super) async fn resume_schedule(
+    caller: Caller,
+    State(state): State<WebState>,
+    Path(name): Path<String>,
+) -> ApiResult<Json<ScheduleItem>> {
+    set_schedule_enabled(&caller, &state, &name, true).await
+}
+
+async fn set_schedule_enabled(
+    caller: &Caller,
+    state: &WebState,
+    name: &str,
+    enabled: bool,
+) -> ApiResult<Json<ScheduleItem>> {
+    caller.enter(Area::Crawls)?;
+    let store = state.store.as_ref();
+    schedules::set_enabled(store, name, enabled)
+        .await
+        .map_err(ApiError::service)?;
+    let details = schedules::schedule_details(store, name, Utc::now())
+        .await
+        .map_err(ApiError::service)?;
+    Ok(Json(schedule_item(details.schedule)))
+}
+
+/// Starts a schedule's run now, whatever its cron says (even while paused). The run is queued:
+/// follow it in `GET /api/v1/runs`.
+#[utoipa::path(
+    post,
+    path = "/api/v1/schedules/{name}/run",
+    tag = "crawls",
+    params(("name" = String, Path, description = "The schedule's name")),
+    responses(
+        (status = 202, description = "The run and its job, queued", body = RunStarted),
+        (status = 401, description = "No live credentials", body = ErrorBody),
+        (status = 403, description = "Only operators and admins manage crawls; or a cookie without X-CSRF-Token", body = ErrorBody),
+        (status = 404, description = "No such schedule", body = ErrorBody),
+    )
+)]
+pub(super) async fn run_schedule(
+    caller: Caller,
+    State(state): State<WebState>,
+    Path(name): Path<String>,
+) -> ApiResult<(StatusCode, Json<RunStarted>)> {
+    caller.enter(Area::Crawls)?;
+    let (run_id, job_id) = schedules::run_now(state.store.as_ref(), &name)
+        .await
+        .map_err(ApiError::service)?;
+    Ok((StatusCode::ACCEPTED, Json(RunStarted { run_id, job_id })))
+}
+
+/// Deletes a schedule; its runs stay in the history.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/schedules/{name}",
+    tag = "crawls",
+    params(("name" = String, Path, description = "The schedule's name")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 401, description = "No live credentials", body = ErrorBody),
+        (status = 403, description = "Only operators and admins manage crawls; or a cookie without X-CSRF-Token", body = ErrorBody),
+        (status = 404, description = "No such schedule", body = ErrorBody),
+    )
+)]
+pub(super) async fn delete_schedule(
+    caller: Caller,
+    State(state): State<WebState>,
+    Path(name): Path<String>,
+) -> ApiResult<StatusCode> {
+    caller.enter(Area::Crawls)?;
+    schedules::delete(state.store.as_ref(), &name)
+        .await
+        .map_err(ApiError::service)?;
+    Ok(StatusCode::NO_CONTENT)
 }

@@ -454,6 +454,13 @@ pub struct NewScheduleRequest {
     pub max_pages: Option<usize>,
 }
 
+/// `POST /api/v1/schedules/{name}/run`: the run started and the job that carries it out.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunStarted {
+    pub run_id: i64,
+    pub job_id: i64,
+}
+
 /// `GET /api/v1/runs`.
 #[derive(Debug, Default, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
