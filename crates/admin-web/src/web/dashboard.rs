@@ -69,10 +69,7 @@ async fn dashboard_page(
         t,
         viewer: Viewer::of(session, t),
         holder: figures.holder.clone(),
-        as_of: figures
-            .computed_at
-            .format("%Y-%m-%d %H:%M:%S UTC")
-            .to_string(),
+        as_of: super::utc_seconds(figures.computed_at),
         totals: figures.totals.clone(),
         days,
         any_matches,

@@ -99,10 +99,7 @@ async fn render(
         .iter()
         .map(|import| ImportLine {
             id: import.id.clone(),
-            started: import
-                .started_at
-                .format("%Y-%m-%d %H:%M:%S UTC")
-                .to_string(),
+            started: super::utc_seconds(import.started_at),
             holder: import.holder.clone(),
             files: import.files,
             state: import_state(import, t),
@@ -379,7 +376,7 @@ async fn import_page(
         }
     };
     let (ended, report) = match finished {
-        Some((at, report)) => (Some(at.format("%Y-%m-%d %H:%M:%S UTC").to_string()), report),
+        Some((at, report)) => (Some(super::utc_seconds(at)), report),
         None => (None, ImportReport::default()),
     };
     Ok((
@@ -387,10 +384,7 @@ async fn import_page(
         page(ImportPage {
             t,
             viewer: visitor.viewer(),
-            started: import
-                .started_at
-                .format("%Y-%m-%d %H:%M:%S UTC")
-                .to_string(),
+            started: super::utc_seconds(import.started_at),
             holder: import.holder.clone(),
             files: import.files,
             running,

@@ -390,3 +390,8 @@ impl MatchRowView {
         }
     }
 }
+
+/// An instant as the pages show a moment to the second: `2026-11-27 11:10:10 UTC`.
+pub(super) fn utc_seconds(at: chrono::DateTime<chrono::Utc>) -> String {
+    at.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+}
