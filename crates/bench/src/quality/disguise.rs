@@ -145,7 +145,7 @@ pub struct Benchmark {
 }
 
 /// The positive disguises, in table order.
-pub const POSITIVE: [&str; 17] = [
+pub const POSITIVE: [&str; 18] = [
     "verbatim",
     "traditional",
     "traditional-big5",
@@ -163,17 +163,23 @@ pub const POSITIVE: [&str; 17] = [
     "combined",
     "english-verbatim",
     "english-noise",
+    "junk-between",
 ];
 
-/// The negatives, in table order. The last four are the hard negatives the acceptance
-/// criteria name: sharing only a dateline, a quotation, common phrases, a standard paragraph.
-pub const NEGATIVE: [&str; 6] = [
+/// The negatives, in table order. After the unrelated and same-topic pages come the hard
+/// negatives: sharing only a dateline, a quotation, common phrases, a standard paragraph; one
+/// sentence of a work (a news lead of up to 100 characters); a commentary quoting a work in a
+/// few short quotations; and an unrelated page strewn with visible junk characters.
+pub const NEGATIVE: [&str; 9] = [
     "negative-unrelated",
     "negative-topic",
     "negative-dateline",
     "negative-quote",
     "negative-phrase",
     "negative-boilerplate",
+    "negative-sentence",
+    "negative-commentary",
+    "negative-obfuscated",
 ];
 
 /// Standard paragraphs a publisher appends to each of its works. Registered works carry them,
@@ -327,6 +333,7 @@ pub fn generate(corpus: &Corpus, plan: Plan) -> Benchmark {
                     page.paragraphs = romanize(&page.paragraphs, rate, &mut rng);
                 }
                 "noise" | "english-noise" => page.paragraphs = noise(&page.paragraphs, &mut rng),
+                "junk-between" => page.paragraphs = junk_between(&page.paragraphs, &mut rng),
                 "ads" => page.paragraphs = ads(&page.paragraphs, &mut rng),
                 "excerpt-10" | "excerpt-30" | "excerpt-50" => {
                     let share = match disguise {
@@ -459,6 +466,8 @@ fn negatives(
         .filter(|(_, found)| found.len() >= 3)
         .collect();
 
+    let chinese_works: &Vec<&LibraryWork> =
+        &library.iter().filter(|w| w.lang == Lang::Chinese).collect();
     for disguise in NEGATIVE {
         for n in 0..plan.per_disguise {
             let host = if disguise == "negative-unrelated"
@@ -509,6 +518,33 @@ fn negatives(
                     page.paragraphs
                         .push(PUBLISHER_PARAGRAPHS[usize::from(english)].to_owned());
                 }
+                "negative-sentence" => {
+                    // A news lead (the work's first sentence) when it is of a lead's length,
+                    // else another sentence of that length, quoted once in another article.
+                    let Some(sentence) = shared_sentence(chinese_works, rng) else {
+                        continue;
+                    };
+                    let at = rng.below(page.paragraphs.len());
+                    page.paragraphs[at].push_str(&sentence);
+                }
+                "negative-commentary" => {
+                    let count = 3 + rng.below(3);
+                    let Some((work, quotes)) = (0..10).find_map(|_| {
+                        let work = rng.pick(chinese_works);
+                        let quotes = short_quotations(work, count, rng);
+                        (quotes.len() == count).then_some((work, quotes))
+                    }) else {
+                        continue;
+                    };
+                    for quote in quotes {
+                        let at = rng.below(page.paragraphs.len());
+                        let lead =
+                            rng.pick(&["书中写道", "作者写道", "原文是这样的", "正如文中所说"]);
+                        page.paragraphs[at].push_str(&format!("{lead}：“{quote}”"));
+                    }
+                    page.title = format!("评《{}》", work.title);
+                }
+                "negative-obfuscated" => page.paragraphs = junk_between(&page.paragraphs, rng),
                 other => unreachable!("negative {other} has no generator"),
             }
             if rng.chance(0.25) {
@@ -517,6 +553,76 @@ fn negatives(
             pages.push(page);
         }
     }
+}
+
+/// Lengths of the sentence a `negative-sentence` page shares with a work, in characters: a news
+/// lead or a quoted sentence, up to the "about 100 characters" of the issue.
+const SHARED_SENTENCE_CHARS: std::ops::RangeInclusive<usize> = 40..=100;
+
+/// One sentence of a Chinese work for a page to share: the work's first (a news article's lead)
+/// when its length is in [`SHARED_SENTENCE_CHARS`], else a random one that is.
+fn shared_sentence(works: &[&LibraryWork], rng: &mut Rng) -> Option<String> {
+    for _ in 0..20 {
+        let work = rng.pick(works);
+        let all: Vec<&str> = work.paragraphs.iter().flat_map(|p| sentences(p)).collect();
+        let fits = |s: &&str| SHARED_SENTENCE_CHARS.contains(&s.trim().chars().count());
+        if let Some(lead) = all.first().filter(|s| fits(s)) {
+            return Some(lead.trim().to_owned());
+        }
+        let fitting: Vec<&str> = all.into_iter().filter(fits).collect();
+        if !fitting.is_empty() {
+            return Some(rng.pick(&fitting).trim().to_owned());
+        }
+    }
+    None
+}
+
+/// Up to `count` separate short quotations of `work` (clauses or sentences of 12 to 40
+/// characters, from different places), as a review quotes a book.
+fn short_quotations(work: &LibraryWork, count: usize, rng: &mut Rng) -> Vec<String> {
+    let clauses: Vec<String> = work
+        .paragraphs
+        .iter()
+        .flat_map(|p| sentences(p))
+        .flat_map(|s| s.split(['，', '；']))
+        .map(|c| c.trim().to_owned())
+        .filter(|c| (12..=40).contains(&c.chars().count()))
+        .collect();
+    if clauses.len() < count {
+        return Vec::new();
+    }
+    // Evenly spaced picks with a random offset: separate passages, apart when the work allows.
+    let stride = clauses.len() / count;
+    let offset = rng.below(stride);
+    (0..count)
+        .map(|i| clauses[offset + i * stride].clone())
+        .collect()
+}
+
+/// Visible junk between characters, as anti-copy sites strew it (我※的ⓧ朋7友): a decorative
+/// symbol, a stray Latin letter or a digit after every two to four Han characters.
+fn junk_between(paragraphs: &[String], rng: &mut Rng) -> Vec<String> {
+    const JUNK_CHARS: [char; 16] = [
+        '※', 'ⓧ', '◆', '☆', '丶', '♂', 'ゞ', '①', '7', 'x', 'Q', 'k', '3', '◎', '¤', '〓',
+    ];
+    paragraphs
+        .iter()
+        .map(|p| {
+            let mut out = String::with_capacity(p.len() * 2);
+            let mut until_junk = 2 + rng.below(3);
+            for c in p.chars() {
+                out.push(c);
+                if is_han(c) {
+                    until_junk -= 1;
+                    if until_junk == 0 {
+                        out.push(*rng.pick(&JUNK_CHARS));
+                        until_junk = 2 + rng.below(3);
+                    }
+                }
+            }
+            out
+        })
+        .collect()
 }
 
 fn traditional(paragraphs: &[String]) -> Vec<String> {
