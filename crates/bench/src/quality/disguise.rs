@@ -145,7 +145,7 @@ pub struct Benchmark {
 }
 
 /// The positive disguises, in table order.
-pub const POSITIVE: [&str; 18] = [
+pub const POSITIVE: [&str; 19] = [
     "verbatim",
     "traditional",
     "traditional-big5",
@@ -164,6 +164,7 @@ pub const POSITIVE: [&str; 18] = [
     "english-verbatim",
     "english-noise",
     "junk-between",
+    "excerpt-small",
 ];
 
 /// The negatives, in table order. After the unrelated and same-topic pages come the hard
@@ -274,6 +275,18 @@ pub fn generate(corpus: &Corpus, plan: Plan) -> Benchmark {
     let english: Vec<usize> = (0..library.len())
         .filter(|&i| library[i].lang == Lang::English)
         .collect();
+    // Works long enough for a small excerpt to be a small share of them (the issue's 6-9 %),
+    // or every Chinese work when none is.
+    let long_chinese: Vec<usize> = chinese
+        .iter()
+        .copied()
+        .filter(|&i| library[i].text().chars().count() >= 1_500)
+        .collect();
+    let long_chinese = if long_chinese.is_empty() {
+        chinese.clone()
+    } else {
+        long_chinese
+    };
     let chinese_unrelated: Vec<&Text> = corpus
         .unrelated
         .iter()
@@ -296,7 +309,13 @@ pub fn generate(corpus: &Corpus, plan: Plan) -> Benchmark {
     for disguise in POSITIVE {
         for _ in 0..plan.per_disguise {
             let english_only = disguise.starts_with("english");
-            let pool = if english_only { &english } else { &chinese };
+            let pool = if english_only {
+                &english
+            } else if disguise == "excerpt-small" {
+                &long_chinese
+            } else {
+                &chinese
+            };
             if pool.is_empty() {
                 break;
             }
@@ -344,6 +363,12 @@ pub fn generate(corpus: &Corpus, plan: Plan) -> Benchmark {
                     let host = rng.pick(&chinese_unrelated);
                     page.title = host.title.clone();
                     page.paragraphs = excerpt_in(&work.paragraphs, share, host, &mut rng);
+                }
+                "excerpt-small" => {
+                    // One passage of 120-300 characters inside a long page of other articles.
+                    let hosts: Vec<&Text> = (0..3).map(|_| *rng.pick(&chinese_unrelated)).collect();
+                    page.title = hosts[0].title.clone();
+                    page.paragraphs = small_excerpt_in(&work.paragraphs, &hosts, &mut rng);
                 }
                 "shuffled" => page.paragraphs = shuffle(&page.paragraphs, &mut rng),
                 "split" => {
@@ -789,6 +814,32 @@ fn excerpt_in(work: &[String], share: f64, host: &Text, rng: &mut Rng) -> Vec<St
     let mut out = host.paragraphs.clone();
     let at = rng.below(out.len() + 1);
     out.insert(at, taken);
+    out
+}
+
+/// Characters of the one passage an `excerpt-small` page copies: the shortest excerpts the issue
+/// names (6-9 % of a work of a few thousand characters).
+const SMALL_EXCERPT_CHARS: std::ops::RangeInclusive<usize> = 120..=300;
+
+/// A contiguous run of the work's sentences of [`SMALL_EXCERPT_CHARS`] characters (as close to
+/// a drawn length as sentence ends allow, a long sentence cut at the upper bound), placed
+/// between the paragraphs of several unrelated articles.
+fn small_excerpt_in(work: &[String], hosts: &[&Text], rng: &mut Rng) -> Vec<String> {
+    let sentences: Vec<&str> = work.iter().flat_map(|p| sentences(p)).collect();
+    let wanted = SMALL_EXCERPT_CHARS.start()
+        + rng.below(SMALL_EXCERPT_CHARS.end() - SMALL_EXCERPT_CHARS.start() + 1);
+    let start = rng.below(sentences.len());
+    let mut taken = String::new();
+    for s in sentences.iter().cycle().skip(start).take(sentences.len()) {
+        if taken.chars().count() >= wanted {
+            break;
+        }
+        taken.push_str(s);
+    }
+    let taken: String = taken.chars().take(*SMALL_EXCERPT_CHARS.end()).collect();
+    let mut out: Vec<String> = hosts.iter().flat_map(|h| h.paragraphs.clone()).collect();
+    let at = 1 + rng.below(out.len().max(1));
+    out.insert(at.min(out.len()), taken);
     out
 }
 
