@@ -105,6 +105,12 @@ pub(super) async fn record_page_matches(
         .fetch_all(&mut *tx)
         .await?;
         let match_of: HashMap<i64, i64> = ids.into_iter().collect();
+        // The insert takes each match's holder from its work: a work that is gone (removed
+        // while the page was matched) inserts no row. The whole verdict is refused, as the
+        // foreign key would.
+        if let Some(gone) = matches.iter().find(|m| !match_of.contains_key(&m.work_id)) {
+            return Err(StoreError::NotFound(format!("work {}", gone.work_id)));
+        }
         shared::log_gate_confirmations::<Postgres>(
             &mut tx,
             page_id,

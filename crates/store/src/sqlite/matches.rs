@@ -76,8 +76,11 @@ pub(super) async fn record_page_matches(
         .bind(i64::from(m.copied_chars))
         .bind(content_hash)
         .bind(review.as_str())
-        .fetch_one(&mut *tx)
-        .await?;
+        .fetch_optional(&mut *tx)
+        .await?
+        // The insert takes the match's holder from its work: a work that is gone (removed
+        // while the page was matched) inserts no row, and the verdict is refused.
+        .ok_or_else(|| StoreError::NotFound(format!("work {}", m.work_id)))?;
         if plan.confirmed_now.contains(&m.work_id) {
             shared::log_gate_confirmations::<Sqlite>(
                 &mut tx,
