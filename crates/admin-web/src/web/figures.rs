@@ -1,9 +1,9 @@
 //! The dashboard's figures and their short-lived cache.
 //!
 //! **Why a cache.** The dashboard aggregates every reported copy the visitor may see: per
-//! rights holder, per day, per work and per site. With 1,000,000 matches that is five
+//! rights holder, per day, per work and per site. With 1,000,000 matches that is four
 //! statements over all of them, several seconds of database time for the admin (a rights
-//! holder's share, ~50,000 matches, still takes hundreds of milliseconds), while the figures
+//! holder's share, ~50,000 matches, still 0.5–3 s under load), while the figures
 //! move only when a crawl or a review records something. `copytrace-bench web` measured the
 //! admin's dashboard at minutes under 20 concurrent users without it (docs/benchmarks.md,
 //! "Admin web under load").
