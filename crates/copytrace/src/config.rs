@@ -116,6 +116,8 @@ pub struct MatchSection {
     pub candidates: Option<String>,
     /// `COPYTRACE_MIN_COPIED_CHARS`
     pub min_copied_chars: Option<u32>,
+    /// `COPYTRACE_MIN_STRETCH_CHARS`
+    pub min_stretch_chars: Option<u32>,
     /// `COPYTRACE_AUTO_CONFIRM_SCORE`
     pub auto_confirm_score: Option<f64>,
 }
@@ -207,6 +209,10 @@ impl ConfigFile {
             self.matching.min_copied_chars.map(|v| v.to_string()),
         );
         put(
+            "COPYTRACE_MIN_STRETCH_CHARS",
+            self.matching.min_stretch_chars.map(|v| v.to_string()),
+        );
+        put(
             "COPYTRACE_AUTO_CONFIRM_SCORE",
             self.matching.auto_confirm_score.map(|v| v.to_string()),
         );
@@ -286,6 +292,7 @@ pub fn print_effective(globals: &crate::cli::Globals) {
         "COPYTRACE_WORKER_LISTEN",
         "COPYTRACE_CANDIDATES",
         "COPYTRACE_MIN_COPIED_CHARS",
+        "COPYTRACE_MIN_STRETCH_CHARS",
         "COPYTRACE_AUTO_CONFIRM_SCORE",
         "COPYTRACE_TIMEZONE",
         "COPYTRACE_DEDUP_CRON",
@@ -343,6 +350,7 @@ mod tests {
             lease_secs = 90
             [match]
             min_copied_chars = 120
+            min_stretch_chars = 80
             auto_confirm_score = 0.75
             [schedule]
             timezone = "Asia/Shanghai"
@@ -359,10 +367,11 @@ mod tests {
         assert_eq!(env["COPYTRACE_SERVE_WORKERS"], "0");
         assert_eq!(env["COPYTRACE_LEASE_SECS"], "90");
         assert_eq!(env["COPYTRACE_MIN_COPIED_CHARS"], "120");
+        assert_eq!(env["COPYTRACE_MIN_STRETCH_CHARS"], "80");
         assert_eq!(env["COPYTRACE_AUTO_CONFIRM_SCORE"], "0.75");
         assert_eq!(env["COPYTRACE_TIMEZONE"], "Asia/Shanghai");
         assert_eq!(env["COPYTRACE_DEDUP_CRON"], "30 2 * * *");
-        assert_eq!(env.len(), 10);
+        assert_eq!(env.len(), 11);
     }
 
     #[test]

@@ -11,7 +11,12 @@
 //! 3. **drop** everything that is not a letter or a digit: punctuation, symbols, whitespace,
 //!    control, format (zero-width spaces and joiners, BOM, direction marks) and private-use
 //!    characters — pirates insert and change exactly these;
-//! 4. **Traditional → Simplified** with `zhconv` (OpenCC/MediaWiki tables, phrase aware).
+//! 4. **Traditional → Simplified** with `zhconv` (OpenCC/MediaWiki tables, phrase aware);
+//! 5. **drop lone junk between Han characters**: a single letter or digit of any script with a
+//!    Han character on either side (我ⓧ的朋7友 → 我的朋友), what anti-copy sites strew into
+//!    text. Chinese prose has no one-letter words, and the few real cases (`5月3日`) lose their
+//!    digit on both sides of a comparison alike. Runs of two or more (`xiao说`, `iPhone`, `2026年`)
+//!    and Latin text are kept.
 //!
 //! Character-wise NFKC differs from whole-string NFKC only for combining sequences, which do
 //! not occur in the Chinese and Latin text this is made for, and keeps the offset map exact.
@@ -79,7 +84,37 @@ pub fn normalize(text: &str) -> Normalized {
     }
     let chars = to_simplified(&folded, spans.len());
     debug_assert_eq!(chars.len(), spans.len());
-    Normalized { chars, spans }
+    drop_lone_junk(Normalized { chars, spans })
+}
+
+/// Whether `c` is a Han character (CJK Unified Ideographs with Extension A, the later
+/// extensions, and the compatibility ideographs).
+fn is_han(c: char) -> bool {
+    matches!(c,
+        '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}'
+        | '\u{20000}'..='\u{3134F}')
+}
+
+/// Step 5 of [`normalize`]: removes every single non-Han character that has a Han character
+/// on either side.
+fn drop_lone_junk(mut text: Normalized) -> Normalized {
+    let chars = &text.chars;
+    let lone = |i: usize| {
+        i > 0
+            && i + 1 < chars.len()
+            && !is_han(chars[i])
+            && is_han(chars[i - 1])
+            && is_han(chars[i + 1])
+    };
+    if !(0..chars.len()).any(lone) {
+        return text;
+    }
+    let keep: Vec<bool> = (0..chars.len()).map(|i| !lone(i)).collect();
+    let mut flags = keep.iter();
+    text.chars.retain(|_| *flags.next().unwrap_or(&true));
+    let mut flags = keep.iter();
+    text.spans.retain(|_| *flags.next().unwrap_or(&true));
+    text
 }
 
 /// What [`fold_fast`] decided about one character.
@@ -221,6 +256,26 @@ fn to_simplified(folded: &str, expected: usize) -> Vec<char> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lone_junk_between_han_characters_is_dropped_and_real_latin_text_kept() {
+        let junk = normalize("我※的ⓧ朋7友Q们");
+        assert_eq!(junk.text(), "我的朋友们");
+        // Every kept character still points at its own original bytes.
+        let original = "我※的ⓧ朋7友Q们";
+        let kept: String = junk
+            .spans
+            .iter()
+            .map(|&(s, e)| &original[s as usize..e as usize])
+            .collect();
+        assert_eq!(kept, "我的朋友们");
+        // Runs of two or more, letters at the edges and Latin text stay.
+        assert_eq!(normalize("xiao说很好看").text(), "xiao说很好看");
+        assert_eq!(normalize("买了iPhone手机").text(), "买了iphone手机");
+        assert_eq!(normalize("2026年12月").text(), "2026年12月");
+        assert_eq!(normalize("A sentence, a word.").text(), "asentenceaword");
+        assert_eq!(normalize("第a").text(), "第a");
+    }
 
     #[test]
     fn the_fast_path_agrees_with_the_general_path_on_every_character() {

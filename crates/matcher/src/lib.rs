@@ -73,6 +73,19 @@ pub struct MatchConfig {
     /// citing another's two sentences: 64 characters), datelines, idioms and poems stay far
     /// below it; the shortest excerpts a pirate posts (120 characters and more) stay above it.
     pub min_copied_chars: usize,
+    /// A work is reported only if, besides `min_copied_chars` in all, at least this many
+    /// aligned characters lie in one *dense stretch* of the page: consecutive passages whose
+    /// aligned characters make up at least [`STRETCH_DENSITY`] (three quarters) of the page text they span.
+    /// A copy, however disguised (characters misread, junk strewn in, clauses reordered), is a
+    /// stretch of the page made of one stretch of the work; a review quoting several short
+    /// sentences from all over a work, or another report of the same event sharing names,
+    /// figures and a phrase, has its shared bits apart, each shorter than this, with the page's
+    /// own words between them or picked from all over the work (see [`densest_stretch`]).
+    /// Adding up such near-matches is what made independent reports look like copies. 50,
+    /// chosen by the quality benchmark (docs/algorithms.md, "Not accused"): above any one
+    /// quotation of up to 40 characters, below what every disguise keeps (60 lost a shuffled
+    /// and a combined copy); 0 turns the rule off.
+    pub min_stretch_chars: usize,
     /// At most this many candidate works (those with the most window hits) are verified.
     pub max_candidates: usize,
     /// Which indexes propose candidates, and their parameters.
@@ -91,11 +104,51 @@ impl Default for MatchConfig {
             max_distance: 3,
             align: AlignConfig::default(),
             min_copied_chars: 100,
+            min_stretch_chars: 50,
             max_candidates: 32,
             candidates: CandidateConfig::default(),
             romanized: true,
         }
     }
+}
+
+/// Least share of a dense stretch's page text that is aligned with the work (see
+/// [`MatchConfig::min_stretch_chars`]). Three quarters: a copy with one character in ten
+/// misread, junk after every third character or an ad line after every paragraph is denser
+/// still, while a reviewer who quotes two sentences with a sentence of their own between them
+/// is not.
+pub const STRETCH_DENSITY: f64 = 0.75;
+
+/// Aligned characters of the densest stretch of `passages` (sorted by page start): the largest
+/// sum over consecutive passages whose aligned characters are at least [`STRETCH_DENSITY`] both
+/// of the page characters from the first one's start to the last one's end and of the work
+/// characters their work ranges span. A copy with its sentences reordered within paragraphs
+/// still fills a stretch of the work; quotations picked every few hundred characters, however
+/// close together on the page, do not. Stops early once `enough` is reached.
+pub fn densest_stretch(passages: &[align::AlignedPassage], enough: usize) -> usize {
+    let mut best = 0;
+    for (i, first) in passages.iter().enumerate() {
+        let mut aligned = 0;
+        let (mut work_start, mut work_end) = (first.work_start, first.work_end);
+        for last in &passages[i..] {
+            work_start = work_start.min(last.work_start);
+            work_end = work_end.max(last.work_end);
+            aligned += last.aligned_chars;
+            let page_span = last.page_end.max(first.page_start + 1) - first.page_start;
+            let work_span = work_end.max(work_start + 1) - work_start;
+            let dense = |span: usize| aligned as f64 >= STRETCH_DENSITY * span as f64;
+            if !(dense(page_span) && dense(work_span)) {
+                // Later passages may fill the gaps (reordered sentences), so keep looking,
+                // but this group is no stretch.
+                continue;
+            }
+            best = best.max(aligned);
+            if best >= enough {
+                return best;
+            }
+        }
+    }
+    best
 }
 
 /// A set of candidate sources, so the quality benchmark can compare them alone and together
@@ -815,6 +868,10 @@ impl<I: Index> Matcher<I> {
         if copied_chars < self.config.min_copied_chars.max(1) {
             return None;
         }
+        let min_stretch = self.config.min_stretch_chars;
+        if min_stretch > 0 && densest_stretch(&passages, min_stretch) < min_stretch {
+            return None;
+        }
         let covered = work_covered
             .iter()
             .zip(&boilerplate.common)
@@ -939,6 +996,110 @@ mod tests {
             .collect();
         assert!(windows.len() > 3);
         assert_eq!(m.window_signatures(&chars, &ranges), expected);
+    }
+
+    fn passage(page_start: usize, aligned: usize) -> AlignedPassage {
+        AlignedPassage {
+            page_start,
+            page_end: page_start + aligned,
+            work_start: 0,
+            work_end: aligned,
+            aligned_chars: aligned,
+            exact_chars: aligned,
+            pinyin: false,
+            runs: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_densest_stretch_joins_only_passages_close_enough_to_stay_half_aligned() {
+        // Two passages ten characters apart form one stretch; the one 170 characters before
+        // them would make the stretch less than three quarters aligned.
+        let passages = [passage(0, 30), passage(200, 30), passage(240, 30)];
+        assert_eq!(densest_stretch(&passages, usize::MAX), 60);
+        // Quotations side by side on the page but from distant places of the work are not one
+        // stretch.
+        let mut apart = passages.clone();
+        apart[2].work_start = 300;
+        apart[2].work_end = 330;
+        assert_eq!(densest_stretch(&apart, usize::MAX), 30);
+        // Reordered: the work range is filled all the same.
+        let mut reordered = passages.clone();
+        reordered[1].work_start = 30;
+        reordered[1].work_end = 60;
+        assert_eq!(densest_stretch(&reordered[1..], usize::MAX), 60);
+        assert_eq!(densest_stretch(&passages[..1], usize::MAX), 30);
+        assert_eq!(densest_stretch(&[], usize::MAX), 0);
+        // Stops at `enough`.
+        assert_eq!(densest_stretch(&passages, 30), 30);
+    }
+
+    /// Four clauses of WORK_A, 27 to 33 characters each, with the reviewer's own sentences
+    /// between them.
+    fn review_quoting_work_a() -> String {
+        let own = "这段描写很有画面感，读来令人印象深刻。作者用极简的笔墨交代了人物和环境，\
+                   节奏从容，悬念自然而然地生长出来，值得细细品味。";
+        let quotes = [
+            "夜色渐深，雨水顺着屋檐滴落下来。少年推开木门，看见一个披着蓑衣的陌生人站在院中",
+            "手里提着一盏昏黄的灯笼。他的眼睛像是藏着整片星空，沉默地望着这座破旧的小院",
+            "陌生人开口问道，声音低沉得像远处滚过的闷雷。少年点了点头，握紧了门框",
+            "村子里的灯火一盏接一盏地熄灭了，只剩下这一盏灯笼还在雨中摇晃",
+        ];
+        quotes
+            .iter()
+            .map(|q| format!("{own}书中写道：“{q}”"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn a_review_quoting_short_passages_apart_is_not_reported_though_they_add_up() {
+        let page = review_quoting_work_a();
+        assert!(matcher().match_text(&page).unwrap().is_empty());
+        // The quotations add up to more than `min_copied_chars`: only the stretch rule keeps
+        // the review from being accused.
+        let mut m = Matcher::new(MatchConfig {
+            min_stretch_chars: 0,
+            ..MatchConfig::default()
+        });
+        m.add_work(1, WORK_A).unwrap();
+        let found = m.match_text(&page).unwrap();
+        assert_eq!(found.len(), 1);
+        assert!(found[0].copied_chars >= 100, "{found:?}");
+        assert!(found[0].evidence.len() >= 3, "{found:?}");
+    }
+
+    #[test]
+    fn a_copy_with_one_character_in_ten_misread_is_still_one_dense_stretch() {
+        // Every tenth Han character replaced by one of similar shape.
+        let lookalike = |c: char| match c {
+            '夜' => '液',
+            '雨' => '两',
+            '少' => '小',
+            '木' => '本',
+            '人' => '入',
+            '手' => '毛',
+            '眼' => '服',
+            '天' => '夭',
+            _ => '口',
+        };
+        let mut han = 0;
+        let page: String = WORK_A
+            .chars()
+            .map(|c| {
+                if ('\u{4e00}'..='\u{9fff}').contains(&c) {
+                    han += 1;
+                    if han % 10 == 0 {
+                        return lookalike(c);
+                    }
+                }
+                c
+            })
+            .collect();
+        let found = matcher().match_text(&page).unwrap();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].work_id, 1);
+        assert!(found[0].coverage > 0.7, "{found:?}");
     }
 
     #[test]

@@ -145,7 +145,7 @@ pub struct Benchmark {
 }
 
 /// The positive disguises, in table order.
-pub const POSITIVE: [&str; 19] = [
+pub const POSITIVE: [&str; 20] = [
     "verbatim",
     "traditional",
     "traditional-big5",
@@ -165,13 +165,15 @@ pub const POSITIVE: [&str; 19] = [
     "english-noise",
     "junk-between",
     "excerpt-small",
+    "ocr",
 ];
 
 /// The negatives, in table order. After the unrelated and same-topic pages come the hard
 /// negatives: sharing only a dateline, a quotation, common phrases, a standard paragraph; one
 /// sentence of a work (a news lead of up to 100 characters); a commentary quoting a work in a
-/// few short quotations; and an unrelated page strewn with visible junk characters.
-pub const NEGATIVE: [&str; 9] = [
+/// few short quotations; an unrelated page strewn with visible junk characters; and another
+/// article on the same event (the same names, places, dates and figures, and one phrase).
+pub const NEGATIVE: [&str; 10] = [
     "negative-unrelated",
     "negative-topic",
     "negative-dateline",
@@ -181,6 +183,7 @@ pub const NEGATIVE: [&str; 9] = [
     "negative-sentence",
     "negative-commentary",
     "negative-obfuscated",
+    "negative-same-event",
 ];
 
 /// Standard paragraphs a publisher appends to each of its works. Registered works carry them,
@@ -353,6 +356,7 @@ pub fn generate(corpus: &Corpus, plan: Plan) -> Benchmark {
                 }
                 "noise" | "english-noise" => page.paragraphs = noise(&page.paragraphs, &mut rng),
                 "junk-between" => page.paragraphs = junk_between(&page.paragraphs, &mut rng),
+                "ocr" => page.paragraphs = ocr_errors(&page.paragraphs, corpus, &mut rng),
                 "ads" => page.paragraphs = ads(&page.paragraphs, &mut rng),
                 "excerpt-10" | "excerpt-30" | "excerpt-50" => {
                     let share = match disguise {
@@ -493,6 +497,23 @@ fn negatives(
 
     let chinese_works: &Vec<&LibraryWork> =
         &library.iter().filter(|w| w.lang == Lang::Chinese).collect();
+    // Works long enough for three quotations to be a few percent of them.
+    let quotable: &Vec<&LibraryWork> = &chinese_works
+        .iter()
+        .copied()
+        .filter(|w| w.text().chars().count() >= 2_000)
+        .collect();
+    let quotable = if quotable.is_empty() {
+        chinese_works
+    } else {
+        quotable
+    };
+    // Registered news articles with enough named things for another report of their event.
+    let news_works: Vec<&Text> = corpus
+        .works
+        .iter()
+        .filter(|t| t.entities.len() >= SAME_EVENT_MIN_ENTITIES)
+        .collect();
     for disguise in NEGATIVE {
         for n in 0..plan.per_disguise {
             let host = if disguise == "negative-unrelated"
@@ -553,11 +574,13 @@ fn negatives(
                     page.paragraphs[at].push_str(&sentence);
                 }
                 "negative-commentary" => {
-                    let count = 3 + rng.below(3);
+                    // Three to eight quotations, together at most a few percent of the work:
+                    // many reviews of a long chapter quote well over the report threshold.
+                    let count = 3 + rng.below(6);
                     let Some((work, quotes)) = (0..10).find_map(|_| {
-                        let work = rng.pick(chinese_works);
+                        let work = rng.pick(quotable);
                         let quotes = short_quotations(work, count, rng);
-                        (quotes.len() == count).then_some((work, quotes))
+                        (quotes.len() >= 3).then_some((work, quotes))
                     }) else {
                         continue;
                     };
@@ -570,6 +593,30 @@ fn negatives(
                     page.title = format!("评《{}》", work.title);
                 }
                 "negative-obfuscated" => page.paragraphs = junk_between(&page.paragraphs, rng),
+                "negative-same-event" => {
+                    if news_works.is_empty() {
+                        continue;
+                    }
+                    let Some((title, paragraphs)) = (0..20).find_map(|_| {
+                        let work = rng.pick(&news_works);
+                        // Another article on the work's topic when there is one.
+                        let same_topic: Vec<&Text> = chinese_unrelated
+                            .iter()
+                            .copied()
+                            .filter(|t| t.topics.iter().any(|topic| work.topics.contains(topic)))
+                            .collect();
+                        let host = if same_topic.is_empty() {
+                            *rng.pick(chinese_unrelated)
+                        } else {
+                            *rng.pick(&same_topic)
+                        };
+                        same_event(work, host, rng)
+                    }) else {
+                        continue;
+                    };
+                    page.title = title;
+                    page.paragraphs = paragraphs;
+                }
                 other => unreachable!("negative {other} has no generator"),
             }
             if rng.chance(0.25) {
@@ -602,8 +649,17 @@ fn shared_sentence(works: &[&LibraryWork], rng: &mut Rng) -> Option<String> {
     None
 }
 
-/// Up to `count` separate short quotations of `work` (clauses or sentences of 12 to 40
-/// characters, from different places), as a review quotes a book.
+/// Length of one quotation of a commentary, in characters: a clause or sentence long enough to
+/// count as a passage (shorter ones are below the matcher's passage floor and prove nothing
+/// about the rules), up to the "about 40 characters".
+const COMMENTARY_QUOTE_CHARS: std::ops::RangeInclusive<usize> = 24..=40;
+
+/// Share of a work a commentary quotes at most, in all: "a few percent".
+const COMMENTARY_MAX_SHARE: f64 = 0.05;
+
+/// Up to `count` separate short quotations of `work` (clauses or sentences of
+/// [`COMMENTARY_QUOTE_CHARS`], from different places), as a review quotes a book: fewer when `count` would
+/// quote more than [`COMMENTARY_MAX_SHARE`] of the work.
 fn short_quotations(work: &LibraryWork, count: usize, rng: &mut Rng) -> Vec<String> {
     let clauses: Vec<String> = work
         .paragraphs
@@ -611,7 +667,7 @@ fn short_quotations(work: &LibraryWork, count: usize, rng: &mut Rng) -> Vec<Stri
         .flat_map(|p| sentences(p))
         .flat_map(|s| s.split(['，', '；']))
         .map(|c| c.trim().to_owned())
-        .filter(|c| (12..=40).contains(&c.chars().count()))
+        .filter(|c| COMMENTARY_QUOTE_CHARS.contains(&c.chars().count()))
         .collect();
     if clauses.len() < count {
         return Vec::new();
@@ -619,8 +675,182 @@ fn short_quotations(work: &LibraryWork, count: usize, rng: &mut Rng) -> Vec<Stri
     // Evenly spaced picks with a random offset: separate passages, apart when the work allows.
     let stride = clauses.len() / count;
     let offset = rng.below(stride);
+    let budget = (work.text().chars().count() as f64 * COMMENTARY_MAX_SHARE) as usize;
+    let mut quoted = 0;
     (0..count)
         .map(|i| clauses[offset + i * stride].clone())
+        .take_while(|quote| {
+            quoted += quote.chars().count();
+            quoted <= budget
+        })
+        .collect()
+}
+
+/// Named things a registered news article needs for a same-event report of it.
+const SAME_EVENT_MIN_ENTITIES: usize = 4;
+
+/// Another newspaper's report of the same event as `work`, as two reporters covering one
+/// press conference write it: `host`'s own sentences with its names, places, organisations,
+/// dates and figures replaced by `work`'s (kind for kind) and its dateline by `work`'s; and,
+/// in one of its paragraphs, one clause of `work` (20 to 40 characters) quoted word for word
+/// between the reporter's own versions of the two sentences on either side of it: the same named things in
+/// the same order and the same short joining words (up to [`SAME_EVENT_KEPT_JOINS`]
+/// characters), in other words. Returns the title and paragraphs, or `None` when fewer than
+/// [`SAME_EVENT_MIN_ENTITIES`] named things could be carried over.
+fn same_event(work: &Text, host: &Text, rng: &mut Rng) -> Option<(String, Vec<String>)> {
+    let mut title = host.title.clone();
+    let mut paragraphs = host.paragraphs.clone();
+    // The host's named things, longest first so that a name inside a longer one is not
+    // replaced piecemeal.
+    let mut own: Vec<&(String, super::corpus::EntityKind)> = host.entities.iter().collect();
+    own.sort_by_key(|(text, _)| std::cmp::Reverse(text.chars().count()));
+    let mut carried = 0;
+    let mut next_of_kind: BTreeMap<String, usize> = BTreeMap::new();
+    for (text, kind) in own {
+        let theirs: Vec<&String> = work
+            .entities
+            .iter()
+            .filter(|(_, k)| k == kind)
+            .map(|(t, _)| t)
+            .collect();
+        if theirs.is_empty() {
+            continue;
+        }
+        let next = next_of_kind.entry(format!("{kind:?}")).or_default();
+        let replacement = theirs[*next % theirs.len()];
+        *next += 1;
+        title = title.replace(text.as_str(), replacement);
+        for p in &mut paragraphs {
+            *p = p.replace(text.as_str(), replacement);
+        }
+        carried += 1;
+    }
+    if carried < SAME_EVENT_MIN_ENTITIES {
+        return None;
+    }
+    if let (Some(theirs), Some(ours)) = (&work.dateline, &host.dateline) {
+        for p in &mut paragraphs {
+            *p = p.replacen(ours.as_str(), theirs, 1);
+        }
+    }
+    // The quoted clause and the reporter's versions of its sentence's neighbours.
+    let work_sentences: Vec<&str> = work
+        .paragraphs
+        .iter()
+        .flat_map(|p| sentences(p))
+        .map(str::trim)
+        .collect();
+    let with_clause: Vec<(usize, &str)> = work_sentences
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| s.split(['，', '；', '。']).map(move |c| (i, c.trim())))
+        .filter(|(_, c)| (20..=40).contains(&c.chars().count()))
+        .collect();
+    if with_clause.is_empty() {
+        return None;
+    }
+    let (at_sentence, clause) = *rng.pick(&with_clause);
+    let own_words: Vec<char> = host.body().chars().filter(|c| is_han(*c)).collect();
+    let mut cursor = rng.below(own_words.len().max(1));
+    let mut retold = |sentence: &str| retell(sentence, &work.entities, &own_words, &mut cursor);
+    // Up to two sentences retold on each side of the quoted clause.
+    let mut passage = String::new();
+    for before in &work_sentences[at_sentence.saturating_sub(2)..at_sentence] {
+        passage.push_str(&retold(before));
+    }
+    passage.push_str(clause);
+    passage.push('。');
+    for after in work_sentences.iter().skip(at_sentence + 1).take(2) {
+        passage.push_str(&retold(after));
+    }
+    let at = rng.below(paragraphs.len());
+    paragraphs[at].push_str(&passage);
+    Some((title, paragraphs))
+}
+
+/// Joining words of a retold sentence kept as they are (在, 会见了, 的, 和): longer stretches
+/// between named things are said in the reporter's own words.
+const SAME_EVENT_KEPT_JOINS: usize = 3;
+
+/// `sentence` as another reporter says it: its named things (from `entities`) in the same
+/// order with the same short joins, every longer stretch between them replaced by as many
+/// characters of the reporter's own text (`own`, read on from `cursor`).
+fn retell(
+    sentence: &str,
+    entities: &[(String, super::corpus::EntityKind)],
+    own: &[char],
+    cursor: &mut usize,
+) -> String {
+    // Where each named thing occurs, leftmost and longest first, without overlaps.
+    let mut marks: Vec<(usize, usize)> = Vec::new();
+    for (name, _) in entities {
+        for (start, _) in sentence.match_indices(name.as_str()) {
+            marks.push((start, start + name.len()));
+        }
+    }
+    marks.sort_by_key(|&(start, end)| (start, std::cmp::Reverse(end)));
+    let mut out = String::new();
+    let mut at = 0;
+    let mut say = |stretch: &str, out: &mut String| {
+        let han = stretch.chars().filter(|c| is_han(*c)).count();
+        if han <= SAME_EVENT_KEPT_JOINS || own.is_empty() {
+            out.push_str(stretch);
+        } else {
+            for _ in 0..han {
+                out.push(own[*cursor % own.len()]);
+                *cursor += 1;
+            }
+        }
+    };
+    for (start, end) in marks {
+        if start < at {
+            continue;
+        }
+        say(&sentence[at..start], &mut out);
+        out.push_str(&sentence[start..end]);
+        at = end;
+    }
+    say(&sentence[at..], &mut out);
+    if !out.ends_with(['。', '！', '？']) {
+        out.push('。');
+    }
+    out
+}
+
+/// Copies made from scans: about one Han character in ten replaced by one of similar shape
+/// (形近字), and a few dropped or doubled.
+fn ocr_errors(paragraphs: &[String], corpus: &Corpus, rng: &mut Rng) -> Vec<String> {
+    // Only characters with look-alikes can be misread: raise their rate so that one character
+    // in ten of the whole text is.
+    let (han, misreadable) = paragraphs
+        .iter()
+        .flat_map(|p| p.chars())
+        .filter(|c| is_han(*c))
+        .fold((0usize, 0usize), |(all, some), c| {
+            (
+                all + 1,
+                some + usize::from(corpus.lookalikes.contains_key(&c)),
+            )
+        });
+    let rate = (0.1 * han as f64 / misreadable.max(1) as f64).min(1.0);
+    paragraphs
+        .iter()
+        .map(|p| {
+            let mut out = String::with_capacity(p.len());
+            for c in p.chars() {
+                if is_han(c) && rng.chance(0.005) {
+                    continue;
+                }
+                match corpus.lookalikes.get(&c) {
+                    Some(options) if rng.chance(rate) => out.push(*rng.pick(options)),
+                    _ => out.push(c),
+                }
+                if is_han(c) && rng.chance(0.005) {
+                    out.push(c);
+                }
+            }
+            out
+        })
         .collect()
 }
 
@@ -942,6 +1172,7 @@ pub fn census(pages: &[Page]) -> BTreeMap<&'static str, usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::quality::corpus::EntityKind;
 
     /// A homophone table from (character, its homophones) pairs.
     fn table(pairs: &[(char, &str)]) -> std::collections::HashMap<char, Vec<char>> {
@@ -960,6 +1191,16 @@ mod tests {
             lang,
             topics: vec!["春节".to_owned()],
             dateline: Some("新华社北京１月５日电".to_owned()),
+            entities: [
+                ("新华社", EntityKind::Organisation),
+                ("北京", EntityKind::Place),
+                ("１月５日", EntityKind::Time),
+                ("有关部门", EntityKind::Organisation),
+                ("春节", EntityKind::Name),
+            ]
+            .iter()
+            .map(|(t, k)| ((*t).to_owned(), *k))
+            .collect(),
         }
     }
 
@@ -969,6 +1210,11 @@ mod tests {
             "记者在街头看到，人们忙着购买年货，市场上商品丰富，价格稳定。",
             "有关部门表示，将继续做好节日期间的市场供应和安全保障工作。",
         ];
+        // A chapter long enough for a commentary to quote a few percent of it.
+        let chapter: Vec<String> = (0..80)
+            .map(|i| format!("第{i}回双方将士在城下摆开阵势准备迎接新一轮的激烈交锋。"))
+            .collect();
+        let chapter: Vec<&str> = chapter.iter().map(String::as_str).collect();
         let en = [
             "To be, or not to be, that is the question. Whether tis nobler in the mind to suffer.",
             "The slings and arrows of outrageous fortune, or to take arms against a sea of troubles.",
@@ -976,7 +1222,7 @@ mod tests {
         Corpus {
             works: vec![
                 text("w1", "people-daily-1998", Lang::Chinese, &zh),
-                text("w2", "sanguo", Lang::Chinese, &zh[1..]),
+                text("w2", "sanguo", Lang::Chinese, &chapter),
                 text("e1", "shakespeare", Lang::English, &en),
             ],
             unrelated: vec![
@@ -990,6 +1236,7 @@ mod tests {
                 "安全保障".to_owned(),
             ],
             homophones: table(&[('春', "纯唇"), ('节', "结洁"), ('市', "是事")]),
+            lookalikes: table(&[('春', "舂"), ('市', "巿"), ('日', "曰")]),
             sources: Vec::new(),
         }
     }

@@ -63,6 +63,9 @@ const LOOSE: [&str; 4] = ["all", "simhash", "minhash", "dna"];
 const LOOSE_MIN_COPIED: u32 = 20;
 /// Thresholds of the sweep, in verified copied characters.
 const THRESHOLDS: [u32; 13] = [20, 30, 40, 50, 60, 70, 80, 100, 120, 150, 200, 300, 400];
+/// Settings of `--min-stretch-chars` compared with the default (each a run with the other
+/// defaults), to show what the dense-stretch rule does; 0 turns it off.
+const STRETCHES: [usize; 4] = [0, 40, 60, 80];
 /// The precision the default must reach: a false accusation costs more than a miss.
 const MIN_PRECISION: f64 = 0.995;
 
@@ -181,6 +184,12 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             ],
         ));
     }
+    for stretch in STRETCHES {
+        runs.push((
+            format!("stretch-{stretch}"),
+            vec!["--min-stretch-chars".to_owned(), stretch.to_string()],
+        ));
+    }
     let mut exports: BTreeMap<String, Predictions> = BTreeMap::new();
     for pair in runs.chunks(2) {
         let step = Instant::now();
@@ -246,6 +255,14 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         .collect();
     report.push_str(&disguise_table(&default_table, &per_source));
     report.push_str(&encoding_table(&default_table));
+    let default_stretch = copytrace_matcher::MatchConfig::default().min_stretch_chars;
+    let mut stretches: Vec<(usize, Table)> = STRETCHES
+        .iter()
+        .map(|&s| (s, score::score(pages, &exports[&format!("stretch-{s}")], 0)))
+        .collect();
+    stretches.push((default_stretch, default_table.clone()));
+    stretches.sort_by_key(|(s, _)| *s);
+    report.push_str(&stretch_table(&stretches, default_stretch));
 
     let sweeps: Vec<(String, Vec<SweepPoint>)> = LOOSE
         .iter()
@@ -591,10 +608,75 @@ fn encoding_table(table: &Table) -> String {
     out
 }
 
+/// What the dense-stretch rule (`--min-stretch-chars`) changes: overall figures per setting,
+/// then every class whose figures differ between settings.
+fn stretch_table(runs: &[(usize, Table)], default: usize) -> String {
+    let mut out = String::from(
+        "\n## Dense-stretch rule (`--min-stretch-chars`, other settings default)\n\n| min stretch \
+         chars | precision | recall | FP | FP on hard negatives | worst disguise recall |\n\
+         |---:|---:|---:|---:|---:|---:|\n",
+    );
+    for (stretch, table) in runs {
+        let mark = if *stretch == default { " ←" } else { "" };
+        let hard: usize = score::STRICT_NEGATIVES
+            .iter()
+            .filter_map(|n| table.by_disguise.get(n))
+            .map(|c| c.fp)
+            .sum();
+        let worst = table
+            .by_disguise
+            .iter()
+            .filter(|(n, _)| !n.starts_with("negative"))
+            .map(|(_, c)| c.recall())
+            .fold(1.0, f64::min);
+        let _ = writeln!(
+            out,
+            "| {stretch}{mark} | {} | {} | {} | {hard} | {} |",
+            fmt3(table.overall.precision()),
+            fmt3(table.overall.recall()),
+            table.overall.fp,
+            fmt3(worst)
+        );
+    }
+    let classes: Vec<&&str> = runs
+        .first()
+        .map(|(_, t)| t.by_disguise.keys().collect())
+        .unwrap_or_default();
+    let mut changed = String::new();
+    for class in classes {
+        let cells: Vec<String> = runs
+            .iter()
+            .map(|(_, t)| {
+                let c = t.by_disguise.get(*class).copied().unwrap_or_default();
+                if class.starts_with("negative") {
+                    format!("{} FP", c.fp)
+                } else {
+                    fmt3(c.recall())
+                }
+            })
+            .collect();
+        if cells.windows(2).any(|w| w[0] != w[1]) {
+            let _ = writeln!(changed, "| {class} | {} |", cells.join(" | "));
+        }
+    }
+    if changed.is_empty() {
+        out.push_str("\nNo class changes between these settings.\n");
+    } else {
+        let header: Vec<String> = runs.iter().map(|(s, _)| s.to_string()).collect();
+        let _ = write!(
+            out,
+            "\n| class (recall, or false positives) | {} |\n|---|{}\n{changed}",
+            header.join(" | "),
+            "---:|".repeat(runs.len())
+        );
+    }
+    out
+}
+
 fn sweep_table(points: &[SweepPoint], chosen: Option<u32>) -> String {
     let mut out = String::from(
         "\n## Report threshold sweep (all candidate sources)\n\n| min copied chars | precision | \
-         recall | F1 | FP on dateline/quote/phrase | worst disguise recall |\n|---:|---:|---:|---:|---:|---:|\n",
+         recall | F1 | FP on hard negatives | worst disguise recall |\n|---:|---:|---:|---:|---:|---:|\n",
     );
     for p in points {
         let mark = if Some(p.threshold) == chosen {

@@ -128,7 +128,15 @@ pub struct SweepPoint {
 }
 
 /// Hard negatives the acceptance criteria forbid any report on.
-pub const STRICT_NEGATIVES: [&str; 3] = ["negative-dateline", "negative-quote", "negative-phrase"];
+pub const STRICT_NEGATIVES: [&str; 7] = [
+    "negative-dateline",
+    "negative-quote",
+    "negative-phrase",
+    "negative-sentence",
+    "negative-commentary",
+    "negative-same-event",
+    "negative-obfuscated",
+];
 
 /// Scores every threshold.
 pub fn sweep(pages: &[Page], predictions: &Predictions, thresholds: &[u32]) -> Vec<SweepPoint> {

@@ -30,6 +30,12 @@ pub struct MatchArgs {
     #[arg(long, env = "COPYTRACE_MIN_COPIED_CHARS",
           default_value_t = MatchConfig::default().min_copied_chars)]
     pub min_copied_chars: usize,
+    /// Report a work only when at least this many of the copied characters lie in one dense
+    /// stretch of the page and of the work (three quarters of each aligned), not in short quotations
+    /// or shared names scattered over it; 0 turns the rule off (see docs/algorithms.md)
+    #[arg(long, env = "COPYTRACE_MIN_STRETCH_CHARS",
+          default_value_t = MatchConfig::default().min_stretch_chars)]
+    pub min_stretch_chars: usize,
     /// Confirm matches at least this certain without a person; the others wait in `copytrace
     /// review list`. Certainty is the larger of the score (the share of the page, or of the
     /// work, that is the copy) and copied characters / 1000. Above 1 every match waits for a
@@ -52,6 +58,7 @@ impl MatchArgs {
         }
         let mut config = MatchConfig {
             min_copied_chars: self.min_copied_chars,
+            min_stretch_chars: self.min_stretch_chars,
             ..MatchConfig::default()
         };
         config.candidates.methods = self.candidates;

@@ -79,6 +79,27 @@ pub struct Text {
     /// News only: the leading dateline as it appears in the text (`新华社北京１月５日电`,
     /// `本报北京１月４日讯`, `本报讯`), so dateline-only hard negatives can be built.
     pub dateline: Option<String>,
+    /// News only: the named things the article mentions, from the corpus's part-of-speech tags
+    /// (people, places, organisations, other proper names, times and figures), in order of
+    /// first mention, each once. An independent report of the same event shares these.
+    pub entities: Vec<(String, EntityKind)>,
+}
+
+/// What a named thing of a news article is (PKU tags `nr`, `ns`, `nt`, `nz`, `t`, `m`+`q`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EntityKind {
+    /// A person's name (`nr`).
+    Person,
+    /// A place (`ns`).
+    Place,
+    /// An organisation (`nt`).
+    Organisation,
+    /// Another proper name (`nz`).
+    Name,
+    /// A date or time (`t`).
+    Time,
+    /// A figure with its measure word (`m`, `q`).
+    Figure,
 }
 
 impl Text {
@@ -110,6 +131,9 @@ pub struct Corpus {
     /// For a common Han character, other common characters read the same way ignoring tone,
     /// same tone first.
     pub homophones: HashMap<char, Vec<char>>,
+    /// For a Han character, common characters that look like it (形近字), what optical
+    /// character recognition confuses it with.
+    pub lookalikes: HashMap<char, Vec<char>>,
     /// Every file the corpus was built from, for the documentation and the run log.
     pub sources: Vec<Source>,
 }
@@ -299,6 +323,10 @@ const PYCORRECTOR: Package = Package {
             "pycorrector/data/common_char_set.txt",
             "3,502 common characters: homophone table restricted to them",
         ),
+        (
+            "pycorrector/data/same_stroke.txt",
+            "groups of characters of similar shape: OCR-error disguise",
+        ),
     ],
 };
 const JIONLP: Package = Package {
@@ -448,6 +476,10 @@ pub fn load_with_report(cache_dir: &Path) -> Result<(Corpus, LoadReport)> {
         &read(&PYCORRECTOR, PYCORRECTOR.members[1].0)?,
     );
     report.homophones_rejected = rejected;
+    let lookalikes = lookalike_table(
+        &read(&PYCORRECTOR, PYCORRECTOR.members[2].0)?,
+        &read(&PYCORRECTOR, PYCORRECTOR.members[1].0)?,
+    );
 
     let corpus = Corpus {
         works,
@@ -455,6 +487,7 @@ pub fn load_with_report(cache_dir: &Path) -> Result<(Corpus, LoadReport)> {
         quotations,
         phrases,
         homophones,
+        lookalikes,
         sources: sources(&roots)?,
     };
     write_sources_md(cache_dir, &corpus)?;
@@ -762,6 +795,32 @@ mod tests {
             },
             "test",
         )
+    }
+
+    #[test]
+    fn tagged_entities_join_names_times_and_figures_and_skip_what_names_nothing() {
+        let line = "１２月/t  ３１日/t  ，/w  中共中央/nt  总书记/n  江/nr  泽民/nr  在/p  北京/ns  \
+                    会见/v  ３１/m  名/q  代表/n  ，/w  一/m  种/q  说法/n  京/j";
+        let found = tagged_entities(line);
+        let found: Vec<(&str, EntityKind)> = found.iter().map(|(t, k)| (t.as_str(), *k)).collect();
+        assert_eq!(
+            found,
+            vec![
+                ("１２月３１日", EntityKind::Time),
+                ("中共中央", EntityKind::Organisation),
+                ("江泽民", EntityKind::Person),
+                ("北京", EntityKind::Place),
+                ("３１名", EntityKind::Figure),
+            ]
+        );
+    }
+
+    #[test]
+    fn lookalikes_are_the_common_characters_of_each_shape_group() {
+        let table = lookalike_table("龙\t拢\t笼\t茏\n日\t曰\n", "龙拢笼日曰");
+        assert_eq!(table[&'龙'], vec!['拢', '笼']);
+        assert_eq!(table[&'茏'], vec!['龙', '拢', '笼']);
+        assert_eq!(table[&'曰'], vec!['日']);
     }
 
     #[test]

@@ -110,21 +110,106 @@ pub(super) fn topics(body: &str) -> Vec<String> {
         .collect()
 }
 
-/// Every article of the People's Daily file, numbered in file order.
+/// Every article of the People's Daily file, numbered in file order, with the named things it
+/// mentions (see [`tagged_entities`]).
 pub(super) fn people_daily(tagged: &str) -> Vec<Text> {
+    // Entities by untagged line: the article splitter works on untagged lines.
+    let mut entities_of_line: HashMap<String, Vec<(String, EntityKind)>> = HashMap::new();
+    for line in tagged.lines() {
+        let found = tagged_entities(line);
+        if !found.is_empty() {
+            entities_of_line.insert(untag(line).trim().to_owned(), found);
+        }
+    }
     split_articles(tagged.lines().map(untag))
         .into_iter()
         .enumerate()
         .filter(|(_, doc)| !doc.paragraphs.is_empty())
         .map(|(i, doc)| {
             let body = doc.paragraphs.join("\n");
+            let mut entities: Vec<(String, EntityKind)> = Vec::new();
+            for found in doc
+                .paragraphs
+                .iter()
+                .filter_map(|p| entities_of_line.get(p))
+            {
+                for entity in found {
+                    if body.contains(&entity.0) && !entities.contains(entity) {
+                        entities.push(entity.clone());
+                    }
+                }
+            }
             Text {
                 topics: topics(&body),
                 dateline: dateline(&doc.paragraphs),
+                entities,
                 ..chinese(format!("rmrb-{i:04}"), doc, "people-daily-1998")
             }
         })
         .collect()
+}
+
+/// The named things of one PKU POS-tagged line, in order: runs of person-name tokens
+/// (`江/nr 泽民/nr` is one name), places, organisations, other proper names, runs of time
+/// tokens (`１２月/t ３１日/t`) and figures, numerals with a digit and their measure word
+/// (`３１/m 名/q`; `一/m 种/q` is no figure). Single characters are left out: they name nothing
+/// on their own.
+pub(super) fn tagged_entities(line: &str) -> Vec<(String, EntityKind)> {
+    let mut found: Vec<(String, EntityKind)> = Vec::new();
+    let mut current: Option<(String, EntityKind)> = None;
+    let finish = |current: &mut Option<(String, EntityKind)>,
+                  found: &mut Vec<(String, EntityKind)>| {
+        if let Some(entity) = current.take()
+            && entity.0.chars().count() >= 2
+            && (entity.1 != EntityKind::Figure
+                || entity.0.chars().any(|c| c.is_numeric() && !is_han(c)))
+            && !found.contains(&entity)
+        {
+            found.push(entity);
+        }
+    };
+    for token in line.split_whitespace() {
+        let Some((word, tag)) = token.rsplit_once('/') else {
+            finish(&mut current, &mut found);
+            continue;
+        };
+        let kind = match tag {
+            "nr" => Some(EntityKind::Person),
+            "ns" => Some(EntityKind::Place),
+            "nt" => Some(EntityKind::Organisation),
+            "nz" => Some(EntityKind::Name),
+            "t" => Some(EntityKind::Time),
+            "m" => Some(EntityKind::Figure),
+            // A measure word ends a figure (`１/m 张/q`) and nothing else.
+            "q" if matches!(current, Some((_, EntityKind::Figure))) => {
+                if let Some(figure) = current.as_mut() {
+                    figure.0.push_str(word);
+                }
+                finish(&mut current, &mut found);
+                continue;
+            }
+            _ => None,
+        };
+        match (kind, current.as_mut()) {
+            // Names, times and figures run on over several tokens; the others are one each.
+            (Some(kind), Some((text, open)))
+                if *open == kind
+                    && matches!(
+                        kind,
+                        EntityKind::Person | EntityKind::Time | EntityKind::Figure
+                    ) =>
+            {
+                text.push_str(word);
+            }
+            (Some(kind), _) => {
+                finish(&mut current, &mut found);
+                current = Some((word.to_owned(), kind));
+            }
+            (None, _) => finish(&mut current, &mut found),
+        }
+    }
+    finish(&mut current, &mut found);
+    found
 }
 
 /// A Chinese [`Text`]. Paragraphs without a letter or digit (`*    *    *` separators) are
@@ -140,6 +225,7 @@ pub(super) fn chinese(id: String, mut doc: Doc, source: &'static str) -> Text {
         lang: Lang::Chinese,
         topics: Vec::new(),
         dateline: None,
+        entities: Vec::new(),
     }
 }
 
@@ -589,4 +675,26 @@ pub(super) fn homophone_table(
         }
     }
     (table, rejected)
+}
+
+/// The look-alike table from pycorrector's `same_stroke.txt`: each line a group of characters
+/// of similar shape (`龙 拢 笼 庞 宠 茏 垄`). Every character of a group gets the group's other
+/// characters that are common (OCR reads a smudged character as a likely one), keys of any
+/// frequency.
+pub(super) fn lookalike_table(same_stroke: &str, common: &str) -> HashMap<char, Vec<char>> {
+    let common: HashSet<char> = common.chars().filter(|c| is_han(*c)).collect();
+    let mut table: HashMap<char, Vec<char>> = HashMap::new();
+    for line in same_stroke.lines().filter(|l| !l.starts_with('#')) {
+        let group: Vec<char> = line.chars().filter(|c| is_han(*c)).collect();
+        for &key in &group {
+            let list = table.entry(key).or_default();
+            for &c in &group {
+                if c != key && common.contains(&c) && !list.contains(&c) {
+                    list.push(c);
+                }
+            }
+        }
+    }
+    table.retain(|_, list| !list.is_empty());
+    table
 }
