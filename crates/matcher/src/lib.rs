@@ -125,15 +125,22 @@ pub const STRETCH_DENSITY: f64 = 0.75;
 /// characters their work ranges span. A copy with its sentences reordered within paragraphs
 /// still fills a stretch of the work; quotations picked every few hundred characters, however
 /// close together on the page, do not. Stops early once `enough` is reached.
-pub fn densest_stretch(passages: &[align::AlignedPassage], enough: usize) -> usize {
+///
+/// `counted[i]` is what passage `i` counts for: its aligned characters, less those that are no
+/// evidence of copying (digits, see [`WorkMatch::copied_chars`]).
+pub fn densest_stretch(
+    passages: &[align::AlignedPassage],
+    counted: &[usize],
+    enough: usize,
+) -> usize {
     let mut best = 0;
     for (i, first) in passages.iter().enumerate() {
         let mut aligned = 0;
         let (mut work_start, mut work_end) = (first.work_start, first.work_end);
-        for last in &passages[i..] {
+        for (last, count) in passages[i..].iter().zip(&counted[i..]) {
             work_start = work_start.min(last.work_start);
             work_end = work_end.max(last.work_end);
-            aligned += last.aligned_chars;
+            aligned += count;
             let page_span = last.page_end.max(first.page_start + 1) - first.page_start;
             let work_span = work_end.max(work_start + 1) - work_start;
             let dense = |span: usize| aligned as f64 >= STRETCH_DENSITY * span as f64;
@@ -345,7 +352,8 @@ pub struct WorkMatch {
     /// Share of the page's informative canonical characters copied from the work (aligned
     /// exactly or, in homophone passages, as the same syllable).
     pub containment: f64,
-    /// Canonical characters of the page aligned with the work, boilerplate excluded. When the
+    /// Canonical characters of the page aligned with the work, boilerplate and digits excluded
+    /// (figures are facts that independent reports share, not wording). When the
     /// page was read with romanized syllables (`+romanized`), a syllable such as `xiao` counts
     /// as the one character it stands for, here and in `containment`.
     pub copied_chars: usize,
@@ -863,13 +871,32 @@ impl<I: Index> Matcher<I> {
         }
         // A page repeating a work's sentence (a heading, a name, a refrain) copies it once: the
         // count is capped by the distinct work characters the evidence covers.
-        let page_aligned: usize = passages.iter().map(|p| p.aligned_chars).sum();
+        //
+        // Digits are aligned but not counted: figures are facts that independent reports of
+        // one event share (a day's stock index table, a match score), not anybody's wording.
+        let wording: Vec<usize> = passages
+            .iter()
+            .map(|p| {
+                let digits: usize = p
+                    .runs
+                    .iter()
+                    .map(|r| {
+                        page.chars[r.page..r.page + r.len]
+                            .iter()
+                            .filter(|c| c.is_ascii_digit())
+                            .count()
+                    })
+                    .sum();
+                p.aligned_chars.saturating_sub(digits)
+            })
+            .collect();
+        let page_aligned: usize = wording.iter().sum();
         let copied_chars = page_aligned.min(work_covered.iter().filter(|c| **c).count());
         if copied_chars < self.config.min_copied_chars.max(1) {
             return None;
         }
         let min_stretch = self.config.min_stretch_chars;
-        if min_stretch > 0 && densest_stretch(&passages, min_stretch) < min_stretch {
+        if min_stretch > 0 && densest_stretch(&passages, &wording, min_stretch) < min_stretch {
             return None;
         }
         let covered = work_covered
@@ -1016,22 +1043,32 @@ mod tests {
         // Two passages ten characters apart form one stretch; the one 170 characters before
         // them would make the stretch less than three quarters aligned.
         let passages = [passage(0, 30), passage(200, 30), passage(240, 30)];
-        assert_eq!(densest_stretch(&passages, usize::MAX), 60);
+        let counted = [30, 30, 30];
+        assert_eq!(densest_stretch(&passages, &counted, usize::MAX), 60);
+        // What a passage counts for decides: two passages that are mostly figures are no
+        // stretch.
+        assert_eq!(densest_stretch(&passages, &[30, 10, 10], usize::MAX), 30);
         // Quotations side by side on the page but from distant places of the work are not one
         // stretch.
         let mut apart = passages.clone();
         apart[2].work_start = 300;
         apart[2].work_end = 330;
-        assert_eq!(densest_stretch(&apart, usize::MAX), 30);
+        assert_eq!(densest_stretch(&apart, &counted, usize::MAX), 30);
         // Reordered: the work range is filled all the same.
         let mut reordered = passages.clone();
         reordered[1].work_start = 30;
         reordered[1].work_end = 60;
-        assert_eq!(densest_stretch(&reordered[1..], usize::MAX), 60);
-        assert_eq!(densest_stretch(&passages[..1], usize::MAX), 30);
-        assert_eq!(densest_stretch(&[], usize::MAX), 0);
+        assert_eq!(
+            densest_stretch(&reordered[1..], &counted[1..], usize::MAX),
+            60
+        );
+        assert_eq!(
+            densest_stretch(&passages[..1], &counted[..1], usize::MAX),
+            30
+        );
+        assert_eq!(densest_stretch(&[], &[], usize::MAX), 0);
         // Stops at `enough`.
-        assert_eq!(densest_stretch(&passages, 30), 30);
+        assert_eq!(densest_stretch(&passages, &counted, 30), 30);
     }
 
     /// Four clauses of WORK_A, 27 to 33 characters each, with the reviewer's own sentences
@@ -1100,6 +1137,25 @@ mod tests {
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].work_id, 1);
         assert!(found[0].coverage > 0.7, "{found:?}");
+    }
+
+    #[test]
+    fn figures_shared_by_two_reports_of_one_market_day_are_not_a_copy() {
+        // A day's index table: the same figures in any report of that day.
+        let table = "上证Ａ股９５４．９８　９５１．８０　１５７８．６１　９０５．４９；\
+                     上证Ｂ股６７．０３　６７．０２　６９．３１　２５１．９３；\
+                     深证指数３２７．３４　３２６．３３　５２０．２５　２９５．４４；\
+                     深证Ａ股３４１．８１　３４０．７０　５４８．５４　３０７．９４；\
+                     深证Ｂ股１３２．０８　１３１．６６　１８７．７５　１２０．２２。";
+        let work = format!("{WORK_B}\n{table}");
+        let page = format!("{table}\n股市昨日小幅震荡，成交量较前一交易日有所放大。");
+        let mut m = Matcher::new(MatchConfig::default());
+        m.add_work(2, &work).unwrap();
+        assert!(m.match_text(&page).unwrap().is_empty());
+        // Counted with its digits, the shared table is over the report floor.
+        let canonical = normalize(table).chars;
+        assert!(canonical.len() > MatchConfig::default().min_copied_chars);
+        assert!(canonical.iter().filter(|c| c.is_ascii_digit()).count() > 90);
     }
 
     #[test]

@@ -630,7 +630,11 @@ fn romanized_recall(share: f64) -> RomanizedRecall {
                 Ok((coverage, method)) => {
                     recall.excerpts_reported += 1;
                     let verdict = m.verify_work(&page, id).expect("verified directly too");
-                    let excerpt_chars = canonical(&excerpt).chars().count();
+                    // Digits are aligned but not counted as copied (figures are facts).
+                    let excerpt_chars = canonical(&excerpt)
+                        .chars()
+                        .filter(|c| !c.is_ascii_digit())
+                        .count();
                     recall.excerpts_copied +=
                         usize::from(verdict.copied_chars as f64 >= 0.9 * excerpt_chars as f64);
                     eprintln!(

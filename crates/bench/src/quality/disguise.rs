@@ -654,6 +654,10 @@ fn shared_sentence(works: &[&LibraryWork], rng: &mut Rng) -> Option<String> {
 /// about the rules), up to the "about 40 characters".
 const COMMENTARY_QUOTE_CHARS: std::ops::RangeInclusive<usize> = 24..=40;
 
+/// Least distance in the work, in characters, between the sentences two quotations of a
+/// commentary come from: quotations from "separate places", not the halves of one passage.
+const COMMENTARY_QUOTE_APART: usize = 150;
+
 /// Share of a work a commentary quotes at most, in all: "a few percent".
 const COMMENTARY_MAX_SHARE: f64 = 0.05;
 
@@ -661,24 +665,39 @@ const COMMENTARY_MAX_SHARE: f64 = 0.05;
 /// [`COMMENTARY_QUOTE_CHARS`], from different places), as a review quotes a book: fewer when `count` would
 /// quote more than [`COMMENTARY_MAX_SHARE`] of the work.
 fn short_quotations(work: &LibraryWork, count: usize, rng: &mut Rng) -> Vec<String> {
-    let clauses: Vec<String> = work
-        .paragraphs
-        .iter()
-        .flat_map(|p| sentences(p))
-        .flat_map(|s| s.split(['，', '；']))
-        .map(|c| c.trim().to_owned())
-        .filter(|c| COMMENTARY_QUOTE_CHARS.contains(&c.chars().count()))
-        .collect();
+    // Each clause with the offset of its sentence in the work, in characters.
+    let mut offset = 0;
+    let mut clauses: Vec<(usize, String)> = Vec::new();
+    for sentence in work.paragraphs.iter().flat_map(|p| sentences(p)) {
+        for clause in sentence.split(['，', '；']) {
+            let clause = clause.trim();
+            if COMMENTARY_QUOTE_CHARS.contains(&clause.chars().count()) {
+                clauses.push((offset, clause.to_owned()));
+            }
+        }
+        offset += sentence.chars().count();
+    }
     if clauses.len() < count {
         return Vec::new();
     }
-    // Evenly spaced picks with a random offset: separate passages, apart when the work allows.
+    // Evenly spaced picks with a random offset, each from a sentence at least
+    // COMMENTARY_QUOTE_APART characters after the one before: separate quotations, not one
+    // passage quoted in pieces.
     let stride = clauses.len() / count;
-    let offset = rng.below(stride);
+    let first = rng.below(stride);
     let budget = (work.text().chars().count() as f64 * COMMENTARY_MAX_SHARE) as usize;
     let mut quoted = 0;
+    let mut last_start: Option<usize> = None;
     (0..count)
-        .map(|i| clauses[offset + i * stride].clone())
+        .map(|i| &clauses[first + i * stride])
+        .filter(|(start, _)| {
+            let separate = last_start.is_none_or(|last| *start >= last + COMMENTARY_QUOTE_APART);
+            if separate {
+                last_start = Some(*start);
+            }
+            separate
+        })
+        .map(|(_, clause)| clause.clone())
         .take_while(|quote| {
             quoted += quote.chars().count();
             quoted <= budget

@@ -254,6 +254,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         })
         .collect();
     report.push_str(&disguise_table(&default_table, &per_source));
+    report.push_str(&confidence_lines(&default_table));
     report.push_str(&encoding_table(&default_table));
     let default_stretch = copytrace_matcher::MatchConfig::default().min_stretch_chars;
     let mut stretches: Vec<(usize, Table)> = STRETCHES
@@ -340,10 +341,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         .as_ref()
         .and_then(|p| p.values().map(|r| r.overall.f1).max_by(f64::total_cmp));
     println!(
-        "RESULT precision={:.4} recall={:.4} f1={:.4} worst_disguise={worst_name}:{worst:.3} \
-         hard_negative_fp={hard_fp} chosen_min_copied_chars={} default_min_copied_chars={default_threshold} \
+        "RESULT precision={:.4} precision_low95={:.4} recall={:.4} f1={:.4} \
+         worst_disguise={worst_name}:{worst:.3} hard_negative_fp={hard_fp} chosen_min_copied_chars={} default_min_copied_chars={default_threshold} \
          best_peer_f1={} seconds={total:.0}",
         overall.precision(),
+        score::wilson_interval(overall.tp, overall.tp + overall.fp).0,
         overall.recall(),
         overall.f1(),
         chosen.map_or("none".to_owned(), |c| c.threshold.to_string()),
@@ -606,6 +608,31 @@ fn encoding_table(table: &Table) -> String {
         );
     }
     out
+}
+
+/// How sure the figures are: 95 % Wilson intervals of precision (over the reports) and of the
+/// share of negative pages reported (over the negative pages).
+fn confidence_lines(table: &Table) -> String {
+    let o = table.overall;
+    let (precision_low, _) = score::wilson_interval(o.tp, o.tp + o.fp);
+    let negatives: usize = table
+        .pages
+        .iter()
+        .filter(|(name, _)| name.starts_with("negative"))
+        .map(|(_, pages)| pages)
+        .sum();
+    let negative_fp: usize = table
+        .by_disguise
+        .iter()
+        .filter(|(name, _)| name.starts_with("negative"))
+        .map(|(_, c)| c.fp)
+        .sum();
+    let (_, fp_rate_high) = score::wilson_interval(negative_fp, negatives);
+    format!(
+        "- 95 % Wilson interval: precision at least {precision_low:.4} ({} reports); share of \
+         negative pages reported at most {fp_rate_high:.4} ({negative_fp} of {negatives}).\n",
+        o.tp + o.fp
+    )
 }
 
 /// What the dense-stretch rule (`--min-stretch-chars`) changes: overall figures per setting,

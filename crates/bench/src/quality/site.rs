@@ -221,6 +221,16 @@ fn render_list(n: usize, total: usize, pages: &[&Page]) -> Rendered {
         html.push_str(&format!("<a href=\"/list/{}.html\">下一页</a>", n + 1));
     }
     html.push_str("</div>\n");
+    // The first page jumps to every other one, as real sites' page selectors do: a crawler
+    // stops following 下一页 after a hundred pages in a row (`max_page_chain`), and a large
+    // run has more.
+    if n == 1 && total > 2 {
+        html.push_str("<div class=\"jump\">跳转：");
+        for page in 2..=total {
+            html.push_str(&format!("<a href=\"/list/{page}.html\">{page}</a> "));
+        }
+        html.push_str("</div>\n");
+    }
     html.push_str(footer_html());
     html.push_str("</body></html>\n");
     encode(&html, PageEncoding::Utf8)
