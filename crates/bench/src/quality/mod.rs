@@ -325,18 +325,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     );
 
     let overall = default_table.overall;
-    let (worst_name, worst) = default_table
-        .by_disguise
-        .iter()
-        .filter(|(n, _)| !n.starts_with("negative"))
-        .map(|(n, c)| (*n, c.recall()))
-        .min_by(|a, b| a.1.total_cmp(&b.1))
-        .unwrap_or(("none", 1.0));
-    let hard_fp: usize = score::STRICT_NEGATIVES
-        .iter()
-        .filter_map(|n| default_table.by_disguise.get(n))
-        .map(|c| c.fp)
-        .sum();
+    let (worst_name, worst) = default_table.worst_disguise();
+    let hard_fp = default_table.hard_negative_fp();
     let best_peer = peers
         .as_ref()
         .and_then(|p| p.values().map(|r| r.overall.f1).max_by(f64::total_cmp));
@@ -645,17 +635,8 @@ fn stretch_table(runs: &[(usize, Table)], default: usize) -> String {
     );
     for (stretch, table) in runs {
         let mark = if *stretch == default { " ←" } else { "" };
-        let hard: usize = score::STRICT_NEGATIVES
-            .iter()
-            .filter_map(|n| table.by_disguise.get(n))
-            .map(|c| c.fp)
-            .sum();
-        let worst = table
-            .by_disguise
-            .iter()
-            .filter(|(n, _)| !n.starts_with("negative"))
-            .map(|(_, c)| c.recall())
-            .fold(1.0, f64::min);
+        let hard = table.hard_negative_fp();
+        let (_, worst) = table.worst_disguise();
         let _ = writeln!(
             out,
             "| {stretch}{mark} | {} | {} | {} | {hard} | {} |",

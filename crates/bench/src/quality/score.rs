@@ -138,6 +138,27 @@ pub const STRICT_NEGATIVES: [&str; 7] = [
     "negative-obfuscated",
 ];
 
+impl Table {
+    /// False positives on the [`STRICT_NEGATIVES`].
+    pub fn hard_negative_fp(&self) -> usize {
+        STRICT_NEGATIVES
+            .iter()
+            .filter_map(|n| self.by_disguise.get(n))
+            .map(|c| c.fp)
+            .sum()
+    }
+
+    /// The disguise with the lowest recall, and its recall (`("none", 1.0)` without any).
+    pub fn worst_disguise(&self) -> (&'static str, f64) {
+        self.by_disguise
+            .iter()
+            .filter(|(name, _)| !name.starts_with("negative"))
+            .map(|(name, c)| (*name, c.recall()))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .unwrap_or(("none", 1.0))
+    }
+}
+
 /// Scores every threshold.
 pub fn sweep(pages: &[Page], predictions: &Predictions, thresholds: &[u32]) -> Vec<SweepPoint> {
     thresholds
@@ -147,17 +168,8 @@ pub fn sweep(pages: &[Page], predictions: &Predictions, thresholds: &[u32]) -> V
             SweepPoint {
                 threshold,
                 overall: table.overall,
-                hard_negative_fp: STRICT_NEGATIVES
-                    .iter()
-                    .filter_map(|n| table.by_disguise.get(n))
-                    .map(|c| c.fp)
-                    .sum(),
-                worst_disguise_recall: table
-                    .by_disguise
-                    .iter()
-                    .filter(|(name, _)| !name.starts_with("negative"))
-                    .map(|(_, c)| c.recall())
-                    .fold(1.0, f64::min),
+                hard_negative_fp: table.hard_negative_fp(),
+                worst_disguise_recall: table.worst_disguise().1,
             }
         })
         .collect()
