@@ -82,7 +82,7 @@ pub struct MatchConfig {
     /// figures and a phrase, has its shared bits apart, each shorter than this, with the page's
     /// own words between them or picked from all over the work (see [`densest_stretch`]).
     /// Adding up such near-matches is what made independent reports look like copies. 50,
-    /// chosen by the quality benchmark (docs/algorithms.md, "Not accused"): above any one
+    /// chosen by the quality benchmark (docs/algorithms.md, "OCR errors, same-event reports and the dense-stretch rule"): above any one
     /// quotation of up to 40 characters, below what every disguise keeps (60 lost a shuffled
     /// and a combined copy); 0 turns the rule off.
     pub min_stretch_chars: usize,
