@@ -60,6 +60,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         Plan {
             seed: 20_261_122,
             per_disguise: 40,
+            more_works: false,
         },
     );
     let dir = tempfile::tempdir()?;

@@ -34,6 +34,7 @@ pub mod pinyin;
 pub mod sentences;
 pub mod shingles;
 pub mod simhash;
+pub mod thesaurus;
 pub mod weighted_features;
 pub mod window;
 

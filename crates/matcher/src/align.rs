@@ -122,6 +122,10 @@ pub struct AlignedPassage {
     pub exact_chars: usize,
     /// Whether a pinyin run contributed (the copy swaps characters for homophones).
     pub pinyin: bool,
+    /// Whether the passage is a chain of paraphrased sentences ([`crate::laundering`]) rather
+    /// than of aligned characters: `aligned_chars` then counts the page's sentences and each
+    /// run spans the page sentence's start and the whole work sentence.
+    pub paraphrase: bool,
     /// The runs the passage is made of, in page order.
     pub runs: Vec<Run>,
 }
@@ -282,6 +286,11 @@ impl PageSeeds {
     /// Page characters covered by common (boilerplate) seeds: never counted as copied.
     pub fn common_chars(&self) -> usize {
         self.common_count
+    }
+
+    /// Per page character, whether common (boilerplate) seeds cover it.
+    pub fn common_mask(&self) -> &[bool] {
+        &self.common
     }
 }
 
@@ -517,6 +526,7 @@ fn chain(runs: Vec<Run>, config: &AlignConfig) -> Vec<AlignedPassage> {
             aligned_chars: run.len,
             exact_chars: run.exact,
             pinyin: run.pinyin,
+            paraphrase: false,
             runs: vec![run],
         });
     }

@@ -25,6 +25,7 @@ mod buckets;
 pub mod common;
 pub mod dna_index;
 pub mod index;
+pub mod laundering;
 pub mod lsh;
 pub mod romanized;
 pub mod simhash_index;
@@ -46,6 +47,7 @@ pub use align::{AlignConfig, AlignedPassage, WorkSeeds};
 pub use common::SeedFrequency;
 pub use dna_index::DnaIndex;
 pub use index::{Hit, Index, IndexError, SegmentRef, WorkId};
+pub use laundering::LaunderingConfig;
 pub use lsh::{LshConfig, MinHashLshIndex, MinHashSignature};
 pub use romanized::{RomanizedPage, read_romanized};
 pub use simhash_index::SimHashIndex;
@@ -95,6 +97,8 @@ pub struct MatchConfig {
     /// candidate is verified against both readings, keeping the one that covers more of the
     /// work. Needs `align.pinyin`, the only projection in which a romanized syllable can align.
     pub romanized: bool,
+    /// Sentence alignment of laundered copies (words replaced by synonyms), see [`laundering`].
+    pub laundering: LaunderingConfig,
 }
 
 impl Default for MatchConfig {
@@ -108,6 +112,7 @@ impl Default for MatchConfig {
             max_candidates: 32,
             candidates: CandidateConfig::default(),
             romanized: true,
+            laundering: LaunderingConfig::default(),
         }
     }
 }
@@ -137,14 +142,21 @@ pub fn densest_stretch(
     for (i, first) in passages.iter().enumerate() {
         let mut aligned = 0;
         let (mut work_start, mut work_end) = (first.work_start, first.work_end);
+        let mut work_aligned = 0;
         for (last, count) in passages[i..].iter().zip(&counted[i..]) {
             work_start = work_start.min(last.work_start);
             work_end = work_end.max(last.work_end);
             aligned += count;
+            // A paraphrase is as long as its own words on each side: synonyms differ in length.
+            work_aligned += if last.paraphrase {
+                last.runs.iter().map(|r| r.len).sum()
+            } else {
+                *count
+            };
             let page_span = last.page_end.max(first.page_start + 1) - first.page_start;
             let work_span = work_end.max(work_start + 1) - work_start;
-            let dense = |span: usize| aligned as f64 >= STRETCH_DENSITY * span as f64;
-            if !(dense(page_span) && dense(work_span)) {
+            let dense = |part: usize, span: usize| part as f64 >= STRETCH_DENSITY * span as f64;
+            if !(dense(aligned, page_span) && dense(work_aligned, work_span)) {
                 // Later passages may fill the gaps (reordered sentences), so keep looking,
                 // but this group is no stretch.
                 continue;
@@ -159,7 +171,7 @@ pub fn densest_stretch(
 }
 
 /// A set of candidate sources, so the quality benchmark can compare them alone and together
-/// and a verdict can say which found it. Displays and parses as `simhash+minhash+dna`.
+/// and a verdict can say which found it. Displays and parses as `simhash+minhash+dna+sense`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct CandidateMethods(u8);
 
@@ -172,13 +184,16 @@ impl CandidateMethods {
     pub const MINHASH: Self = CandidateMethods(2);
     /// Pinyin-initial DNA codes, exact or near.
     pub const DNA: Self = CandidateMethods(4);
+    /// Words and synonyms of page blocks ([`laundering::SenseIndex`]): laundered copies.
+    pub const SENSE: Self = CandidateMethods(8);
     /// Every source.
-    pub const ALL: Self = CandidateMethods(7);
+    pub const ALL: Self = CandidateMethods(15);
 
-    const NAMES: [(Self, &'static str); 3] = [
+    const NAMES: [(Self, &'static str); 4] = [
         (Self::SIMHASH, "simhash"),
         (Self::MINHASH, "minhash"),
         (Self::DNA, "dna"),
+        (Self::SENSE, "sense"),
     ];
 
     /// Whether every source of `other` is in `self`.
@@ -223,9 +238,9 @@ impl fmt::Display for CandidateMethods {
     }
 }
 
-/// A candidate source name that is not `simhash`, `minhash`, `dna`, `all` or `none`.
+/// A candidate source name that is not `simhash`, `minhash`, `dna`, `sense`, `all` or `none`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown candidate method {0:?} (expected simhash, minhash, dna, all or none)")]
+#[error("unknown candidate method {0:?} (expected simhash, minhash, dna, sense, all or none)")]
 pub struct UnknownCandidateMethod(pub String);
 
 impl FromStr for CandidateMethods {
@@ -299,11 +314,13 @@ pub struct Candidate {
     pub minhash_windows: usize,
     /// Distinct DNA windows of the work found by code.
     pub dna_windows: usize,
+    /// Page blocks whose words (or their synonyms) the work holds.
+    pub sense_blocks: usize,
 }
 
 impl Candidate {
     fn windows(&self) -> usize {
-        self.simhash_windows + self.minhash_windows + self.dna_windows
+        self.simhash_windows + self.minhash_windows + self.dna_windows + self.sense_blocks
     }
 }
 
@@ -317,6 +334,8 @@ pub struct IndexSizes {
     pub minhash: usize,
     /// DNA windows in the DNA index.
     pub dna: usize,
+    /// Keys (synonym groups and characters) in the sense index.
+    pub sense: usize,
 }
 
 /// One evidence passage, as byte ranges of both original texts.
@@ -371,6 +390,8 @@ pub struct WorkMatch {
 struct PageViews {
     page: Normalized,
     seeds: align::PageSeeds,
+    /// The page read sentence by sentence through the thesaurus, for laundered copies.
+    sense: Option<laundering::SenseText>,
     romanized: Option<(RomanizedPage, OnceCell<align::PageSeeds>)>,
 }
 
@@ -387,6 +408,9 @@ struct WorkBoilerplate {
 struct PreparedWork {
     normalized: Normalized,
     seeds: WorkSeeds,
+    /// Where its sentences begin (see [`laundering::sentence_starts`]): the original text is
+    /// not kept, and laundered copies are aligned sentence by sentence.
+    sentences: Vec<u32>,
 }
 
 /// The library as the matcher sees it: indexes of window fingerprints plus the canonical text
@@ -396,6 +420,7 @@ pub struct Matcher<I: Index = SimHashIndex> {
     index: I,
     lsh: MinHashLshIndex,
     dna: DnaIndex,
+    sense: laundering::SenseIndex,
     hasher: MinHasher,
     reference: ReferenceDistribution,
     /// The work DNA configuration read at every initial, for pages.
@@ -433,6 +458,7 @@ impl<I: Index> Matcher<I> {
         Matcher {
             lsh: MinHashLshIndex::new(&candidates.lsh),
             dna: DnaIndex::new(candidates.dna.levels(), candidates.dna_max_distance),
+            sense: laundering::SenseIndex::new(),
             hasher: MinHasher::new(candidates.lsh.num_perm, minhash::DEFAULT_SEED),
             reference: ReferenceDistribution::builtin(),
             page_dna: every_initial(&candidates.dna),
@@ -471,7 +497,8 @@ impl<I: Index> Matcher<I> {
         let windows = fingerprint_normalized(&normalized, &self.config.fingerprint);
         let ranges: Vec<(u32, Window)> = windows.iter().map(|w| (w.ordinal, w.window)).collect();
         let simhashes: Vec<(u32, u64)> = windows.iter().map(|w| (w.ordinal, w.simhash)).collect();
-        self.insert(work_id, normalized, Some(&simhashes), &ranges)?;
+        let sentences = laundering::sentence_starts(text, &normalized);
+        self.insert(work_id, normalized, sentences, Some(&simhashes), &ranges)?;
         Ok(windows)
     }
 
@@ -488,7 +515,8 @@ impl<I: Index> Matcher<I> {
         let normalized = normalize(text);
         let ranges = self.window_ranges(&normalized);
         let simhashes: Vec<(u32, u64)> = windows.into_iter().collect();
-        self.insert(work_id, normalized, Some(&simhashes), &ranges)
+        let sentences = laundering::sentence_starts(text, &normalized);
+        self.insert(work_id, normalized, sentences, Some(&simhashes), &ranges)
     }
 
     /// Adds a work whose SimHash windows are already in the index, as with a shared Redis
@@ -498,7 +526,8 @@ impl<I: Index> Matcher<I> {
     pub fn add_indexed_work(&mut self, work_id: WorkId, text: &str) -> Result<(), IndexError> {
         let normalized = normalize(text);
         let ranges = self.window_ranges(&normalized);
-        self.insert(work_id, normalized, None, &ranges)
+        let sentences = laundering::sentence_starts(text, &normalized);
+        self.insert(work_id, normalized, sentences, None, &ranges)
     }
 
     /// The content-anchored windows of a text, numbered like its stored SimHash windows.
@@ -517,6 +546,7 @@ impl<I: Index> Matcher<I> {
         &mut self,
         work_id: WorkId,
         normalized: Normalized,
+        sentences: Vec<u32>,
         simhashes: Option<&[(u32, u64)]>,
         windows: &[(u32, Window)],
     ) -> Result<(), IndexError> {
@@ -545,9 +575,19 @@ impl<I: Index> Matcher<I> {
             .collect();
             self.dna.insert_work(work_id, &codes)?;
         }
+        if self.sense_enabled() {
+            let keys = self.sense_keys(&normalized.chars, &sentences);
+            self.sense.insert_work(work_id, &keys);
+        }
         let seeds = self.count_seeds(&normalized);
-        self.works
-            .insert(work_id, PreparedWork { normalized, seeds });
+        self.works.insert(
+            work_id,
+            PreparedWork {
+                normalized,
+                seeds,
+                sentences,
+            },
+        );
         Ok(())
     }
 
@@ -559,8 +599,29 @@ impl<I: Index> Matcher<I> {
             self.index.remove_work(work_id)?;
             self.lsh.remove_work(work_id)?;
             self.dna.remove_work(work_id)?;
+            if self.sense_enabled() {
+                let keys = self.sense_keys(&work.normalized.chars, &work.sentences);
+                self.sense.remove_work(work_id, &keys);
+            }
         }
         Ok(())
+    }
+
+    /// Whether laundered copies are looked for through the sense index.
+    fn sense_enabled(&self) -> bool {
+        self.config.laundering.enabled
+            && self
+                .config
+                .candidates
+                .methods
+                .contains(CandidateMethods::SENSE)
+    }
+
+    /// A work's keys in the sense index.
+    fn sense_keys(&self, chars: &[char], sentences: &[u32]) -> Vec<u32> {
+        let thesaurus = copytrace_fingerprint::thesaurus::Thesaurus::builtin();
+        let text = laundering::SenseText::new(chars, sentences, thesaurus);
+        laundering::text_keys(chars, &text, thesaurus)
     }
 
     /// Windows held by each candidate index.
@@ -569,6 +630,7 @@ impl<I: Index> Matcher<I> {
             simhash: self.index.len()?,
             minhash: self.lsh.len()?,
             dna: self.dna.len()?,
+            sense: self.sense.len(),
         })
     }
 
@@ -603,17 +665,20 @@ impl<I: Index> Matcher<I> {
             return Ok(Vec::new());
         }
         let romanized = self.read_romanized(&page, page_text);
-        let candidates = self.candidates(&page, romanized.as_ref())?;
+        let sense = self.read_sense(page_text, &page);
+        let candidates = self.candidates(&page, romanized.as_ref(), sense.as_ref())?;
         if candidates.is_empty() {
             // Most crawled pages copy nothing: skip building their seed indexes.
             return Ok(Vec::new());
         }
-        let views = self.page_views(page, romanized);
+        let views = self.page_views(page, romanized, sense);
         let mut matches: Vec<WorkMatch> = candidates
             .into_iter()
             .filter_map(|candidate| {
                 let found_by = candidate.methods.to_string();
-                self.verify_views(&views, candidate.work_id, &found_by)
+                // Only a work the sense index proposed is worth reading sentence by sentence.
+                let laundered = candidate.methods.contains(CandidateMethods::SENSE);
+                self.verify_views(&views, candidate.work_id, &found_by, laundered)
             })
             .collect();
         matches.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.work_id.cmp(&b.work_id)));
@@ -633,7 +698,23 @@ impl<I: Index> Matcher<I> {
     pub fn candidates_for(&self, page_text: &str) -> Result<Vec<Candidate>, IndexError> {
         let page = normalize(page_text);
         let romanized = self.read_romanized(&page, page_text);
-        self.candidates(&page, romanized.as_ref())
+        let sense = self.read_sense(page_text, &page);
+        self.candidates(&page, romanized.as_ref(), sense.as_ref())
+    }
+
+    /// The page read sentence by sentence through the thesaurus, when laundered copies are
+    /// looked for.
+    fn read_sense(&self, page_text: &str, page: &Normalized) -> Option<laundering::SenseText> {
+        if !self.config.laundering.enabled {
+            return None;
+        }
+        let sentences = laundering::sentence_starts(page_text, page);
+        let thesaurus = copytrace_fingerprint::thesaurus::Thesaurus::builtin();
+        Some(laundering::SenseText::new(
+            &page.chars,
+            &sentences,
+            thesaurus,
+        ))
     }
 
     /// The page read with its romanized runs as syllables, when the configuration asks for it
@@ -649,6 +730,7 @@ impl<I: Index> Matcher<I> {
         &self,
         page: &Normalized,
         romanized: Option<&RomanizedPage>,
+        sense: Option<&laundering::SenseText>,
     ) -> Result<Vec<Candidate>, IndexError> {
         let methods = self.config.candidates.methods;
         // Distinct (work, window) pairs found by each source.
@@ -700,6 +782,7 @@ impl<I: Index> Matcher<I> {
                     simhash_windows: 0,
                     minhash_windows: 0,
                     dna_windows: 0,
+                    sense_blocks: 0,
                 });
                 candidate.methods = candidate.methods | method;
                 match method {
@@ -707,6 +790,24 @@ impl<I: Index> Matcher<I> {
                     CandidateMethods::MINHASH => candidate.minhash_windows += 1,
                     _ => candidate.dna_windows += 1,
                 }
+            }
+        }
+        if let Some(sense) = sense.filter(|_| self.sense_enabled()) {
+            let thesaurus = copytrace_fingerprint::thesaurus::Thesaurus::builtin();
+            let found = self
+                .sense
+                .query(&page.chars, sense, thesaurus, &self.config.laundering);
+            for (work_id, blocks) in found {
+                let candidate = per_work.entry(work_id).or_insert(Candidate {
+                    work_id,
+                    methods: CandidateMethods::NONE,
+                    simhash_windows: 0,
+                    minhash_windows: 0,
+                    dna_windows: 0,
+                    sense_blocks: 0,
+                });
+                candidate.methods = candidate.methods | CandidateMethods::SENSE;
+                candidate.sense_blocks = blocks;
             }
         }
         let mut ranked: Vec<Candidate> = per_work
@@ -732,7 +833,13 @@ impl<I: Index> Matcher<I> {
             return None;
         }
         let romanized = self.read_romanized(&page, page_text);
-        self.verify_views(&self.page_views(page, romanized), work_id, "direct")
+        let sense = self.read_sense(page_text, &page);
+        self.verify_views(
+            &self.page_views(page, romanized, sense),
+            work_id,
+            "direct",
+            true,
+        )
     }
 
     /// In how many library works a character seed occurs (see [`common`]).
@@ -789,11 +896,17 @@ impl<I: Index> Matcher<I> {
         mask
     }
 
-    fn page_views(&self, page: Normalized, romanized: Option<RomanizedPage>) -> PageViews {
+    fn page_views(
+        &self,
+        page: Normalized,
+        romanized: Option<RomanizedPage>,
+        sense: Option<laundering::SenseText>,
+    ) -> PageViews {
         let seeds = align::PageSeeds::new(&page.chars, &self.config.align, &self.frequency);
         PageViews {
             page,
             seeds,
+            sense,
             romanized: romanized.map(|read| (read, OnceCell::new())),
         }
     }
@@ -805,16 +918,24 @@ impl<I: Index> Matcher<I> {
     /// Like the pinyin projection, the reading is skipped when the page as written already
     /// scores `align.pinyin_skip_share`: it can add to a verdict only through pinyin runs, and
     /// those are not even looked for when the characters explain that much.
+    ///
+    /// With `laundered`, sentences that characters leave unexplained are also read for
+    /// paraphrase ([`laundering`]). On a page with romanized runs the readings first compete on
+    /// characters alone, whose evidence is exact, and paraphrase is tried only when neither
+    /// reading is reported: whole paraphrased sentences would otherwise outweigh a romanized
+    /// excerpt's exact evidence.
     fn verify_views(
         &self,
         views: &PageViews,
         work_id: WorkId,
         found_by: &str,
+        laundered: bool,
     ) -> Option<WorkMatch> {
-        let written = self.verify(&views.page, &views.seeds, work_id, found_by);
+        let sense = views.sense.as_ref().filter(|_| laundered);
         let Some((read, seeds)) = &views.romanized else {
-            return written;
+            return self.verify(&views.page, &views.seeds, sense, work_id, found_by);
         };
+        let written = self.verify(&views.page, &views.seeds, None, work_id, found_by);
         if written
             .as_ref()
             .is_some_and(|w| w.score >= self.config.align.pinyin_skip_share)
@@ -829,8 +950,8 @@ impl<I: Index> Matcher<I> {
                 &self.frequency,
             )
         });
-        let romanized = self.verify(&read.normalized, seeds, work_id, found_by);
-        match (written, romanized) {
+        let romanized = self.verify(&read.normalized, seeds, None, work_id, found_by);
+        let best = match (written, romanized) {
             (Some(written), Some(romanized)) if romanized.coverage <= written.coverage => {
                 Some(written)
             }
@@ -839,6 +960,12 @@ impl<I: Index> Matcher<I> {
                 romanized.method.push_str("+romanized");
                 Some(romanized)
             }
+        };
+        match best {
+            None if sense.is_some() => {
+                self.verify(&views.page, &views.seeds, sense, work_id, found_by)
+            }
+            best => best,
         }
     }
 
@@ -848,6 +975,7 @@ impl<I: Index> Matcher<I> {
         &self,
         page: &Normalized,
         page_seeds: &align::PageSeeds,
+        page_sense: Option<&laundering::SenseText>,
         work_id: WorkId,
         found_by: &str,
     ) -> Option<WorkMatch> {
@@ -855,7 +983,7 @@ impl<I: Index> Matcher<I> {
         let work_chars = &work.normalized.chars;
         let boilerplate = self.work_boilerplate(work_id, work);
         let work_informative = boilerplate.informative;
-        let passages = align::align(
+        let mut passages = align::align(
             &page.chars,
             page_seeds,
             work_chars,
@@ -863,6 +991,38 @@ impl<I: Index> Matcher<I> {
             work_informative,
             &self.config.align,
         );
+        let mut laundered = false;
+        if let Some(page_sense) = page_sense.filter(|_| self.config.laundering.enabled) {
+            let found: usize = passages.iter().map(|p| p.aligned_chars).sum();
+            let page_informative = page.len() - page_seeds.common_chars();
+            let shorter = page_informative.min(work_informative);
+            if (found as f64) < self.config.align.pinyin_skip_share * shorter as f64 {
+                // Sentences that characters already explain keep their exact evidence, and
+                // boilerplate proves nothing: only the rest is read sentence by sentence.
+                let mut page_done = page_seeds.common_mask().to_vec();
+                let mut work_done = boilerplate.common.clone();
+                for run in passages.iter().flat_map(|p| &p.runs) {
+                    page_done[run.page..run.page + run.len].fill(true);
+                    work_done[run.work..run.work + run.len].fill(true);
+                }
+                let thesaurus = copytrace_fingerprint::thesaurus::Thesaurus::builtin();
+                let work_sense = laundering::SenseText::new(work_chars, &work.sentences, thesaurus);
+                let sentences = laundering::align_laundered(
+                    &page.chars,
+                    page_sense,
+                    &page_done,
+                    work_chars,
+                    &work_sense,
+                    &work_done,
+                    thesaurus,
+                    &self.config.laundering,
+                );
+                if !sentences.is_empty() {
+                    laundered = true;
+                    passages = merge_laundered(passages, sentences);
+                }
+            }
+        }
         let mut work_covered = vec![false; work_chars.len()];
         for run in passages.iter().flat_map(|p| &p.runs) {
             work_covered[run.work..run.work + run.len]
@@ -877,16 +1037,15 @@ impl<I: Index> Matcher<I> {
         let wording: Vec<usize> = passages
             .iter()
             .map(|p| {
-                let digits: usize = p
-                    .runs
-                    .iter()
-                    .map(|r| {
-                        page.chars[r.page..r.page + r.len]
-                            .iter()
-                            .filter(|c| c.is_ascii_digit())
-                            .count()
-                    })
-                    .sum();
+                let digits = |range: &[char]| range.iter().filter(|c| c.is_ascii_digit()).count();
+                let digits: usize = if p.paraphrase {
+                    digits(&page.chars[p.page_start..p.page_end])
+                } else {
+                    p.runs
+                        .iter()
+                        .map(|r| digits(&page.chars[r.page..r.page + r.len]))
+                        .sum()
+                };
                 p.aligned_chars.saturating_sub(digits)
             })
             .collect();
@@ -927,16 +1086,36 @@ impl<I: Index> Matcher<I> {
         } else {
             ""
         };
+        let laundered = if laundered { "+laundered" } else { "" };
         Some(WorkMatch {
             work_id,
             score: coverage.max(containment),
             coverage,
             containment,
             copied_chars,
-            method: format!("{found_by}+align{pinyin}"),
+            method: format!("{found_by}+align{pinyin}{laundered}"),
             evidence,
         })
     }
+}
+
+/// The sentence passages of a laundered copy with the character passages that lie outside
+/// them (a sentence copied unchanged between laundered ones is inside), in page order.
+fn merge_laundered(
+    characters: Vec<AlignedPassage>,
+    sentences: Vec<AlignedPassage>,
+) -> Vec<AlignedPassage> {
+    let mut merged: Vec<AlignedPassage> = characters
+        .into_iter()
+        .filter(|c| {
+            !sentences
+                .iter()
+                .any(|s| c.page_start < s.page_end && s.page_start < c.page_end)
+        })
+        .collect();
+    merged.extend(sentences);
+    merged.sort_by_key(|p| p.page_start);
+    merged
 }
 
 #[cfg(test)]
@@ -1034,6 +1213,7 @@ mod tests {
             aligned_chars: aligned,
             exact_chars: aligned,
             pinyin: false,
+            paraphrase: false,
             runs: Vec::new(),
         }
     }

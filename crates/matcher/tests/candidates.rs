@@ -233,7 +233,7 @@ fn a_verbatim_copy_is_found_by_every_source_and_the_verdict_names_them() {
     assert_eq!(found[0].methods, CandidateMethods::ALL);
     let verdict = m.match_text(&page).unwrap();
     assert_eq!(verdict[0].work_id, 3);
-    assert_eq!(verdict[0].method, "simhash+minhash+dna+align");
+    assert_eq!(verdict[0].method, "simhash+minhash+dna+sense+align");
 }
 
 #[test]
@@ -252,19 +252,21 @@ fn disabled_sources_are_neither_indexed_nor_reported() {
 }
 
 #[test]
-fn removing_a_work_removes_it_from_all_three_indexes() {
+fn removing_a_work_removes_it_from_every_index() {
     let mut m = matcher(CandidateMethods::ALL);
     let before = m.index_sizes().unwrap();
     let mut only_jianghu = Matcher::new(MatchConfig::default());
     only_jianghu.add_work(1, LIBRARY[0].1).unwrap();
     let own = only_jianghu.index_sizes().unwrap();
-    assert!(own.simhash > 0 && own.minhash > 0 && own.dna > 0);
+    assert!(own.simhash > 0 && own.minhash > 0 && own.dna > 0 && own.sense > 0);
 
     m.remove_work(1).unwrap();
     let after = m.index_sizes().unwrap();
     assert_eq!(after.simhash, before.simhash - own.simhash);
     assert_eq!(after.minhash, before.minhash - own.minhash);
     assert_eq!(after.dna, before.dna - own.dna);
+    // Keys are shared between works: the jianghu story's own keys go, the shared ones stay.
+    assert!(after.sense < before.sense && after.sense >= before.sense - own.sense);
     let found = m.candidates_for(LIBRARY[0].1).unwrap();
     assert!(find(&found, 1).is_none(), "{found:?}");
 
@@ -272,7 +274,10 @@ fn removing_a_work_removes_it_from_all_three_indexes() {
         m.remove_work(*id).unwrap();
     }
     let empty = m.index_sizes().unwrap();
-    assert_eq!((empty.simhash, empty.minhash, empty.dna), (0, 0, 0));
+    assert_eq!(
+        (empty.simhash, empty.minhash, empty.dna, empty.sense),
+        (0, 0, 0, 0)
+    );
 }
 
 #[test]
@@ -297,7 +302,10 @@ fn stored_simhash_windows_give_the_same_candidates_as_fingerprinting_afresh() {
 
 #[test]
 fn candidate_methods_print_and_parse_as_plus_joined_names() {
-    assert_eq!(CandidateMethods::ALL.to_string(), "simhash+minhash+dna");
+    assert_eq!(
+        CandidateMethods::ALL.to_string(),
+        "simhash+minhash+dna+sense"
+    );
     assert_eq!(
         (CandidateMethods::SIMHASH | CandidateMethods::DNA).to_string(),
         "simhash+dna"

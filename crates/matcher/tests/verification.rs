@@ -719,10 +719,13 @@ fn the_romanized_reading_is_what_finds_and_verifies_a_romanized_copy() {
     let (copy, _) = romanize(work, 0.3, 0x5eed_3001);
     let page = on_pirate_page(&copy);
     let read = demo_library().verify_work(&page, id).expect("verified");
-    let mut written_only = Matcher::new(MatchConfig {
+    let mut characters = MatchConfig {
         romanized: false,
         ..MatchConfig::default()
-    });
+    };
+    // Sentence paraphrase would see through the pinyin too; this is about characters.
+    characters.laundering.enabled = false;
+    let mut written_only = Matcher::new(characters);
     for (id, text) in DEMO_LIBRARY {
         written_only.add_work(id, text).unwrap();
     }
@@ -920,4 +923,60 @@ fn a_sentence_repeated_on_a_page_is_copied_once() {
     let copy = m.match_text(RAIN).unwrap();
     assert_eq!(copy.len(), 1);
     assert!(copy[0].copied_chars >= RAIN.chars().count() / 2);
+}
+
+/// The harbour chapter's first nine sentences laundered by hand, as a 伪原创 tool would: most
+/// words swapped for synonyms (not always Cilin's), two clauses swapped, a filler added.
+const HARBOR_LAUNDERED: &str = "第十二章 港口的雾\n清晨四点，海雾从防波堤外边涌进来，把整个港区包得严严实实。\
+陆远站立在三号泊位的吊机底下，单据上的集装箱号码他早已默念了不下二十遍，手中攥着一张早已被汗水浸软的提货单。\n\
+调度室的灯依然亮着，值班的老孙捧着搪瓷缸子走出来，眯着双眼端详他：“如此早来提货的，你依然是头一个。”\
+陆远没有搭话，只是把提货单递过去。事实上，老孙看了一眼，面色突然变了，压低嗓音说，\
+这个箱子昨日深夜已经被人提走了，来的是两个陌生面孔，手续完备，盖的章也是真的。\n\
+陆远感到后背一阵发凉。那只箱子里装的并非货物，而是他哥哥下落不明前留下的所有账本。\
+他回身往停车场奔跑，雾气打在脸上又冷又湿，远方的汽笛声一声接一声，好像是在催促什么。\
+跑到门口，他才察觉自己的车胎被人扎破了，轮毂压在地面上，歪成一个丑陋的角度。";
+
+#[test]
+fn a_laundered_copy_is_reported_through_its_sentences_with_evidence_on_both_sides() {
+    let m = library(MatchConfig::default());
+    let found = m.match_text(HARBOR_LAUNDERED).unwrap();
+    assert_eq!(found.len(), 1, "{found:?}");
+    let verdict = &found[0];
+    assert_eq!(verdict.work_id, HARBOR_ID);
+    assert!(verdict.method.contains("sense"), "{}", verdict.method);
+    assert!(verdict.method.ends_with("+laundered"), "{}", verdict.method);
+    assert!(verdict.containment > 0.7, "{verdict:?}");
+    // The evidence spans the laundered sentences on the page and the original ones in the work.
+    let page = page_slice(HARBOR_LAUNDERED, verdict, 0);
+    let work = work_slice(&work_text(HARBOR_ID), verdict, 0);
+    assert!(
+        page.contains("清晨四点") || page.contains("陆远站立"),
+        "{page}"
+    );
+    assert!(work.contains("陆远站在三号泊位"), "{work}");
+    let pairs = copytrace_matcher::laundering::substitutions(
+        &page,
+        &work,
+        copytrace_fingerprint::thesaurus::Thesaurus::builtin(),
+    );
+    for substitution in [("突然", "忽然"), ("感到", "觉得"), ("昨日", "昨天")] {
+        assert!(
+            pairs
+                .iter()
+                .any(|(p, w)| (p.as_str(), w.as_str()) == substitution),
+            "{substitution:?} not in {pairs:?}"
+        );
+    }
+}
+
+#[test]
+fn without_sentence_alignment_the_laundered_copy_is_missed() {
+    let mut config = MatchConfig::default();
+    config.laundering.enabled = false;
+    let m = library(config);
+    let found = m.match_text(HARBOR_LAUNDERED).unwrap();
+    assert!(
+        found.is_empty(),
+        "characters alone explain too little: {found:?}"
+    );
 }

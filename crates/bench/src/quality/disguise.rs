@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use pinyin::ToPinyin;
 
-use super::corpus::{Corpus, Lang, Text};
+use super::corpus::{Corpus, Lang, Synonyms, Text};
 
 /// SplitMix64 with the helpers the generator needs; deterministic on every platform.
 pub struct Rng(u64);
@@ -145,7 +145,7 @@ pub struct Benchmark {
 }
 
 /// The positive disguises, in table order.
-pub const POSITIVE: [&str; 20] = [
+pub const POSITIVE: [&str; 23] = [
     "verbatim",
     "traditional",
     "traditional-big5",
@@ -166,6 +166,9 @@ pub const POSITIVE: [&str; 20] = [
     "junk-between",
     "excerpt-small",
     "ocr",
+    "laundered-light",
+    "laundered-heavy",
+    "laundered-traditional",
 ];
 
 /// The negatives, in table order. After the unrelated and same-topic pages come the hard
@@ -229,6 +232,9 @@ pub struct Plan {
     pub seed: u64,
     /// Pages per disguise (a split work counts as one, however many parts it has).
     pub per_disguise: usize,
+    /// Whether the corpus's library-only texts are registered too, never copied: a library of
+    /// thousands of works, where a false-positive rate would show.
+    pub more_works: bool,
 }
 
 /// Builds the library and the labelled pages.
@@ -357,6 +363,29 @@ pub fn generate(corpus: &Corpus, plan: Plan) -> Benchmark {
                 "noise" | "english-noise" => page.paragraphs = noise(&page.paragraphs, &mut rng),
                 "junk-between" => page.paragraphs = junk_between(&page.paragraphs, &mut rng),
                 "ocr" => page.paragraphs = ocr_errors(&page.paragraphs, corpus, &mut rng),
+                "laundered-light" => {
+                    let how = Laundering {
+                        rate: rng.uniform(0.20, 0.30),
+                        rewrite_sentences: false,
+                    };
+                    page.paragraphs = launder(&page.paragraphs, how, corpus, &mut rng);
+                }
+                "laundered-heavy" => {
+                    let how = Laundering {
+                        rate: rng.uniform(0.85, 0.95),
+                        rewrite_sentences: true,
+                    };
+                    page.paragraphs = launder(&page.paragraphs, how, corpus, &mut rng);
+                }
+                "laundered-traditional" => {
+                    let how = Laundering {
+                        rate: rng.uniform(0.50, 0.70),
+                        rewrite_sentences: true,
+                    };
+                    let laundered = launder(&page.paragraphs, how, corpus, &mut rng);
+                    page.paragraphs = traditional(&laundered);
+                    page.title = zhconv::zhconv(&page.title, zhconv::Variant::ZhTW);
+                }
                 "ads" => page.paragraphs = ads(&page.paragraphs, &mut rng),
                 "excerpt-10" | "excerpt-30" | "excerpt-50" => {
                     let share = match disguise {
@@ -429,6 +458,14 @@ pub fn generate(corpus: &Corpus, plan: Plan) -> Benchmark {
         &mut path,
         &mut pages,
     );
+    if plan.more_works {
+        library.extend(corpus.library_only.iter().map(|t| LibraryWork {
+            id: t.id.clone(),
+            title: t.title.clone(),
+            paragraphs: t.paragraphs.clone(),
+            lang: t.lang,
+        }));
+    }
     Benchmark { library, pages }
 }
 
@@ -873,6 +910,103 @@ fn ocr_errors(paragraphs: &[String], corpus: &Corpus, rng: &mut Rng) -> Vec<Stri
         .collect()
 }
 
+/// How a laundering (伪原创) tool rewrites a text.
+#[derive(Debug, Clone, Copy)]
+struct Laundering {
+    /// Share of the words the synonym table knows that are replaced (function words included).
+    rate: f64,
+    /// Whether sentences are also rewritten: two clauses swapped in about a third of the
+    /// sentences that have several, a filler phrase opening about a fifth of them.
+    rewrite_sentences: bool,
+}
+
+/// Filler phrases laundering tools open sentences with (written for this benchmark).
+const FILLERS: [&str; 8] = [
+    "说实话，",
+    "不得不说，",
+    "众所周知，",
+    "事实上，",
+    "值得一提的是，",
+    "总的来说，",
+    "可以说，",
+    "换句话说，",
+];
+
+/// A laundered copy (洗稿, 伪原创) as automatic tools make them: the text cut into words by
+/// forward maximum matching over the synonym table (the tool's own segmentation, not the
+/// matcher's), `rate` of the known words replaced by a synonym from one of their groups, and,
+/// with `rewrite_sentences`, clauses swapped and filler phrases added.
+fn launder(paragraphs: &[String], how: Laundering, corpus: &Corpus, rng: &mut Rng) -> Vec<String> {
+    let synonyms = &corpus.synonyms;
+    let replace_words = |text: &str, rng: &mut Rng| -> String {
+        let chars: Vec<char> = text.chars().collect();
+        let mut out = String::with_capacity(text.len() + 8);
+        let mut i = 0;
+        while i < chars.len() {
+            let longest = (i..chars.len().min(i + Synonyms::MAX_WORD_CHARS))
+                .take_while(|&j| is_han(chars[j]))
+                .count();
+            let known = (1..=longest).rev().find_map(|len| {
+                let word: String = chars[i..i + len].iter().collect();
+                synonyms.of.get(&word).map(|groups| (len, word, groups))
+            });
+            match known {
+                Some((len, word, groups)) => {
+                    let group = &synonyms.groups[*rng.pick(groups) as usize];
+                    let others: Vec<&String> = group.iter().filter(|w| **w != word).collect();
+                    if !others.is_empty() && rng.chance(how.rate) {
+                        out.push_str(rng.pick(&others).as_str());
+                    } else {
+                        out.push_str(&word);
+                    }
+                    i += len;
+                }
+                None => {
+                    out.push(chars[i]);
+                    i += 1;
+                }
+            }
+        }
+        out
+    };
+    paragraphs
+        .iter()
+        .map(|p| {
+            let mut out = String::with_capacity(p.len() + 16);
+            for sentence in p.split_inclusive(['。', '！', '？']) {
+                let mut sentence = sentence.to_owned();
+                if how.rewrite_sentences {
+                    sentence = rewrite_sentence(&sentence, rng);
+                }
+                out.push_str(&replace_words(&sentence, rng));
+            }
+            out
+        })
+        .collect()
+}
+
+/// Swaps two neighbouring clauses of a sentence (about a third of those with several) and opens
+/// about a fifth of the sentences with a filler phrase.
+fn rewrite_sentence(sentence: &str, rng: &mut Rng) -> String {
+    let (body, end) = match sentence.char_indices().last() {
+        Some((at, '。' | '！' | '？')) => (&sentence[..at], &sentence[at..]),
+        _ => (sentence, ""),
+    };
+    let mut clauses: Vec<&str> = body.split('，').collect();
+    let quoted = body.contains(['“', '”', '「', '」']);
+    if clauses.len() >= 2 && !quoted && rng.chance(0.35) {
+        let at = rng.below(clauses.len() - 1);
+        clauses.swap(at, at + 1);
+    }
+    let mut out = String::with_capacity(sentence.len() + 24);
+    if body.chars().count() >= 8 && rng.chance(0.2) {
+        out.push_str(rng.pick(&FILLERS).as_ref());
+    }
+    out.push_str(&clauses.join("，"));
+    out.push_str(end);
+    out
+}
+
 /// Visible junk between characters, as anti-copy sites strew it (我※的ⓧ朋7友): a decorative
 /// symbol, a stray Latin letter or a digit after every two to four Han characters.
 fn junk_between(paragraphs: &[String], rng: &mut Rng) -> Vec<String> {
@@ -1256,6 +1390,8 @@ mod tests {
             ],
             homophones: table(&[('春', "纯唇"), ('节', "结洁"), ('市', "是事")]),
             lookalikes: table(&[('春', "舂"), ('市', "巿"), ('日', "曰")]),
+            library_only: Vec::new(),
+            synonyms: Synonyms::parse("市场 集市\n供应 供给 提供\n节日 节假日\n"),
             sources: Vec::new(),
         }
     }
@@ -1265,6 +1401,7 @@ mod tests {
         let plan = Plan {
             seed: 7,
             per_disguise: 3,
+            more_works: false,
         };
         let a = generate(&corpus(), plan);
         let b = generate(&corpus(), plan);
@@ -1287,6 +1424,7 @@ mod tests {
             Plan {
                 seed: 1,
                 per_disguise: 4,
+                more_works: false,
             },
         );
         let counts = census(&bench.pages);
@@ -1320,6 +1458,47 @@ mod tests {
             .count();
         let share = changed as f64 / text[0].chars().count() as f64;
         assert!((0.15..0.25).contains(&share), "{share}");
+    }
+
+    #[test]
+    fn laundering_replaces_about_the_requested_share_of_known_words() {
+        let text = vec!["今天市场供应充足。".repeat(300)];
+        let how = Laundering {
+            rate: 0.5,
+            rewrite_sentences: false,
+        };
+        let out = launder(&text, how, &corpus(), &mut Rng::new(5));
+        let kept = out[0].matches("市场").count() + out[0].matches("供应").count();
+        let replaced = out[0].matches("集市").count()
+            + out[0].matches("供给").count()
+            + out[0].matches("提供").count();
+        assert_eq!(kept + replaced, 600, "{}", &out[0][..200]);
+        let share = replaced as f64 / 600.0;
+        assert!((0.4..0.6).contains(&share), "{share}");
+        assert_eq!(out[0].matches("今天").count(), 300, "unknown words stay");
+    }
+
+    #[test]
+    fn rewriting_sentences_swaps_clauses_and_adds_fillers_but_keeps_every_clause() {
+        let sentence = "城外大军压境，城内粮草将尽，守将连夜商议对策。";
+        let mut rng = Rng::new(9);
+        let outs: Vec<String> = (0..200)
+            .map(|_| rewrite_sentence(sentence, &mut rng))
+            .collect();
+        assert!(
+            outs.iter()
+                .any(|o| o.starts_with("城内粮草将尽，城外大军压境"))
+        );
+        assert!(
+            outs.iter()
+                .any(|o| FILLERS.iter().any(|f| o.starts_with(f)))
+        );
+        for out in &outs {
+            for clause in ["城外大军压境", "城内粮草将尽", "守将连夜商议对策"] {
+                assert!(out.contains(clause), "{out}");
+            }
+            assert!(out.ends_with('。'));
+        }
     }
 
     #[test]

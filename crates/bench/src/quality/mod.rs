@@ -52,13 +52,17 @@ pub struct Args {
     /// Skip the peers (Python) comparison.
     #[arg(long)]
     no_peers: bool,
+    /// Also register the corpus's library-only texts (short news, 宋词 anthologies): thousands
+    /// of works that no page copies, for the large run.
+    #[arg(long)]
+    more_works: bool,
     /// Python interpreter for the peers script.
     #[arg(long, default_value = "python3")]
     python: String,
 }
 
 /// Candidate configurations matched with a low threshold for the sweep.
-const LOOSE: [&str; 4] = ["all", "simhash", "minhash", "dna"];
+const LOOSE: [&str; 5] = ["all", "simhash", "minhash", "dna", "sense"];
 /// Report threshold of the loose runs: the matcher's floor (one passage's minimum).
 const LOOSE_MIN_COPIED: u32 = 20;
 /// Thresholds of the sweep, in verified copied characters.
@@ -90,6 +94,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         Plan {
             seed: args.seed,
             per_disguise: args.per_disguise,
+            more_works: args.more_works,
         },
     );
     let run_dir = args.cache.join("run");

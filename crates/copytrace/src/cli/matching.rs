@@ -21,7 +21,8 @@ use super::progress::Bar;
 /// (`copytrace-bench quality`) chose; see docs/algorithms.md before changing them.
 #[derive(Debug, Clone, clap::Args)]
 pub struct MatchArgs {
-    /// Candidate sources, joined by `+`: simhash, minhash, dna, or all
+    /// Candidate sources, joined by `+`: simhash, minhash, dna, sense (words and synonyms, for
+    /// laundered copies), or all
     #[arg(long, env = "COPYTRACE_CANDIDATES",
           default_value_t = MatchConfig::default().candidates.methods)]
     pub candidates: CandidateMethods,

