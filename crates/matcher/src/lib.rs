@@ -703,9 +703,10 @@ impl<I: Index> Matcher<I> {
     }
 
     /// The page read sentence by sentence through the thesaurus, when laundered copies are
-    /// looked for.
+    /// looked for (the sense index proposes the works it is aligned with, so without that
+    /// source there is nothing to read it for).
     fn read_sense(&self, page_text: &str, page: &Normalized) -> Option<laundering::SenseText> {
-        if !self.config.laundering.enabled {
+        if !self.sense_enabled() {
             return None;
         }
         let sentences = laundering::sentence_starts(page_text, page);
