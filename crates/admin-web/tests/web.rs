@@ -631,3 +631,102 @@ async fn short_lists_are_searched_and_paged_on_the_server() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_laundered_copy_shows_the_synonyms_it_substituted() {
+    let site = start(false).await;
+    let store = site.store.as_ref();
+    let holder = store.ensure_rights_holder("Holder A").await.unwrap();
+    let original = "少年立即推开木门，看见院子里站着一个陌生人。";
+    let laundered = "少年马上推开木门，瞧见庭院里站着一个生人。";
+    let (work, _) = store
+        .upsert_work(&NewWork {
+            rights_holder_id: holder,
+            external_id: "a-laundered".into(),
+            title: "雨夜".into(),
+            content_hash: copytrace_store::sha256_hex(original.as_bytes()),
+            content: original.into(),
+            fingerprint_version: 1,
+            segments: Vec::new(),
+            fingerprints: Vec::new(),
+            author: None,
+            published_at: None,
+            chapters: Vec::new(),
+            licensed_hosts: None,
+        })
+        .await
+        .unwrap();
+    let hash = copytrace_store::sha256_hex(laundered.as_bytes());
+    let at = Utc::now();
+    let page = store
+        .upsert_page(&NewPage {
+            url: "https://pirate.example/laundered.html".into(),
+            title: None,
+            text: laundered.into(),
+            content_hash: hash.clone(),
+            http_status: 200,
+            fetched_at: at,
+            etag: None,
+            last_modified: None,
+            capture: None,
+        })
+        .await
+        .unwrap()
+        .id;
+    let found = NewMatch {
+        work_id: work,
+        score: 0.9,
+        coverage: 0.9,
+        containment: 0.9,
+        copied_chars: 120,
+        method: "sense+align+laundered".into(),
+        auto_confirm: true,
+        evidence: vec![EvidencePassage {
+            page_start: 0,
+            page_end: laundered.len() as u32,
+            work_start: 0,
+            work_end: original.len() as u32,
+        }],
+    };
+    store
+        .record_page_matches(page, &hash, &[found], at)
+        .await
+        .unwrap();
+    let id = store
+        .list_matches(&copytrace_store::MatchFilter {
+            work_id: Some(work),
+            ..Default::default()
+        })
+        .await
+        .unwrap()[0]
+        .id;
+    let session = site.login("a@example.com").await;
+    let html = site
+        .get(&format!("/matches/{id}"), &session)
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(html.contains("class=\"substitutions\""), "{html}");
+    assert!(
+        html.contains("<mark>马上</mark> ← <del>立即</del>"),
+        "the substitution is named: {html}"
+    );
+    // A match found by characters lists none.
+    let plain = site
+        .store
+        .list_matches(&copytrace_store::MatchFilter::default())
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|m| m.work_external_id == "a-1")
+        .unwrap()
+        .id;
+    let html = site
+        .get(&format!("/matches/{plain}"), &session)
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(!html.contains("class=\"substitutions\""));
+}

@@ -670,14 +670,12 @@ fn identical_tokens<'a>(
         .collect()
 }
 
-/// The words of a laundered page sentence that replace a different word of the same sense in
-/// the work's sentence, as `(page word, work word)`: the substitutions a reviewer checks.
-/// `page_text` and `work_text` are two passages' original texts, as evidence gives them.
-pub fn substitutions(
-    page_text: &str,
-    work_text: &str,
-    thesaurus: &Thesaurus,
-) -> Vec<(String, String)> {
+/// The words of a laundered page passage that replace a different word of the same sense in
+/// the work's passage, as `(page word, work word)`: the substitutions a reviewer checks.
+/// `page_text` and `work_text` are two passages' original texts, as evidence gives them; the
+/// thesaurus is the built-in one the matcher aligned them with.
+pub fn substitutions(page_text: &str, work_text: &str) -> Vec<(String, String)> {
+    let thesaurus = Thesaurus::builtin();
     let page = copytrace_fingerprint::normalize(page_text);
     let work = copytrace_fingerprint::normalize(work_text);
     let page_tokens = thesaurus.tokens(&page.chars);
@@ -798,7 +796,6 @@ mod tests {
         let pairs = substitutions(
             "少年马上推开木门，瞧见庭院里站着一个生人。",
             "少年立即推开木门，看见院子里站着一个陌生人。",
-            Thesaurus::builtin(),
         );
         assert!(
             pairs.contains(&("马上".to_owned(), "立即".to_owned())),

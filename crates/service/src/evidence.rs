@@ -524,6 +524,21 @@ pub struct PassagePair {
     pub page: Option<String>,
     /// The work's passage.
     pub work: Option<String>,
+    /// For a laundered copy (method `…+laundered`), the page's words that replace a synonym
+    /// in the work's passage, `(page word, work word)`: what a reviewer checks before agreeing
+    /// that different characters say the same thing.
+    pub substitutions: Vec<(String, String)>,
+}
+
+/// The synonym substitutions between two passages of a match found as a laundered copy, none
+/// for any other match (its evidence is characters, which the side-by-side diff shows).
+fn substitutions(method: &str, page: Option<&str>, work: Option<&str>) -> Vec<(String, String)> {
+    match (page, work) {
+        (Some(page), Some(work)) if method.ends_with("+laundered") => {
+            copytrace_matcher::laundering::substitutions(page, work)
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// A match's passages, page ↔ work, in evidence order.
@@ -534,11 +549,16 @@ pub fn passage_pairs(record: &MatchRecord, page_text: &str, work_text: &str) -> 
     record
         .evidence
         .iter()
-        .map(|p| PassagePair {
-            page_range: (p.page_start, p.page_end),
-            work_range: (p.work_start, p.work_end),
-            page: slice(page_text, p.page_start, p.page_end),
-            work: slice(work_text, p.work_start, p.work_end),
+        .map(|p| {
+            let page = slice(page_text, p.page_start, p.page_end);
+            let work = slice(work_text, p.work_start, p.work_end);
+            PassagePair {
+                page_range: (p.page_start, p.page_end),
+                work_range: (p.work_start, p.work_end),
+                substitutions: substitutions(&record.method, page.as_deref(), work.as_deref()),
+                page,
+                work,
+            }
         })
         .collect()
 }
@@ -823,6 +843,19 @@ pub async fn verify_package(dir: &Path, store: Option<&dyn Store>) -> Result<Ver
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_laundered_match_lists_its_substituted_words_and_others_none() {
+        let page = Some("少年马上推开木门，瞧见庭院里站着一个生人。");
+        let work = Some("少年立即推开木门，看见院子里站着一个陌生人。");
+        let found = substitutions("simhash+sense+align+laundered", page, work);
+        assert!(
+            found.contains(&("马上".to_owned(), "立即".to_owned())),
+            "{found:?}"
+        );
+        assert!(substitutions("simhash+sense+align", page, work).is_empty());
+        assert!(substitutions("sense+align+laundered", None, work).is_empty());
+    }
 
     #[test]
     fn text_from_pirate_pages_is_escaped() {

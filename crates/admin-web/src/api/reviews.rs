@@ -109,6 +109,7 @@ pub(super) async fn match_detail(
                 work_end: p.work_range.1,
                 page_text: p.page,
                 work_text: p.work,
+                substitutions: p.substitutions.into_iter().map(|(a, b)| [a, b]).collect(),
             })
             .collect(),
     }))

@@ -248,6 +248,9 @@ pub struct Passage {
     pub page_text: Option<String>,
     /// The work's passage.
     pub work_text: Option<String>,
+    /// Laundered copies only (method ending in `+laundered`): the page's words that replace
+    /// a synonym in the work's passage, as `[page word, work word]` pairs.
+    pub substitutions: Vec<[String; 2]>,
 }
 
 /// A match with its evidence.

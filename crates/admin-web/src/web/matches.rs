@@ -226,6 +226,14 @@ struct Segment {
 struct PairView {
     page: Vec<Segment>,
     work: Vec<Segment>,
+    /// Synonyms the page put in place of the work's words (laundered copies only).
+    substitutions: Vec<Substitution>,
+}
+
+/// A word of the page standing for a synonym in the work.
+struct Substitution {
+    page: String,
+    work: String,
 }
 
 /// Marks, character by character, what the page changed: on the work's side what it lacks, on
@@ -258,6 +266,14 @@ fn diff_pair(pair: &copytrace_service::evidence::PassagePair) -> PairView {
     PairView {
         page: page_side,
         work: work_side,
+        substitutions: pair
+            .substitutions
+            .iter()
+            .map(|(page, work)| Substitution {
+                page: page.clone(),
+                work: work.clone(),
+            })
+            .collect(),
     }
 }
 
