@@ -1016,6 +1016,7 @@ impl<I: Index> Matcher<I> {
                     &work_sense,
                     &work_done,
                     thesaurus,
+                    &self.sense,
                     &self.config.laundering,
                 );
                 if !sentences.is_empty() {
