@@ -18,13 +18,41 @@ const EVIL_TITLE: &str = "<script>alert(1)</script>\"><img src=x onerror=alert(2
 /// A work of `holder` titled `title`, copied by one page.
 async fn copied_work(store: &dyn Store, holder: i64, external_id: &str, title: &str) {
     let text = format!("{title} 的正文。").repeat(30);
+    let copy = Copy {
+        external_id,
+        title,
+        work_text: &text,
+        page_text: &format!("copy of {external_id}"),
+        method: "simhash+align",
+    };
+    recorded_match(store, holder, &copy, (10, 10)).await;
+}
+
+/// A registered work and a page recorded as copying it.
+struct Copy<'a> {
+    external_id: &'a str,
+    title: &'a str,
+    work_text: &'a str,
+    page_text: &'a str,
+    method: &'a str,
+}
+
+/// Registers `copy`'s work for `holder` and records its page as a reported copy whose one
+/// evidence passage is the first `page_end` bytes of the page and `work_end` of the work;
+/// returns the match's id.
+async fn recorded_match(
+    store: &dyn Store,
+    holder: i64,
+    copy: &Copy<'_>,
+    (page_end, work_end): (u32, u32),
+) -> i64 {
     let (work, _) = store
         .upsert_work(&NewWork {
             rights_holder_id: holder,
-            external_id: external_id.into(),
-            title: title.into(),
-            content_hash: copytrace_store::sha256_hex(text.as_bytes()),
-            content: text,
+            external_id: copy.external_id.into(),
+            title: copy.title.into(),
+            content_hash: copytrace_store::sha256_hex(copy.work_text.as_bytes()),
+            content: copy.work_text.into(),
             fingerprint_version: 1,
             segments: Vec::new(),
             fingerprints: Vec::new(),
@@ -35,14 +63,13 @@ async fn copied_work(store: &dyn Store, holder: i64, external_id: &str, title: &
         })
         .await
         .unwrap();
-    let page_text = format!("copy of {external_id}");
-    let hash = copytrace_store::sha256_hex(page_text.as_bytes());
+    let hash = copytrace_store::sha256_hex(copy.page_text.as_bytes());
     let at = Utc::now();
     let page = store
         .upsert_page(&NewPage {
-            url: format!("https://pirate.example/{external_id}.html"),
+            url: format!("https://pirate.example/{}.html", copy.external_id),
             title: None,
-            text: page_text,
+            text: copy.page_text.into(),
             content_hash: hash.clone(),
             http_status: 200,
             fetched_at: at,
@@ -59,19 +86,27 @@ async fn copied_work(store: &dyn Store, holder: i64, external_id: &str, title: &
         coverage: 0.9,
         containment: 0.95,
         copied_chars: 300,
-        method: "simhash+align".into(),
+        method: copy.method.into(),
         auto_confirm: true,
         evidence: vec![EvidencePassage {
             page_start: 0,
-            page_end: 10,
+            page_end,
             work_start: 0,
-            work_end: 10,
+            work_end,
         }],
     };
     store
         .record_page_matches(page, &hash, &[found], at)
         .await
         .unwrap();
+    store
+        .list_matches(&copytrace_store::MatchFilter {
+            work_id: Some(work),
+            ..Default::default()
+        })
+        .await
+        .unwrap()[0]
+        .id
 }
 
 struct Site {
@@ -639,67 +674,15 @@ async fn a_laundered_copy_shows_the_synonyms_it_substituted() {
     let holder = store.ensure_rights_holder("Holder A").await.unwrap();
     let original = "少年立即推开木门，看见院子里站着一个陌生人。";
     let laundered = "少年马上推开木门，瞧见庭院里站着一个生人。";
-    let (work, _) = store
-        .upsert_work(&NewWork {
-            rights_holder_id: holder,
-            external_id: "a-laundered".into(),
-            title: "雨夜".into(),
-            content_hash: copytrace_store::sha256_hex(original.as_bytes()),
-            content: original.into(),
-            fingerprint_version: 1,
-            segments: Vec::new(),
-            fingerprints: Vec::new(),
-            author: None,
-            published_at: None,
-            chapters: Vec::new(),
-            licensed_hosts: None,
-        })
-        .await
-        .unwrap();
-    let hash = copytrace_store::sha256_hex(laundered.as_bytes());
-    let at = Utc::now();
-    let page = store
-        .upsert_page(&NewPage {
-            url: "https://pirate.example/laundered.html".into(),
-            title: None,
-            text: laundered.into(),
-            content_hash: hash.clone(),
-            http_status: 200,
-            fetched_at: at,
-            etag: None,
-            last_modified: None,
-            capture: None,
-        })
-        .await
-        .unwrap()
-        .id;
-    let found = NewMatch {
-        work_id: work,
-        score: 0.9,
-        coverage: 0.9,
-        containment: 0.9,
-        copied_chars: 120,
-        method: "sense+align+laundered".into(),
-        auto_confirm: true,
-        evidence: vec![EvidencePassage {
-            page_start: 0,
-            page_end: laundered.len() as u32,
-            work_start: 0,
-            work_end: original.len() as u32,
-        }],
+    let copy = Copy {
+        external_id: "a-laundered",
+        title: "雨夜",
+        work_text: original,
+        page_text: laundered,
+        method: "sense+align+laundered",
     };
-    store
-        .record_page_matches(page, &hash, &[found], at)
-        .await
-        .unwrap();
-    let id = store
-        .list_matches(&copytrace_store::MatchFilter {
-            work_id: Some(work),
-            ..Default::default()
-        })
-        .await
-        .unwrap()[0]
-        .id;
+    let whole = (laundered.len() as u32, original.len() as u32);
+    let id = recorded_match(store, holder, &copy, whole).await;
     let session = site.login("a@example.com").await;
     let html = site
         .get(&format!("/matches/{id}"), &session)
