@@ -200,7 +200,7 @@ impl Thesaurus {
 }
 
 /// CJK unified ideographs (and extension A): the characters words are made of.
-fn is_han(c: char) -> bool {
+pub fn is_han(c: char) -> bool {
     matches!(c, '\u{4e00}'..='\u{9fff}' | '\u{3400}'..='\u{4dbf}')
 }
 

@@ -34,7 +34,7 @@
 use std::collections::HashMap;
 
 use copytrace_fingerprint::Normalized;
-use copytrace_fingerprint::thesaurus::{SenseToken, Thesaurus};
+use copytrace_fingerprint::thesaurus::{SenseToken, Thesaurus, is_han};
 
 use crate::align::{AlignedPassage, Run};
 use crate::index::WorkId;
@@ -177,11 +177,6 @@ fn keys<'t>(
     }
     buffer[0] = 0x8000_0000 | c as u32;
     &buffer[..]
-}
-
-/// CJK unified ideographs (and extension A).
-fn is_han(c: char) -> bool {
-    matches!(c, '\u{4e00}'..='\u{9fff}' | '\u{3400}'..='\u{4dbf}')
 }
 
 /// Han characters of a sentence: its length as far as paraphrase goes.
@@ -354,8 +349,9 @@ pub fn text_keys(chars: &[char], text: &SenseText, thesaurus: &Thesaurus) -> Vec
 /// A laundered copy shares few character n-grams with its work, so the window indexes miss
 /// it; but nearly every word of it is the work's word or a synonym of it. A page is looked up
 /// in blocks of a few hundred characters, each word weighing by how rare its keys are in the
-/// library, and a work holding [`LaunderingConfig::min_block_share`] of a block's weight is a
-/// candidate. Keys found in more than an eighth of the works (and at least eight) are not
+/// library, and a work is a candidate for a block when it holds
+/// [`LaunderingConfig::sure_block_share`] of its weight, or
+/// [`LaunderingConfig::min_block_share`] and 1.2 times what the next work holds. Keys found in more than an eighth of the works (and at least eight) are not
 /// looked up: they weigh little and their lists are long.
 #[derive(Debug, Default, Clone)]
 pub struct SenseIndex {

@@ -349,7 +349,8 @@ pub struct Evidence {
     pub work_start: u32,
     /// End byte (exclusive) in the work text.
     pub work_end: u32,
-    /// Canonical characters exactly equal on both sides within the passage.
+    /// Canonical characters aligned on both sides within the passage (for a laundered copy's
+    /// paraphrased sentences, the page sentences' characters).
     pub aligned_chars: u32,
 }
 
