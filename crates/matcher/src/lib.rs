@@ -132,7 +132,10 @@ pub const STRETCH_DENSITY: f64 = 0.75;
 /// close together on the page, do not. Stops early once `enough` is reached.
 ///
 /// `counted[i]` is what passage `i` counts for: its aligned characters, less those that are no
-/// evidence of copying (digits, see [`WorkMatch::copied_chars`]).
+/// evidence of copying (digits, see [`WorkMatch::copied_chars`]). The sum returned is of
+/// those counts; density is judged on every aligned character, since an aligned figure is
+/// copied text even though it proves nothing on its own (judged on the counts, a copy of a
+/// work with a table of figures in it was too sparse to be a stretch).
 pub fn densest_stretch(
     passages: &[align::AlignedPassage],
     counted: &[usize],
@@ -140,28 +143,32 @@ pub fn densest_stretch(
 ) -> usize {
     let mut best = 0;
     for (i, first) in passages.iter().enumerate() {
-        let mut aligned = 0;
+        let mut counted_sum = 0;
         let (mut work_start, mut work_end) = (first.work_start, first.work_end);
+        // Density is judged on every aligned character, figures included: a copy of a work
+        // full of figures is as dense as any copy, even though its figures do not count.
+        let mut page_aligned = 0;
         let mut work_aligned = 0;
         for (last, count) in passages[i..].iter().zip(&counted[i..]) {
             work_start = work_start.min(last.work_start);
             work_end = work_end.max(last.work_end);
-            aligned += count;
+            counted_sum += count;
+            page_aligned += last.aligned_chars;
             // A paraphrase is as long as its own words on each side: synonyms differ in length.
             work_aligned += if last.paraphrase {
                 last.runs.iter().map(|r| r.len).sum()
             } else {
-                *count
+                last.aligned_chars
             };
             let page_span = last.page_end.max(first.page_start + 1) - first.page_start;
             let work_span = work_end.max(work_start + 1) - work_start;
             let dense = |part: usize, span: usize| part as f64 >= STRETCH_DENSITY * span as f64;
-            if !(dense(aligned, page_span) && dense(work_aligned, work_span)) {
+            if !(dense(page_aligned, page_span) && dense(work_aligned, work_span)) {
                 // Later passages may fill the gaps (reordered sentences), so keep looking,
                 // but this group is no stretch.
                 continue;
             }
-            best = best.max(aligned);
+            best = best.max(counted_sum);
             if best >= enough {
                 return best;
             }
@@ -1320,6 +1327,32 @@ mod tests {
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].work_id, 1);
         assert!(found[0].coverage > 0.7, "{found:?}");
+    }
+
+    #[test]
+    fn a_copy_of_a_work_full_of_figures_is_still_a_copy() {
+        // The figures do not count, but they are copied text: a copy of a market summary
+        // with its table is as dense as any copy (judged on the counted characters alone, the
+        // table's figures made it look sparse and it went unreported).
+        let table = "上证Ａ股９５４．９８　９５１．８０　１５７８．６１　９０５．４９；\
+                     上证Ｂ股６７．０３　６７．０２　６９．３１　２５１．９３；\
+                     深证指数３２７．３４　３２６．３３　５２０．２５　２９５．４４；\
+                     深证Ａ股３４１．８１　３４０．７０　５４８．５４　３０７．９４；\
+                     深证Ｂ股１３２．０８　１３１．６６　１８７．７５　１２０．２２。";
+        let work = format!(
+            "一九九七年股市概览\n{table}\n全年沪深两市成交金额创出历史新高，新股发行数量超过以往\
+             任何一年。分析人士认为，年末资金面偏紧，短期内指数仍将在低位徘徊，投资者宜以\
+             观望为主，等待新年政策面的进一步明朗。"
+        );
+        let page = format!("最新章节免费阅读\n{work}\n本站域名随时更换，请收藏。");
+        let mut m = Matcher::new(MatchConfig::default());
+        m.add_work(3, &work).unwrap();
+        let found = m.match_text(&page).unwrap();
+        assert_eq!(found.len(), 1, "{found:?}");
+        let canonical = normalize(&work).chars;
+        let digits = canonical.iter().filter(|c| c.is_ascii_digit()).count();
+        assert!(digits * 4 > canonical.len(), "{digits} of {}", canonical.len());
+        assert_eq!(found[0].copied_chars, canonical.len() - digits, "{found:?}");
     }
 
     #[test]
