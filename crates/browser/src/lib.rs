@@ -152,6 +152,9 @@ pub struct BrowserConfig {
     pub width: u32,
     /// Window height in CSS pixels (a screenshot is at least this tall).
     pub height: u32,
+    /// Load images. Screenshots need them; reading a page's text does not, and a crawl that
+    /// renders pages saves their bytes and requests.
+    pub images: bool,
 }
 
 impl BrowserConfig {
@@ -163,6 +166,7 @@ impl BrowserConfig {
             timeout: Duration::from_secs(30),
             width: 1280,
             height: 800,
+            images: true,
         }
     }
 }
@@ -344,6 +348,43 @@ impl Browser {
         shot
     }
 
+    /// Renders `document` as if it had been served at `url` and returns the HTML of its DOM
+    /// once scripts have written the page: the crawler's rendered path. Nothing is fetched for
+    /// `url` itself (the crawler fetched it, under robots.txt, the address guard and the size
+    /// cap); the page's subrequests (scripts, `XMLHttpRequest`, `fetch`, frames) go through the
+    /// proxy and its [`Network`]. The page has settled when the length of its text has not
+    /// changed for `quiet` after the load event; a page that has not settled within the
+    /// browser's timeout is abandoned ([`BrowserError::Timeout`]), not taken half-written.
+    pub async fn render_html(
+        &self,
+        url: &Url,
+        document: Document,
+        quiet: Duration,
+    ) -> Result<String, BrowserError> {
+        let seconds = self.config.timeout.as_secs();
+        self.proxy.serve(url, document);
+        let page = match self.browser.new_page("about:blank").await {
+            Ok(page) => page,
+            Err(error) => {
+                self.proxy.forget(url);
+                return Err(error.into());
+            }
+        };
+        let html = tokio::time::timeout(self.config.timeout, settled_html(&page, url, quiet))
+            .await
+            .unwrap_or_else(|_| {
+                Err(BrowserError::Timeout {
+                    url: url.to_string(),
+                    seconds,
+                })
+            });
+        self.proxy.forget(url);
+        if let Err(error) = page.close().await {
+            tracing::debug!(%error, "closing a page");
+        }
+        html
+    }
+
     /// Closes the browser and waits for it to exit; its process group is killed either way.
     pub async fn close(mut self) {
         if let Err(error) = self.browser.close().await {
@@ -377,7 +418,7 @@ fn chromium_args(
     proxy: std::net::SocketAddr,
     profile: &Path,
 ) -> Vec<String> {
-    vec![
+    let mut args: Vec<String> = vec![
         "--headless=new".into(),
         // Chromium's sandbox cannot run as root (CI); the renderer sees only pages served or
         // vetted by the proxy.
@@ -410,8 +451,12 @@ fn chromium_args(
         format!("--window-size={},{}", config.width, config.height),
         format!("--user-data-dir={}", profile.display()),
         "--remote-debugging-port=0".into(),
-        "about:blank".into(),
-    ]
+    ];
+    if !config.images {
+        args.push("--blink-settings=imagesEnabled=false".into());
+    }
+    args.push("about:blank".into());
+    args
 }
 
 /// Reads Chromium's stderr until it names its DevTools WebSocket, then keeps draining it in the
@@ -430,6 +475,48 @@ async fn devtools_endpoint(stderr: tokio::process::ChildStderr) -> Result<String
         }
     }
     Err(said.join(" | "))
+}
+
+/// Loads `url` in `page` and waits until its text stops changing for `quiet`; returns the
+/// DOM's HTML.
+async fn settled_html(
+    page: &chromiumoxide::Page,
+    url: &Url,
+    quiet: Duration,
+) -> Result<String, BrowserError> {
+    page.goto(url.as_str()).await?;
+    let location: String = page
+        .evaluate("document.URL")
+        .await?
+        .into_value()
+        .map_err(|e| BrowserError::Protocol(format!("reading the page state: {e}")))?;
+    if location.starts_with("chrome-error:") {
+        return Err(BrowserError::Protocol(format!("loading {url} failed")));
+    }
+    let poll = (quiet / 4).max(Duration::from_millis(25));
+    let mut last_len: i64 = -1;
+    let mut stable_since = tokio::time::Instant::now();
+    loop {
+        let len: i64 = page
+            .evaluate("document.documentElement ? document.documentElement.innerHTML.length : 0")
+            .await?
+            .into_value()
+            .map_err(|e| BrowserError::Protocol(format!("reading the page state: {e}")))?;
+        let now = tokio::time::Instant::now();
+        if len != last_len {
+            last_len = len;
+            stable_since = now;
+        } else if now.duration_since(stable_since) >= quiet {
+            break;
+        }
+        tokio::time::sleep(poll).await;
+    }
+    let html: String = page
+        .evaluate("document.documentElement ? document.documentElement.outerHTML : ''")
+        .await?
+        .into_value()
+        .map_err(|e| BrowserError::Protocol(format!("reading the rendered page: {e}")))?;
+    Ok(html)
 }
 
 /// A PNG of the whole laid-out page (not only the viewport), cut at [`MAX_SCREENSHOT_HEIGHT`].

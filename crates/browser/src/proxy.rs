@@ -44,6 +44,21 @@ pub trait Vetter: Send + Sync {
     /// Resolves `host` (a name or an IP literal, IPv6 without brackets) and returns the
     /// addresses that may be connected to, or why the host is refused.
     async fn vet(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, String>;
+
+    /// Whether a request for `url` may go out, and when: the crawler checks robots.txt and
+    /// waits for the host's turn here, so a rendered page's subrequests are as polite as the
+    /// crawler's own. Called with the full URL of plain `http` requests and with
+    /// `https://host:port/` for a `CONNECT` tunnel (whose paths the proxy cannot see).
+    /// Default: every URL, at once.
+    async fn admit(&self, _url: &Url) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Most bytes of one upstream response passed to the browser; the rest is cut off.
+    /// Default: no limit.
+    fn max_response_bytes(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// How the rendered pages reach the network.
@@ -185,7 +200,15 @@ async fn handle(mut client: TcpStream, state: &State) -> std::io::Result<()> {
             record(&format!("CONNECT {}", head.target), false);
             return refuse(&mut client, "bad CONNECT target").await;
         };
-        let upstream = match connect_vetted(vetter.as_ref(), &host, port).await {
+        let admitted = match Url::parse(&format!("https://{}/", head.target)) {
+            Ok(url) => vetter.admit(&url).await,
+            Err(error) => Err(format!("bad CONNECT target: {error}")),
+        };
+        let upstream = match admitted {
+            Ok(()) => connect_vetted(vetter.as_ref(), &host, port).await,
+            Err(reason) => Err(reason),
+        };
+        let upstream = match upstream {
             Ok(upstream) => upstream,
             Err(reason) => {
                 record(&format!("CONNECT {}", head.target), false);
@@ -196,7 +219,7 @@ async fn handle(mut client: TcpStream, state: &State) -> std::io::Result<()> {
         client
             .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
             .await?;
-        return splice(client, upstream, &rest).await;
+        return splice(client, upstream, &rest, vetter.max_response_bytes()).await;
     }
 
     let Ok(url) = Url::parse(&head.target) else {
@@ -226,7 +249,11 @@ async fn handle(mut client: TcpStream, state: &State) -> std::io::Result<()> {
         .trim_end_matches(']')
         .to_owned();
     let port = url.port_or_known_default().unwrap_or(80);
-    let mut upstream = match connect_vetted(vetter.as_ref(), &host, port).await {
+    let upstream = match vetter.admit(&url).await {
+        Ok(()) => connect_vetted(vetter.as_ref(), &host, port).await,
+        Err(reason) => Err(reason),
+    };
+    let mut upstream = match upstream {
         Ok(upstream) => upstream,
         Err(reason) => {
             record(url.as_str(), false);
@@ -235,7 +262,7 @@ async fn handle(mut client: TcpStream, state: &State) -> std::io::Result<()> {
     };
     record(url.as_str(), true);
     upstream.write_all(&origin_form_head(&head, &url)).await?;
-    splice(client, upstream, &rest).await
+    splice(client, upstream, &rest, vetter.max_response_bytes()).await
 }
 
 /// Reads the request head; returns it and the bytes read past it. `None` when the client
@@ -353,16 +380,37 @@ async fn refuse(client: &mut TcpStream, reason: &str) -> std::io::Result<()> {
 }
 
 /// Copies both ways until either side closes, after handing `early` (bytes the client sent
-/// past its request head) upstream.
+/// past its request head) upstream; at most `limit` bytes go from upstream to the client.
 async fn splice(
     mut client: impl AsyncRead + AsyncWrite + Unpin,
     mut upstream: TcpStream,
     early: &[u8],
+    limit: Option<u64>,
 ) -> std::io::Result<()> {
     if !early.is_empty() {
         upstream.write_all(early).await?;
     }
-    tokio::io::copy_bidirectional(&mut client, &mut upstream).await?;
+    let Some(limit) = limit else {
+        tokio::io::copy_bidirectional(&mut client, &mut upstream).await?;
+        return Ok(());
+    };
+    let (mut client_read, mut client_write) = tokio::io::split(client);
+    let (mut upstream_read, mut upstream_write) = upstream.into_split();
+    let up = tokio::io::copy(&mut client_read, &mut upstream_write);
+    let down = async {
+        let copied =
+            tokio::io::copy(&mut (&mut upstream_read).take(limit), &mut client_write).await;
+        // Cut off (or finished): the client's side closes, which ends the request.
+        let _ = client_write.shutdown().await;
+        copied
+    };
+    // The response decides: once it is over (or cut), the request direction is dropped too;
+    // a client that finishes sending first still gets the whole (capped) response.
+    tokio::pin!(down);
+    tokio::select! {
+        copied = &mut down => { copied?; }
+        _ = up => { (&mut down).await?; }
+    }
     Ok(())
 }
 

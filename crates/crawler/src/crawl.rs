@@ -15,6 +15,7 @@ use crate::fetch::{
 };
 use crate::frontier::{Frontier, Item, Next, Rules, Scope};
 use crate::links::{self, Link};
+use crate::render::{self, Renderer};
 use crate::robots::{HostRobots, Verdict};
 use crate::sitemap::{self, MAX_SITEMAP_FILES};
 use crate::stats::CrawlProgress;
@@ -46,6 +47,7 @@ pub async fn crawl(
         fetcher,
         config: config.clone(),
         validators,
+        renderer: Renderer::new(config.chromium.clone(), config.render_timeout),
     });
     let mut run = Run {
         report: CrawlReport::default(),
@@ -161,13 +163,21 @@ pub async fn crawl(
     run.report.skipped = frontier.skipped();
     run.report.stats.link_limits = frontier.link_limits;
     run.snapshot(&shared);
+    // Every task has ended, so this is the last reference: the browser (if one was started)
+    // is closed and its process group killed before the crawl returns.
+    drop(tasks);
+    if let Ok(shared) = Arc::try_unwrap(shared) {
+        shared.renderer.close().await;
+    }
     Ok(run.report)
 }
 
-struct Shared {
-    fetcher: Fetcher,
-    gate: Gate,
-    config: CrawlConfig,
+pub(crate) struct Shared {
+    pub(crate) fetcher: Fetcher,
+    pub(crate) gate: Gate,
+    pub(crate) config: CrawlConfig,
+    /// The browser of the rendered path, started on first need.
+    renderer: Renderer,
     /// [`CrawlConfig::validators`] keyed by normalized URL.
     validators: HashMap<String, Validators>,
 }
@@ -193,6 +203,11 @@ struct Run {
 impl Run {
     async fn fail(&mut self, sink: &mut dyn PageSink, url: &Url, error: &CrawlError) {
         *self.report.stats.errors.entry(error.kind()).or_default() += 1;
+        if let CrawlError::NotRendered { reason, .. } = error {
+            self.report
+                .not_rendered
+                .push((url.to_string(), reason.clone()));
+        }
         self.report
             .failures
             .push((url.to_string(), error.to_string()));
@@ -210,8 +225,15 @@ impl Run {
             Ok(Fetched::Page(page, links)) => {
                 self.report.fetched += 1;
                 self.report.stats.pages += 1;
+                self.report.stats.rendered += usize::from(page.rendered);
                 frontier.add_links(item, &page.url, links);
                 sink.page(*page).await.map_err(CrawlError::Sink)?;
+            }
+            Ok(Fetched::NotRendered(error, final_url, links)) => {
+                // Its text is unknown, so it is not a page (never "no match"), but its links
+                // were read from the HTML as served and are followed.
+                frontier.add_links(item, &final_url, links);
+                self.fail(sink, &item.url, &error).await;
             }
             Ok(Fetched::NotModified(final_url)) => {
                 frontier.mark_redirect_target(item, &final_url);
@@ -267,6 +289,9 @@ enum Failure {
 
 enum Fetched {
     Page(Box<FetchedPage>, Vec<Link>),
+    /// A page that needed rendering and could not be rendered (with the URL that answered and
+    /// the links of its static HTML).
+    NotRendered(Box<CrawlError>, Url, Vec<Link>),
     /// A conditional request answered 304 (with the URL that answered).
     NotModified(Url),
 }
@@ -297,7 +322,7 @@ async fn page_task(shared: Arc<Shared>, item: Item, turn_taken: bool) -> TaskOut
     TaskOutput::Page(page_outcome(&shared, &item, turn_taken).await)
 }
 
-async fn page_outcome(shared: &Shared, item: &Item, turn_taken: bool) -> Outcome {
+async fn page_outcome(shared: &Arc<Shared>, item: &Item, turn_taken: bool) -> Outcome {
     let url = &item.url;
     // Literal hosts are refused before robots.txt is even asked for.
     if let Err(e) = shared.fetcher.policy().check_host_literal(url) {
@@ -317,7 +342,11 @@ async fn page_outcome(shared: &Shared, item: &Item, turn_taken: bool) -> Outcome
     Outcome::requested(fetch_page(shared, item, turn_taken).await)
 }
 
-async fn fetch_page(shared: &Shared, item: &Item, turn_taken: bool) -> Result<Fetched, Failure> {
+async fn fetch_page(
+    shared: &Arc<Shared>,
+    item: &Item,
+    turn_taken: bool,
+) -> Result<Fetched, Failure> {
     let validators = shared.validators.get(item.url.as_str());
     let options = RequestOptions {
         gate: Some(&shared.gate),
@@ -382,16 +411,60 @@ async fn fetch_page(shared: &Shared, item: &Item, turn_taken: bool) -> Result<Fe
 
     // Parsing a few megabytes of HTML takes long enough to keep off the async workers.
     let base = final_url.clone();
+    let mode = shared.config.render;
     let parsed = tokio::task::spawn_blocking(move || {
         let (html, encoding) = decode::decode_html(&body, content_type.as_deref(), Some(&base));
         let doc = scraper::Html::parse_document(&html);
         let (title, text) = extract::title_and_text(&doc);
         let links = links::discover_in(&doc, &base);
-        (title, text, links, encoding, body)
+        let render = render::needs_rendering(mode, &text, &html, links.len());
+        (title, text, links, encoding, body, render.then_some(html))
     })
     .await;
-    let (title, text, links, encoding, body) =
+    let (mut title, mut text, mut links, encoding, body, to_render) =
         parsed.map_err(|e| Failure::Internal(e.to_string()))?;
+    let mut rendered = false;
+    if let Some(html) = to_render {
+        // The decoded HTML is served to the browser as UTF-8, so that a GBK page's bytes are
+        // not decoded a second time by other rules.
+        let dom = shared
+            .renderer
+            .render(
+                Arc::downgrade(shared),
+                &final_url,
+                Some("text/html; charset=utf-8"),
+                html.into_bytes(),
+            )
+            .await;
+        match dom {
+            Ok(dom) => {
+                let base = final_url.clone();
+                let read = tokio::task::spawn_blocking(move || {
+                    let doc = scraper::Html::parse_document(&dom);
+                    let (title, text) = extract::title_and_text(&doc);
+                    (title, text, links::discover_in(&doc, &base))
+                })
+                .await
+                .map_err(|e| Failure::Internal(e.to_string()))?;
+                // The rendered DOM holds what the served HTML did, and what scripts added.
+                title = read.0.or(title);
+                text = read.1;
+                for link in read.2 {
+                    if !links.iter().any(|known| known.url == link.url) {
+                        links.push(link);
+                    }
+                }
+                rendered = true;
+            }
+            Err(reason) => {
+                let error = CrawlError::NotRendered {
+                    url: final_url.clone(),
+                    reason,
+                };
+                return Ok(Fetched::NotRendered(Box::new(error), final_url, links));
+            }
+        }
+    }
     let page = FetchedPage {
         requested_url: item.url.clone(),
         url: final_url,
@@ -404,6 +477,7 @@ async fn fetch_page(shared: &Shared, item: &Item, turn_taken: bool) -> Result<Fe
         validators: new_validators,
         headers,
         body,
+        rendered,
     };
     Ok(Fetched::Page(Box::new(page), links))
 }

@@ -147,6 +147,15 @@ pub enum CrawlError {
         /// The regex compiler's message, on one line.
         message: String,
     },
+    /// The page shows its text only through scripts and could not be rendered (no Chromium,
+    /// or the browser failed or timed out). Not a page without a match: its text is unknown.
+    #[error("{url} needs JavaScript to show its text and was not rendered: {reason}")]
+    NotRendered {
+        /// The page.
+        url: Url,
+        /// Why it was not rendered.
+        reason: String,
+    },
     /// A crawl task ended unexpectedly (a bug; reported, and the crawl goes on).
     #[error("internal error while crawling {url}: {message}")]
     Internal {
@@ -248,6 +257,7 @@ impl CrawlError {
             CrawlError::TooLarge { .. } => ErrorKind::TooLarge,
             CrawlError::NotHtml { .. } => ErrorKind::NotHtml,
             CrawlError::RobotsUnavailable { .. } => ErrorKind::RobotsUnavailable,
+            CrawlError::NotRendered { .. } => ErrorKind::NotRendered,
             CrawlError::Internal { .. } => ErrorKind::Internal,
         }
     }
@@ -284,6 +294,8 @@ pub enum ErrorKind {
     RobotsUnavailable,
     /// A URL that cannot be crawled (scheme, no host, bad redirect target).
     InvalidUrl,
+    /// A page that needed JavaScript rendering and was not rendered.
+    NotRendered,
     /// A crawler bug caught at run time.
     Internal,
     /// A crawl-ending error (client, sink, configuration).
@@ -307,6 +319,7 @@ impl ErrorKind {
             ErrorKind::NotHtml => "not-html",
             ErrorKind::RobotsUnavailable => "robots-unavailable",
             ErrorKind::InvalidUrl => "invalid-url",
+            ErrorKind::NotRendered => "not-rendered",
             ErrorKind::Internal => "internal",
             ErrorKind::Fatal => "fatal",
         }

@@ -11,8 +11,12 @@
 //!    word protects its element, so `<div class="main has-sidebar">` survives while
 //!    `<div class="comment-content">` does not.
 //!
-//!    *Hidden* means the `hidden` attribute, an inline `display:none` / `visibility:hidden`,
-//!    or a top-level rule of the page's own `<style>` blocks (see the `css` submodule). Pirate
+//!    *Hidden* means the `hidden` attribute, or an inline style or a top-level rule of the
+//!    page's own `<style>` blocks (class, id and descendant selectors; see the `css`
+//!    submodule) that sets `display:none`, `visibility:hidden`, a zero `font-size` or
+//!    `opacity`, a zero-sized box with hidden overflow, a clip to nothing, or an absolute
+//!    position far off the screen. The same rules apply to a page rendered by Chromium (the
+//!    rendered DOM keeps its styles). Pirate
 //!    sites sprinkle such text through chapters to poison copies, and no reader sees it, so
 //!    it is dropped. The exception is a hidden element holding at least half of the page's
 //!    text: that is an article hidden until a script shows it (WeChat pages do this).

@@ -32,6 +32,13 @@
 //! Disallowed URLs are never requested. `Crawl-delay` is honoured per host, capped by
 //! [`CrawlConfig::max_crawl_delay`]. Details in the `robots` module source.
 //!
+//! **Pages written by scripts are rendered, under the same rules.** When a page's static text
+//! is short and its scripts may write it, it is read again in headless Chromium
+//! ([`render`], [`CrawlConfig::render`]): the fetched bytes are served to the browser from
+//! memory, and every subrequest of the page goes through a proxy that asks this crawl's guard
+//! (resolving and pinning names itself), robots.txt and per-host pace. Without Chromium such a
+//! page is a [`CrawlError::NotRendered`] failure, never a stored page with no text.
+//!
 //! **Bodies are capped after decompression.** reqwest has no body limit and decompresses
 //! gzip/brotli/deflate transparently, so a 10 KB gzip bomb can expand to gigabytes. Bodies
 //! are read as a stream and the count of *decompressed* bytes is checked against
@@ -106,6 +113,7 @@ mod frontier;
 pub mod guard;
 pub mod links;
 mod politeness;
+pub mod render;
 mod retry;
 mod robots;
 pub mod sitemap;
@@ -114,6 +122,7 @@ pub mod urls;
 
 pub use crate::crawl::crawl;
 pub use crate::error::{CrawlError, ErrorKind};
+pub use crate::render::RenderMode;
 pub use crate::robots::ROBOTS_MAX_BYTES;
 pub use crate::stats::{CrawlProgress, CrawlStats};
 
@@ -183,9 +192,20 @@ pub struct CrawlConfig {
     /// "Next page" links followed in a row without a level of depth. Default 100.
     pub max_page_chain: u32,
     /// Read the seeds' sitemaps (robots.txt `Sitemap:` lines, else `/sitemap.xml`) and queue
-    /// their in-scope URLs at depth 1. Off by default: on a large site they compete with the
-    /// seed's own links for the page budget.
+    /// their in-scope URLs at depth 1. On by default: pirate sites list every chapter there,
+    /// some of them linked from nowhere else. They share the page budget with the seed's own
+    /// links.
     pub sitemaps: bool,
+    /// When pages are rendered in headless Chromium (see [`render`]). Default
+    /// [`RenderMode::Auto`]: pages whose static text is short and that have scripts.
+    pub render: RenderMode,
+    /// The Chromium executable (`copytrace_browser::find_chromium`); `None` when it is not
+    /// installed, in which case pages that need rendering are reported as
+    /// [`CrawlError::NotRendered`].
+    pub chromium: Option<std::path::PathBuf>,
+    /// Longest time to start the browser, and to load and settle one rendered page. Default
+    /// 20 s.
+    pub render_timeout: Duration,
 }
 
 impl Default for CrawlConfig {
@@ -216,7 +236,10 @@ impl Default for CrawlConfig {
             max_url_length: 2048,
             max_query_variants: 1000,
             max_page_chain: 100,
-            sitemaps: false,
+            sitemaps: true,
+            render: RenderMode::Auto,
+            chromium: None,
+            render_timeout: Duration::from_secs(20),
         }
     }
 }
@@ -258,8 +281,12 @@ pub struct FetchedPage {
     /// decoded the body, because they would misdescribe the decoded `body` kept beside them.
     pub headers: Vec<(String, String)>,
     /// The body as received, after HTTP content decoding (gzip, brotli, deflate) and before
-    /// charset decoding: the bytes `text` was extracted from, kept as evidence.
+    /// charset decoding: the bytes `text` was extracted from (through the browser's DOM when
+    /// `rendered`), kept as evidence.
     pub body: Vec<u8>,
+    /// Whether `text` (and `title`) were read from the page as headless Chromium rendered it,
+    /// its scripts run, rather than from the HTML as served.
+    pub rendered: bool,
 }
 
 /// Receives the crawl's results. Called from a single task, in completion order.
@@ -303,6 +330,10 @@ pub struct CrawlReport {
     pub fetched: usize,
     /// URLs that failed, with a one-line reason each, in completion order.
     pub failures: Vec<(String, String)>,
+    /// Of `failures`, the pages that needed rendering and were not rendered, with the reason
+    /// alone (the browser's error, or that Chromium is not installed), so that a caller can
+    /// say it once for all of them.
+    pub not_rendered: Vec<(String, String)>,
     /// URLs not requested because robots.txt disallows them (or a redirect led to such a URL).
     pub disallowed_by_robots: usize,
     /// Distinct in-scope URLs that were discovered but not requested because of `max_depth` or

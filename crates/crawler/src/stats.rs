@@ -34,6 +34,8 @@ pub struct CrawlStats {
     pub link_limits: usize,
     /// URLs taken from sitemaps into the frontier.
     pub sitemap_urls: usize,
+    /// Pages whose text was read in headless Chromium (included in `pages`).
+    pub rendered: usize,
     /// Wall time since the crawl started.
     pub elapsed: Duration,
 }

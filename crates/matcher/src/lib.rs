@@ -1351,7 +1351,11 @@ mod tests {
         assert_eq!(found.len(), 1, "{found:?}");
         let canonical = normalize(&work).chars;
         let digits = canonical.iter().filter(|c| c.is_ascii_digit()).count();
-        assert!(digits * 4 > canonical.len(), "{digits} of {}", canonical.len());
+        assert!(
+            digits * 4 > canonical.len(),
+            "{digits} of {}",
+            canonical.len()
+        );
         assert_eq!(found[0].copied_chars, canonical.len() - digits, "{found:?}");
     }
 

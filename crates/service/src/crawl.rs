@@ -48,11 +48,21 @@ pub async fn crawl_config(
     settings: &CrawlSettings,
 ) -> Result<CrawlConfig> {
     let mut config = settings.crawl_config();
+    config.chromium = find_chromium();
     if !settings.no_conditional {
         let follows_links = !(config.max_depth == Some(0) && config.max_page_chain == 0);
         config.validators = crawl_validators(store, seeds, follows_links).await?;
     }
     Ok(config)
+}
+
+/// The Chromium of the crawler's rendered path: the one `COPYTRACE_CHROMIUM` names (as for
+/// evidence screenshots), else the first found on `PATH`; `None` when none is installed (pages
+/// that need rendering are then reported as not rendered).
+pub fn find_chromium() -> Option<std::path::PathBuf> {
+    let explicit = std::env::var_os("COPYTRACE_CHROMIUM").map(std::path::PathBuf::from);
+    let path = std::env::var_os("PATH");
+    copytrace_browser::find_chromium(explicit.as_deref(), path.as_deref()).ok()
 }
 
 /// What a crawl run did.

@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use copytrace_crawler::{CrawlConfig, Validators};
+use copytrace_crawler::{CrawlConfig, RenderMode, Validators};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
@@ -58,9 +58,20 @@ pub struct CrawlSettings {
     /// Retries after a timeout, a connection error, 429 or 5xx.
     #[arg(long, env = "COPYTRACE_CRAWL_RETRIES", default_value_t = 2)]
     pub retries: u32,
-    /// Also queue the URLs of the seeds' sitemaps (robots.txt `Sitemap:` or /sitemap.xml).
-    #[arg(long, env = "COPYTRACE_CRAWL_SITEMAPS")]
-    pub sitemaps: bool,
+    /// Do not read the seeds' sitemaps. By default the sitemaps robots.txt names (else
+    /// /sitemap.xml) are read and their pages queued, within the same limits and robots rules:
+    /// pirate sites list every chapter there, some linked from nowhere else.
+    #[arg(long, env = "COPYTRACE_CRAWL_NO_SITEMAPS")]
+    #[serde(rename = "sitemaps", with = "inverted")]
+    pub no_sitemaps: bool,
+    /// When to read a page in headless Chromium, its scripts run: `auto` (pages whose static
+    /// text is short and whose scripts may write it), `never` or `always`. Chromium is found
+    /// as `COPYTRACE_CHROMIUM` names it, else on `PATH`; without it, pages that need it are
+    /// reported as not rendered.
+    #[arg(long, env = "COPYTRACE_CRAWL_RENDER", value_name = "WHEN",
+          default_value = "auto", value_parser = parse_render_mode)]
+    #[serde(with = "render_mode")]
+    pub render: RenderMode,
     /// Follow only links matching this regular expression (repeatable; seeds always go). In the
     /// environment, one expression per line.
     #[arg(
@@ -109,7 +120,8 @@ impl Default for CrawlSettings {
             delay_secs: 0.0,
             per_host: crawler.per_host_concurrency,
             retries: crawler.max_retries,
-            sitemaps: false,
+            no_sitemaps: false,
+            render: RenderMode::Auto,
             include: Vec::new(),
             exclude: Vec::new(),
             allow_host: Vec::new(),
@@ -118,8 +130,28 @@ impl Default for CrawlSettings {
     }
 }
 
-/// Stored as `"conditional": true` (the form older versions wrote), read on the command line as
-/// `--no-conditional`.
+/// `--render`'s values (`auto`, `never`, `always`).
+fn parse_render_mode(raw: &str) -> Result<RenderMode, String> {
+    raw.parse()
+}
+
+/// Stored as its name (`"auto"`).
+mod render_mode {
+    use copytrace_crawler::RenderMode;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(value: &RenderMode, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(value.as_str())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<RenderMode, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Stored as `"conditional": true` and `"sitemaps": true` (the form older versions wrote), read
+/// on the command line as `--no-conditional` and `--no-sitemaps`.
 mod inverted {
     use serde::{Deserialize, Deserializer, Serializer};
 
@@ -155,7 +187,8 @@ impl CrawlSettings {
             host_delay: Duration::try_from_secs_f64(self.delay_secs).unwrap_or_default(),
             per_host_concurrency: self.per_host.max(1),
             max_retries: self.retries,
-            sitemaps: self.sitemaps,
+            sitemaps: !self.no_sitemaps,
+            render: self.render,
             include_patterns: self.include.clone(),
             exclude_patterns: self.exclude.clone(),
             allowed_hosts: self.allow_host.clone(),
@@ -235,7 +268,7 @@ mod tests {
         let old = serde_json::json!({
             "max_pages": 7, "depth": 2, "allow_private_addresses": true, "concurrency": 3,
             "timeout_secs": 9, "user_agent": "x/1", "delay_secs": 1.5, "per_host": 1,
-            "retries": 0, "sitemaps": true, "include": ["/book/"], "exclude": [],
+            "retries": 0, "sitemaps": false, "include": ["/book/"], "exclude": [],
             "allow_host": ["*.example.cn"], "conditional": false
         });
         let settings: CrawlSettings = serde_json::from_value(old.clone()).unwrap();
@@ -259,7 +292,7 @@ mod tests {
                 "1",
                 "--retries",
                 "0",
-                "--sitemaps",
+                "--no-sitemaps",
                 "--include",
                 "/book/",
                 "--allow-host",
@@ -267,7 +300,10 @@ mod tests {
                 "--no-conditional",
             ])
         );
-        assert_eq!(serde_json::to_value(&settings).unwrap(), old);
+        // Written back, it gains the settings added since, at their defaults.
+        let mut written = old.clone();
+        written["render"] = serde_json::json!("auto");
+        assert_eq!(serde_json::to_value(&settings).unwrap(), written);
     }
 
     #[test]

@@ -75,11 +75,43 @@ pub async fn crawl_and_print(
         indicatif::HumanBytes(stats.bytes),
         stats.pages_per_second()
     );
+    if stats.rendered > 0 {
+        println!(
+            "{} page(s) read in headless Chromium (their text is written by scripts)",
+            stats.rendered
+        );
+    }
     if !stats.errors.is_empty() {
         println!("failures by kind: {}", stats.errors_line());
     }
     for (url, reason) in &report.failures {
-        eprintln!("failed: {url}: {reason}");
+        if !report.not_rendered.iter().any(|(u, _)| u == url) {
+            eprintln!("failed: {url}: {reason}");
+        }
+    }
+    // Said once per reason (most often: Chromium is not installed), then the pages.
+    let mut reasons: Vec<&str> = report
+        .not_rendered
+        .iter()
+        .map(|(_, r)| r.as_str())
+        .collect();
+    reasons.sort_unstable();
+    reasons.dedup();
+    for reason in reasons {
+        let urls: Vec<&str> = report
+            .not_rendered
+            .iter()
+            .filter(|(_, r)| r == reason)
+            .map(|(u, _)| u.as_str())
+            .collect();
+        eprintln!(
+            "not rendered: {} page(s) show their text only through scripts and were not read: {reason}. \
+             They are recorded as failed, not as pages without a match; crawl again once this is fixed:",
+            urls.len()
+        );
+        for url in urls {
+            eprintln!("  {url}");
+        }
     }
     if crawl::seed_failed(&report, seeds) {
         eprintln!("error: some seed URLs could not be crawled (see above); the others were stored");

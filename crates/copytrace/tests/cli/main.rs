@@ -26,6 +26,7 @@ mod inspect;
 mod postgres_store;
 mod recrawl;
 mod redis_index;
+mod rendering;
 mod review;
 mod schedules;
 mod stats;

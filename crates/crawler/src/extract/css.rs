@@ -3,8 +3,9 @@
 //! Pirate sites poison copies by sprinkling hidden text through a chapter: an inline
 //! `style="display:none"` is easy to see, but just as common is a class hidden by a rule in a
 //! `<style>` block (`.jm{display:none}` … `<font class="jm">3Kq9x</font>`). This module reads
-//! the page's `<style>` text and returns the selector lists of the top-level rules that set
-//! `display: none` or `visibility: hidden`. Rules inside at-rules (`@media`, `@supports`, ...)
+//! the page's `<style>` text and returns the selector lists of the top-level rules that hide
+//! their elements ([`hides`]: `display: none`, `visibility: hidden`, zero font size or opacity,
+//! a clipped or zero-sized box, far off-screen positioning). Rules inside at-rules (`@media`, `@supports`, ...)
 //! are skipped: they hide things only on some screens, and a responsive layout hides the
 //! desktop copy of content on phones and vice versa. External stylesheets are not fetched.
 
@@ -36,23 +37,95 @@ pub(super) fn hiding_selectors(css: &str) -> Vec<String> {
     out
 }
 
-/// Whether a declaration block sets `display: none` or `visibility: hidden`.
+/// Whether a declaration block makes its element invisible to a reader: `display: none`,
+/// `visibility: hidden`, a zero `font-size` or `opacity`, a zero-sized box whose overflow is
+/// hidden (or a `clip` to nothing), or an absolutely positioned box moved far off the screen
+/// (`left: -9999px`). These are the ways pirate sites hide their anti-copy characters; each
+/// leaves the text in the HTML and out of what anyone sees.
 pub(super) fn hides(declarations: &str) -> bool {
     let compact: String = declarations
         .chars()
         .filter(|c| !c.is_whitespace())
         .flat_map(char::to_lowercase)
         .collect();
-    compact.split(';').any(|d| {
-        let Some((property, value)) = d.split_once(':') else {
-            return false;
+    let mut properties: Vec<(&str, &str)> = Vec::new();
+    for declaration in compact.split(';') {
+        let Some((property, value)) = declaration.split_once(':') else {
+            continue;
         };
         let value = value.strip_suffix("!important").unwrap_or(value);
-        matches!(
-            (property, value),
-            ("display", "none") | ("visibility", "hidden")
-        )
-    })
+        properties.push((property, value));
+    }
+    // The last declaration of a property wins, as in a browser.
+    let get = |name: &str| {
+        properties
+            .iter()
+            .rev()
+            .find(|(property, _)| *property == name)
+            .map(|(_, value)| *value)
+    };
+    if get("display") == Some("none") || get("visibility") == Some("hidden") {
+        return true;
+    }
+    if get("font-size").is_some_and(is_zero_length) || get("opacity").is_some_and(is_zero_number) {
+        return true;
+    }
+    let overflow_hidden = get("overflow").is_some_and(|v| v == "hidden" || v == "clip");
+    let zero_box =
+        get("width").is_some_and(is_zero_length) || get("height").is_some_and(is_zero_length);
+    if overflow_hidden && zero_box {
+        return true;
+    }
+    let positioned = get("position").is_some_and(|v| v == "absolute" || v == "fixed");
+    if positioned {
+        if get("clip").is_some_and(|v| {
+            v.starts_with("rect(0")
+                && v.trim_start_matches("rect(")
+                    .split([',', ')'])
+                    .all(|n| n.is_empty() || is_zero_length(n))
+        }) {
+            return true;
+        }
+        if ["left", "top", "right", "bottom"]
+            .into_iter()
+            .any(|side| get(side).is_some_and(is_far_off_screen))
+        {
+            return true;
+        }
+    }
+    false
+}
+
+/// `0`, `0px`, `0.0em`, `0%`: a length of nothing.
+fn is_zero_length(value: &str) -> bool {
+    let number = value.trim_end_matches(|c: char| c.is_ascii_alphabetic() || c == '%');
+    !number.is_empty() && number.parse::<f64>().is_ok_and(|n| n == 0.0)
+}
+
+/// `0`, `.0`, `0%`: an opacity of nothing.
+fn is_zero_number(value: &str) -> bool {
+    let number = value.strip_suffix('%').unwrap_or(value);
+    number.parse::<f64>().is_ok_and(|n| n == 0.0)
+}
+
+/// A negative offset that puts a box off any screen: at least 500 CSS pixels (or 30 em/rem, or
+/// a viewport's width) to the left or above. Small negative offsets are layout, not hiding.
+fn is_far_off_screen(value: &str) -> bool {
+    let split = value
+        .find(|c: char| c.is_ascii_alphabetic() || c == '%')
+        .unwrap_or(value.len());
+    let (number, unit) = value.split_at(split);
+    let Ok(number) = number.parse::<f64>() else {
+        return false;
+    };
+    let limit = match unit {
+        "px" | "" => -500.0,
+        "em" | "rem" => -30.0,
+        "vw" | "vh" | "%" => -100.0,
+        "pt" => -375.0,
+        _ => return false,
+    };
+    number <= limit
 }
 
 /// Removes `/* … */` comments and the `<!--`/`-->` wrappers old pages put around CSS.
@@ -110,6 +183,48 @@ mod tests {
             hiding_selectors(css),
             [".jm , span.dn", ".ghost", ".after-import", ".important"]
         );
+    }
+
+    #[test]
+    fn every_way_of_hiding_text_from_a_reader_is_seen() {
+        for hidden in [
+            "display:none",
+            "visibility: hidden",
+            "font-size:0",
+            "font-size: 0px",
+            "FONT-SIZE: 0.0em !important",
+            "opacity:0",
+            "opacity: .0",
+            "opacity:0%",
+            "width:0;height:0;overflow:hidden",
+            "height: 0px; overflow: hidden",
+            "position:absolute;left:-9999px",
+            "position: fixed; top: -10000px",
+            "position:absolute; left:-100em",
+            "position:absolute;clip:rect(0,0,0,0)",
+            "position:absolute;clip:rect(0 0 0 0)",
+            "display:block;display:none",
+        ] {
+            assert!(hides(hidden), "{hidden}");
+        }
+        for shown in [
+            "display:inline",
+            "font-size:16px",
+            "font-size:0.9em",
+            "opacity:0.5",
+            "opacity:1",
+            "height:0",
+            "overflow:hidden",
+            "position:relative;left:-9999px",
+            "position:absolute;left:-20px",
+            "position:absolute;top:-2em",
+            "left:-9999px",
+            "position:absolute;clip:rect(0,10px,10px,0)",
+            "display:none;display:block",
+            "margin-left:-9999px",
+        ] {
+            assert!(!hides(shown), "{shown}");
+        }
     }
 
     #[test]

@@ -303,6 +303,8 @@ pub fn local_config() -> CrawlConfig {
         connect_timeout: Duration::from_secs(2),
         request_timeout: Duration::from_secs(5),
         retry_base_delay: Duration::from_millis(50),
+        // Most tests assert the exact requests a crawl makes; the sitemap tests turn them on.
+        sitemaps: false,
         ..CrawlConfig::default()
     }
 }

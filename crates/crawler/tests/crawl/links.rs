@@ -284,7 +284,7 @@ async fn sitemaps_listed_in_robots_txt_are_read_through_an_index() {
 }
 
 #[tokio::test]
-async fn sitemap_xml_is_probed_only_when_sitemaps_are_on() {
+async fn sitemap_xml_is_probed_by_default_and_not_when_sitemaps_are_off() {
     let server = TestServer::start().await;
     let orphan = server.url("/orphan.html");
     server
@@ -298,18 +298,19 @@ async fn sitemap_xml_is_probed_only_when_sitemaps_are_on() {
         )
         .page("/orphan.html", &html_page("orphan", &["孤儿页"], &[]));
 
-    let report = crawl(
-        &local_config(),
-        &[server.url("/")],
-        &mut Recorder::default(),
-    )
-    .await
-    .unwrap();
+    let off = CrawlConfig {
+        sitemaps: false,
+        ..local_config()
+    };
+    let report = crawl(&off, &[server.url("/")], &mut Recorder::default())
+        .await
+        .unwrap();
     assert_eq!(report.fetched, 1);
     assert_eq!(server.times_requested("/sitemap.xml"), 0);
 
+    // The default reads them.
     let config = CrawlConfig {
-        sitemaps: true,
+        sitemaps: CrawlConfig::default().sitemaps,
         ..local_config()
     };
     let report = crawl(&config, &[server.url("/")], &mut Recorder::default())

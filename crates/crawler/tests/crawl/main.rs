@@ -10,4 +10,5 @@ mod guard;
 mod hostile;
 mod links;
 mod politeness;
+mod render;
 mod robots;

@@ -1,0 +1,305 @@
+//! The rendered path: pages whose text only scripts write, read in headless Chromium.
+//!
+//! Most pages keep the fast static path. A page goes to the browser when [`RenderMode::Auto`]
+//! finds that its static text is short (under [`RENDER_BELOW_CHARS`] characters) and it has
+//! scripts that may write it ([`needs_rendering`]), or always with [`RenderMode::Always`]. The browser is the
+//! `copytrace-browser` crate's: started once per crawl on first need, in a process group of its
+//! own that is killed when the crawl ends, errs or is dropped.
+//!
+//! The rendered fetch obeys what the static one does:
+//! * **the page itself** is not fetched again: the bytes the static fetch received (under
+//!   robots.txt, the address guard, the size cap and the host's pace) are served to the
+//!   browser from memory at the page's URL;
+//! * **every subrequest** the page makes (scripts, `XMLHttpRequest`, `fetch`, frames) goes
+//!   through the browser crate's proxy, which asks this crawl's gate (`RenderGate`): the address
+//!   guard vets and resolves the host itself (a name resolving to a private address is
+//!   refused, and there is no second lookup to rebind), robots.txt is checked for the URL and
+//!   the request waits for the host's turn like any other request of the crawl; responses are
+//!   cut at the crawl's body cap, and images are not loaded at all;
+//! * **time**: a page must settle (its DOM unchanged for [`SETTLE_QUIET`]) within
+//!   [`CrawlConfig::render_timeout`](crate::CrawlConfig::render_timeout), else it is abandoned
+//!   and reported as not rendered.
+//!
+//! Without Chromium, a page that needed it is reported as [`CrawlError::NotRendered`](crate::CrawlError::NotRendered) (the
+//! sink's `failure`): it is not stored, so it can never be recorded as a page without a match.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use copytrace_browser::{Browser, BrowserConfig, Document, Network, Vetter};
+use tokio::sync::{OnceCell, Semaphore};
+use url::Url;
+
+use crate::crawl::Shared;
+use crate::robots::Verdict;
+use crate::urls::host_key;
+
+/// When pages are rendered in the browser.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RenderMode {
+    /// Never: the static text is the page's text.
+    Never,
+    /// When the static text is short and the page has scripts (the default).
+    #[default]
+    Auto,
+    /// Every HTML page (slow; for sites known to write all their text by script).
+    Always,
+}
+
+impl RenderMode {
+    /// `never`, `auto` or `always`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RenderMode::Never => "never",
+            RenderMode::Auto => "auto",
+            RenderMode::Always => "always",
+        }
+    }
+}
+
+impl std::str::FromStr for RenderMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "never" => Ok(RenderMode::Never),
+            "auto" => Ok(RenderMode::Auto),
+            "always" => Ok(RenderMode::Always),
+            other => Err(format!(
+                "unknown render mode {other:?}: expected never, auto or always"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for RenderMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// In [`RenderMode::Auto`], a page whose static text has fewer characters than this (and which
+/// has scripts) is rendered. A chapter or article is longer; an empty content element with a
+/// title, a menu line and a copyright line is shorter.
+pub const RENDER_BELOW_CHARS: usize = 200;
+
+/// A page has settled when its DOM has not changed for this long after the load event.
+pub const SETTLE_QUIET: Duration = Duration::from_millis(500);
+
+/// Pages rendered at once (tabs of the one browser).
+const MAX_TABS: usize = 2;
+
+/// In [`RenderMode::Auto`], a short page with only external scripts and at least this many
+/// links is a navigation page (a home page, a table of contents, whose text is in its links)
+/// with analytics or ad scripts, not a chapter waiting for a script: it is not rendered.
+pub const NAVIGATION_LINKS: usize = 40;
+
+/// Calls by which an inline script writes or fetches a page's text.
+pub const WRITING_CALLS: [&str; 12] = [
+    "document.write",
+    "innerhtml",
+    "insertadjacenthtml",
+    "textcontent",
+    "innertext",
+    "atob(",
+    "decodeuricomponent(",
+    "unescape(",
+    "fetch(",
+    "xmlhttprequest",
+    ".html(",
+    ".load(",
+];
+
+/// Whether a page with this static text, HTML and number of links should be rendered under
+/// `mode`. In [`RenderMode::Auto`]: its text is shorter than [`RENDER_BELOW_CHARS`] and it has
+/// scripts, and either an inline script writes or fetches text ([`WRITING_CALLS`]) or it has
+/// fewer than [`NAVIGATION_LINKS`] links.
+pub fn needs_rendering(mode: RenderMode, text: &str, html: &str, links: usize) -> bool {
+    match mode {
+        RenderMode::Never => false,
+        RenderMode::Always => true,
+        RenderMode::Auto => {
+            if text.chars().filter(|c| !c.is_whitespace()).count() >= RENDER_BELOW_CHARS {
+                return false;
+            }
+            let scripts = Scripts::of(html);
+            scripts.any && (scripts.inline_writes || links < NAVIGATION_LINKS)
+        }
+    }
+}
+
+/// What a page's `<script>` elements look like, from a scan of the HTML (no parse).
+struct Scripts {
+    any: bool,
+    inline_writes: bool,
+}
+
+impl Scripts {
+    fn of(html: &str) -> Self {
+        let lower = html.to_ascii_lowercase();
+        let mut scripts = Scripts {
+            any: false,
+            inline_writes: false,
+        };
+        let mut rest = lower.as_str();
+        while let Some(start) = rest.find("<script") {
+            scripts.any = true;
+            let after = &rest[start..];
+            let Some(open_end) = after.find('>') else {
+                break;
+            };
+            let body_start = open_end + 1;
+            let body_end = after[body_start..]
+                .find("</script")
+                .map_or(after.len(), |end| body_start + end);
+            let body = &after[body_start..body_end];
+            if WRITING_CALLS.iter().any(|call| body.contains(call)) {
+                scripts.inline_writes = true;
+                break;
+            }
+            rest = &after[body_end..];
+        }
+        scripts
+    }
+}
+
+/// The crawl's browser, started on first need.
+pub(crate) struct Renderer {
+    executable: Option<PathBuf>,
+    timeout: Duration,
+    browser: OnceCell<Result<Browser, String>>,
+    tabs: Semaphore,
+}
+
+impl Renderer {
+    pub(crate) fn new(executable: Option<PathBuf>, timeout: Duration) -> Self {
+        Self {
+            executable,
+            timeout,
+            browser: OnceCell::new(),
+            tabs: Semaphore::new(MAX_TABS),
+        }
+    }
+
+    /// The rendered DOM's HTML of `body` served at `url`, or why it could not be had.
+    pub(crate) async fn render(
+        &self,
+        shared: Weak<Shared>,
+        url: &Url,
+        content_type: Option<&str>,
+        body: Vec<u8>,
+    ) -> Result<String, String> {
+        let browser = self
+            .browser
+            .get_or_init(|| self.launch(shared))
+            .await
+            .as_ref()
+            .map_err(Clone::clone)?;
+        let _tab = self
+            .tabs
+            .acquire()
+            .await
+            .map_err(|_| "the renderer was closed".to_owned())?;
+        let document = Document {
+            content_type: content_type.unwrap_or("text/html").to_owned(),
+            body,
+        };
+        browser
+            .render_html(url, document, SETTLE_QUIET)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn launch(&self, shared: Weak<Shared>) -> Result<Browser, String> {
+        let Some(executable) = &self.executable else {
+            return Err(
+                "headless Chromium is not installed (Debian: apt-get install chromium; \
+                 or name it with --chromium)"
+                    .to_owned(),
+            );
+        };
+        let gate = RenderGate { shared };
+        let mut config = BrowserConfig::new(executable.clone(), Network::Guarded(Arc::new(gate)));
+        config.timeout = self.timeout;
+        config.images = false;
+        Browser::launch(config).await.map_err(|e| e.to_string())
+    }
+
+    /// Closes the browser, if it was started.
+    pub(crate) async fn close(self) {
+        if let Some(Ok(browser)) = self.browser.into_inner() {
+            browser.close().await;
+        }
+    }
+}
+
+/// The crawl's rules for the browser's subrequests: the address guard, robots.txt, the hosts'
+/// pace and the body cap.
+struct RenderGate {
+    shared: Weak<Shared>,
+}
+
+#[async_trait::async_trait]
+impl Vetter for RenderGate {
+    async fn vet(&self, host: &str, port: u16) -> Result<Vec<std::net::SocketAddr>, String> {
+        let shared = self.shared.upgrade().ok_or("the crawl is over")?;
+        shared
+            .fetcher
+            .policy()
+            .resolve(host, port)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn admit(&self, url: &Url) -> Result<(), String> {
+        let shared = self.shared.upgrade().ok_or("the crawl is over")?;
+        match shared.gate.prepare(&shared.fetcher, url).await.0 {
+            Verdict::Allowed => {}
+            Verdict::Disallowed => return Err(format!("{url} is disallowed by robots.txt")),
+            Verdict::Unavailable { reason, .. } => {
+                return Err(format!("robots.txt for {url} is unavailable: {reason}"));
+            }
+        }
+        shared.gate.politeness.acquire(&host_key(url)).await;
+        Ok(())
+    }
+
+    fn max_response_bytes(&self) -> Option<u64> {
+        let shared = self.shared.upgrade()?;
+        u64::try_from(shared.config.max_body_bytes).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_short_pages_with_scripts_are_rendered_in_auto_mode() {
+        let writing = "<html><body><div id=c></div><SCRIPT>document.write('x')</SCRIPT>";
+        let external = r#"<html><body><div id=c></div><script src="/app.js"></script>"#;
+        let analytics = r#"<script>var hm = document.createElement("script");</script>"#;
+        let plain = "<html><body><p>短</p></body></html>";
+        let long = "长".repeat(RENDER_BELOW_CHARS);
+        assert!(needs_rendering(RenderMode::Auto, "短", writing, 0));
+        assert!(needs_rendering(RenderMode::Auto, "短", writing, 500));
+        assert!(needs_rendering(RenderMode::Auto, "短", external, 5));
+        // A table of contents with an external or analytics script has its text in links.
+        assert!(!needs_rendering(RenderMode::Auto, "短", external, 500));
+        assert!(!needs_rendering(RenderMode::Auto, "短", analytics, 500));
+        assert!(!needs_rendering(RenderMode::Auto, "短", plain, 0));
+        assert!(!needs_rendering(RenderMode::Auto, &long, writing, 0));
+        assert!(needs_rendering(RenderMode::Always, &long, plain, 500));
+        assert!(!needs_rendering(RenderMode::Never, "", writing, 0));
+    }
+
+    #[test]
+    fn render_modes_parse_and_display() {
+        for mode in [RenderMode::Never, RenderMode::Auto, RenderMode::Always] {
+            assert_eq!(mode.as_str().parse::<RenderMode>(), Ok(mode));
+        }
+        assert_eq!(" ALWAYS ".parse::<RenderMode>(), Ok(RenderMode::Always));
+        assert!("sometimes".parse::<RenderMode>().is_err());
+    }
+}
