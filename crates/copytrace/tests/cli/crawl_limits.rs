@@ -111,9 +111,9 @@ fn scope_and_politeness_flags_reach_the_crawler_and_the_summary_counts_requests(
         "{}",
         run.stdout
     );
-    // robots.txt and three pages.
+    // robots.txt, the sitemap probe (read by default) and three pages.
     assert!(
-        run.stdout.contains("; 4 request(s), 0 retried"),
+        run.stdout.contains("; 5 request(s), 0 retried"),
         "{}",
         run.stdout
     );

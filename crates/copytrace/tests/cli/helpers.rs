@@ -316,11 +316,12 @@ impl TestSite {
         self.server().requested_paths()
     }
 
-    /// Requested paths other than `/robots.txt` (the requests a page budget counts).
+    /// Requested paths other than `/robots.txt` and the default `/sitemap.xml` probe (the
+    /// requests a page budget counts).
     pub fn page_requests(&self) -> Vec<String> {
         self.requests()
             .into_iter()
-            .filter(|p| p != "/robots.txt")
+            .filter(|p| p != "/robots.txt" && p != "/sitemap.xml")
             .collect()
     }
 
