@@ -2,8 +2,8 @@
 //!
 //! The approach is a small, predictable cousin of Readability:
 //!
-//! 1. Drop boilerplate subtrees: `script, style, noscript, nav, header, footer, aside, form,
-//!    iframe, figure` (and a few more such as `select`, `svg`, `template`), hidden elements, and
+//! 1. Drop boilerplate subtrees: `script, style, noscript, nav, footer, aside, iframe, figure`
+//!    (and a few more such as `select`, `svg`, `template`), hidden elements, and
 //!    elements whose `class`/`id` looks like navigation, ads, comments, sidebars,
 //!    share/recommend widgets, breadcrumbs, bylines, disclaimers or copyright footers — in
 //!    English and in the pinyin that Chinese sites use (`guanggao`, `tuijian`, ...). A class
@@ -170,10 +170,8 @@ fn is_excluded_tag(name: &str) -> bool {
             | "style"
             | "noscript"
             | "nav"
-            | "header"
             | "footer"
             | "aside"
-            | "form"
             | "iframe"
             | "head"
             | "title"
@@ -1044,6 +1042,34 @@ mod tests {
             "夜色如墨，少年推开了那扇沉重的木门。\n他知道，从今天起，一切都将不同。\n\
              师父曾说过，江湖险恶，人心难测。 他 点了点头。"
         );
+    }
+
+    #[test]
+    fn a_chapter_inside_a_page_wide_form_or_a_header_element_is_kept() {
+        // ASP.NET pages wrap the whole body in one <form>; some article templates put the
+        // text itself in a <header>. Both tags used to drop their subtree with the text.
+        let chapter = "<p>账簿上记着三十年前的旧事，每一笔都用蝇头小楷写得清清楚楚，没有一处涂改。</p>\
+                       <p>他看到最后一页，忽然停住了手，那上面只写着一个名字，却没有数目。</p>";
+        for html in [
+            format!(
+                r#"<html><head><title>第三章 夜雨</title></head><body>
+<form id="aspnetForm" method="post" action="./3.aspx">
+  <div class="nav"><a href="/">首页</a> <a href="/list">目录</a></div>
+  <div class="entry-content"><h1>第三章 夜雨</h1>{chapter}</div>
+</form></body></html>"#
+            ),
+            format!(
+                r#"<html><head><title>第三章 夜雨</title></head><body>
+<div class="menu"><a href="/">首页</a> <a href="/list">目录</a></div>
+<article><header><h1>第三章 夜雨</h1><div class="abstract">{chapter}</div></header></article>
+</body></html>"#
+            ),
+        ] {
+            let e = extract(&html, &base());
+            assert!(e.text.contains("账簿上记着三十年前的旧事"), "{}", e.text);
+            assert!(e.text.contains("那上面只写着一个名字"), "{}", e.text);
+            assert!(!e.text.contains("首页"), "{}", e.text);
+        }
     }
 
     #[test]
