@@ -1329,16 +1329,19 @@ mod tests {
         assert!(found[0].coverage > 0.7, "{found:?}");
     }
 
+    /// A day's stock index table: the same figures in any report of that day.
+    const INDEX_TABLE: &str = "上证Ａ股９５４．９８　９５１．８０　１５７８．６１　９０５．４９；\
+                               上证Ｂ股６７．０３　６７．０２　６９．３１　２５１．９３；\
+                               深证指数３２７．３４　３２６．３３　５２０．２５　２９５．４４；\
+                               深证Ａ股３４１．８１　３４０．７０　５４８．５４　３０７．９４；\
+                               深证Ｂ股１３２．０８　１３１．６６　１８７．７５　１２０．２２。";
+
     #[test]
     fn a_copy_of_a_work_full_of_figures_is_still_a_copy() {
         // The figures do not count, but they are copied text: a copy of a market summary
         // with its table is as dense as any copy (judged on the counted characters alone, the
         // table's figures made it look sparse and it went unreported).
-        let table = "上证Ａ股９５４．９８　９５１．８０　１５７８．６１　９０５．４９；\
-                     上证Ｂ股６７．０３　６７．０２　６９．３１　２５１．９３；\
-                     深证指数３２７．３４　３２６．３３　５２０．２５　２９５．４４；\
-                     深证Ａ股３４１．８１　３４０．７０　５４８．５４　３０７．９４；\
-                     深证Ｂ股１３２．０８　１３１．６６　１８７．７５　１２０．２２。";
+        let table = INDEX_TABLE;
         let work = format!(
             "一九九七年股市概览\n{table}\n全年沪深两市成交金额创出历史新高，新股发行数量超过以往\
              任何一年。分析人士认为，年末资金面偏紧，短期内指数仍将在低位徘徊，投资者宜以\
@@ -1362,11 +1365,7 @@ mod tests {
     #[test]
     fn figures_shared_by_two_reports_of_one_market_day_are_not_a_copy() {
         // A day's index table: the same figures in any report of that day.
-        let table = "上证Ａ股９５４．９８　９５１．８０　１５７８．６１　９０５．４９；\
-                     上证Ｂ股６７．０３　６７．０２　６９．３１　２５１．９３；\
-                     深证指数３２７．３４　３２６．３３　５２０．２５　２９５．４４；\
-                     深证Ａ股３４１．８１　３４０．７０　５４８．５４　３０７．９４；\
-                     深证Ｂ股１３２．０８　１３１．６６　１８７．７５　１２０．２２。";
+        let table = INDEX_TABLE;
         let work = format!("{WORK_B}\n{table}");
         let page = format!("{table}\n股市昨日小幅震荡，成交量较前一交易日有所放大。");
         let mut m = Matcher::new(MatchConfig::default());
