@@ -19,6 +19,9 @@ use axum::routing::get;
 
 use super::disguise::{Page, PageEncoding};
 
+/// The sitemap, at the path a crawler probes when robots.txt names none.
+const SITEMAP: &str = "/sitemap.xml";
+
 /// Links per page of the table of contents.
 const LIST_PAGE_SIZE: usize = 40;
 
@@ -33,13 +36,23 @@ struct Rendered {
 pub struct Site {
     files: HashMap<String, Rendered>,
     list_pages: usize,
+    /// Pages linked from nowhere, listed only in the sitemap.
+    sitemap_only: Vec<String>,
 }
 
 impl Site {
     /// Renders the pages. Only the first part of a split work is listed in the table of
     /// contents; the other parts are reached through its 下一页 links, as on real sites.
     pub fn render(pages: &[Page]) -> Site {
-        let listed: Vec<&Page> = pages.iter().filter(|p| p.prev.is_none()).collect();
+        let listed: Vec<&Page> = pages
+            .iter()
+            .filter(|p| p.prev.is_none() && p.disguise != "sitemap-only")
+            .collect();
+        let sitemap_only: Vec<String> = pages
+            .iter()
+            .filter(|p| p.disguise == "sitemap-only")
+            .map(|p| p.path.clone())
+            .collect();
         let sidebar: Vec<(&str, &str)> = listed
             .iter()
             .step_by(97)
@@ -48,8 +61,21 @@ impl Site {
             .collect();
         let mut files = HashMap::new();
         for page in pages {
-            files.insert(page.path.clone(), render_page(page, &sidebar));
+            let (rendered, fragment) = render_page(page, &sidebar);
+            files.insert(page.path.clone(), rendered);
+            if let Some((path, json)) = fragment {
+                files.insert(path, json);
+            }
         }
+        // Written with absolute URLs once the address is known (`serve`); here so the request
+        // budget counts it.
+        files.insert(
+            SITEMAP.to_owned(),
+            Rendered {
+                body: Vec::new(),
+                content_type: "application/xml",
+            },
+        );
         let list_pages = listed.len().div_ceil(LIST_PAGE_SIZE).max(1);
         for (n, chunk) in listed.chunks(LIST_PAGE_SIZE).enumerate() {
             files.insert(
@@ -64,7 +90,11 @@ impl Site {
                 content_type: "text/plain",
             },
         );
-        Site { files, list_pages }
+        Site {
+            files,
+            list_pages,
+            sitemap_only,
+        }
     }
 
     /// Requests the crawler needs to fetch every page: pages, list pages, robots.txt and the
@@ -85,7 +115,23 @@ impl Site {
             .context("cannot bind a loopback port for the benchmark site")?;
         listener.set_nonblocking(true)?;
         let address = listener.local_addr()?;
-        let files = Arc::new(self.files);
+        let mut files = self.files;
+        let mut sitemap = String::from(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+             <urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n",
+        );
+        for path in &self.sitemap_only {
+            sitemap.push_str(&format!("<url><loc>http://{address}{path}</loc></url>\n"));
+        }
+        sitemap.push_str("</urlset>\n");
+        files.insert(
+            SITEMAP.to_owned(),
+            Rendered {
+                body: sitemap.into_bytes(),
+                content_type: "application/xml",
+            },
+        );
+        let files = Arc::new(files);
         std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -158,7 +204,9 @@ fn footer_html() -> &'static str {
      让更多读者欣赏。如有侵权请联系删除。Copyright © 2026 笔趣阁 All Rights Reserved.</div>\n"
 }
 
-fn render_page(page: &Page, sidebar: &[(&str, &str)]) -> Rendered {
+/// The page, and for a page whose text a script fetches, the fragment it fetches (path and
+/// response).
+fn render_page(page: &Page, sidebar: &[(&str, &str)]) -> (Rendered, Option<(String, Rendered)>) {
     let mut html =
         String::with_capacity(page.paragraphs.iter().map(String::len).sum::<usize>() * 2);
     let meta = match page.encoding {
@@ -175,14 +223,9 @@ fn render_page(page: &Page, sidebar: &[(&str, &str)]) -> Rendered {
         escape(&page.title)
     ));
     html.push_str(&header_html());
-    html.push_str(&format!(
-        "<h1>{}</h1>\n<div id=\"content\">\n",
-        escape(&page.title)
-    ));
-    for p in &page.paragraphs {
-        html.push_str(&format!("<p>{}</p>\n", escape(p)));
-    }
-    html.push_str("</div>\n<div class=\"pager\">");
+    html.push_str(&format!("<h1>{}</h1>\n", escape(&page.title)));
+    let fragment = content_html(page, &mut html);
+    html.push_str("<div class=\"pager\">");
     if let Some(prev) = &page.prev {
         html.push_str(&format!("<a href=\"{prev}\">上一页</a> "));
     }
@@ -197,7 +240,109 @@ fn render_page(page: &Page, sidebar: &[(&str, &str)]) -> Rendered {
     html.push_str("</div>\n");
     html.push_str(footer_html());
     html.push_str("</body></html>\n");
-    encode(&html, page.encoding)
+    (encode(&html, page.encoding), fragment)
+}
+
+/// The page's text as its disguise delivers it: plain paragraphs, or (the rendered classes) an
+/// empty content element filled by a script, from `document.write` of escaped string literals,
+/// a percent-encoded blob or an `XMLHttpRequest` of a JSON fragment (returned, to be served),
+/// or (`hidden-junk`) paragraphs strewn with junk that styles hide from a reader.
+fn content_html(page: &Page, html: &mut String) -> Option<(String, Rendered)> {
+    let paragraphs: String = page
+        .paragraphs
+        .iter()
+        .map(|p| format!("<p>{}</p>", escape(p)))
+        .collect();
+    match page.disguise {
+        "rendered-write" => {
+            html.push_str(&format!(
+                "<div id=\"content\"><script>document.write(\"{}\");</script></div>\n",
+                js_escaped(&paragraphs)
+            ));
+            None
+        }
+        "rendered-blob" => {
+            let blob: String = paragraphs.bytes().map(|b| format!("%{b:02X}")).collect();
+            html.push_str(&format!(
+                "<div id=\"content\"></div>\n<script>var blob = \"{blob}\";\
+                 document.getElementById('content').innerHTML = decodeURIComponent(blob);</script>\n"
+            ));
+            None
+        }
+        "rendered-xhr" => {
+            let path = format!("/api/chapter{}.json", page.path.trim_end_matches(".html"));
+            html.push_str(&format!(
+                "<div id=\"content\"></div>\n<script>var xhr = new XMLHttpRequest();\
+                 xhr.open('GET', '{path}');\
+                 xhr.onload = function () {{ document.getElementById('content').innerHTML = \
+                 JSON.parse(xhr.responseText).html; }};\
+                 xhr.send();</script>\n"
+            ));
+            let json = serde_json::json!({ "title": page.title, "html": paragraphs });
+            Some((
+                path,
+                Rendered {
+                    body: json.to_string().into_bytes(),
+                    content_type: "application/json",
+                },
+            ))
+        }
+        "hidden-junk" => {
+            html.push_str(HIDING_STYLE);
+            html.push_str("<div id=\"content\">\n");
+            let mut n = 0usize;
+            for p in &page.paragraphs {
+                html.push_str("<p>");
+                let chars: Vec<char> = p.chars().collect();
+                for (i, piece) in chars.chunks(9).enumerate() {
+                    html.push_str(&escape(&piece.iter().collect::<String>()));
+                    if i % 2 == 0 {
+                        let (open, close) = HIDERS[n % HIDERS.len()];
+                        let junk: String = JUNK.chars().cycle().skip(n * 3).take(4).collect();
+                        html.push_str(&format!("{open}{junk}{close}"));
+                        n += 1;
+                    }
+                }
+                html.push_str("</p>\n");
+            }
+            html.push_str("</div>\n");
+            None
+        }
+        _ => {
+            html.push_str("<div id=\"content\">\n");
+            for p in &page.paragraphs {
+                html.push_str(&format!("<p>{}</p>\n", escape(p)));
+            }
+            html.push_str("</div>\n");
+            None
+        }
+    }
+}
+
+/// Class, id and descendant rules that hide the `hidden-junk` class's anti-copy characters.
+const HIDING_STYLE: &str = "<style>.jm{display:none} #content b.x{visibility:hidden} \
+    .tiny{font-size:0} .ghost{opacity:0} .away{position:absolute;left:-9999px}</style>\n";
+
+/// Ways of hiding junk from a reader: the `hidden` attribute, inline styles, and the rules of
+/// [`HIDING_STYLE`].
+const HIDERS: [(&str, &str); 9] = [
+    ("<span style=\"display:none\">", "</span>"),
+    ("<span hidden>", "</span>"),
+    ("<font class=\"jm\">", "</font>"),
+    ("<b class=\"x\">", "</b>"),
+    ("<span class=\"tiny\">", "</span>"),
+    ("<i class=\"ghost\">", "</i>"),
+    ("<span class=\"away\">", "</span>"),
+    ("<span style=\"font-size:0px\">", "</span>"),
+    ("<span style=\"opacity:0\">", "</span>"),
+];
+
+/// Anti-copy characters: site names and random-looking Han text, as pirate sites use.
+const JUNK: &str = "笔趣阁首发请收藏本站最新网址天才一秒记住无弹窗广告免费阅读";
+
+/// `s` as the inside of a JavaScript string literal of `\uXXXX` escapes only.
+fn js_escaped(s: &str) -> String {
+    s.encode_utf16().map(|u| format!("\\u{u:04x}")).collect()
 }
 
 fn render_list(n: usize, total: usize, pages: &[&Page]) -> Rendered {
