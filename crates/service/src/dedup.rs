@@ -273,13 +273,13 @@ async fn fetch_again(
         seeds.push(url);
     }
     let mut sink = RecheckSink::default();
-    copytrace_crawler::crawl(
-        &settings.recheck_config(seeds.len(), validators),
-        &seeds,
-        &mut sink,
-    )
-    .await
-    .context("the removal check crawl failed")?;
+    let mut config = settings.recheck_config(seeds.len(), validators);
+    // A copy first read in Chromium is read the same way again (without Chromium it is
+    // "unreachable", never "gone").
+    config.chromium = crate::crawl::find_chromium();
+    copytrace_crawler::crawl(&config, &seeds, &mut sink)
+        .await
+        .context("the removal check crawl failed")?;
     Ok(sink.results)
 }
 
