@@ -425,16 +425,9 @@ async fn fetch_page(
         parsed.map_err(|e| Failure::Internal(e.to_string()))?;
     let mut rendered = false;
     if let Some(html) = to_render {
-        // The decoded HTML is served to the browser as UTF-8, so that a GBK page's bytes are
-        // not decoded a second time by other rules.
         let dom = shared
             .renderer
-            .render(
-                Arc::downgrade(shared),
-                &final_url,
-                Some("text/html; charset=utf-8"),
-                html.into_bytes(),
-            )
+            .render(Arc::downgrade(shared), &final_url, html)
             .await;
         match dom {
             Ok(dom) => {
@@ -449,11 +442,8 @@ async fn fetch_page(
                 // The rendered DOM holds what the served HTML did, and what scripts added.
                 title = read.0.or(title);
                 text = read.1;
-                for link in read.2 {
-                    if !links.iter().any(|known| known.url == link.url) {
-                        links.push(link);
-                    }
-                }
+                let known: HashSet<Url> = links.iter().map(|l| l.url.clone()).collect();
+                links.extend(read.2.into_iter().filter(|l| !known.contains(&l.url)));
                 rendered = true;
             }
             Err(reason) => {

@@ -182,13 +182,14 @@ impl Renderer {
         }
     }
 
-    /// The rendered DOM's HTML of `body` served at `url`, or why it could not be had.
+    /// The rendered DOM's HTML of the page served at `url` as `html` (the page as the crawler
+    /// decoded it, served as UTF-8 so that a GBK page is not decoded a second time), or why it
+    /// could not be had.
     pub(crate) async fn render(
         &self,
         shared: Weak<Shared>,
         url: &Url,
-        content_type: Option<&str>,
-        body: Vec<u8>,
+        html: String,
     ) -> Result<String, String> {
         let browser = self
             .browser
@@ -202,8 +203,8 @@ impl Renderer {
             .await
             .map_err(|_| "the renderer was closed".to_owned())?;
         let document = Document {
-            content_type: content_type.unwrap_or("text/html").to_owned(),
-            body,
+            content_type: "text/html; charset=utf-8".to_owned(),
+            body: html.into_bytes(),
         };
         browser
             .render_html(url, document, SETTLE_QUIET)
