@@ -352,7 +352,7 @@ impl Browser {
     /// once scripts have written the page: the crawler's rendered path. Nothing is fetched for
     /// `url` itself (the crawler fetched it, under robots.txt, the address guard and the size
     /// cap); the page's subrequests (scripts, `XMLHttpRequest`, `fetch`, frames) go through the
-    /// proxy and its [`Network`]. The page has settled when the length of its text has not
+    /// proxy and its [`Network`]. The page has settled when the length of its DOM's HTML has not
     /// changed for `quiet` after the load event; a page that has not settled within the
     /// browser's timeout is abandoned ([`BrowserError::Timeout`]), not taken half-written.
     pub async fn render_html(
