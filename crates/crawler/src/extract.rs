@@ -9,7 +9,11 @@
 //!    English and in the pinyin that Chinese sites use (`guanggao`, `tuijian`, ...). A class
 //!    name that reads as content (`content`, `article`, `chapter`, ...) without a boilerplate
 //!    word protects its element, so `<div class="main has-sidebar">` survives while
-//!    `<div class="comment-content">` does not.
+//!    `<div class="comment-content">` does not. Class rules judge what sits *beside* the
+//!    content, never what holds it: an element containing the heading that repeats the title
+//!    or an `itemprop="articleBody"` is kept whatever its class says (`content-sidebar-wrap`,
+//!    a blog's `widget Blog` box), and a BEM modifier (`row--sidebar`, `l-outer--nav`) is not
+//!    read, since it says how a block is laid out rather than what it holds.
 //!
 //!    *Hidden* means the `hidden` attribute, or an inline style or a top-level rule of the
 //!    page's own `<style>` blocks (class, id and descendant selectors; see the `css`
@@ -25,6 +29,8 @@
 //!    nested blocks, and text-less wrappers around a single `<p>`, as on pages that put every
 //!    paragraph in its own `<div>`). Link text does not count, so menus and chapter lists
 //!    score nothing.
+//!    Headings name the text and are not text: an `<h1>`–`<h6>` never wins and adds nothing
+//!    to its parent's score, so a headline box with a one-line kicker cannot beat the article.
 //!    Blocks near the heading that repeats the page title (inside the heading's grandparent)
 //!    score triple: a chapter or article sits next to its heading, while a book blurb in a
 //!    sidebar, a comment list or a list of related stories usually does not, and on a short
@@ -33,7 +39,8 @@
 //!    structure: block boundaries and `<br>` end a paragraph, whitespace runs (including
 //!    `&nbsp;` and the ideographic space used for indentation) collapse to one space, every
 //!    paragraph is trimmed, empty and link-dominated paragraphs are dropped, and so are whole
-//!    blocks whose text is mostly links ("More on this story" lists with their heading).
+//!    blocks whose text is mostly links ("More on this story" lists with their heading) and
+//!    that hold little else (a wrapper whose menus outweigh its article keeps the article).
 //! 4. Clean the paragraphs (the `lines` submodule): site ads written into the text
 //!    ("天才一秒记住本站地址…", "最新章节请访问…"), page furniture ("本章未完，点击下一页继续阅读",
 //!    "(本章完)", "Advertisement"), byline and editor lines at the ends, the heading repeated
@@ -303,6 +310,19 @@ fn is_boilerplate_whole_word(word: &str) -> bool {
             | "dateline"
             | "writtenby"
             | "caption"
+            | "author"
+            | "authors"
+            | "bio"
+            | "meta"
+            | "metadata"
+            | "rating"
+            | "ratings"
+            | "discuss"
+            | "reply"
+            | "replies"
+            | "respond"
+            | "sociable"
+            | "tags"
             // pinyin used by Chinese sites
             | "gg"
             | "guanggao"
@@ -335,6 +355,12 @@ const BOILERPLATE_AFFIXES: &[&str] = &[
     "tuijian",
     "pinglun",
     "caption",
+    "related",
+    "author",
+    "meta",
+    "rating",
+    "reply",
+    "discuss",
 ];
 
 /// Class/id words that mark main content.
@@ -395,14 +421,38 @@ struct Page {
     /// sits next to its heading, while sidebars, blurbs and comment lists sit further away, so
     /// blocks inside this element score [`NEAR_TITLE_BOOST`] times their text.
     anchor: Option<NodeId>,
+    /// Elements that hold the page's heading or a marked article body. Whatever their class
+    /// names say, they are not boilerplate: a layout wrapper called `content-sidebar-wrap` or a
+    /// blog's `widget Blog` box holds the article itself, and dropping it drops the text.
+    /// Class rules judge what sits *beside* the content, never what contains it.
+    content_ancestors: HashSet<NodeId>,
 }
 
 impl Page {
     fn new(doc: &Html, title: Option<&str>) -> Page {
+        let heading = title_heading(doc, title);
+        let mut content_ancestors = HashSet::new();
+        let marked = doc.tree.nodes().filter(|node| {
+            node.value().as_element().is_some_and(|el| {
+                plain_attr(el, "itemprop")
+                    .is_some_and(|p| p.trim().eq_ignore_ascii_case("articleBody"))
+            })
+        });
+        for node in heading.into_iter().chain(marked) {
+            for ancestor in node.ancestors() {
+                if !content_ancestors.insert(ancestor.id()) {
+                    break;
+                }
+            }
+        }
         let mut page = Page {
             css_hidden: css_hidden(doc),
             revealed: HashSet::new(),
-            anchor: title_anchor(doc, title),
+            anchor: heading.map(|h| {
+                let parent = h.parent().unwrap_or(h);
+                parent.parent().unwrap_or(parent).id()
+            }),
+            content_ancestors,
         };
         // Only hidden elements can be revealed: a page without any (most pages) needs no
         // count of its text.
@@ -498,7 +548,10 @@ impl Page {
         {
             return true;
         }
-        if mode == Mode::TagsOnly || matches!(name, "html" | "body" | "main" | "article") {
+        if mode == Mode::TagsOnly
+            || matches!(name, "html" | "body" | "main" | "article")
+            || self.content_ancestors.contains(&node.id())
+        {
             return false;
         }
         if let Some(role) = attrs.role
@@ -562,8 +615,8 @@ fn css_hidden(doc: &Html) -> HashSet<NodeId> {
     hidden
 }
 
-/// The grandparent of the longest `h1`–`h3` whose text occurs in the title.
-fn title_anchor(doc: &Html, title: Option<&str>) -> Option<NodeId> {
+/// The longest `h1`–`h3` whose text occurs in the title.
+fn title_heading<'a>(doc: &'a Html, title: Option<&str>) -> Option<NodeRef<'a, Node>> {
     let title: String = title?.chars().filter(|c| !c.is_whitespace()).collect();
     let heading = elements_named(doc, &["h1", "h2", "h3"])
         .map(|h| {
@@ -583,8 +636,7 @@ fn title_anchor(doc: &Html, title: Option<&str>) -> Option<NodeId> {
             },
         )?
         .1;
-    let parent = heading.parent()?;
-    Some(parent.parent().unwrap_or(parent).id())
+    Some(heading)
 }
 
 /// Whether class and id values name boilerplate: some class name (or the id) contains a
@@ -599,6 +651,9 @@ fn looks_like_boilerplate(class: Option<&str>, id: Option<&str>) -> bool {
     // One buffer for the words of every name: this runs for every element in every pass.
     let mut word = String::new();
     for name in names {
+        // A BEM modifier (`item-content__row--sidebar`, `l-outer--nav`) says how a block is
+        // laid out or styled, not what it holds.
+        let name = name.split_once("--").map_or(name, |(block, _)| block);
         if any_word(name, &mut word, is_boilerplate_word) {
             boilerplate = true;
         } else if any_word(name, &mut word, is_content_word) {
@@ -676,6 +731,8 @@ struct Frame<'a> {
     child_paragraphs: usize,
     has_block_descendant: bool,
     is_p: bool,
+    /// An `<h1>`–`<h6>`.
+    is_heading: bool,
     /// Inside [`Page::anchor`].
     near_title: bool,
     /// Child blocks, and the text of the last one if it was a `<p>` or a paragraph wrapper.
@@ -721,6 +778,10 @@ fn best_block<'a>(root: NodeRef<'a, Node>, mode: Mode, page: &Page) -> Option<No
                                 child_paragraphs: 0,
                                 has_block_descendant: false,
                                 is_p: el.name() == "p",
+                                is_heading: matches!(
+                                    el.name(),
+                                    "h1" | "h2" | "h3" | "h4" | "h5" | "h6"
+                                ),
                                 near_title,
                                 block_children: 0,
                                 last_child_p: None,
@@ -762,14 +823,23 @@ fn best_block<'a>(root: NodeRef<'a, Node>, mode: Mode, page: &Page) -> Option<No
                 } else {
                     1
                 };
-                let score = (frame.own + frame.child_paragraphs) * boost;
+                // A heading is never the text, however long it is.
+                let score = if frame.is_heading {
+                    0
+                } else {
+                    (frame.own + frame.child_paragraphs) * boost
+                };
                 if score > 0 && best.is_none_or(|(s, _)| score > s) {
                     best = Some((score, frame.node));
                 }
                 // A block with no text of its own around a single `<p>` (or around such a
                 // wrapper) is a paragraph too: pages that wrap every paragraph in its own
                 // `<div>` then score like pages with bare `<p>`s.
-                let p_text = if frame.is_p {
+                let p_text = if frame.is_heading {
+                    // A heading names the text; it is not text, and counting it would let
+                    // the box around a title and its kicker beat the article it heads.
+                    Some(0)
+                } else if frame.is_p {
                     Some(frame.own)
                 } else if frame.own == 0 && frame.block_children == 1 {
                     frame.last_child_p
@@ -912,7 +982,7 @@ fn link_heavy_blocks(root: NodeRef<'_, Node>, mode: Mode, page: &Page) -> HashSe
                     link_depth = link_depth.saturating_sub(1);
                 } else if is_block(el.name()) {
                     let (text, links) = open.pop().unwrap_or_default();
-                    if links * 2 > text {
+                    if links * 2 > text && text - links <= LINK_HEAVY_MAX_PROSE {
                         heavy.insert(node.id());
                     }
                     if let Some(parent) = open.last_mut() {
@@ -926,6 +996,11 @@ fn link_heavy_blocks(root: NodeRef<'_, Node>, mode: Mode, page: &Page) -> HashSe
     }
     heavy
 }
+
+/// Most non-link text (significant characters) a link-heavy block may hold. A list of links
+/// with its heading or a pager has a few dozen; a container whose menus outweigh its
+/// article has the article, which is not to be dropped with the menus.
+const LINK_HEAVY_MAX_PROSE: usize = 200;
 
 /// Renders an element's text as paragraphs.
 fn render(root: NodeRef<'_, Node>, mode: Mode, page: &Page) -> Vec<lines::Rendered> {
@@ -1222,6 +1297,49 @@ mod tests {
             extract(html, &base()).text,
             "很多年以后，人们还会说起那一年的春天。"
         );
+    }
+
+    #[test]
+    fn a_layout_wrapper_named_after_its_sidebar_still_yields_its_article() {
+        // Genesis themes wrap content and sidebar in `content-sidebar-wrap`; the class names
+        // a layout, and the wrapper holds the article with its heading.
+        let html = r#"<html><head><title>Lemon cake | Baking blog</title></head><body>
+<div class="site-inner"><div class="content-sidebar-wrap"><main class="content"><article>
+<h1>Lemon cake</h1><div class="entry-body"><p>A cake that is sour and sweet at once, baked on a tray.</p>
+<p>Beat the butter with the sugar until it is pale, then add the eggs one by one.</p></div>
+</article></main><div class="sidebar"><p>About me: I bake every weekend and write it all down here.</p></div>
+</div></div><div class="site-info"><p>This blog has been baking since 2012 and every recipe here is tested twice.</p></div>
+</body></html>"#;
+        let text = extract(html, &base()).text;
+        assert!(text.contains("Beat the butter"), "{text}");
+        assert!(!text.contains("About me"), "{text}");
+    }
+
+    #[test]
+    fn a_bem_modifier_does_not_make_a_block_boilerplate() {
+        // `--sidebar` says how the row is laid out; the row is the article.
+        let html = r#"<html><head><title>News</title></head><body>
+<div class="item-content__row--sidebar"><div class="item-paragraph">
+<p>The council voted on Tuesday to rebuild the old bridge across the river.</p>
+<p>Work is to start in spring and last two years, the mayor said after the vote.</p></div></div>
+<div class="site-info"><p>The Gazette has reported on the valley since 1902.</p></div></body></html>"#;
+        let text = extract(html, &base()).text;
+        assert!(text.contains("rebuild the old bridge"), "{text}");
+        assert!(text.contains("last two years"), "{text}");
+    }
+
+    #[test]
+    fn a_headline_box_does_not_outscore_the_article_it_heads() {
+        // The heading and its kicker sit near the title (boosted); the heading's own words
+        // must not count as text, or the box beats the body below it.
+        let html = r#"<html><head><title>A very long headline about the harbour strike that closed the port for a week | Paper</title></head><body>
+<div class="top"><div class="intro"><div class="headline"><h1>A very long headline about the harbour strike that closed the port for a week</h1></div>
+<p>Dockers walked out on Monday.</p></div></div>
+<div class="story"><p>The strike began when the port authority announced new shift rules without talks.</p>
+<p>Ships queued outside the harbour for days, and fresh food ran short in the markets.</p></div>
+</body></html>"#;
+        let text = extract(html, &base()).text;
+        assert!(text.contains("fresh food ran short"), "{text}");
     }
 
     #[test]
