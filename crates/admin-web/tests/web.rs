@@ -713,3 +713,56 @@ async fn a_laundered_copy_shows_the_synonyms_it_substituted() {
         .unwrap();
     assert!(!html.contains("class=\"substitutions\""));
 }
+
+#[tokio::test]
+async fn a_match_lists_the_other_urls_of_its_page() {
+    let site = start(false).await;
+    let matches = site
+        .store
+        .list_matches(&copytrace_store::MatchFilter::default())
+        .await
+        .unwrap();
+    let mine = matches
+        .iter()
+        .find(|m| m.work_external_id == "a-1")
+        .unwrap();
+    // The same text under a tracking parameter, recorded as an alias of the page.
+    let page = site.store.get_page(mine.page_id).await.unwrap();
+    let alias_url = "https://pirate.example/a-1.html?from=<hot>&x=1";
+    let alias = site
+        .store
+        .upsert_page(&NewPage {
+            url: alias_url.into(),
+            title: None,
+            text: page.text.clone(),
+            content_hash: page.content_hash.clone(),
+            http_status: 200,
+            fetched_at: Utc::now(),
+            etag: None,
+            last_modified: None,
+            capture: None,
+        })
+        .await
+        .unwrap()
+        .id;
+    site.store
+        .set_page_alias(alias, Some(mine.page_id))
+        .await
+        .unwrap();
+    let holder = site.login("a@example.com").await;
+    let html = site
+        .get(&format!("/matches/{}", mine.id), &holder)
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        html.contains("Same page also at") || html.contains("同一网页的其他网址"),
+        "{html}"
+    );
+    // Listed, and escaped like every URL the page shows.
+    assert!(
+        html.contains("https://pirate.example/a-1.html?from=%3Chot%3E&#38;x=1"),
+        "{html}"
+    );
+}

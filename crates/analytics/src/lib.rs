@@ -54,6 +54,7 @@ mod fixtures {
                 copied_bytes: 2900,
                 coverage: 0.975,
             }],
+            aliases: Vec::new(),
         }
     }
 }

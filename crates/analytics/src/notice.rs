@@ -35,6 +35,9 @@ impl NoticeLanguage {
 pub struct NoticeItem {
     /// The infringing page.
     pub url: String,
+    /// Other URLs of the same page (the same text on the same site), each listed so the host
+    /// takes every copy down, not one URL of it.
+    pub aliases: Vec<String>,
     /// The work's title.
     pub work_title: String,
     /// The rights holder's identifier of the work.
@@ -111,6 +114,7 @@ mod tests {
     fn item(url: &str) -> NoticeItem {
         NoticeItem {
             url: url.to_owned(),
+            aliases: Vec::new(),
             work_title: "星辰旅人".to_owned(),
             work_external_id: "xingchen".to_owned(),
             chapters: "7:第七章 雨夜 (98%)".to_owned(),
@@ -123,16 +127,16 @@ mod tests {
 
     #[test]
     fn both_notices_list_every_item_with_its_evidence() {
-        let items = [
-            item("https://pirate.example/7.html"),
-            item("https://pirate.example/8.html"),
-        ];
+        let mut with_alias = item("https://pirate.example/8.html");
+        with_alias.aliases = vec!["https://m.pirate.example/8.html?from=hot".to_owned()];
+        let items = [item("https://pirate.example/7.html"), with_alias];
         for language in [NoticeLanguage::Zh, NoticeLanguage::En] {
             let text =
                 render_notice(language, "Yuewen", "pirate.example", "2026-11-27", &items).unwrap();
             for needle in [
                 "https://pirate.example/7.html",
                 "https://pirate.example/8.html",
+                "https://m.pirate.example/8.html?from=hot",
                 "星辰旅人",
                 "7:第七章 雨夜 (98%)",
                 "落霞镇坐落在青岚山脚下",

@@ -73,6 +73,9 @@ pub fn write_text(
             if !m.chapters.is_empty() {
                 writeln!(out, "      chapters {}", crate::export::chapter_list(m))?;
             }
+            for alias in &m.aliases {
+                writeln!(out, "      also at {alias}")?;
+            }
             if let Some(excerpt) = excerpt(m, page_texts) {
                 writeln!(out, "      “{excerpt}”")?;
             }

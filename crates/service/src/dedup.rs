@@ -153,6 +153,20 @@ async fn recheck_pass(
                 counts.errors += 1;
             }
             let changed = store.record_page_check(&check).await?;
+            if matches!(
+                check.availability,
+                Availability::Gone | Availability::SoftRemoved
+            ) {
+                // The copy left this URL; its other URLs may still serve it. Freed, they are
+                // matched on their own by the match pass that follows.
+                let freed = store.release_aliases(page.page_id, "").await?;
+                if freed > 0 {
+                    tracing::info!(
+                        page = page.page_id,
+                        "{freed} alias(es) of a removed page freed"
+                    );
+                }
+            }
             counts.pages_checked += 1;
             counts.matches_removed += changed.removed;
             counts.matches_reopened += changed.reopened;

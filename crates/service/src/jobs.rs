@@ -301,8 +301,14 @@ impl MatchJobs {
                 }
                 PageOutcome::Recorded {
                     url,
+                    alias_of: Some(of),
+                    ..
+                } => format!("page {page} ({url}) is an alias of page {of}: no matches of its own"),
+                PageOutcome::Recorded {
+                    url,
                     matches,
                     verdict,
+                    alias_of: None,
                 } => format!(
                     "page {page} ({url}): {} removed, {} reopened, {matches} match(es)",
                     verdict.removed, verdict.reopened

@@ -24,6 +24,7 @@
 
 pub mod accounts;
 pub mod alerts;
+pub mod aliases;
 pub mod catalog;
 pub mod chapters;
 pub mod crawl;

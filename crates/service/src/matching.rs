@@ -20,11 +20,11 @@ use copytrace_store::{
 };
 use tokio::sync::Mutex;
 
-use crate::review::ReviewGate;
-
+use crate::aliases;
 use crate::error::{Context, Result, ServiceError};
 use crate::index::{IndexSource, check_redis_index, open_redis_index};
 use crate::library::{active_works, library_digest, refresh_outdated_works, stored_windows};
+use crate::review::ReviewGate;
 
 /// Due pages read per batch when matching every due page.
 const DUE_BATCH: u32 = 500;
@@ -100,6 +100,9 @@ pub enum PageOutcome {
         matches: usize,
         /// What recording changed.
         verdict: VerdictOutcome,
+        /// The page this one is an alias of (the same text, earlier, on the same site): it
+        /// recorded no matches of its own (see [`crate::aliases`]).
+        alias_of: Option<Id>,
     },
     /// The page changed since it was listed: its newer text is matched on its own.
     Changed,
@@ -124,19 +127,26 @@ pub struct MatchSummary {
     pub removed: u64,
     /// `removed` matches reopened: a newer text of the page carries the copy again.
     pub reopened: u64,
+    /// Pages that are aliases of an earlier page (the same text on the same site under
+    /// another URL): counted in `pages`, with no matches of their own.
+    pub aliases: u64,
 }
 
 impl MatchSummary {
     /// Counts one page's outcome; `true` when a verdict was recorded.
     pub fn add(&mut self, outcome: &PageOutcome) -> bool {
         let PageOutcome::Recorded {
-            matches, verdict, ..
+            matches,
+            verdict,
+            alias_of,
+            ..
         } = outcome
         else {
             return false;
         };
         let matches = *matches;
         self.pages += 1;
+        self.aliases += u64::from(alias_of.is_some());
         self.matches += matches as u64;
         self.infringing_pages += u64::from(matches > 0);
         self.new_matches += verdict.new_matches;
@@ -361,14 +371,30 @@ impl MatchEngine {
 
     /// Matches a page's current text and records the verdict, then the page's sketch, so
     /// works added later find it without reading its text (see [`crate::library`]).
+    ///
+    /// A page showing the same text as an earlier page of its site is an alias of it
+    /// ([`crate::aliases`]): it records an empty verdict (clearing any matches it had) and
+    /// points at that page, so reports and statistics count the page once.
     async fn record(&self, page: &Page) -> Result<PageOutcome> {
-        let found = self.match_text(&page.text).await?;
+        let alias_of = aliases::primary_of(self.store.as_ref(), page).await?;
+        let found = match alias_of {
+            Some(_) => Vec::new(),
+            None => self.match_text(&page.text).await?,
+        };
         let matches: Vec<NewMatch> = found.iter().map(|m| to_new_match(m, &self.gate)).collect();
         let verdict = self
             .store
             .record_page_matches(page.id, &page.content_hash, &matches, Utc::now())
             .await
             .with_context(|| format!("cannot record matches of {}", page.url))?;
+        self.store.set_page_alias(page.id, alias_of).await?;
+        if alias_of.is_none() {
+            // Pages that were aliases of this one while it showed another text are judged
+            // on their own again.
+            self.store
+                .release_aliases(page.id, &page.content_hash)
+                .await?;
+        }
         let sketch = PageSketch {
             page_id: page.id,
             content_hash: page.content_hash.clone(),
@@ -389,6 +415,7 @@ impl MatchEngine {
             url: page.url.clone(),
             matches: matches.len(),
             verdict,
+            alias_of,
         })
     }
 

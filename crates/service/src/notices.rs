@@ -90,6 +90,7 @@ pub async fn create(
             .unwrap_or_default();
         items.push(NoticeItem {
             url: record.page_url.clone(),
+            aliases: record.aliases.clone(),
             work_title: record.work_title.clone(),
             work_external_id: record.work_external_id.clone(),
             chapters: chapter_list(record),

@@ -243,6 +243,29 @@ pub trait Store: Send + Sync {
     /// is above `after_id`, by id, at most `limit`: how a sweeper walks every due page once
     /// without reading their texts.
     async fn due_page_ids(&self, after_id: Id, limit: u32) -> Result<Vec<(Id, String)>>;
+    /// `(id, url)` of the pages stored before `before_id` (lower ids) whose current text has
+    /// `content_hash`, on host `host` (`name` or `name:port`, as sites are stored) or a
+    /// subdomain of it, oldest first, at most `limit`: the pages a page may be an alias of (one
+    /// page served under several URLs; see [`Store::set_page_alias`]). Pages a removal check
+    /// found gone or without the copy are left out: an alias of a removed page is a copy
+    /// still online.
+    async fn earlier_pages_with_text(
+        &self,
+        content_hash: &str,
+        host: &str,
+        before_id: Id,
+        limit: u32,
+    ) -> Result<Vec<(Id, String)>>;
+    /// Records page `page_id` as an alias of page `alias_of` (`None`: of no page). An alias
+    /// records no matches of its own; reports list it beside its page. `NotFound` if the page
+    /// is absent, `Invalid` for a page named as its own alias.
+    async fn set_page_alias(&self, page_id: Id, alias_of: Option<Id>) -> Result<()>;
+    /// Frees the aliases of page `page_id` whose text is no longer `content_hash` (the page
+    /// changed under them) and marks them due for matching, so each is judged on its own
+    /// again. Returns how many were freed.
+    async fn release_aliases(&self, page_id: Id, content_hash: &str) -> Result<u64>;
+    /// The URLs of the aliases of page `page_id`, oldest first.
+    async fn page_aliases(&self, page_id: Id) -> Result<Vec<String>>;
     /// Marks every page as due for matching (after the library changed). Returns how many pages
     /// were matched before and are now due.
     async fn mark_all_pages_unmatched(&self) -> Result<u64>;

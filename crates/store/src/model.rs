@@ -616,6 +616,11 @@ pub struct MatchRecord {
     /// The chapters of the work the evidence copies, in chapter order (empty when the work has
     /// no chapters).
     pub chapters: Vec<ChapterCopy>,
+    /// Other URLs of the same page (the same text on the same site; see
+    /// [`crate::Store::set_page_alias`]), oldest first; empty in paginated listings
+    /// ([`crate::Store::match_listing`]), which show pages, not their aliases.
+    #[serde(default)]
+    pub aliases: Vec<String>,
 }
 
 /// How much of one chapter a match copies.

@@ -445,6 +445,7 @@ impl<C: Columns> MatchEvidenceRow<C> {
             evidence_hash: self.evidence_hash,
             evidence,
             chapters: Vec::new(),
+            aliases: Vec::new(),
         })
     }
 }

@@ -288,6 +288,8 @@ struct MatchPage {
     work_id: i64,
     work_title: String,
     work_external_id: String,
+    /// Other URLs of the same page (the same text on the same site).
+    aliases: Vec<String>,
     pairs: Vec<PairView>,
 }
 
@@ -313,6 +315,7 @@ async fn match_page(
         work_id: record.work_id,
         work_title: record.work_title,
         work_external_id: record.work_external_id,
+        aliases: record.aliases,
         pairs: evidence.pairs.iter().map(diff_pair).collect(),
     }))
 }

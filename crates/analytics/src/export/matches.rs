@@ -6,7 +6,7 @@ use super::{Cell, Column, ColumnKind, Table, TableRow};
 
 /// Columns of the match export, in order. The first seven are a stable contract: scripts read
 /// them by name, so new columns are only ever appended.
-pub const CSV_HEADER: [&str; 15] = [
+pub const CSV_HEADER: [&str; 16] = [
     "page_url",
     "work_external_id",
     "work_title",
@@ -22,6 +22,7 @@ pub const CSV_HEADER: [&str; 15] = [
     "removed_at",
     "chapters",
     "review",
+    "aliases",
 ];
 
 /// The match export's table: the [`CSV_HEADER`] columns with their kinds and widths.
@@ -38,10 +39,11 @@ pub const CSV_HEADER: [&str; 15] = [
 /// | `removed_at` | date-time, optional | when a removal check found the copy gone |
 /// | `chapters` | text | `7:第七章 雨夜 (98%)`, `; `-separated, numbered from 1 |
 /// | `review` | text | `confirmed`, `pending`, `rejected` or `licensed` |
+/// | `aliases` | text | other URLs of the same page (the same text on the same site), space-separated |
 pub fn match_table() -> Table {
     let width = |name: &str| match name {
         "page_url" => 48.0,
-        "work_title" | "chapters" => 32.0,
+        "work_title" | "chapters" | "aliases" => 32.0,
         "work_external_id" | "method" => 18.0,
         "first_seen" | "last_seen" | "removed_at" => 20.0,
         "evidence_passages" | "copied_chars" => 10.0,
@@ -82,6 +84,7 @@ impl TableRow for MatchRecord {
             Cell::datetime(self.removed_at),
             Cell::Text(chapter_list(self).into()),
             Cell::text(self.review.as_str()),
+            Cell::Text(self.aliases.join(" ").into()),
         ]
     }
 }

@@ -38,14 +38,19 @@ fn the_match_table_is_the_csv_contract() {
 
 #[test]
 fn csv_has_the_contract_header_and_one_row_per_match() {
-    let text = csv_text(&[record("星辰旅人")]);
+    let mut with_aliases = record("星辰旅人");
+    with_aliases.aliases = vec![
+        "http://m.pirate.example/1.html".to_owned(),
+        "http://pirate.example/1.html?from=hot".to_owned(),
+    ];
+    let text = csv_text(&[with_aliases]);
     let mut lines = text.lines();
     assert_eq!(lines.next().unwrap(), CSV_HEADER.join(","));
     assert_eq!(
         lines.next().unwrap(),
         "http://pirate.example/1.html,xingchen-ch1,星辰旅人,0.9877,0.5,simhash+align,\
          2026-11-01T08:00:00Z,0.9877,2026-11-01T08:00:00Z,open,1,420,,7:第七章 雨夜 (98%),\
-         confirmed"
+         confirmed,http://m.pirate.example/1.html http://pirate.example/1.html?from=hot"
     );
     assert!(lines.next().is_none());
     // A copy found gone carries when.
@@ -57,7 +62,7 @@ fn csv_has_the_contract_header_and_one_row_per_match() {
         text.lines()
             .nth(1)
             .unwrap()
-            .ends_with(",removed,1,420,2026-11-01T08:00:00Z,7:第七章 雨夜 (98%),confirmed"),
+            .ends_with(",removed,1,420,2026-11-01T08:00:00Z,7:第七章 雨夜 (98%),confirmed,"),
         "{text}"
     );
 }
@@ -235,7 +240,7 @@ fn xlsx_cells_are_typed_and_the_sheet_is_ready_to_filter() {
         sheet.contains("<pane ySplit=\"1\" topLeftCell=\"A2\""),
         "{sheet}"
     );
-    assert!(sheet.contains("<autoFilter ref=\"A1:O3\"/>"), "{sheet}");
+    assert!(sheet.contains("<autoFilter ref=\"A1:P3\"/>"), "{sheet}");
     assert!(
         sheet.contains("<col min=\"1\" max=\"1\" width=\"48.7"),
         "{sheet}"

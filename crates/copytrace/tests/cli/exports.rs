@@ -133,7 +133,7 @@ fn an_xlsx_export_opens_in_a_standard_reader_with_typed_cells() {
     );
     assert_eq!(
         book["auto_filter"],
-        format!("A1:O{}", rows.len() + 1),
+        format!("A1:P{}", rows.len() + 1),
         "the autofilter covers header and rows"
     );
     assert!(book["url_width"].as_f64().expect("a width") > 40.0);

@@ -9,6 +9,7 @@
 //! each in a database of its own.
 
 mod alerts;
+mod aliases;
 mod bad_input;
 mod catalog;
 mod config;

@@ -175,7 +175,7 @@ mod tests {
         assert_eq!(postgres, steps(&crate::sqlite::MIGRATOR));
         assert_eq!(
             postgres.iter().map(|(v, _)| *v).collect::<Vec<_>>(),
-            (1..=19).collect::<Vec<i64>>()
+            (1..=20).collect::<Vec<i64>>()
         );
     }
 

@@ -106,6 +106,36 @@ impl ChapterCache {
     }
 }
 
+/// The aliases of the page last seen ([`MatchRecord::aliases`]). Listings come in page order,
+/// so a page's works follow each other and its aliases are read once.
+#[derive(Default)]
+pub(crate) struct AliasCache {
+    page_id: Option<Id>,
+    urls: Vec<String>,
+}
+
+impl AliasCache {
+    /// Fills in `record.aliases`.
+    pub(crate) async fn name_aliases<'e, DB, E>(
+        &mut self,
+        executor: E,
+        record: &mut MatchRecord,
+    ) -> Result<()>
+    where
+        DB: Db,
+        E: Executor<'e, Database = DB>,
+        (String,): for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+        i64: for<'q> Encode<'q, DB> + Type<DB>,
+    {
+        if self.page_id != Some(record.page_id) {
+            self.urls = super::page_aliases(executor, record.page_id).await?;
+            self.page_id = Some(record.page_id);
+        }
+        record.aliases.clone_from(&self.urls);
+        Ok(())
+    }
+}
+
 /// [`crate::Store::stream_matches`] on the store's pool (cloned: the stream owns it, so it
 /// outlives the borrow of the store).
 pub(crate) async fn stream_matches<DB>(pool: &Pool<DB>, filter: &MatchFilter) -> Result<MatchStream>
@@ -114,6 +144,7 @@ where
     for<'c> &'c Pool<DB>: Executor<'c, Database = DB>,
     MatchEvidenceRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
     ChapterRow: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    (String,): for<'r> FromRow<'r, DB::Row> + Send + Unpin,
     i64: for<'q> Encode<'q, DB> + Type<DB>,
     Option<i64>: for<'q> Encode<'q, DB> + Type<DB>,
 {
@@ -123,6 +154,7 @@ where
         after: (Id::MIN, Id::MIN),
         ready: VecDeque::new(),
         chapters: ChapterCache::bounded(CACHED_WORKS),
+        aliases: AliasCache::default(),
         exhausted: false,
     };
     Ok(futures_util::stream::try_unfold(walk, Walk::next).boxed())
@@ -137,6 +169,7 @@ struct Walk<DB: Db> {
     /// Matches read and listed but not yet handed out.
     ready: VecDeque<MatchRecord>,
     chapters: ChapterCache,
+    aliases: AliasCache,
     /// The last page read was not full: nothing comes after it.
     exhausted: bool,
 }
@@ -147,6 +180,7 @@ where
     for<'c> &'c Pool<DB>: Executor<'c, Database = DB>,
     MatchEvidenceRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
     ChapterRow: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    (String,): for<'r> FromRow<'r, DB::Row> + Send + Unpin,
     i64: for<'q> Encode<'q, DB> + Type<DB>,
     Option<i64>: for<'q> Encode<'q, DB> + Type<DB>,
 {
@@ -182,6 +216,7 @@ where
         for mut record in records {
             if self.filter.selects(&record) {
                 self.chapters.name_chapters(&self.pool, &mut record).await?;
+                self.aliases.name_aliases(&self.pool, &mut record).await?;
                 self.ready.push_back(record);
             }
         }

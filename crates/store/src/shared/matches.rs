@@ -217,7 +217,8 @@ where
 }
 
 /// The end of [`crate::Store::list_matches`]: leaves out `licensed` matches unless the filter
-/// asks for them, and names the chapters each match copies (one chapter query per work).
+/// asks for them, names the chapters each match copies (one chapter query per work) and lists
+/// each page's aliases (one query per page).
 pub(crate) async fn finish_match_listing<'e, DB, E>(
     executor: E,
     mut records: Vec<MatchRecord>,
@@ -227,12 +228,15 @@ where
     DB: Db,
     E: Executor<'e, Database = DB> + Copy,
     ChapterRow: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    (String,): for<'r> FromRow<'r, DB::Row> + Send + Unpin,
     i64: for<'q> Encode<'q, DB> + Type<DB>,
 {
     records.retain(|record| filter.selects(record));
     let mut chapters = super::ChapterCache::unbounded();
+    let mut aliases = super::AliasCache::default();
     for record in &mut records {
         chapters.name_chapters(executor, record).await?;
+        aliases.name_aliases(executor, record).await?;
     }
     Ok(records)
 }

@@ -208,3 +208,99 @@ where
         })
         .collect()
 }
+
+/// [`crate::Store::earlier_pages_with_text`].
+pub(crate) async fn earlier_pages_with_text<'e, DB, E>(
+    executor: E,
+    content_hash: &str,
+    host: &str,
+    before_id: Id,
+    limit: u32,
+) -> Result<Vec<(Id, String)>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    (i64, String): for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+{
+    Ok(sqlx::query_as(
+        "SELECT p.id, p.url FROM pages p JOIN sites s ON s.id = p.site_id \
+         WHERE p.content_hash = $1 AND p.id < $2 AND (s.host = $4 OR s.host LIKE ('%.' || $4)) \
+         AND (p.availability IS NULL OR p.availability NOT IN ('gone', 'soft_removed')) \
+         ORDER BY p.id LIMIT $3",
+    )
+    .bind(content_hash)
+    .bind(before_id)
+    .bind(i64::from(limit))
+    .bind(host)
+    .fetch_all(executor)
+    .await?)
+}
+
+/// [`crate::Store::set_page_alias`].
+pub(crate) async fn set_page_alias<'e, DB, E>(
+    executor: E,
+    page_id: Id,
+    alias_of: Option<Id>,
+) -> Result<()>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    Option<i64>: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    if alias_of == Some(page_id) {
+        return Err(StoreError::Invalid(format!(
+            "page {page_id} cannot be an alias of itself"
+        )));
+    }
+    let done = sqlx::query("UPDATE pages SET alias_of = $2 WHERE id = $1")
+        .bind(page_id)
+        .bind(alias_of)
+        .execute(executor)
+        .await?;
+    if DB::rows_affected(&done) == 0 {
+        return Err(StoreError::NotFound(format!("page {page_id}")));
+    }
+    Ok(())
+}
+
+/// [`crate::Store::release_aliases`].
+pub(crate) async fn release_aliases<'e, DB, E>(
+    executor: E,
+    page_id: Id,
+    content_hash: &str,
+) -> Result<u64>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+{
+    let done = sqlx::query(
+        "UPDATE pages SET alias_of = NULL, matched_hash = NULL \
+         WHERE alias_of = $1 AND content_hash <> $2",
+    )
+    .bind(page_id)
+    .bind(content_hash)
+    .execute(executor)
+    .await?;
+    Ok(DB::rows_affected(&done))
+}
+
+/// [`crate::Store::page_aliases`].
+pub(crate) async fn page_aliases<'e, DB, E>(executor: E, page_id: Id) -> Result<Vec<String>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    (String,): for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    Ok(
+        sqlx::query_scalar("SELECT url FROM pages WHERE alias_of = $1 ORDER BY id")
+            .bind(page_id)
+            .fetch_all(executor)
+            .await?,
+    )
+}

@@ -22,6 +22,8 @@ contract_tests!(
     unknown_page_is_not_found,
     a_url_longer_than_an_index_entry_is_one_page,
     concurrent_stores_of_one_url_make_one_page,
+    pages_with_the_same_text_on_a_host_and_its_subdomains_are_alias_candidates,
+    an_alias_is_listed_beside_its_page_and_freed_when_the_page_changes,
 );
 
 async fn a_new_page_is_stored_with_its_fetch_times_and_is_due(store: Arc<dyn Store>) {
@@ -309,4 +311,131 @@ async fn concurrent_stores_of_one_url_make_one_page(store: Arc<dyn Store>) {
     assert_eq!(store.count_pages().await.unwrap(), 1);
     assert_eq!(store.list_sites().await.unwrap().len(), 1);
     assert_eq!(store.get_page(writes[0].id).await.unwrap().last_seen, at(7));
+}
+
+async fn pages_with_the_same_text_on_a_host_and_its_subdomains_are_alias_candidates(
+    store: Arc<dyn Store>,
+) {
+    let first = stored_page(
+        &*store,
+        "https://www.pirate.example/7.html",
+        "chapter seven",
+    )
+    .await;
+    let other_site = stored_page(&*store, "https://mirror.example/7.html", "chapter seven").await;
+    let other_text = stored_page(&*store, "https://pirate.example/8.html", "chapter eight").await;
+    let mobile = stored_page(&*store, "https://m.pirate.example/7.html", "chapter seven").await;
+    let variant = stored_page(
+        &*store,
+        "https://pirate.example/7.html?from=hot",
+        "chapter seven",
+    )
+    .await;
+    let hash = hash_of("chapter seven");
+    let ids = |pages: Vec<(copytrace_store::Id, String)>| {
+        pages.into_iter().map(|p| p.0).collect::<Vec<_>>()
+    };
+    // Earlier pages only, on the host or below it, with the same text, oldest first.
+    assert_eq!(
+        ids(store
+            .earlier_pages_with_text(&hash, "pirate.example", variant, 10)
+            .await
+            .unwrap()),
+        [first, mobile]
+    );
+    assert_eq!(
+        ids(store
+            .earlier_pages_with_text(&hash, "pirate.example", variant, 1)
+            .await
+            .unwrap()),
+        [first]
+    );
+    assert!(
+        store
+            .earlier_pages_with_text(&hash, "pirate.example", first, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        ids(store
+            .earlier_pages_with_text(&hash, "mirror.example", variant, 10)
+            .await
+            .unwrap()),
+        [other_site]
+    );
+    // A page a removal check found gone is no page to be an alias of.
+    store
+        .record_page_check(&copytrace_store::PageCheck {
+            page_id: first,
+            run_id: None,
+            checked_at: at(2),
+            availability: copytrace_store::Availability::Gone,
+            http_status: Some(404),
+            detail: "HTTP 404".to_owned(),
+            still_present: Vec::new(),
+            removed: Vec::new(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        ids(store
+            .earlier_pages_with_text(&hash, "pirate.example", variant, 10)
+            .await
+            .unwrap()),
+        [mobile]
+    );
+    assert!(
+        store
+            .earlier_pages_with_text(&hash_of("chapter eight"), "pirate.example", other_text, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+async fn an_alias_is_listed_beside_its_page_and_freed_when_the_page_changes(store: Arc<dyn Store>) {
+    let page_id = stored_page(&*store, "https://pirate.example/7.html", "chapter seven").await;
+    let alias = stored_page(
+        &*store,
+        "https://pirate.example/7.html?from=hot",
+        "chapter seven",
+    )
+    .await;
+    let hash = hash_of("chapter seven");
+    store
+        .record_page_matches(alias, &hash, &[], at(1))
+        .await
+        .unwrap();
+    store.set_page_alias(alias, Some(page_id)).await.unwrap();
+    assert_eq!(
+        store.page_aliases(page_id).await.unwrap(),
+        ["https://pirate.example/7.html?from=hot"]
+    );
+    assert!(store.page_aliases(alias).await.unwrap().is_empty());
+    // Setting it again changes nothing; a page is never its own alias; a missing page is
+    // not found.
+    store.set_page_alias(alias, Some(page_id)).await.unwrap();
+    assert_eq!(store.page_aliases(page_id).await.unwrap().len(), 1);
+    invalid(store.set_page_alias(alias, Some(alias)).await);
+    not_found(store.set_page_alias(9_999, None).await);
+
+    // The page still shows the text: nothing is freed.
+    assert_eq!(store.release_aliases(page_id, &hash).await.unwrap(), 0);
+    assert_eq!(store.page_aliases(page_id).await.unwrap().len(), 1);
+    // The page changed: its alias is freed and due for matching on its own.
+    assert_eq!(
+        store
+            .release_aliases(page_id, &hash_of("chapter seven, revised"))
+            .await
+            .unwrap(),
+        1
+    );
+    assert!(store.page_aliases(page_id).await.unwrap().is_empty());
+    assert_eq!(store.get_page(alias).await.unwrap().matched_hash, None);
+
+    // An alias set back to no page is listed nowhere.
+    store.set_page_alias(alias, Some(page_id)).await.unwrap();
+    store.set_page_alias(alias, None).await.unwrap();
+    assert!(store.page_aliases(page_id).await.unwrap().is_empty());
 }
