@@ -41,6 +41,12 @@
 //!    paragraph is trimmed, empty and link-dominated paragraphs are dropped, and so are whole
 //!    blocks whose text is mostly links ("More on this story" lists with their heading) and
 //!    that hold little else (a wrapper whose menus outweigh its article keeps the article).
+//!
+//!    When that block holds under three tenths of the page's prose, the text is spread over
+//!    several blocks (an article in sibling sections, a page builder's text columns): every
+//!    paragraph of at least 60 characters outside boilerplate then joins it, in page order,
+//!    while short lines elsewhere (dates, categories, widget headings) stay out. Pages with one
+//!    main block, chapters on piracy sites among them, keep exactly that block's text.
 //! 4. Clean the paragraphs (the `lines` submodule): site ads written into the text
 //!    ("天才一秒记住本站地址…", "最新章节请访问…"), page furniture ("本章未完，点击下一页继续阅读",
 //!    "(本章完)", "Advertisement"), byline and editor lines at the ends, the heading repeated
@@ -714,13 +720,62 @@ fn main_text(doc: &Html, title: Option<&str>) -> String {
     let page = Page::new(doc, title);
     for mode in [Mode::Full, Mode::TagsOnly] {
         if let Some(best) = best_block(root, mode, &page) {
-            let paragraphs = lines::clean_rendered(render(best, mode, &page), title);
+            let mut paragraphs = lines::clean_rendered(render(best.node, mode, &page), title);
+            let own = paragraphs
+                .iter()
+                .map(|p| lines::significant_len(p))
+                .sum::<usize>();
+            // Cheap test first: the best block cannot hold under a share of the page's prose
+            // when it holds that share of all the page's text.
+            if mode == Mode::Full
+                && own * SPREAD_SHARE.1 < best.page_text * SPREAD_SHARE.0
+                && let Some(spread) = spread_text(root, &paragraphs, own, &page, title)
+            {
+                paragraphs = spread;
+            }
             if !paragraphs.is_empty() {
                 return paragraphs.join("\n");
             }
         }
     }
     String::new()
+}
+
+/// Below this share (numerator, denominator) of the page's prose, the best block is one part
+/// of a text spread over several ([`spread_text`]).
+const SPREAD_SHARE: (usize, usize) = (3, 10);
+
+/// Shortest paragraph (significant characters) that counts as prose outside the best block.
+const SPREAD_PROSE_MIN: usize = 60;
+
+/// The page's text when the best block holds under [`SPREAD_SHARE`] of its prose: articles
+/// split over sibling sections, text columns of page builders, a chapter whose paragraphs sit
+/// in blocks of their own. Then every paragraph of at least [`SPREAD_PROSE_MIN`] characters
+/// outside boilerplate (the class, tag and hiding rules, link lists) joins the best block's
+/// paragraphs, in page order; short lines outside the best block (dates, bylines, widget
+/// headings) stay out, which is what keeps this from being the whole page. `None` when the
+/// best block holds enough of the prose, so pages with one main block (chapters on piracy
+/// sites, most articles) keep exactly the best block's text.
+fn spread_text(
+    root: NodeRef<'_, Node>,
+    best: &[String],
+    own: usize,
+    page: &Page,
+    title: Option<&str>,
+) -> Option<Vec<String>> {
+    let own_paragraphs: HashSet<&str> = best.iter().map(String::as_str).collect();
+    let whole = lines::clean_rendered(render(root, Mode::Full, page), title);
+    let spread: Vec<String> = whole
+        .into_iter()
+        .filter(|p| {
+            own_paragraphs.contains(p.as_str()) || lines::significant_len(p) >= SPREAD_PROSE_MIN
+        })
+        .collect();
+    let total = spread
+        .iter()
+        .map(|p| lines::significant_len(p))
+        .sum::<usize>();
+    (own * SPREAD_SHARE.1 < total * SPREAD_SHARE.0).then_some(spread)
 }
 
 struct Frame<'a> {
@@ -745,7 +800,8 @@ struct Frame<'a> {
 /// A block whose score comes almost entirely (at least [`DOMINANT_SHARE`]) from one child block
 /// hands the win to that child: `<div class="box"><h1>第一章</h1><div id="content">…</div></div>`
 /// yields `#content`, not the box with its title and navigation bars.
-fn best_block<'a>(root: NodeRef<'a, Node>, mode: Mode, page: &Page) -> Option<NodeRef<'a, Node>> {
+fn best_block<'a>(root: NodeRef<'a, Node>, mode: Mode, page: &Page) -> Option<Best<'a>> {
+    let mut page_text = 0usize;
     let mut stack: Vec<Frame<'_>> = Vec::new();
     let mut skip: Option<NodeId> = None;
     let mut link_depth = 0usize;
@@ -818,6 +874,7 @@ fn best_block<'a>(root: NodeRef<'a, Node>, mode: Mode, page: &Page) -> Option<No
                 let Some(frame) = stack.pop() else {
                     continue;
                 };
+                page_text += frame.own;
                 let boost = if frame.near_title {
                     NEAR_TITLE_BOOST
                 } else {
@@ -873,7 +930,15 @@ fn best_block<'a>(root: NodeRef<'a, Node>, mode: Mode, page: &Page) -> Option<No
         score = child_score;
         node = child;
     }
-    Some(node)
+    Some(Best { node, page_text })
+}
+
+/// What [`best_block`] found.
+struct Best<'a> {
+    node: NodeRef<'a, Node>,
+    /// Non-link characters of the page outside excluded elements: an upper bound of the
+    /// prose [`spread_text`] would weigh the best block against.
+    page_text: usize,
 }
 
 /// See [`best_block`].
@@ -1326,6 +1391,43 @@ mod tests {
         let text = extract(html, &base()).text;
         assert!(text.contains("rebuild the old bridge"), "{text}");
         assert!(text.contains("last two years"), "{text}");
+    }
+
+    #[test]
+    fn an_article_split_over_sibling_sections_is_read_whole_without_its_short_lines() {
+        // A page builder's text columns: each section is a block of its own, none holds a
+        // third of the prose. The short lines around them (a date, a category) stay out.
+        let section = |n: u32, body: &str| {
+            format!(
+                "<div class=\"wpb_wrapper\"><h2>Part {n}</h2><p>{body}</p></div><div class=\"spacer\"></div>"
+            )
+        };
+        let html = format!(
+            "<html><head><title>Guide</title></head><body><div class=\"row\">{}{}{}{}</div>\
+             <div class=\"post-date\">January 13, 2022</div><div class=\"cat\">Category: News</div></body></html>",
+            section(
+                1,
+                "The first part explains how the river was measured before the dam was planned, in detail."
+            ),
+            section(
+                2,
+                "The second part tells how the village argued about the dam for three long winters and springs."
+            ),
+            section(
+                3,
+                "The third part follows the engineers who came from the city and stayed in the old school house."
+            ),
+            section(
+                4,
+                "The fourth part is about the flood that came anyway, two years after the dam was finished."
+            ),
+        );
+        let text = extract(&html, &base()).text;
+        for part in ["first part", "second part", "third part", "fourth part"] {
+            assert!(text.contains(part), "{part} missing: {text}");
+        }
+        assert!(!text.contains("January 13"), "{text}");
+        assert!(!text.contains("Category"), "{text}");
     }
 
     #[test]

@@ -382,6 +382,11 @@ struct ExportedMatch {
     page_url: String,
     work_external_id: String,
     copied_chars: u32,
+    /// Other URLs of the same page: pages of the site that show the identical text (the
+    /// verbatim copy of a chapter in two classes, say) are one infringing page, reported
+    /// once with the others listed here. Each counts as reported.
+    #[serde(default)]
+    aliases: Vec<String>,
 }
 
 /// Copies the crawled database, runs `match FLAGS` and `export matches` on the copy.
@@ -429,15 +434,13 @@ fn match_and_export(
         .with_context(|| format!("cannot read {}", export.display()))?;
     let mut predictions = Predictions::new();
     for row in rows {
-        let path = row
-            .page_url
-            .strip_prefix(base)
-            .unwrap_or(&row.page_url)
-            .to_owned();
-        predictions.entry(path).or_default().push(Reported {
-            work: row.work_external_id,
-            copied_chars: row.copied_chars,
-        });
+        for url in std::iter::once(&row.page_url).chain(&row.aliases) {
+            let path = url.strip_prefix(base).unwrap_or(url).to_owned();
+            predictions.entry(path).or_default().push(Reported {
+                work: row.work_external_id.clone(),
+                copied_chars: row.copied_chars,
+            });
+        }
     }
     Ok(predictions)
 }

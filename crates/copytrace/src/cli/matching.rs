@@ -137,7 +137,9 @@ pub async fn match_and_print(engine: MatchEngine) -> Result<ExitCode> {
     );
     if summary.aliases > 0 {
         println!(
-            "{} page(s) show the same text as an earlier page of their site under another URL              (tracking parameters, index.html, a mobile host): listed as that page's aliases,              with no matches of their own",
+            "{} page(s) show the same text as an earlier page of their site under another URL \
+             (tracking parameters, index.html, a mobile host): listed as that page's aliases, \
+             with no matches of their own",
             summary.aliases
         );
     }
