@@ -42,11 +42,12 @@
 //!    blocks whose text is mostly links ("More on this story" lists with their heading) and
 //!    that hold little else (a wrapper whose menus outweigh its article keeps the article).
 //!
-//!    When that block holds under three tenths of the page's prose, the text is spread over
-//!    several blocks (an article in sibling sections, a page builder's text columns): every
-//!    paragraph of at least 60 characters outside boilerplate then joins it, in page order,
-//!    while short lines elsewhere (dates, categories, widget headings) stay out. Pages with one
-//!    main block, chapters on piracy sites among them, keep exactly that block's text.
+//!    When that block holds under half of the page's prose, the text is spread over several
+//!    blocks (an article in sibling sections, a page builder's text columns): every paragraph
+//!    of at least 60 characters outside boilerplate and outside list items then joins it, in
+//!    page order, while short lines elsewhere (dates, categories, widget headings) and lists
+//!    of long items (book blurbs, reviews, replies) stay out. Pages with one main block,
+//!    chapters on piracy sites among them, keep exactly that block's text.
 //! 4. Clean the paragraphs (the `lines` submodule): site ads written into the text
 //!    ("天才一秒记住本站地址…", "最新章节请访问…"), page furniture ("本章未完，点击下一页继续阅读",
 //!    "(本章完)", "Advertisement"), byline and editor lines at the ends, the heading repeated
@@ -329,6 +330,8 @@ fn is_boilerplate_whole_word(word: &str) -> bool {
             | "respond"
             | "sociable"
             | "tags"
+            | "summary"
+            | "jianjie"
             // pinyin used by Chinese sites
             | "gg"
             | "guanggao"
@@ -729,7 +732,7 @@ fn main_text(doc: &Html, title: Option<&str>) -> String {
             // when it holds that share of all the page's text.
             if mode == Mode::Full
                 && own * SPREAD_SHARE.1 < best.page_text * SPREAD_SHARE.0
-                && let Some(spread) = spread_text(root, &paragraphs, own, &page, title)
+                && let Some(spread) = spread_text(root, best.node, own, &page, title)
             {
                 paragraphs = spread;
             }
@@ -743,7 +746,7 @@ fn main_text(doc: &Html, title: Option<&str>) -> String {
 
 /// Below this share (numerator, denominator) of the page's prose, the best block is one part
 /// of a text spread over several ([`spread_text`]).
-const SPREAD_SHARE: (usize, usize) = (3, 10);
+const SPREAD_SHARE: (usize, usize) = (1, 2);
 
 /// Shortest paragraph (significant characters) that counts as prose outside the best block.
 const SPREAD_PROSE_MIN: usize = 60;
@@ -752,25 +755,30 @@ const SPREAD_PROSE_MIN: usize = 60;
 /// split over sibling sections, text columns of page builders, a chapter whose paragraphs sit
 /// in blocks of their own. Then every paragraph of at least [`SPREAD_PROSE_MIN`] characters
 /// outside boilerplate (the class, tag and hiding rules, link lists) joins the best block's
-/// paragraphs, in page order; short lines outside the best block (dates, bylines, widget
-/// headings) stay out, which is what keeps this from being the whole page. `None` when the
-/// best block holds enough of the prose, so pages with one main block (chapters on piracy
-/// sites, most articles) keep exactly the best block's text.
+/// paragraphs, in page order. Short lines outside the best block (dates, bylines, widget
+/// headings) stay out, and so do list items (`<li>`, `<dd>`): lists of book blurbs, reviews
+/// and replies are lists of long items, while an article's own lists are inside its best
+/// block or short. `None` when the best block holds enough of the prose, so pages with one
+/// main block (chapters on piracy sites, most articles) keep exactly the best block's text.
 fn spread_text(
     root: NodeRef<'_, Node>,
-    best: &[String],
+    best: NodeRef<'_, Node>,
     own: usize,
     page: &Page,
     title: Option<&str>,
 ) -> Option<Vec<String>> {
-    let own_paragraphs: HashSet<&str> = best.iter().map(String::as_str).collect();
-    let whole = lines::clean_rendered(render(root, Mode::Full, page), title);
-    let spread: Vec<String> = whole
+    let own_paragraphs: HashSet<String> = render(best, Mode::Full, page)
         .into_iter()
-        .filter(|p| {
-            own_paragraphs.contains(p.as_str()) || lines::significant_len(p) >= SPREAD_PROSE_MIN
+        .map(|r| r.text)
+        .collect();
+    let kept: Vec<lines::Rendered> = render(root, Mode::Full, page)
+        .into_iter()
+        .filter(|r| {
+            own_paragraphs.contains(&r.text)
+                || (r.significant_len >= SPREAD_PROSE_MIN && !r.in_item)
         })
         .collect();
+    let spread = lines::clean_rendered(kept, title);
     let total = spread
         .iter()
         .map(|p| lines::significant_len(p))
@@ -954,6 +962,8 @@ struct Paragraphs {
     chars: usize,
     /// Non-whitespace characters of link text in `line`.
     link_chars: usize,
+    /// Some of `line` sits in a list item.
+    in_item: bool,
 }
 
 impl Paragraphs {
@@ -992,12 +1002,14 @@ impl Paragraphs {
             self.out.push(lines::Rendered {
                 text: std::mem::take(&mut self.line),
                 significant_len: self.chars,
+                in_item: self.in_item,
             });
         }
         self.line.clear();
         self.pending_space = false;
         self.chars = 0;
         self.link_chars = 0;
+        self.in_item = false;
     }
 }
 
@@ -1074,6 +1086,7 @@ fn render(root: NodeRef<'_, Node>, mode: Mode, page: &Page) -> Vec<lines::Render
     let mut skip: Option<NodeId> = None;
     let mut link_depth = 0usize;
     let mut pre_depth = 0usize;
+    let mut item_depth = 0usize;
     for edge in root.traverse() {
         match edge {
             Edge::Open(node) => {
@@ -1097,11 +1110,17 @@ fn render(root: NodeRef<'_, Node>, mode: Mode, page: &Page) -> Vec<lines::Render
                                 pre_depth += 1;
                                 p.end_paragraph();
                             }
+                            name @ ("li" | "dd") => {
+                                item_depth += 1;
+                                debug_assert!(is_block(name));
+                                p.end_paragraph();
+                            }
                             name if is_block(name) => p.end_paragraph(),
                             _ => {}
                         }
                     }
                     Node::Text(text) => {
+                        p.in_item |= item_depth > 0 && !text.trim().is_empty();
                         if pre_depth > 0 {
                             let mut lines = text.split('\n');
                             if let Some(first) = lines.next() {
@@ -1130,6 +1149,10 @@ fn render(root: NodeRef<'_, Node>, mode: Mode, page: &Page) -> Vec<lines::Render
                         "a" => link_depth = link_depth.saturating_sub(1),
                         "pre" => {
                             pre_depth = pre_depth.saturating_sub(1);
+                            p.end_paragraph();
+                        }
+                        "li" | "dd" => {
+                            item_depth = item_depth.saturating_sub(1);
                             p.end_paragraph();
                         }
                         name if is_block(name) => p.end_paragraph(),
@@ -1394,9 +1417,33 @@ mod tests {
     }
 
     #[test]
+    fn long_list_items_beside_a_short_chapter_do_not_join_it() {
+        // Blurbs of other books in a sidebar list hold more than half of the page's prose, but
+        // a list of long items is a list of other things (blurbs, reviews, replies), not more
+        // of the text. The chapter wins the scoring by sitting next to its heading.
+        let blurb = |title: &str| {
+            format!(
+                "<li><a href=\"/b\">{title}</a><p>这是一部关于少年走进长安城的小说，后来他在西市做过伙计，\
+                 又在酒楼替人写诗，最后卷入了一场宫廷里的风波，命运从此彻底改变。</p></li>"
+            )
+        };
+        let html = format!(
+            "<html><head><title>楔子_某书</title></head><body><div class=\"wrap\"><div class=\"l\">\
+             <div class=\"box\"><h1>楔子</h1><div id=\"txt\"><p>很多年以后，人们还会说起那一年的春天。\
+             那一年，桃花开得比往年早了半个月，城南的老井里打上来的水是甜的。</p></div></div></div>\
+             <div class=\"r\"><ul>{}{}</ul></div></div></body></html>",
+            blurb("锦绣长歌"),
+            blurb("春深似海")
+        );
+        let text = extract(&html, &base()).text;
+        assert!(text.starts_with("很多年以后"), "{text}");
+        assert!(!text.contains("西市"), "{text}");
+    }
+
+    #[test]
     fn an_article_split_over_sibling_sections_is_read_whole_without_its_short_lines() {
-        // A page builder's text columns: each section is a block of its own, none holds a
-        // third of the prose. The short lines around them (a date, a category) stay out.
+        // A page builder's text columns: each section is a block of its own, none holds half
+        // of the prose. The short lines around them (a date, a category) stay out.
         let section = |n: u32, body: &str| {
             format!(
                 "<div class=\"wpb_wrapper\"><h2>Part {n}</h2><p>{body}</p></div><div class=\"spacer\"></div>"

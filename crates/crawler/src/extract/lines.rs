@@ -298,6 +298,8 @@ const HOST_PREFIXES: &[&str] = &["www", "m", "wap"];
 pub(super) struct Rendered {
     pub(super) text: String,
     pub(super) significant_len: usize,
+    /// Inside a list item (`<li>`, `<dd>`).
+    pub(super) in_item: bool,
 }
 
 /// [`clean_rendered`] on bare paragraphs.
@@ -308,6 +310,7 @@ fn clean(paragraphs: Vec<String>, title: Option<&str>) -> Vec<String> {
         .map(|text| Rendered {
             significant_len: significant_len(&text),
             text,
+            in_item: false,
         })
         .collect();
     clean_rendered(rendered, title)
@@ -322,6 +325,7 @@ pub(super) fn clean_rendered(paragraphs: Vec<Rendered>, title: Option<&str>) -> 
             |Rendered {
                  text: p,
                  significant_len: len,
+                 ..
              }| {
                 // Look for site ads before tidying: cutting a watermark out of an ad line would
                 // hide the domain that identifies it. The other rules look after tidying, so that
