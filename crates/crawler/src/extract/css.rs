@@ -78,12 +78,7 @@ pub(super) fn hides(declarations: &str) -> bool {
     }
     let positioned = get("position").is_some_and(|v| v == "absolute" || v == "fixed");
     if positioned {
-        if get("clip").is_some_and(|v| {
-            v.starts_with("rect(0")
-                && v.trim_start_matches("rect(")
-                    .split([',', ')'])
-                    .all(|n| n.is_empty() || is_zero_length(n))
-        }) {
+        if get("clip").is_some() && clips_to_nothing(declarations) {
             return true;
         }
         if ["left", "top", "right", "bottom"]
@@ -94,6 +89,36 @@ pub(super) fn hides(declarations: &str) -> bool {
         }
     }
     false
+}
+
+/// Whether the (last) `clip` declaration is `rect()` of nothing but zero lengths, read from the
+/// declarations as written: `rect(0px 0px 0px 0px)` separates its lengths by spaces only, which
+/// the compacted form of [`hides`] would run together.
+fn clips_to_nothing(declarations: &str) -> bool {
+    let Some(value) = declarations
+        .split(';')
+        .filter_map(|d| d.split_once(':'))
+        .filter(|(property, _)| property.trim().eq_ignore_ascii_case("clip"))
+        .map(|(_, value)| value.trim().to_ascii_lowercase())
+        .next_back()
+    else {
+        return false;
+    };
+    let value = value
+        .strip_suffix("!important")
+        .unwrap_or(&value)
+        .trim_end();
+    let Some(inner) = value
+        .strip_prefix("rect(")
+        .and_then(|v| v.strip_suffix(')'))
+    else {
+        return false;
+    };
+    let mut lengths = inner
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|n| !n.is_empty())
+        .peekable();
+    lengths.peek().is_some() && lengths.all(is_zero_length)
 }
 
 /// `0`, `0px`, `0.0em`, `0%`: a length of nothing.
@@ -203,6 +228,8 @@ mod tests {
             "position:absolute; left:-100em",
             "position:absolute;clip:rect(0,0,0,0)",
             "position:absolute;clip:rect(0 0 0 0)",
+            "position: absolute; clip: rect(0px 0px 0px 0px)",
+            "position:absolute;clip:rect(0px, 0px, 0px, 0px) !important",
             "display:block;display:none",
         ] {
             assert!(hides(hidden), "{hidden}");
@@ -220,6 +247,7 @@ mod tests {
             "position:absolute;top:-2em",
             "left:-9999px",
             "position:absolute;clip:rect(0,10px,10px,0)",
+            "position: absolute; clip: rect(0px 10px 10px 0px)",
             "display:none;display:block",
             "margin-left:-9999px",
         ] {
