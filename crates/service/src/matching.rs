@@ -381,20 +381,19 @@ impl MatchEngine {
             Some(_) => Vec::new(),
             None => self.match_text(&page.text).await?,
         };
+        if alias_of.is_some() {
+            // Before the empty verdict: a run stopped between the two leaves the page due
+            // (its verdict not recorded), never matchless and unlisted. A page stops being an
+            // alias only when its text, or its page's, changes or its page is removed, which
+            // the store records where that happens.
+            self.store.set_page_alias(page.id, alias_of).await?;
+        }
         let matches: Vec<NewMatch> = found.iter().map(|m| to_new_match(m, &self.gate)).collect();
         let verdict = self
             .store
             .record_page_matches(page.id, &page.content_hash, &matches, Utc::now())
             .await
             .with_context(|| format!("cannot record matches of {}", page.url))?;
-        self.store.set_page_alias(page.id, alias_of).await?;
-        if alias_of.is_none() {
-            // Pages that were aliases of this one while it showed another text are judged
-            // on their own again.
-            self.store
-                .release_aliases(page.id, &page.content_hash)
-                .await?;
-        }
         let sketch = PageSketch {
             page_id: page.id,
             content_hash: page.content_hash.clone(),

@@ -228,7 +228,9 @@ pub trait Store: Send + Sync {
     /// text.
     ///
     /// When new text replaces a text that some match's evidence points into, that text is kept
-    /// (see [`Store::evidence_text`]): a re-crawl never takes the proof of a copy away.
+    /// (see [`Store::evidence_text`]): a re-crawl never takes the proof of a copy away. New
+    /// text also ends the page's standing as an alias and frees its own aliases (see
+    /// [`Store::set_page_alias`]): each is judged on its own text again.
     ///
     /// The URL is stored in its WHATWG-normalized form without fragment (`HTTP://Example.com#x`
     /// and `http://example.com/` are one page); a URL without a host is `Invalid`. `last_seen`

@@ -79,7 +79,7 @@ pub(super) async fn upsert_page(store: &SqliteStore, page: &NewPage) -> Result<P
             sqlx::query(
                 "UPDATE pages SET title = $2, text = $3, content_hash = $4, \
                  http_status = $5, last_seen = $6, matched_hash = NULL, etag = $7, \
-                 last_modified = $8 WHERE id = $1",
+                 last_modified = $8, alias_of = NULL WHERE id = $1",
             )
             .bind(id)
             .bind(&page.title)
@@ -92,6 +92,8 @@ pub(super) async fn upsert_page(store: &SqliteStore, page: &NewPage) -> Result<P
             .execute(&mut *tx)
             .await?;
             shared::prune_captures(&mut *tx, id, &page.content_hash).await?;
+            // Another text: the page is judged afresh, and so are the pages that were its aliases.
+            shared::release_aliases(&mut *tx, id, &page.content_hash).await?;
             PageWrite {
                 id,
                 outcome: WriteOutcome::Updated,

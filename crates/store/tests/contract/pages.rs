@@ -438,4 +438,32 @@ async fn an_alias_is_listed_beside_its_page_and_freed_when_the_page_changes(stor
     store.set_page_alias(alias, Some(page_id)).await.unwrap();
     store.set_page_alias(alias, None).await.unwrap();
     assert!(store.page_aliases(page_id).await.unwrap().is_empty());
+
+    // A re-crawl that stores another text for the page frees its aliases in the same write,
+    // and an alias whose own text changes is no longer one.
+    store.set_page_alias(alias, Some(page_id)).await.unwrap();
+    store
+        .record_page_matches(alias, &hash, &[], at(3))
+        .await
+        .unwrap();
+    store
+        .upsert_page(&page(
+            "https://pirate.example/7.html",
+            "chapter seven, revised",
+            at(4),
+        ))
+        .await
+        .unwrap();
+    assert!(store.page_aliases(page_id).await.unwrap().is_empty());
+    assert_eq!(store.get_page(alias).await.unwrap().matched_hash, None);
+    store.set_page_alias(alias, Some(page_id)).await.unwrap();
+    store
+        .upsert_page(&page(
+            "https://pirate.example/7.html?from=hot",
+            "chapter seven, revised again",
+            at(5),
+        ))
+        .await
+        .unwrap();
+    assert!(store.page_aliases(page_id).await.unwrap().is_empty());
 }
