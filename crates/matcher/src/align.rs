@@ -26,7 +26,7 @@
 //! they start no run, and the page characters they cover are cut out of every run, so they are
 //! never counted as copied.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 use copytrace_fingerprint::pinyin::{can_read_as, syllable_ids};
 use copytrace_fingerprint::simhash::hash_chars;

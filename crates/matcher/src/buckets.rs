@@ -13,7 +13,7 @@
 //! - a bucket emptied by a removal is dropped, so an emptied index holds no tables' worth of
 //!   empty vectors.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 use crate::index::{Hit, SegmentRef, WorkId};
 

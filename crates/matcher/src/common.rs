@@ -13,7 +13,7 @@
 //! [`SeedFrequency::add`] when a work is inserted and one to [`SeedFrequency::remove`] when it is
 //! removed, with the same [`WorkSeeds`].
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashSet};
 
 use crate::align::WorkSeeds;
 

@@ -31,7 +31,7 @@
 //! like any other evidence; a sentence skipped inside a chain because characters already
 //! explain it keeps its exact passage between them.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 use copytrace_fingerprint::Normalized;
 use copytrace_fingerprint::thesaurus::{SenseToken, Thesaurus, is_han};

@@ -31,8 +31,8 @@ pub mod romanized;
 pub mod simhash_index;
 pub mod sketch;
 
+use foldhash::{HashMap, HashMapExt, HashSet};
 use std::cell::OnceCell;
-use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::str::FromStr;
 
