@@ -315,6 +315,15 @@ impl RedisIndex {
         })
     }
 
+    /// How many works the index holds windows of (one `SCARD`, whatever the library's size;
+    /// [`Index::len`] counts windows and reads every work's set).
+    pub fn work_count(&self) -> Result<usize, IndexError> {
+        let works = self.works_key();
+        self.with_connection("count the indexed works", |connection| {
+            redis::cmd("SCARD").arg(&works).query(connection)
+        })
+    }
+
     /// The digest recorded by [`RedisIndex::set_source_digest`], if any.
     pub fn source_digest(&self) -> Result<Option<String>, IndexError> {
         let meta = self.meta_key();

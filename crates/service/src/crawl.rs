@@ -7,13 +7,18 @@
 //! copies they meet again.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use copytrace_crawler::{CrawlConfig, CrawlError, CrawlReport, CrawlStats};
 use copytrace_store::{Id, RunCounts, RunKind, RunState, Store};
+use futures_util::StreamExt;
+use tokio::sync::Notify;
 use url::Url;
 
 use crate::error::{Context, Result, ServiceError};
 use crate::intake::{IntakeCounts, PageIntake, crawl_stats_json};
+use crate::matching::{MatchEngine, MatchSummary};
 use crate::progress::Progress;
 use crate::recrawl::crawl_validators;
 use crate::runs::{RunTracker, end_run, start_manual_run};
@@ -152,6 +157,75 @@ pub async fn crawl_now(
             Ok(CrawlDone { result, ..done })
         }
     }
+}
+
+/// What [`crawl_and_match_now`] did: the crawl's result as [`crawl_now`] returns it, and the
+/// matching's, each on its own.
+#[derive(Debug)]
+pub struct CrawledAndMatched {
+    /// The crawl.
+    pub crawl: Result<CrawlDone>,
+    /// The pages matched while the crawl ran and after it ended.
+    pub matched: Result<MatchSummary>,
+}
+
+/// How long the matching side of [`crawl_and_match_now`] waits for new pages when it has
+/// matched every stored one and the crawl goes on.
+const MATCH_IDLE_WAIT: Duration = Duration::from_millis(200);
+
+/// `copytrace crawl --match`: crawls `seeds` as [`crawl_now`] does and matches the pages as
+/// they are stored, `concurrency` at a time, so that a run costs about the slower of crawling
+/// and matching instead of their sum (the crawl waits on the network and on per-host pacing,
+/// matching on the cores).
+///
+/// The matching side passes over the due pages whenever pages were stored since its last pass,
+/// and once more after the crawl has ended, so every page the crawl stored is matched before
+/// this returns. A matching failure (a shared index that was never built, say) does not stop
+/// the crawl: the pages stay stored and due for `copytrace match`, and the error is returned
+/// beside the crawl's result.
+pub async fn crawl_and_match_now(
+    store: Arc<dyn Store>,
+    seeds: &[Url],
+    settings: &CrawlSettings,
+    engine: &MatchEngine,
+    concurrency: usize,
+    crawl_progress: Arc<dyn Progress>,
+    match_progress: &dyn Progress,
+) -> CrawledAndMatched {
+    let crawl_ended = AtomicBool::new(false);
+    let stored = Notify::new();
+    let crawl = async {
+        let done = crawl_now(store, seeds, settings, crawl_progress).await;
+        crawl_ended.store(true, Ordering::SeqCst);
+        stored.notify_one();
+        done
+    };
+    let matching = async {
+        let mut summary = MatchSummary::default();
+        loop {
+            // Read before the pass: a pass that starts after the crawl ended sees every page.
+            let last_pass = crawl_ended.load(Ordering::SeqCst);
+            let mut recorded = 0u64;
+            let mut outcomes = std::pin::pin!(engine.match_due(concurrency));
+            while let Some(outcome) = outcomes.next().await {
+                if summary.add(&outcome?) {
+                    recorded += 1;
+                    match_progress.advance(1);
+                }
+            }
+            if last_pass {
+                return Ok(summary);
+            }
+            if recorded == 0 {
+                tokio::select! {
+                    () = stored.notified() => {}
+                    () = tokio::time::sleep(MATCH_IDLE_WAIT) => {}
+                }
+            }
+        }
+    };
+    let (crawl, matched) = tokio::join!(crawl, matching);
+    CrawledAndMatched { crawl, matched }
 }
 
 /// Whether the crawl failed on one of its seeds (the crawler reports URLs without their

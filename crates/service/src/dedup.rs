@@ -31,12 +31,13 @@ use copytrace_crawler::{CrawlError, FetchedPage, PageSink, Validators};
 use copytrace_store::{
     Availability, Id, InfringingPage, PageCheck, Run, RunCounts, RunKind, RunState, Store,
 };
+use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
 use crate::error::{Context, Result, one_line};
 use crate::library::content_hash;
-use crate::matching::{DueCursor, MatchEngine, PageOutcome};
+use crate::matching::{MatchEngine, PageOutcome, default_concurrency};
 use crate::progress::Progress;
 use crate::recrawl::classify_failure;
 use crate::runs::{RunTracker, end_run, start_manual_run};
@@ -105,9 +106,9 @@ pub async fn run_dedup(
     {
         return Ok(DedupEnd::Cancelled);
     }
-    let mut cursor = DueCursor::default();
-    while let Some(outcome) = engine.match_next_due(&mut cursor).await? {
-        if let PageOutcome::Recorded { verdict, .. } = &outcome {
+    let mut outcomes = std::pin::pin!(engine.match_due(default_concurrency()));
+    while let Some(outcome) = outcomes.next().await {
+        if let PageOutcome::Recorded { verdict, .. } = &outcome? {
             counts.new_matches += verdict.new_matches;
             counts.matches_removed += verdict.removed;
             counts.matches_reopened += verdict.reopened;

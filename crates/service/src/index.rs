@@ -76,6 +76,34 @@ pub async fn rebuild_redis_index(
     Ok(summary)
 }
 
+/// Fills a Redis index that was never built and holds no work, from the library as it is: what
+/// the first `library add` against a fresh Redis does, so that a new deployment needs no
+/// separate `index rebuild` step. Unlike [`rebuild_redis_index`] it deletes nothing, so two
+/// first adds running at once both insert (inserting a work twice changes nothing) instead of
+/// one wiping what the other wrote. As in [`update_redis_index`], the digest is blanked while
+/// works are inserted, so match workers refuse the index until it is complete.
+pub async fn build_first_redis_index(
+    store: &dyn Store,
+    index: &mut RedisIndex,
+    config: &MatchConfig,
+) -> Result<RebuildSummary> {
+    let refingerprinted = refresh_outdated_works(store, &config.fingerprint).await?;
+    index.set_source_digest("")?;
+    let mut segments = stored_windows(store).await?;
+    let mut summary = RebuildSummary {
+        refingerprinted,
+        ..RebuildSummary::default()
+    };
+    for work in active_works(store).await? {
+        let windows = segments.remove(&work.id).unwrap_or_default();
+        index.insert_work(work.id, &windows)?;
+        summary.works += 1;
+        summary.windows += windows.len();
+    }
+    index.set_source_digest(&library_digest(store).await?)?;
+    Ok(summary)
+}
+
 /// Brings a Redis index that was in step with the library before works were added in step with
 /// it again, by re-indexing only the works `changed`. `before` is the library digest taken
 /// before the change. Returns `false`, touching nothing, when the index was not in step to begin

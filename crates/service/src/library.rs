@@ -512,6 +512,11 @@ pub enum IndexUpdate {
     NotUsed,
     /// The index was in step with the library and now holds the added works too.
     Updated,
+    /// The index had never been built and held nothing: it was built from the whole library.
+    Built {
+        /// Works indexed.
+        works: usize,
+    },
     /// The index was not built from this library (never built, or from another state): only
     /// `index rebuild` can bring it in step.
     NeedsRebuild,
@@ -651,13 +656,21 @@ pub async fn update_index(
     let (Some(redis), Some(before)) = (redis, before) else {
         return Ok(IndexUpdate::NotUsed);
     };
-    Ok(
-        if index::update_redis_index(store, redis, before, changed).await? {
-            IndexUpdate::Updated
-        } else {
-            IndexUpdate::NeedsRebuild
-        },
-    )
+    if index::update_redis_index(store, redis, before, changed).await? {
+        return Ok(IndexUpdate::Updated);
+    }
+    // A fresh Redis: this is the library's first use of it, so it is built now, instead of
+    // sending a new user to `index rebuild` before the first `match`.
+    if redis.source_digest()?.is_none() && redis.work_count()? == 0 {
+        let built = index::build_first_redis_index(
+            store,
+            redis,
+            &copytrace_matcher::MatchConfig::default(),
+        )
+        .await?;
+        return Ok(IndexUpdate::Built { works: built.works });
+    }
+    Ok(IndexUpdate::NeedsRebuild)
 }
 
 /// The end of adding works: pages marked for matching, and the Redis index brought in step.

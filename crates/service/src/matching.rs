@@ -22,7 +22,7 @@ use tokio::sync::Mutex;
 
 use crate::aliases;
 use crate::error::{Context, Result, ServiceError};
-use crate::index::{IndexSource, check_redis_index, open_redis_index};
+use crate::index::{IndexSource, build_first_redis_index, check_redis_index, open_redis_index};
 use crate::library::{active_works, library_digest, refresh_outdated_works, stored_windows};
 use crate::review::ReviewGate;
 
@@ -322,7 +322,13 @@ impl MatchEngine {
                 Ok((LoadedMatcher::Memory(matcher), works))
             }
             IndexSource::Redis { url, prefix } => {
-                let index = open_redis_index(url, prefix)?;
+                let mut index = open_redis_index(url, prefix)?;
+                // A fresh Redis (never built, empty), as a new deployment has when its works
+                // were added without `--redis-url`: built here rather than refused.
+                if index.source_digest()?.is_none() && index.work_count()? == 0 {
+                    tracing::info!("building the empty Redis index from the library");
+                    build_first_redis_index(store, &mut index, &self.config).await?;
+                }
                 check_redis_index(&index, library)?;
                 let mut matcher = Matcher::with_index(self.config, index);
                 for summary in active_works(store).await? {
@@ -437,6 +443,47 @@ impl MatchEngine {
         };
         Ok(Some(self.match_page(page_id, &hash).await?))
     }
+}
+
+impl MatchEngine {
+    /// Matches every page due now ([`MatchEngine::match_next_due`]'s pages), `concurrency`
+    /// pages at a time, and yields each outcome as it is recorded (not in page order).
+    ///
+    /// Verification is CPU work: one page at a time leaves every core but one idle, so `match`
+    /// runs one page per core. Concurrent pages are independent: each verdict is recorded
+    /// atomically and on its own, and whether a page is an alias depends only on the stored
+    /// texts, not on the verdicts of other pages. Dropping the stream stops after the pages
+    /// recorded so far (the others stay due). A page that fails ends the stream with its error.
+    pub fn match_due(
+        &self,
+        concurrency: usize,
+    ) -> impl futures_util::Stream<Item = Result<PageOutcome>> + '_ {
+        use futures_util::{StreamExt, TryStreamExt, stream};
+        let batches = stream::try_unfold(Some(0), move |after| async move {
+            let Some(after) = after else {
+                return Ok(None);
+            };
+            let due = self.store.due_page_ids(after, DUE_BATCH).await?;
+            let next = match due.last() {
+                Some(&(last, _)) if due.len() == DUE_BATCH as usize => Some(last),
+                _ => None,
+            };
+            let batch: Vec<Result<(Id, String)>> = due.into_iter().map(Ok).collect();
+            Ok::<_, ServiceError>((!batch.is_empty()).then(|| (stream::iter(batch), next)))
+        });
+        batches
+            .try_flatten()
+            .map(move |due| async move {
+                let (page_id, hash) = due?;
+                self.match_page(page_id, &hash).await
+            })
+            .buffer_unordered(concurrency.max(1))
+    }
+}
+
+/// Pages matched at once by default: one per core (see [`MatchEngine::match_due`]).
+pub fn default_concurrency() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
 }
 
 /// Where a pass over the due pages stands (see [`MatchEngine::match_next_due`]).

@@ -3,13 +3,14 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::Result;
-use copytrace_service::CrawlSettings;
-use copytrace_service::crawl::{self, CrawlDone};
+use anyhow::{Context, Result};
+use copytrace_service::crawl::{self, CrawlDone, CrawledAndMatched};
 use copytrace_service::jobs::{self, CrawlJob};
+use copytrace_service::{CrawlSettings, MatchEngine};
 use copytrace_store::Store;
 use url::Url;
 
+use super::matching::{MatchArgs, Threads, print_match_summary};
 use super::progress::Bar;
 use super::{EXIT_PARTIAL, Globals};
 
@@ -24,8 +25,19 @@ pub struct CrawlArgs {
     pub settings: CrawlSettings,
     /// Enqueue the crawl as a job for `copytrace worker crawl` instead of crawling now; prints
     /// the job id.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "match_pages")]
     pub queue: bool,
+    /// Match the pages against the library as they are stored (as `copytrace match` would
+    /// afterwards), on the cores the crawl leaves idle: the run takes about as long as the
+    /// slower of the two instead of both
+    #[arg(long = "match")]
+    pub match_pages: bool,
+    /// Matching settings, with --match.
+    #[command(flatten)]
+    pub matching: MatchArgs,
+    /// Pages matched at once, with --match.
+    #[command(flatten)]
+    pub threads: Threads,
 }
 
 /// Runs `copytrace crawl`.
@@ -42,7 +54,40 @@ pub async fn run(globals: &Globals, args: CrawlArgs) -> Result<ExitCode> {
         println!("enqueued crawl job {job} (run {run})");
         return Ok(ExitCode::SUCCESS);
     }
-    crawl_and_print(store, &seeds, &args.settings).await
+    if !args.match_pages {
+        return crawl_and_print(store, &seeds, &args.settings).await;
+    }
+    let engine = MatchEngine::new(
+        store.clone(),
+        globals.index_source(),
+        args.matching.config()?,
+    )
+    .with_review_gate(args.matching.gate()?);
+    let crawl_bar = Bar::spinner("crawling, pages stored:");
+    let match_bar = Bar::spinner("matching, pages:");
+    let bars = indicatif::MultiProgress::new();
+    bars.add(crawl_bar.0.clone());
+    bars.add(match_bar.0.clone());
+    let CrawledAndMatched { crawl, matched } = crawl::crawl_and_match_now(
+        store.clone(),
+        &seeds,
+        &args.settings,
+        &engine,
+        args.threads.get(),
+        Arc::new(crawl_bar.clone()),
+        &match_bar,
+    )
+    .await;
+    crawl_bar.finish();
+    match_bar.finish();
+    let code = print_crawl(crawl?, &seeds)?;
+    // The crawl's pages are stored whatever happened to matching; `copytrace match` resumes.
+    let summary = matched.context(
+        "matching stopped; the crawled pages are stored and `copytrace match` matches them",
+    )?;
+    print_match_summary(&summary, engine.work_count().await?, engine.uses_redis());
+    super::alerts::after_run(globals, store).await;
+    Ok(code)
 }
 
 /// Crawls `seeds` now and prints what happened; exit code 3 when a seed failed.
@@ -54,7 +99,12 @@ pub async fn crawl_and_print(
     let bar = Bar::spinner("crawling, pages stored:");
     let done = crawl::crawl_now(store, seeds, settings, Arc::new(bar.clone())).await;
     bar.finish();
-    let CrawlDone { result, pages, .. } = done?;
+    print_crawl(done?, seeds)
+}
+
+/// Prints what a crawl did; exit code 3 when a seed failed.
+fn print_crawl(done: CrawlDone, seeds: &[Url]) -> Result<ExitCode> {
+    let CrawlDone { result, pages, .. } = done;
     let Ok(report) = result else {
         println!("crawl cancelled");
         return Ok(ExitCode::SUCCESS);

@@ -307,6 +307,9 @@ fn print_index_update(update: IndexUpdate, prefix: &str) {
     match update {
         IndexUpdate::NotUsed => {}
         IndexUpdate::Updated => println!("Redis index under {prefix:?} updated"),
+        IndexUpdate::Built { works } => println!(
+            "Redis index under {prefix:?} built from the library ({works} work(s)): it was empty"
+        ),
         IndexUpdate::NeedsRebuild => eprintln!(
             "note: the Redis index under {prefix:?} was not built from this library; run \
              `copytrace index rebuild` before matching"

@@ -8,11 +8,12 @@ use clap::Subcommand;
 use copytrace_matcher::{CandidateMethods, Index, MatchConfig};
 use copytrace_service::dedup::{self, DedupJob};
 use copytrace_service::index::{open_redis_index, rebuild_redis_index};
-use copytrace_service::matching::{DueCursor, MatchSummary};
+use copytrace_service::matching::{MatchSummary, default_concurrency};
 use copytrace_service::redact;
 use copytrace_service::review::{DEFAULT_AUTO_CONFIRM_SCORE, ReviewGate};
 use copytrace_service::settings::parse_seconds;
 use copytrace_service::{CrawlSettings, MatchEngine, Progress, jobs};
+use futures_util::StreamExt;
 
 use super::Globals;
 use super::progress::Bar;
@@ -81,6 +82,24 @@ pub struct MatchCommandArgs {
     /// or to apply changed settings).
     #[arg(long)]
     pub all: bool,
+    /// Pages matched at once.
+    #[command(flatten)]
+    pub threads: Threads,
+}
+
+/// How many pages are matched at once.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct Threads {
+    /// Pages matched at once; default one per core
+    #[arg(long = "threads", value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub count: Option<u16>,
+}
+
+impl Threads {
+    /// The number asked for, or one per core.
+    pub fn get(self) -> usize {
+        self.count.map_or_else(default_concurrency, usize::from)
+    }
 }
 
 /// Runs `copytrace match`.
@@ -98,20 +117,20 @@ pub async fn run_match(globals: &Globals, args: MatchCommandArgs) -> Result<Exit
     }
     let engine = MatchEngine::new(store.clone(), globals.index_source(), config)
         .with_review_gate(args.settings.gate()?);
-    let code = match_and_print(engine).await?;
+    let code = match_and_print(engine, args.threads.get()).await?;
     super::alerts::after_run(globals, store).await;
     Ok(code)
 }
 
-/// Matches every due page with `engine` and prints a summary.
-pub async fn match_and_print(engine: MatchEngine) -> Result<ExitCode> {
+/// Matches every due page with `engine`, `threads` pages at a time, and prints a summary.
+pub async fn match_and_print(engine: MatchEngine, threads: usize) -> Result<ExitCode> {
     let works = engine.work_count().await?;
     let bar = Bar::spinner("matching, pages:");
     let mut summary = MatchSummary::default();
-    let mut cursor = DueCursor::default();
     let matched = async {
-        while let Some(outcome) = engine.match_next_due(&mut cursor).await? {
-            if summary.add(&outcome) {
+        let mut outcomes = std::pin::pin!(engine.match_due(threads));
+        while let Some(outcome) = outcomes.next().await {
+            if summary.add(&outcome?) {
                 bar.advance(1);
             }
         }
@@ -120,16 +139,18 @@ pub async fn match_and_print(engine: MatchEngine) -> Result<ExitCode> {
     .await;
     bar.finish();
     matched?;
+    print_match_summary(&summary, works, engine.uses_redis());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints what a match pass did (`works`: the library's size).
+pub fn print_match_summary(summary: &MatchSummary, works: usize, uses_redis: bool) {
     println!(
         "matched {} page(s) against {} work(s){}: {} infringing page(s), {} match(es); \
          {} removed, {} reopened",
         summary.pages,
         works,
-        if engine.uses_redis() {
-            " (Redis index)"
-        } else {
-            ""
-        },
+        if uses_redis { " (Redis index)" } else { "" },
         summary.infringing_pages,
         summary.matches,
         summary.removed,
@@ -143,7 +164,6 @@ pub async fn match_and_print(engine: MatchEngine) -> Result<ExitCode> {
             summary.aliases
         );
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// `copytrace index …`

@@ -62,7 +62,8 @@ pub async fn run_demo() -> Result<ExitCode> {
 
     println!("\n3. Matching pages against the library");
     let engine = MatchEngine::new(store.clone(), IndexSource::Memory, MatchConfig::default());
-    cli::matching::match_and_print(engine).await?;
+    cli::matching::match_and_print(engine, copytrace_service::matching::default_concurrency())
+        .await?;
 
     println!("\n4. Report\n");
     export::report(

@@ -3,7 +3,9 @@
 
 use std::collections::BTreeSet;
 
-use crate::helpers::{TestSite, Workspace, add_crawl_match, library_text, title_of};
+use crate::helpers::{
+    TestSite, Workspace, add_crawl_match, library_text, title_of, write_sample_library,
+};
 
 #[test]
 fn every_pirated_page_is_exported_against_the_right_work_and_nothing_else() {
@@ -313,4 +315,46 @@ fn the_report_threshold_and_candidate_sources_can_be_set_and_copied_chars_are_ex
         let chars: u32 = row[copied].parse().expect("a count");
         assert!(chars >= 80, "the default threshold: {row:?}");
     }
+}
+
+#[test]
+fn crawl_with_match_records_the_same_matches_as_crawl_then_match() {
+    let site = TestSite::sample();
+    let separate = Workspace::new();
+    add_crawl_match(&separate, &site);
+
+    let streamed = Workspace::new();
+    let library = write_sample_library(&streamed);
+    streamed.ok(&["library".as_ref(), "add".as_ref(), library.as_os_str()]);
+    let run = streamed.ok(&[
+        "crawl",
+        &site.base_url(),
+        "--allow-private-addresses",
+        "--match",
+        "--threads",
+        "2",
+    ]);
+    assert!(run.stdout.contains("crawled "), "{}", run.stdout);
+    assert!(run.stdout.contains("matched "), "{}", run.stdout);
+
+    let pairs = |workspace: &Workspace| -> BTreeSet<(String, String)> {
+        workspace.export_csv().pairs().into_iter().collect()
+    };
+    assert_eq!(pairs(&streamed), site.expected_matches());
+    assert_eq!(pairs(&streamed), pairs(&separate));
+    // Every stored page was matched before `crawl --match` returned.
+    let after = streamed.ok(&["match"]);
+    assert!(
+        after.stdout.starts_with("matched 0 page(s)"),
+        "{}",
+        after.stdout
+    );
+}
+
+#[test]
+fn crawl_with_match_refuses_to_queue() {
+    let workspace = Workspace::new();
+    let run = workspace.run(&["crawl", "http://example.com/", "--match", "--queue"]);
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert!(run.stderr.contains("--queue"), "{}", run.stderr);
 }

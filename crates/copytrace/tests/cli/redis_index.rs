@@ -167,15 +167,17 @@ fn match_refuses_a_redis_index_older_than_the_library() {
     let workspace = Workspace::new();
     let first = workspace.write("lib/xingchen-ch1.txt", library_text("xingchen-ch1"));
     workspace.ok(&["library", "add", first.to_str().expect("UTF-8 path")]);
-    let never_built = workspace.run(&namespace.args(&url, &["match"]));
+    // A fresh Redis is built by the first match that needs it: no separate step.
+    let first_match = workspace.ok(&namespace.args(&url, &["match"]));
     assert!(
-        never_built
-            .one_line_error()
-            .contains("copytrace index rebuild"),
-        "{never_built:#?}"
+        first_match.stdout.contains("(Redis index)"),
+        "{first_match:#?}"
+    );
+    assert_eq!(
+        namespace.index().len().expect("len"),
+        stored_windows(&workspace)
     );
 
-    workspace.ok(&namespace.args(&url, &["index", "rebuild"]));
     let second = workspace.write("lib/news-harbor.txt", library_text("news-harbor"));
     workspace.ok(&["library", "add", second.to_str().expect("UTF-8 path")]);
     let stale = workspace.run(&namespace.args(&url, &["match"]));
@@ -198,10 +200,13 @@ fn library_add_with_a_redis_url_keeps_a_built_index_in_step() {
     let first = workspace.write("lib/xingchen-ch1.txt", library_text("xingchen-ch1"));
     let added = workspace.ok(&namespace.args(&url, &["library", "add", first.to_str().unwrap()]));
     assert!(
-        added.stderr.contains("index rebuild"),
-        "an index never built is not patched: {added:#?}"
+        added.stdout.contains("built from the library (1 work(s))"),
+        "the first add builds a fresh index: {added:#?}"
     );
-    workspace.ok(&namespace.args(&url, &["index", "rebuild"]));
+    assert_eq!(
+        namespace.index().len().expect("len"),
+        stored_windows(&workspace)
+    );
     workspace.ok(&["crawl", &site.base_url(), "--allow-private-addresses"]);
 
     // The rest of the library arrives after the crawl; the index follows without a rebuild.
@@ -300,4 +305,63 @@ fn library_rm_takes_a_work_out_of_matching_on_postgres_and_redis_at_once() {
     );
     let after: BTreeSet<(String, String)> = export.pairs().into_iter().collect();
     assert_eq!(after, before, "no match was deleted");
+}
+
+#[test]
+fn an_index_whose_rebuild_did_not_finish_is_refused_not_rebuilt_behind_its_back() {
+    let url = redis_url();
+    let namespace = Namespace::new();
+    let workspace = Workspace::new();
+    let first = workspace.write("lib/xingchen-ch1.txt", library_text("xingchen-ch1"));
+    workspace.ok(&["library", "add", first.to_str().expect("UTF-8 path")]);
+    // Works written, digest never recorded: what a rebuild stopped half-way leaves.
+    let mut index = namespace.index();
+    index
+        .insert_work(1, &[(0, 0x0123_4567_89ab_cdef)])
+        .expect("insert");
+    let refused = workspace.run(&namespace.args(&url, &["match"]));
+    let message = refused.one_line_error();
+    assert!(
+        message.contains("has not been built") && message.contains("index rebuild"),
+        "{refused:#?}"
+    );
+    let added = workspace.run(&namespace.args(
+        &url,
+        &["library", "add", first.to_str().expect("UTF-8 path")],
+    ));
+    assert!(added.stderr.contains("index rebuild"), "{added:#?}");
+}
+
+#[test]
+fn crawl_with_match_stores_every_page_even_when_matching_is_refused() {
+    let url = redis_url();
+    let namespace = Namespace::new();
+    let workspace = Workspace::new();
+    let site = TestSite::sample();
+    let first = workspace.write("lib/xingchen-ch1.txt", library_text("xingchen-ch1"));
+    workspace.ok(&namespace.args(&url, &["library", "add", first.to_str().unwrap()]));
+    // The rest of the library added without the index: it is now stale.
+    let library = write_sample_library(&workspace);
+    workspace.ok(&["library", "add", library.to_str().unwrap()]);
+
+    let base = site.base_url();
+    let run = workspace.run(&namespace.args(
+        &url,
+        &["crawl", &base, "--allow-private-addresses", "--match"],
+    ));
+    assert_ne!(run.code, Some(0), "{run:#?}");
+    assert!(
+        run.stdout.contains("crawled "),
+        "the crawl finished: {run:#?}"
+    );
+    assert!(
+        run.one_line_error()
+            .contains("another state of the library"),
+        "{run:#?}"
+    );
+    // Nothing was lost: the stored pages are matched once the index is rebuilt.
+    workspace.ok(&namespace.args(&url, &["index", "rebuild"]));
+    workspace.ok(&namespace.args(&url, &["match"]));
+    let found: BTreeSet<(String, String)> = workspace.export_csv().pairs().into_iter().collect();
+    assert_eq!(found, site.expected_matches());
 }

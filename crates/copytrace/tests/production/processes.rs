@@ -70,17 +70,6 @@ impl Deployment {
         String::from_utf8(output.stdout).expect("UTF-8 output")
     }
 
-    /// Runs a command expected to fail; returns its stderr.
-    pub fn fails(&self, args: &[&str]) -> String {
-        let output = self
-            .command(args)
-            .stdin(Stdio::null())
-            .output()
-            .expect("copytrace runs");
-        assert!(!output.status.success(), "copytrace {args:?} succeeded");
-        String::from_utf8(output.stderr).expect("UTF-8 output")
-    }
-
     /// Starts a long-running process (`worker crawl`, `worker match`, `serve`).
     pub fn spawn(&self, args: &[&str]) -> Process {
         let log = tempfile::NamedTempFile::new_in(&self.dir).expect("a log file");
