@@ -186,6 +186,7 @@ fn han_chars(chars: &[char], text: &SenseText, s: usize) -> usize {
 }
 
 /// The work side of the sentence alignment: in which sentences each key occurs.
+#[derive(Debug)]
 struct WorkKeys {
     postings: HashMap<u32, Vec<u32>>,
     /// Weight of each work sentence (sum of its tokens' weights).
@@ -485,6 +486,31 @@ impl SenseIndex {
     }
 }
 
+/// A work prepared for sentence alignment: its text read through the thesaurus, and in which
+/// of its sentences each key occurs with the sentences' weights. Both depend only on the work
+/// and on the library's key rarities, and building them means tokenizing the whole work, so the
+/// matcher keeps them for works verified again, until the library changes.
+#[derive(Debug)]
+pub struct LaunderedWork {
+    text: SenseText,
+    keys: WorkKeys,
+}
+
+impl LaunderedWork {
+    /// Prepares a work (canonical characters, `sentences` from [`sentence_starts`]) against the
+    /// key rarities of `library`.
+    pub fn new(
+        chars: &[char],
+        sentences: &[u32],
+        thesaurus: &Thesaurus,
+        library: &SenseIndex,
+    ) -> LaunderedWork {
+        let text = SenseText::new(chars, sentences, thesaurus);
+        let keys = WorkKeys::new(chars, &text, thesaurus, library);
+        LaunderedWork { text, keys }
+    }
+}
+
 /// A page sentence paraphrasing a work sentence.
 #[derive(Debug, Clone, Copy)]
 struct Pair {
@@ -508,16 +534,16 @@ pub fn align_laundered(
     page: &SenseText,
     page_done: &[bool],
     work_chars: &[char],
-    work: &SenseText,
+    prepared: &LaunderedWork,
     work_done: &[bool],
     thesaurus: &Thesaurus,
     library: &SenseIndex,
     config: &LaunderingConfig,
 ) -> Vec<AlignedPassage> {
+    let (work, keys) = (&prepared.text, &prepared.keys);
     if page.sentences.len() < config.min_sentences || work.sentences.len() < config.min_sentences {
         return Vec::new();
     }
-    let keys = WorkKeys::new(work_chars, work, thesaurus, library);
     let mut buffer = [0u32; 1];
     let open = |chars: &[char], text: &SenseText, done: &[bool], s: usize| {
         let (a, b) = text.char_range(s);
@@ -761,13 +787,16 @@ mod tests {
 
     fn passages(page: &str, work: &str) -> Vec<AlignedPassage> {
         let (pn, ps) = read(page);
-        let (wn, ws) = read(work);
+        let wn = normalize(work);
+        let starts = sentence_starts(work, &wn);
+        let prepared =
+            LaunderedWork::new(&wn.chars, &starts, Thesaurus::builtin(), &SenseIndex::new());
         align_laundered(
             &pn.chars,
             &ps,
             &[],
             &wn.chars,
-            &ws,
+            &prepared,
             &[],
             Thesaurus::builtin(),
             &SenseIndex::new(),

@@ -10,7 +10,7 @@ use copytrace_service::{CrawlSettings, MatchEngine};
 use copytrace_store::Store;
 use url::Url;
 
-use super::matching::{MatchArgs, Threads, print_match_summary};
+use super::matching::{MatchArgs, Parallel, print_match_summary};
 use super::progress::Bar;
 use super::{EXIT_PARTIAL, Globals};
 
@@ -37,7 +37,7 @@ pub struct CrawlArgs {
     pub matching: MatchArgs,
     /// Pages matched at once, with --match.
     #[command(flatten)]
-    pub threads: Threads,
+    pub parallel: Parallel,
 }
 
 /// Runs `copytrace crawl`.
@@ -73,7 +73,7 @@ pub async fn run(globals: &Globals, args: CrawlArgs) -> Result<ExitCode> {
         &seeds,
         &args.settings,
         &engine,
-        args.threads.get(),
+        args.parallel.get(),
         Arc::new(crawl_bar.clone()),
         &match_bar,
     )

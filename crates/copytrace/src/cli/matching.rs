@@ -84,19 +84,20 @@ pub struct MatchCommandArgs {
     pub all: bool,
     /// Pages matched at once.
     #[command(flatten)]
-    pub threads: Threads,
+    pub parallel: Parallel,
 }
 
 /// How many pages are matched at once.
 #[derive(Debug, Clone, Copy, clap::Args)]
-pub struct Threads {
-    /// Pages matched at once; default one per core
-    #[arg(long = "threads", value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+pub struct Parallel {
+    /// Pages matched at once; default two per core, so that one page's database reads and
+    /// writes overlap another's verification
+    #[arg(long = "parallel", value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub count: Option<u16>,
 }
 
-impl Threads {
-    /// The number asked for, or one per core.
+impl Parallel {
+    /// The number asked for, or the default.
     pub fn get(self) -> usize {
         self.count.map_or_else(default_concurrency, usize::from)
     }
@@ -117,18 +118,18 @@ pub async fn run_match(globals: &Globals, args: MatchCommandArgs) -> Result<Exit
     }
     let engine = MatchEngine::new(store.clone(), globals.index_source(), config)
         .with_review_gate(args.settings.gate()?);
-    let code = match_and_print(engine, args.threads.get()).await?;
+    let code = match_and_print(engine, args.parallel.get()).await?;
     super::alerts::after_run(globals, store).await;
     Ok(code)
 }
 
-/// Matches every due page with `engine`, `threads` pages at a time, and prints a summary.
-pub async fn match_and_print(engine: MatchEngine, threads: usize) -> Result<ExitCode> {
+/// Matches every due page with `engine`, `parallel` pages at a time, and prints a summary.
+pub async fn match_and_print(engine: MatchEngine, parallel: usize) -> Result<ExitCode> {
     let works = engine.work_count().await?;
     let bar = Bar::spinner("matching, pages:");
     let mut summary = MatchSummary::default();
     let matched = async {
-        let mut outcomes = std::pin::pin!(engine.match_due(threads));
+        let mut outcomes = std::pin::pin!(engine.match_due(parallel));
         while let Some(outcome) = outcomes.next().await {
             if summary.add(&outcome?) {
                 bar.advance(1);

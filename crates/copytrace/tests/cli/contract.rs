@@ -331,7 +331,7 @@ fn crawl_with_match_records_the_same_matches_as_crawl_then_match() {
         &site.base_url(),
         "--allow-private-addresses",
         "--match",
-        "--threads",
+        "--parallel",
         "2",
     ]);
     assert!(run.stdout.contains("crawled "), "{}", run.stdout);
