@@ -439,17 +439,50 @@ pub struct Matcher<I: Index = SimHashIndex> {
     /// Each work's boilerplate mask, computed at its first verification and kept until the
     /// library changes: it depends on every work's seeds, and recomputing it per candidate was
     /// most of the matching time.
-    boilerplate: std::sync::RwLock<HashMap<WorkId, std::sync::Arc<WorkBoilerplate>>>,
+    boilerplate: WorkCache<WorkBoilerplate>,
     /// Works prepared for sentence alignment (laundered copies), kept for at most
     /// [`LAUNDERED_CACHE_WORKS`] works until the library changes: preparing a work again for
     /// every page that proposed it cost 14 % of the matching CPU on a library of 2,137 works and
     /// 18 % on one of 410 (docs/benchmarks.md).
-    laundered: std::sync::RwLock<HashMap<WorkId, std::sync::Arc<laundering::LaunderedWork>>>,
+    laundered: WorkCache<laundering::LaunderedWork>,
 }
 
 /// Most works kept prepared for sentence alignment (about 100 KB each for a chapter of a few
 /// thousand characters), so the cache stays bounded whatever the library's size.
 const LAUNDERED_CACHE_WORKS: usize = 256;
+
+/// A per-work cache shared by the threads matching pages at once.
+type WorkCache<T> = std::sync::RwLock<HashMap<WorkId, std::sync::Arc<T>>>;
+
+/// The value `cache` holds for `work_id`, or `build()`'s, stored first. Holding at most
+/// `capacity` values, it drops any one to make room (the keys' order is random per process).
+/// Two threads may build the same value at once; both are the same, and one is kept.
+fn cached<T>(
+    cache: &WorkCache<T>,
+    work_id: WorkId,
+    capacity: usize,
+    build: impl FnOnce() -> T,
+) -> std::sync::Arc<T> {
+    let found = cache
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get(&work_id)
+        .cloned();
+    if let Some(value) = found {
+        return value;
+    }
+    let value = std::sync::Arc::new(build());
+    let mut cache = cache
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if cache.len() >= capacity
+        && let Some(&evicted) = cache.keys().next()
+    {
+        cache.remove(&evicted);
+    }
+    cache.insert(work_id, value.clone());
+    value
+}
 
 /// `config` with windows starting at every initial. Works are indexed at `config`'s step; a
 /// page read at every initial then has, for each work window it copies whole, one window with
@@ -892,33 +925,14 @@ impl<I: Index> Matcher<I> {
         work_id: WorkId,
         work: &PreparedWork,
     ) -> std::sync::Arc<laundering::LaunderedWork> {
-        let cached = self
-            .laundered
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(&work_id)
-            .cloned();
-        if let Some(prepared) = cached {
-            return prepared;
-        }
-        let prepared = std::sync::Arc::new(laundering::LaunderedWork::new(
-            &work.normalized.chars,
-            &work.sentences,
-            copytrace_fingerprint::thesaurus::Thesaurus::builtin(),
-            &self.sense,
-        ));
-        let mut cache = self
-            .laundered
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if cache.len() >= LAUNDERED_CACHE_WORKS
-            && let Some(&evicted) = cache.keys().next()
-        {
-            // Any entry: the keys' order is random per process.
-            cache.remove(&evicted);
-        }
-        cache.insert(work_id, prepared.clone());
-        prepared
+        cached(&self.laundered, work_id, LAUNDERED_CACHE_WORKS, || {
+            laundering::LaunderedWork::new(
+                &work.normalized.chars,
+                &work.sentences,
+                copytrace_fingerprint::thesaurus::Thesaurus::builtin(),
+                &self.sense,
+            )
+        })
     }
 
     /// The work's boilerplate mask, from the cache (see `boilerplate`) or computed.
@@ -927,31 +941,20 @@ impl<I: Index> Matcher<I> {
         work_id: WorkId,
         work: &PreparedWork,
     ) -> std::sync::Arc<WorkBoilerplate> {
-        let cached = self
-            .boilerplate
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(&work_id)
-            .cloned();
-        if let Some(mask) = cached {
-            return mask;
-        }
-        let common = align::common_mask(
-            work.normalized.chars.len(),
-            &work.seeds.chars,
-            &work.seeds.pinyin,
-            &self.frequency,
-            &self.config.align,
-        );
-        let mask = std::sync::Arc::new(WorkBoilerplate {
-            informative: common.iter().filter(|c| !**c).count(),
-            common,
-        });
-        self.boilerplate
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(work_id, mask.clone());
-        mask
+        // One per work verified: a mask is a flag per character, small beside the work's text.
+        cached(&self.boilerplate, work_id, usize::MAX, || {
+            let common = align::common_mask(
+                work.normalized.chars.len(),
+                &work.seeds.chars,
+                &work.seeds.pinyin,
+                &self.frequency,
+                &self.config.align,
+            );
+            WorkBoilerplate {
+                informative: common.iter().filter(|c| !**c).count(),
+                common,
+            }
+        })
     }
 
     fn page_views(
