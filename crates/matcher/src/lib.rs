@@ -447,8 +447,9 @@ pub struct Matcher<I: Index = SimHashIndex> {
     laundered: WorkCache<laundering::LaunderedWork>,
 }
 
-/// Most works kept prepared for sentence alignment (about 100 KB each for a chapter of a few
-/// thousand characters), so the cache stays bounded whatever the library's size.
+/// Most works kept prepared for sentence alignment, so the cache stays bounded whatever the
+/// library's size (on the quality library, 410 works of about 10 KB of text, it added 44 MB to
+/// the peak memory of `match`).
 const LAUNDERED_CACHE_WORKS: usize = 256;
 
 /// A per-work cache shared by the threads matching pages at once.

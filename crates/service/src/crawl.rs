@@ -178,9 +178,9 @@ const MATCH_IDLE_WAIT: Duration = Duration::from_millis(200);
 /// and matching instead of their sum (the crawl waits on the network and on per-host pacing,
 /// matching on the cores).
 ///
-/// The matching side passes over the due pages whenever pages were stored since its last pass,
-/// and once more after the crawl has ended, so every page the crawl stored is matched before
-/// this returns. A matching failure (a shared index that was never built, say) does not stop
+/// The matching side passes over the due pages again at once while its passes record verdicts,
+/// else after a fifth of a second or as soon as the crawl ends, and makes one last pass after
+/// the crawl has ended, so every page the crawl stored is matched before this returns. A matching failure (a shared index that was never built, say) does not stop
 /// the crawl: the pages stay stored and due for `copytrace match`, and the error is returned
 /// beside the crawl's result.
 pub async fn crawl_and_match_now(
@@ -193,11 +193,11 @@ pub async fn crawl_and_match_now(
     match_progress: &dyn Progress,
 ) -> CrawledAndMatched {
     let crawl_ended = AtomicBool::new(false);
-    let stored = Notify::new();
+    let ended = Notify::new();
     let crawl = async {
         let done = crawl_now(store, seeds, settings, crawl_progress).await;
         crawl_ended.store(true, Ordering::SeqCst);
-        stored.notify_one();
+        ended.notify_one();
         done
     };
     let matching = async {
@@ -218,7 +218,7 @@ pub async fn crawl_and_match_now(
             }
             if recorded == 0 {
                 tokio::select! {
-                    () = stored.notified() => {}
+                    () = ended.notified() => {}
                     () = tokio::time::sleep(MATCH_IDLE_WAIT) => {}
                 }
             }

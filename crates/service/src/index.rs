@@ -6,12 +6,12 @@
 //! index that reflects the library from a flushed, stale or half-rebuilt one.
 
 use copytrace_index_redis::RedisIndex;
-use copytrace_matcher::{Index, MatchConfig};
+use copytrace_matcher::{Index, IndexError, MatchConfig};
 use copytrace_store::{Id, Store};
 
 use crate::error::{Context, Result, ServiceError};
 use crate::library::{active_works, library_digest, refresh_outdated_works, stored_windows};
-use crate::progress::Progress;
+use crate::progress::{NoProgress, Progress};
 use crate::redact;
 
 /// Where the window index of a matcher lives.
@@ -19,7 +19,8 @@ use crate::redact;
 pub enum IndexSource {
     /// Built in memory from the store, again whenever the library changes.
     Memory,
-    /// The shared Redis index (`copytrace index rebuild` fills it).
+    /// The shared Redis index (the first `library add` or `match` against an empty one, or
+    /// `copytrace index rebuild`, fills it).
     Redis {
         /// Redis URL (may hold a password: show it through [`crate::redact`]).
         url: String,
@@ -56,11 +57,47 @@ pub async fn rebuild_redis_index(
     config: &MatchConfig,
     progress: &dyn Progress,
 ) -> Result<RebuildSummary> {
+    fill_redis_index(store, index, config, progress, RedisIndex::clear).await
+}
+
+/// Builds the index from the library when it was never built and holds no work (a fresh
+/// Redis, or one that lost its data): what the first `library add` or `match` against it does,
+/// so that a new deployment needs no separate `index rebuild` step. `None`, touching nothing,
+/// for any other index. Unlike [`rebuild_redis_index`] it deletes nothing, so two first uses
+/// running at once both insert (inserting a work twice changes nothing) instead of one wiping
+/// what the other wrote. As in [`update_redis_index`], the digest is blanked while works are
+/// inserted, so match workers refuse the index until it is complete. An index with works but
+/// no digest (a rebuild that did not finish) is left alone: it says nothing about which works
+/// are missing.
+pub async fn build_if_fresh(
+    store: &dyn Store,
+    index: &mut RedisIndex,
+    config: &MatchConfig,
+) -> Result<Option<RebuildSummary>> {
+    if index.source_digest()?.is_some() || index.work_count()? > 0 {
+        return Ok(None);
+    }
+    let built = fill_redis_index(store, index, config, &NoProgress, |index| {
+        index.set_source_digest("")
+    })
+    .await?;
+    Ok(Some(built))
+}
+
+/// Inserts every active work's stored windows after `prepare` (clearing the namespace, or
+/// blanking the digest), then records the library digest.
+async fn fill_redis_index(
+    store: &dyn Store,
+    index: &mut RedisIndex,
+    config: &MatchConfig,
+    progress: &dyn Progress,
+    prepare: impl FnOnce(&mut RedisIndex) -> Result<(), IndexError>,
+) -> Result<RebuildSummary> {
     let refingerprinted = refresh_outdated_works(store, &config.fingerprint).await?;
     let mut segments = stored_windows(store).await?;
     let works = active_works(store).await?;
     progress.set_total(works.len() as u64);
-    index.clear()?;
+    prepare(index)?;
     let mut summary = RebuildSummary {
         refingerprinted,
         ..RebuildSummary::default()
@@ -71,34 +108,6 @@ pub async fn rebuild_redis_index(
         summary.works += 1;
         summary.windows += windows.len();
         progress.advance(1);
-    }
-    index.set_source_digest(&library_digest(store).await?)?;
-    Ok(summary)
-}
-
-/// Fills a Redis index that was never built and holds no work, from the library as it is: what
-/// the first `library add` against a fresh Redis does, so that a new deployment needs no
-/// separate `index rebuild` step. Unlike [`rebuild_redis_index`] it deletes nothing, so two
-/// first adds running at once both insert (inserting a work twice changes nothing) instead of
-/// one wiping what the other wrote. As in [`update_redis_index`], the digest is blanked while
-/// works are inserted, so match workers refuse the index until it is complete.
-pub async fn build_first_redis_index(
-    store: &dyn Store,
-    index: &mut RedisIndex,
-    config: &MatchConfig,
-) -> Result<RebuildSummary> {
-    let refingerprinted = refresh_outdated_works(store, &config.fingerprint).await?;
-    index.set_source_digest("")?;
-    let mut segments = stored_windows(store).await?;
-    let mut summary = RebuildSummary {
-        refingerprinted,
-        ..RebuildSummary::default()
-    };
-    for work in active_works(store).await? {
-        let windows = segments.remove(&work.id).unwrap_or_default();
-        index.insert_work(work.id, &windows)?;
-        summary.works += 1;
-        summary.windows += windows.len();
     }
     index.set_source_digest(&library_digest(store).await?)?;
     Ok(summary)

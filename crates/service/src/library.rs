@@ -659,18 +659,11 @@ pub async fn update_index(
     if index::update_redis_index(store, redis, before, changed).await? {
         return Ok(IndexUpdate::Updated);
     }
-    // A fresh Redis: this is the library's first use of it, so it is built now, instead of
-    // sending a new user to `index rebuild` before the first `match`.
-    if redis.source_digest()?.is_none() && redis.work_count()? == 0 {
-        let built = index::build_first_redis_index(
-            store,
-            redis,
-            &copytrace_matcher::MatchConfig::default(),
-        )
-        .await?;
-        return Ok(IndexUpdate::Built { works: built.works });
-    }
-    Ok(IndexUpdate::NeedsRebuild)
+    let config = copytrace_matcher::MatchConfig::default();
+    Ok(match index::build_if_fresh(store, redis, &config).await? {
+        Some(built) => IndexUpdate::Built { works: built.works },
+        None => IndexUpdate::NeedsRebuild,
+    })
 }
 
 /// The end of adding works: pages marked for matching, and the Redis index brought in step.

@@ -22,7 +22,7 @@ use tokio::sync::Mutex;
 
 use crate::aliases;
 use crate::error::{Context, Result, ServiceError};
-use crate::index::{IndexSource, build_first_redis_index, check_redis_index, open_redis_index};
+use crate::index::{IndexSource, build_if_fresh, check_redis_index, open_redis_index};
 use crate::library::{active_works, library_digest, refresh_outdated_works, stored_windows};
 use crate::review::ReviewGate;
 
@@ -303,8 +303,9 @@ impl MatchEngine {
 
     /// A matcher holding every work of the store. In memory, works fingerprinted by an older
     /// algorithm version are fingerprinted again first. Over Redis, the index is used as
-    /// `index rebuild` left it, and refused unless it was built from the library as it is now;
-    /// the store provides only the works' texts, for verification.
+    /// `index rebuild` or `library add` left it (built first if it is empty and was never
+    /// built), and refused unless it was built from the library as it is now; the store
+    /// provides only the works' texts, for verification.
     async fn load(&self, library: &str) -> Result<(LoadedMatcher, HashMap<Id, String>)> {
         let store = self.store.as_ref();
         let mut works = HashMap::new();
@@ -323,11 +324,13 @@ impl MatchEngine {
             }
             IndexSource::Redis { url, prefix } => {
                 let mut index = open_redis_index(url, prefix)?;
-                // A fresh Redis (never built, empty), as a new deployment has when its works
-                // were added without `--redis-url`: built here rather than refused.
-                if index.source_digest()?.is_none() && index.work_count()? == 0 {
-                    tracing::info!("building the empty Redis index from the library");
-                    build_first_redis_index(store, &mut index, &self.config).await?;
+                // A fresh Redis, as a new deployment has when its works were added without
+                // `--redis-url`, or one that lost its data: built here rather than refused.
+                if build_if_fresh(store, &mut index, &self.config)
+                    .await?
+                    .is_some()
+                {
+                    tracing::info!("built the empty Redis index from the library");
                 }
                 check_redis_index(&index, library)?;
                 let mut matcher = Matcher::with_index(self.config, index);
