@@ -10,8 +10,15 @@
 # Everything started below is stopped here, whatever way the script ends.
 service_dir=""
 redis_pid=""
+cluster_pidfiles=()
 pg_data=""
 cleanup() {
+    local pidfile
+    for pidfile in "${cluster_pidfiles[@]}"; do
+        if [[ -s "$pidfile" ]]; then
+            kill "$(cat "$pidfile")" 2>/dev/null || true
+        fi
+    done
     if [[ -n "$redis_pid" ]]; then
         kill "$redis_pid" 2>/dev/null || true
         wait "$redis_pid" 2>/dev/null || true
@@ -85,6 +92,84 @@ start_redis() {
     done
     echo "error: redis-server did not start (last port tried: $port); its log:" >&2
     cat "$service_dir/redis.log" >&2 || true
+    exit 1
+}
+
+# Starts a Redis Cluster of three masters (no replicas) on free loopback ports and exports
+# COPYTRACE_TEST_REDIS_CLUSTER_URL (the three node URLs, comma-separated, as `--redis-url` takes
+# them) and, for tests that stop and restart a node, COPYTRACE_TEST_REDIS_CLUSTER_NODES: one
+# `port:directory` per node, each directory holding the node's redis.conf, nodes.conf and
+# append-only file; a node stopped and restarted as `redis-server DIR/redis.conf` rejoins with
+# its slots and its data. Every node is stopped on exit, restarted
+# ones included (they write the same pid file).
+start_redis_cluster() {
+    if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
+        apt_install redis-server redis-server
+    fi
+    make_service_dir
+    local attempt base port dir ports=() nodes=() urls=()
+    for attempt in 1 2 3 4 5 6 7 8; do
+        base=$(( 20000 + RANDOM % 40000 ))
+        ports=("$base" "$(( base + 1 ))" "$(( base + 2 ))")
+        nodes=()
+        urls=()
+        local ok=1
+        for port in "${ports[@]}"; do
+            dir="$service_dir/cluster-$port"
+            mkdir -p "$dir"
+            cat >"$dir/redis.conf" <<CONF
+bind 127.0.0.1
+port $port
+dir $dir
+daemonize yes
+pidfile $dir/redis.pid
+logfile $dir/redis.log
+save ""
+appendonly yes
+appendfsync always
+cluster-enabled yes
+cluster-config-file $dir/nodes.conf
+cluster-node-timeout 1000
+CONF
+            cluster_pidfiles+=("$dir/redis.pid")
+            if ! redis-server "$dir/redis.conf" >/dev/null 2>&1; then
+                ok=0
+            fi
+            nodes+=("$port:$dir")
+            urls+=("redis://127.0.0.1:$port")
+        done
+        for port in "${ports[@]}"; do
+            for _ in $(seq 1 50); do
+                redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && break
+                sleep 0.1
+            done
+            redis-cli -p "$port" ping 2>/dev/null | grep -q PONG || ok=0
+        done
+        if [[ $ok == 1 ]] && redis-cli --cluster create "127.0.0.1:${ports[0]}" \
+            "127.0.0.1:${ports[1]}" "127.0.0.1:${ports[2]}" --cluster-replicas 0 \
+            --cluster-yes >"$service_dir/cluster-create.log" 2>&1; then
+            for _ in $(seq 1 100); do
+                local healthy=0
+                for port in "${ports[@]}"; do
+                    redis-cli -p "$port" cluster info 2>/dev/null | grep -q 'cluster_state:ok' \
+                        && healthy=$(( healthy + 1 ))
+                done
+                if [[ $healthy == 3 ]]; then
+                    COPYTRACE_TEST_REDIS_CLUSTER_URL=$(IFS=,; echo "${urls[*]}")
+                    COPYTRACE_TEST_REDIS_CLUSTER_NODES=$(IFS=,; echo "${nodes[*]}")
+                    export COPYTRACE_TEST_REDIS_CLUSTER_URL COPYTRACE_TEST_REDIS_CLUSTER_NODES
+                    echo "Redis Cluster of 3 masters on 127.0.0.1:${ports[0]}-${ports[2]} (attempt $attempt)"
+                    return
+                fi
+                sleep 0.1
+            done
+        fi
+        for port in "${ports[@]}"; do
+            redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
+        done
+    done
+    echo "error: the Redis Cluster did not start; its logs:" >&2
+    cat "$service_dir"/cluster-create.log "$service_dir"/cluster-*/redis.log >&2 || true
     exit 1
 }
 

@@ -1,12 +1,22 @@
-//! The matcher's SimHash window index kept in Redis, so that every process of a production
-//! deployment (web, match workers, the daily dedup) shares one index instead of each loading
-//! the whole library into memory at start.
+//! The matcher's candidate indexes kept in Redis, so that every process of a production
+//! deployment (web, match workers, the daily dedup) shares one copy of them instead of each
+//! building them from the whole library at start: the SimHash windows ([`RedisIndex`]), the
+//! MinHash LSH bands ([`RedisMinHashIndex`]) and the DNA codes ([`RedisDnaIndex`]), all under
+//! one key prefix, on one server or a Redis Cluster.
 //!
 //! [`RedisIndex`] implements [`copytrace_matcher::Index`] with the same pigeonhole scheme as the
 //! in-memory [`copytrace_matcher::SimHashIndex`]: the 64-bit signature is cut into `k + 1`
 //! blocks, two signatures within Hamming distance `k` agree exactly on at least one block, so a
 //! query reads `k + 1` buckets and checks the full distance only for what it finds there.
-//! Recall is exact for every distance up to `k`.
+//! Recall is exact for every distance up to `k`. The MinHash and DNA indexes file windows the
+//! way their in-memory counterparts do and answer the same windows (tested against them).
+//!
+//! # Servers
+//!
+//! The URL names one server (`redis://[:password@]host[:port][/db]`) or, as several such URLs
+//! separated by commas, the seed nodes of a Redis Cluster. Every command names one key (or, on a
+//! single server, several keys read with `MGET`), so the same layout works on both: on a
+//! cluster a page's probes go to each node as one pipeline.
 //!
 //! # Key layout
 //!
@@ -16,70 +26,75 @@
 //!
 //! | key | type | holds |
 //! |---|---|---|
-//! | `{prefix}:b:{b<block>:<value hex>}` | string | packed entries, concatenated, whose signature has `value` in block `block` |
-//! | `{prefix}:w:{w<work id>}` | set | packed entries of one work, to find its buckets on removal |
-//! | `{prefix}:works` | set | ids of the works indexed (for [`Index::len`]) |
-//! | `{prefix}:meta` | hash | `max_distance` and `layout` the keys were written with; `source`, a digest of the library it was built from |
+//! | `{prefix}:b:{b<block>:<value hex>}` | string | SimHash: packed entries, concatenated, whose signature has `value` in block `block` |
+//! | `{prefix}:w:{w<work id>}` | set | SimHash: packed entries of one work, to find its buckets on removal |
+//! | `{prefix}:works` | set | SimHash: ids of the works indexed (for [`Index::len`]) |
+//! | `{prefix}:m:…`, `{prefix}:d:…` | | the MinHash and DNA indexes ([`RedisMinHashIndex`], [`RedisDnaIndex`]): buckets, per-work bucket lists and window counts, laid out alike |
+//! | `{prefix}:meta` | hash | the parameters every index was written with (`layout`, `max_distance`, `minhash_*`, `dna_*`); `source`, a digest of the library it was built from |
 //!
-//! A packed entry is 20 bytes: signature (u64), work id (i64), window ordinal (u32), all
-//! big-endian. The whole signature is stored in the bucket so the distance is checked on the
-//! client without a second lookup.
+//! A packed SimHash entry is 20 bytes: signature (u64), work id (i64), window ordinal (u32),
+//! all big-endian. The whole signature is stored in the bucket so the distance is checked on
+//! the client without a second lookup.
+//!
+//! MinHash and DNA buckets are picked by the top bits of a table key (one band hash or block of
+//! digits per table), [`DEFAULT_BUCKET_BITS`] of them, so those indexes hold at most
+//! `tables · 2^bits` bucket keys however large the library grows; records carry the value that
+//! tells apart the keys sharing a bucket (the band hash's low 32 bits, the whole DNA code).
 //!
 //! **One key per block probe.** A lookup of one signature reads exactly `k + 1` keys, and
-//! [`Index::query_many`] reads the probes of every window of a page with a few pipelined
-//! `MGET`s (1,024 keys each): one round trip per page.
+//! [`Index::query_many`] reads the probes of every window of a page in one batch: a few
+//! pipelined `MGET`s (1,024 keys each) on one server, one pipeline per node on a cluster.
 //!
 //! **Hash tags per bucket, not per block.** The `k + 1` buckets a query reads are different
 //! buckets by construction, so no tag could put them on one node; grouping a whole block under
 //! one tag would pile a quarter of the index (for `k = 3`) onto one slot. Tagging each bucket on
 //! its own spreads the `(k + 1) · 2^(64/(k+1))` possible buckets (262 144 for `k = 3`) evenly
-//! over a cluster's slots, and the key count stays bounded however large the library grows.
-//! Per-work keys are tagged by work for the same reason.
+//! over a cluster's slots. Per-work keys are tagged by work for the same reason.
 //!
 //! **Strings, not sets.** A bucket is one string of fixed-size records, appended to on insert:
 //! a page's probes are then plain `MGET`s, which Redis answers several times faster than as many
-//! `SMEMBERS` (measured in `docs/benchmarks.md`). Re-inserting an identical entry is still a
-//! no-op, because an insert appends only the entries its work's set does not hold yet (read
-//! under `WATCH`), and removing a work runs a small server-side script per bucket that drops
-//! the records carrying its id. This client talks to one server (or a primary); a cluster
-//! client would send the same commands grouped per node (`MGET` per slot, one bucket per
-//! script call), but writes would then no longer be one `MULTI` transaction.
+//! `SMEMBERS` (measured in `docs/benchmarks.md`). Removing a work runs a small server-side
+//! script per bucket (one key each, so it runs on a cluster) that drops the records carrying
+//! its id.
 //!
 //! # Consistency
 //!
-//! A work is inserted in one `MULTI`/`EXEC` transaction guarded by `WATCH` on its work key
-//! (readers see all its windows or none)
-//! and removed in one transaction guarded by `WATCH` on its work key, so a concurrent insert of
-//! the same work cannot leave orphan bucket entries behind. [`Index::len`] is exact: the sum of
-//! the work sets' cardinalities, read in one pipeline (its cost grows with the number of works,
-//! which is why it is not on the matching path).
+//! No write spans keys in one transaction: a cluster cannot offer that across nodes. Instead
+//! every write is idempotent and ordered so that a run stopped half way is finished by running
+//! it again:
+//!
+//! - a SimHash insert appends only the entries its work's set does not hold yet, then records
+//!   them in that set; a MinHash or DNA insert lists its buckets first, removes whatever the work
+//!   had, then appends. Inserting a work twice stores it once.
+//! - a removal drops the work's records bucket by bucket, then its bookkeeping keys.
+//!
+//! Readers never see a half-written library as complete: whoever changes the library blanks the
+//! `source` digest first and writes the new digest last, and match workers refuse an index
+//! whose digest is not the library's (`copytrace_service::index`). A stray record left by a
+//! stopped run names a work id, and the matcher drops candidates it does not know.
+
+mod buckets;
+mod link;
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::sync::{Mutex, MutexGuard};
-use std::time::Duration;
+use std::sync::Arc;
 
 use copytrace_matcher::{Hit, Index, IndexError, SegmentRef, WorkId};
-use redis::{Connection, RedisResult, Value};
+use redis::{Cmd, Value};
+
+pub use buckets::{DEFAULT_BUCKET_BITS, RedisDnaIndex, RedisMinHashIndex};
+use link::Link;
 
 /// The key prefix used when none is configured.
 pub const DEFAULT_PREFIX: &str = "copytrace";
 
 /// Version of the key layout written to `{prefix}:meta`, so a future layout can refuse to read
-/// an old one instead of misreading it.
-pub const LAYOUT_VERSION: u32 = 1;
+/// an old one instead of misreading it. Layout 2 added the MinHash and DNA indexes.
+pub const LAYOUT_VERSION: u32 = 2;
 
 /// Bytes of one packed entry: signature, work id, ordinal.
 const ENTRY_LEN: usize = 20;
-
-/// How long to wait for the server to accept a connection.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// How long one command or pipeline may take; a whole page of probes is one pipeline.
-const IO_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// Keys deleted per `UNLINK` when a namespace is cleared.
-const CLEAR_BATCH: usize = 1000;
 
 /// The URL with any password replaced, safe to put in error messages and logs.
 pub fn redact_url(url: &str) -> String {
@@ -153,8 +168,8 @@ fn unpack(entry: &[u8]) -> Result<(u64, SegmentRef), IndexError> {
     Ok((fingerprint, SegmentRef { work_id, ordinal }))
 }
 
-/// The packed entries of one bucket: a string of 20-byte records, or nothing.
-fn records(reply: Value) -> Result<Vec<Vec<u8>>, IndexError> {
+/// The packed entries of one bucket: a string of `entry_len`-byte records, or nothing.
+pub(crate) fn records(reply: Value, entry_len: usize) -> Result<Vec<Vec<u8>>, IndexError> {
     let bytes = match reply {
         Value::BulkString(bytes) => bytes,
         Value::Nil => return Ok(Vec::new()),
@@ -164,39 +179,62 @@ fn records(reply: Value) -> Result<Vec<Vec<u8>>, IndexError> {
             )));
         }
     };
-    if bytes.len() % ENTRY_LEN != 0 {
+    if bytes.len() % entry_len != 0 {
         return Err(IndexError::Corrupt(format!(
-            "a bucket of {} bytes is not a whole number of {ENTRY_LEN}-byte entries",
+            "a bucket of {} bytes is not a whole number of {entry_len}-byte entries",
             bytes.len()
         )));
     }
-    Ok(bytes.chunks(ENTRY_LEN).map(<[u8]>::to_vec).collect())
+    Ok(bytes.chunks(entry_len).map(<[u8]>::to_vec).collect())
 }
 
-/// Removes one work's records from a bucket string, server side: keeps the 20-byte records
-/// whose work id (bytes 9..16) differs from `ARGV[1]`, and deletes the key when none is left.
-const REMOVE_FROM_BUCKET: &str = r"
+/// Removes one work's records from a bucket string, server side: keeps the records of
+/// `ARGV[2]` bytes whose work id (the 8 bytes from 1-based offset `ARGV[3]`) differs from
+/// `ARGV[1]`, and deletes the key when none is left. One key per call, so it runs on a cluster.
+pub(crate) const REMOVE_FROM_BUCKET: &str = r"
 local bucket = redis.call('GET', KEYS[1])
 if not bucket then return 0 end
+local size = tonumber(ARGV[2])
+local at = tonumber(ARGV[3])
 local kept = {}
-for i = 1, #bucket, 20 do
-  local entry = string.sub(bucket, i, i + 19)
-  if string.sub(entry, 9, 16) ~= ARGV[1] then kept[#kept + 1] = entry end
+for i = 1, #bucket, size do
+  local entry = string.sub(bucket, i, i + size - 1)
+  if string.sub(entry, at, at + 7) ~= ARGV[1] then kept[#kept + 1] = entry end
 end
 if #kept == 0 then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], table.concat(kept)) end
 return 1
 ";
 
-/// Bucket keys read by one `MGET`: large enough that a page is a few commands, small enough
-/// that one reply stays a few hundred kilobytes.
-const KEYS_PER_MGET: usize = 1024;
+/// The `EVAL` removing `work_id`'s records of `entry_len` bytes, whose work id starts at byte
+/// `work_at` (0-based), from one bucket.
+pub(crate) fn remove_from_bucket(
+    bucket: &str,
+    work_id: WorkId,
+    entry_len: usize,
+    work_at: usize,
+) -> Cmd {
+    let mut eval = redis::cmd("EVAL");
+    eval.arg(REMOVE_FROM_BUCKET)
+        .arg(1)
+        .arg(bucket)
+        .arg(&work_id.to_be_bytes()[..])
+        .arg(entry_len)
+        .arg(work_at + 1);
+    eval
+}
+
+/// A command with its arguments.
+pub(crate) fn command<'a>(name: &str, args: impl IntoIterator<Item = &'a [u8]>) -> Cmd {
+    let mut cmd = redis::cmd(name);
+    for arg in args {
+        cmd.arg(arg);
+    }
+    cmd
+}
 
 /// Pigeonhole SimHash index in Redis. See the [crate documentation](crate) for the key layout.
 pub struct RedisIndex {
-    client: redis::Client,
-    /// `None` after an I/O error: the next call reconnects instead of reusing a broken stream.
-    connection: Mutex<Option<Connection>>,
-    shown_url: String,
+    link: Arc<Link>,
     prefix: String,
     max_distance: u32,
     blocks: Vec<(u32, u64)>,
@@ -205,7 +243,7 @@ pub struct RedisIndex {
 impl fmt::Debug for RedisIndex {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RedisIndex")
-            .field("url", &self.shown_url)
+            .field("url", &self.link.shown_url())
             .field("prefix", &self.prefix)
             .field("max_distance", &self.max_distance)
             .finish_non_exhaustive()
@@ -213,27 +251,37 @@ impl fmt::Debug for RedisIndex {
 }
 
 impl RedisIndex {
-    /// Connects to the Redis server at `url` (`redis://[:password@]host[:port][/db]`) and opens
-    /// the index stored under `prefix`, answering queries within `max_distance` bits (at most
-    /// 63). Fails if the server cannot be reached or if the keys under `prefix` were written
-    /// for another `max_distance` (their blocks would not match): such an index must be cleared
-    /// and rebuilt.
+    /// Connects to the Redis server at `url` (`redis://[:password@]host[:port][/db]`, or the
+    /// comma-separated seed nodes of a Redis Cluster) and opens the index stored under
+    /// `prefix`, answering queries within `max_distance` bits (at most 63). Fails if the server
+    /// cannot be reached or if the keys under `prefix` were written for another `max_distance`
+    /// (their blocks would not match): such an index must be cleared and rebuilt.
     pub fn connect(url: &str, prefix: &str, max_distance: u32) -> Result<Self, IndexError> {
         validate_prefix(prefix)?;
-        let shown_url = redact_url(url);
-        let client = redis::Client::open(url)
-            .map_err(|e| IndexError::Backend(format!("invalid Redis URL {shown_url}: {e}")))?;
         let max_distance = max_distance.min(63);
         let index = RedisIndex {
-            client,
-            connection: Mutex::new(None),
-            shown_url,
+            link: Arc::new(Link::open(url)?),
             prefix: prefix.to_owned(),
             max_distance,
             blocks: blocks(max_distance),
         };
         index.check_meta()?;
         Ok(index)
+    }
+
+    /// The MinHash LSH index kept under the same prefix, on the same connection, for windows
+    /// signed with `config`'s permutation count (see [`RedisMinHashIndex`]).
+    pub fn minhash(
+        &self,
+        config: &copytrace_matcher::LshConfig,
+    ) -> Result<RedisMinHashIndex, IndexError> {
+        RedisMinHashIndex::open(self.link.clone(), &self.prefix, config)
+    }
+
+    /// The DNA index kept under the same prefix, on the same connection, for codes of `levels`
+    /// answered within `max_distance` (see [`RedisDnaIndex`]).
+    pub fn dna(&self, levels: u8, max_distance: u32) -> Result<RedisDnaIndex, IndexError> {
+        RedisDnaIndex::open(self.link.clone(), &self.prefix, levels, max_distance)
     }
 
     /// The distance this index answers for.
@@ -267,7 +315,7 @@ impl RedisIndex {
     }
 
     fn meta_key(&self) -> String {
-        format!("{}:meta", self.prefix)
+        meta_key(&self.prefix)
     }
 
     fn block(&self, index: usize, fingerprint: u64) -> u64 {
@@ -275,156 +323,62 @@ impl RedisIndex {
         fingerprint >> shift & mask
     }
 
-    /// Deletes every key of this index (the whole namespace) and writes its metadata again:
-    /// the first step of a rebuild. Other prefixes on the same server are untouched.
+    /// Deletes every key of this index and of the MinHash and DNA indexes under the same prefix
+    /// (the whole namespace, on every node of a cluster) and writes its metadata again: the
+    /// first step of a rebuild. Other prefixes on the same server are untouched.
     pub fn clear(&mut self) -> Result<(), IndexError> {
-        let pattern = format!("{}:*", self.prefix);
-        self.with_connection("clear the index", |connection| {
-            let mut cursor: u64 = 0;
-            loop {
-                let (next, keys): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
-                    .arg(cursor)
-                    .arg("MATCH")
-                    .arg(&pattern)
-                    .arg("COUNT")
-                    .arg(CLEAR_BATCH)
-                    .query(connection)?;
-                for batch in keys.chunks(CLEAR_BATCH) {
-                    redis::cmd("UNLINK").arg(batch).exec(connection)?;
-                }
-                if next == 0 {
-                    return Ok(());
-                }
-                cursor = next;
-            }
-        })?;
+        self.link.delete_matching(&format!("{}:*", self.prefix))?;
         self.check_meta()
+    }
+
+    /// Deletes every key under the prefix, metadata included, leaving nothing of this index
+    /// behind (what tests and a decommissioned library need; a rebuild uses
+    /// [`RedisIndex::clear`]).
+    pub fn delete_namespace(&self) -> Result<(), IndexError> {
+        self.link.delete_matching(&format!("{}:*", self.prefix))
     }
 
     /// Records a digest of the library the index was built from (`source` in `{prefix}:meta`),
     /// so a process opening the index later can tell whether the library changed since. Cleared
     /// with the rest of the namespace, so an interrupted rebuild leaves no digest behind.
     pub fn set_source_digest(&self, digest: &str) -> Result<(), IndexError> {
-        let meta = self.meta_key();
-        self.with_connection("record the library digest", |connection| {
+        self.link.query(
+            "record the library digest",
             redis::cmd("HSET")
-                .arg(&meta)
+                .arg(self.meta_key())
                 .arg("source")
-                .arg(digest)
-                .exec(connection)
-        })
+                .arg(digest),
+        )
     }
 
     /// How many works the index holds windows of (one `SCARD`, whatever the library's size;
     /// [`Index::len`] counts windows and reads every work's set).
     pub fn work_count(&self) -> Result<usize, IndexError> {
-        let works = self.works_key();
-        self.with_connection("count the indexed works", |connection| {
-            redis::cmd("SCARD").arg(&works).query(connection)
-        })
+        self.link.query(
+            "count the indexed works",
+            redis::cmd("SCARD").arg(self.works_key()),
+        )
     }
 
     /// The digest recorded by [`RedisIndex::set_source_digest`], if any.
     pub fn source_digest(&self) -> Result<Option<String>, IndexError> {
-        let meta = self.meta_key();
-        self.with_connection("read the library digest", |connection| {
-            redis::cmd("HGET")
-                .arg(&meta)
-                .arg("source")
-                .query(connection)
-        })
+        self.link.query(
+            "read the library digest",
+            redis::cmd("HGET").arg(self.meta_key()).arg("source"),
+        )
     }
 
     /// Records this index's parameters under `{prefix}:meta` if absent, and refuses to go on if
     /// the keys were written with other ones.
     fn check_meta(&self) -> Result<(), IndexError> {
-        let meta = self.meta_key();
-        let (distance, layout): (Option<u32>, Option<u32>) =
-            self.with_connection("read the index metadata", |connection| {
-                let mut pipe = redis::pipe();
-                pipe.atomic()
-                    .cmd("HSETNX")
-                    .arg(&meta)
-                    .arg("max_distance")
-                    .arg(self.max_distance)
-                    .ignore()
-                    .cmd("HSETNX")
-                    .arg(&meta)
-                    .arg("layout")
-                    .arg(LAYOUT_VERSION)
-                    .ignore()
-                    .cmd("HGET")
-                    .arg(&meta)
-                    .arg("max_distance")
-                    .cmd("HGET")
-                    .arg(&meta)
-                    .arg("layout");
-                pipe.query(connection)
-            })?;
-        if layout != Some(LAYOUT_VERSION) {
-            return Err(IndexError::Corrupt(format!(
-                "the index under {:?} at {} has key layout {layout:?}, this build reads \
-                 layout {LAYOUT_VERSION}: rebuild it",
-                self.prefix, self.shown_url
-            )));
-        }
-        if distance != Some(self.max_distance) {
-            return Err(IndexError::Backend(format!(
-                "the index under {:?} at {} was built for max distance {distance:?}, not {}: \
-                 rebuild it",
-                self.prefix, self.shown_url, self.max_distance
-            )));
-        }
-        Ok(())
-    }
-
-    /// Runs `operation` on the connection, connecting first if needed. Errors become
-    /// [`IndexError::Backend`] naming the server (password redacted) and what was being done;
-    /// after an I/O error the connection is dropped so the next call reconnects.
-    fn with_connection<T>(
-        &self,
-        doing: &str,
-        mut operation: impl FnMut(&mut Connection) -> RedisResult<T>,
-    ) -> Result<T, IndexError> {
-        let mut guard: MutexGuard<'_, Option<Connection>> = self
-            .connection
-            .lock()
-            .map_err(|_| IndexError::Backend("the Redis connection lock is poisoned".into()))?;
-        if guard.is_none() {
-            *guard = Some(self.open_connection()?);
-        }
-        let connection = guard.as_mut().expect("connected just above");
-        operation(connection).map_err(|error| {
-            if error.is_io_error() || error.is_connection_dropped() || error.is_timeout() {
-                *guard = None;
-            }
-            IndexError::Backend(format!(
-                "Redis at {} failed to {doing}: {error}",
-                self.shown_url
-            ))
-        })
-    }
-
-    fn open_connection(&self) -> Result<Connection, IndexError> {
-        let connection = self
-            .client
-            .get_connection_with_timeout(CONNECT_TIMEOUT)
-            .map_err(|e| {
-                IndexError::Backend(format!(
-                    "cannot connect to Redis at {}: {e}",
-                    self.shown_url
-                ))
-            })?;
-        connection
-            .set_read_timeout(Some(IO_TIMEOUT))
-            .and_then(|()| connection.set_write_timeout(Some(IO_TIMEOUT)))
-            .map_err(|e| {
-                IndexError::Backend(format!(
-                    "cannot set timeouts on the Redis connection to {}: {e}",
-                    self.shown_url
-                ))
-            })?;
-        Ok(connection)
+        check_params(
+            &self.link,
+            &self.prefix,
+            &[
+                ("layout", u64::from(LAYOUT_VERSION)),
+                ("max_distance", u64::from(self.max_distance)),
+            ],
+        )
     }
 
     /// The bucket keys one signature probes, one per block.
@@ -432,25 +386,6 @@ impl RedisIndex {
         for b in 0..self.blocks.len() {
             keys.push(self.bucket_key(b, self.block(b, fingerprint)));
         }
-    }
-
-    /// Reads buckets with pipelined `MGET`s, one reply per key in order.
-    fn read_buckets(&self, keys: &[String], what: &str) -> Result<Vec<Value>, IndexError> {
-        let mut pipe = redis::pipe();
-        for chunk in keys.chunks(KEYS_PER_MGET) {
-            pipe.cmd("MGET").arg(chunk);
-        }
-        let chunks: Vec<Vec<Value>> =
-            self.with_connection(what, |connection| pipe.query(connection))?;
-        let replies: Vec<Value> = chunks.into_iter().flatten().collect();
-        if replies.len() != keys.len() {
-            return Err(IndexError::Corrupt(format!(
-                "{} replies to {} probes",
-                replies.len(),
-                keys.len()
-            )));
-        }
-        Ok(replies)
     }
 
     /// Turns the `k + 1` bucket replies of one signature into hits, each entry once: from the
@@ -462,7 +397,7 @@ impl RedisIndex {
         out: &mut Vec<Hit>,
     ) -> Result<(), IndexError> {
         for (b, reply) in replies.enumerate() {
-            for entry in records(reply)? {
+            for entry in records(reply, ENTRY_LEN)? {
                 let (candidate, segment) = unpack(&entry)?;
                 let distance = (candidate ^ fingerprint).count_ones();
                 if distance > self.max_distance {
@@ -480,17 +415,65 @@ impl RedisIndex {
     }
 }
 
+/// The metadata hash of a prefix.
+pub(crate) fn meta_key(prefix: &str) -> String {
+    format!("{prefix}:meta")
+}
+
+/// Records each `(field, value)` under the prefix's metadata if absent, and fails if a field
+/// was recorded with another value: keys written with other parameters would be misread.
+pub(crate) fn check_params(
+    link: &Link,
+    prefix: &str,
+    params: &[(&str, u64)],
+) -> Result<(), IndexError> {
+    let meta = meta_key(prefix);
+    let mut cmds = Vec::new();
+    for (field, value) in params {
+        let mut set = redis::cmd("HSETNX");
+        set.arg(&meta).arg(*field).arg(*value);
+        cmds.push(set);
+    }
+    let mut get = redis::cmd("HMGET");
+    get.arg(&meta);
+    for (field, _) in params {
+        get.arg(*field);
+    }
+    cmds.push(get);
+    let mut replies: Vec<Value> = link.batch("read the index metadata", &cmds)?;
+    let found: Vec<Option<u64>> = match replies.pop() {
+        Some(reply) => redis::from_redis_value(reply)
+            .map_err(|e| IndexError::Corrupt(format!("unreadable index metadata: {e}")))?,
+        None => Vec::new(),
+    };
+    for ((field, wanted), found) in params.iter().zip(found) {
+        if found != Some(*wanted) {
+            let found = found.map_or("nothing".to_owned(), |f| f.to_string());
+            return Err(IndexError::Corrupt(format!(
+                "the index under {prefix:?} at {} was written with {field} {found}, this \
+                 process needs {wanted}: rebuild it (`copytrace index rebuild`)",
+                link.shown_url()
+            )));
+        }
+    }
+    Ok(())
+}
+
 impl Index for RedisIndex {
     fn insert(&mut self, fingerprint: &u64, segment: SegmentRef) -> Result<(), IndexError> {
         self.insert_work(segment.work_id, &[(segment.ordinal, *fingerprint)])
     }
 
+    /// Appends the entries the work's set does not hold yet to their buckets, then records them
+    /// in the work's set and the work in the list of works. Re-inserting identical windows thus
+    /// stores them once; a run stopped between the two steps leaves at worst entries listed
+    /// nowhere, which a query reports (and the matcher, which knows the library, drops) and a
+    /// rebuild removes.
     fn insert_work(&mut self, work_id: WorkId, windows: &[(u32, u64)]) -> Result<(), IndexError> {
         if windows.is_empty() {
             return Ok(());
         }
         let work_key = self.work_key(work_id);
-        let works_key = self.works_key();
         let entries: Vec<(u64, [u8; ENTRY_LEN])> = windows
             .iter()
             .map(|&(ordinal, fingerprint)| {
@@ -501,66 +484,75 @@ impl Index for RedisIndex {
             })
             .collect();
         let packed: Vec<&[u8]> = entries.iter().map(|(_, entry)| &entry[..]).collect();
-        // WATCH the work's key and append only entries it does not hold yet, so re-inserting
-        // identical windows stores them once, as sets did, while buckets stay plain strings
-        // that a page reads with a few `MGET`s.
-        self.with_connection("insert a work", |connection| {
-            redis::transaction(connection, &[&work_key], |connection, pipe| {
-                let present: Vec<bool> = redis::cmd("SMISMEMBER")
-                    .arg(&work_key)
-                    .arg(&packed)
-                    .query(connection)?;
-                pipe.cmd("SADD").arg(&works_key).arg(work_id).ignore();
-                pipe.cmd("SADD").arg(&work_key).arg(&packed).ignore();
-                for ((fingerprint, entry), present) in entries.iter().zip(&present) {
-                    if *present {
-                        continue;
-                    }
-                    for b in 0..self.blocks.len() {
-                        pipe.cmd("APPEND")
-                            .arg(self.bucket_key(b, self.block(b, *fingerprint)))
-                            .arg(&entry[..])
-                            .ignore();
-                    }
-                }
-                pipe.query(connection)
-            })
-        })
+        let present: Vec<bool> = self.link.query(
+            "insert a work",
+            &command(
+                "SMISMEMBER",
+                [work_key.as_bytes()]
+                    .into_iter()
+                    .chain(packed.iter().copied()),
+            ),
+        )?;
+        let mut appends = Vec::new();
+        for ((fingerprint, entry), present) in entries.iter().zip(&present) {
+            if *present {
+                continue;
+            }
+            for b in 0..self.blocks.len() {
+                let mut append = redis::cmd("APPEND");
+                append
+                    .arg(self.bucket_key(b, self.block(b, *fingerprint)))
+                    .arg(&entry[..]);
+                appends.push(append);
+            }
+        }
+        self.link.batch::<Value>("insert a work", &appends)?;
+        let listed = [
+            command(
+                "SADD",
+                [work_key.as_bytes()]
+                    .into_iter()
+                    .chain(packed.iter().copied()),
+            ),
+            command(
+                "SADD",
+                [self.works_key().as_bytes(), work_id.to_string().as_bytes()],
+            ),
+        ];
+        self.link.batch::<Value>("insert a work", &listed)?;
+        Ok(())
     }
 
+    /// Drops the work's entries from every bucket they were filed in, then its set and its place
+    /// in the list of works: a run stopped on the way is finished by removing the work again.
     fn remove_work(&mut self, work_id: WorkId) -> Result<(), IndexError> {
         let work_key = self.work_key(work_id);
-        let works_key = self.works_key();
-        // WATCH the work's key: if an insert of the same work lands between reading its
-        // entries and deleting them, the transaction aborts and is retried with the new set.
-        let entries: Vec<Vec<u8>> = self.with_connection("remove a work", |connection| {
-            redis::transaction(connection, &[&work_key], |connection, pipe| {
-                let entries: Vec<Vec<u8>> =
-                    redis::cmd("SMEMBERS").arg(&work_key).query(connection)?;
-                let mut buckets = BTreeSet::new();
-                for entry in &entries {
-                    // A malformed entry is skipped here and reported after the transaction.
-                    let Ok((fingerprint, _)) = unpack(entry) else {
-                        continue;
-                    };
-                    for b in 0..self.blocks.len() {
-                        buckets.insert(self.bucket_key(b, self.block(b, fingerprint)));
-                    }
-                }
-                for bucket in &buckets {
-                    pipe.cmd("EVAL")
-                        .arg(REMOVE_FROM_BUCKET)
-                        .arg(1)
-                        .arg(bucket)
-                        .arg(&work_id.to_be_bytes()[..])
-                        .ignore();
-                }
-                pipe.cmd("DEL").arg(&work_key).ignore();
-                pipe.cmd("SREM").arg(&works_key).arg(work_id).ignore();
-                let done: Option<()> = pipe.query(connection)?;
-                Ok(done.map(|()| entries.clone()))
-            })
-        })?;
+        let entries: Vec<Vec<u8>> = self
+            .link
+            .query("remove a work", redis::cmd("SMEMBERS").arg(&work_key))?;
+        let mut buckets = BTreeSet::new();
+        for entry in &entries {
+            // A malformed entry is skipped here and reported once the rest is removed.
+            let Ok((fingerprint, _)) = unpack(entry) else {
+                continue;
+            };
+            for b in 0..self.blocks.len() {
+                buckets.insert(self.bucket_key(b, self.block(b, fingerprint)));
+            }
+        }
+        let removals: Vec<Cmd> = buckets
+            .iter()
+            .map(|bucket| remove_from_bucket(bucket, work_id, ENTRY_LEN, 8))
+            .collect();
+        self.link.batch::<Value>("remove a work", &removals)?;
+        let unlisted = [
+            command("DEL", [work_key.as_bytes()]),
+            command(
+                "SREM",
+                [self.works_key().as_bytes(), work_id.to_string().as_bytes()],
+            ),
+        ];
+        self.link.batch::<Value>("remove a work", &unlisted)?;
         match entries.iter().find(|entry| entry.len() != ENTRY_LEN) {
             Some(bad) => Err(IndexError::Corrupt(format!(
                 "work {work_id} had an index entry of {} bytes; its other entries were removed",
@@ -573,7 +565,7 @@ impl Index for RedisIndex {
     fn query(&self, fingerprint: &u64, out: &mut Vec<Hit>) -> Result<(), IndexError> {
         let mut keys = Vec::with_capacity(self.blocks.len());
         self.probe_keys(*fingerprint, &mut keys);
-        let replies = self.read_buckets(&keys, "query")?;
+        let replies = self.link.get_many("query", &keys)?;
         self.collect_hits(*fingerprint, replies.into_iter(), out)
     }
 
@@ -587,7 +579,7 @@ impl Index for RedisIndex {
         for &fingerprint in fingerprints {
             self.probe_keys(fingerprint, &mut keys);
         }
-        let mut replies = self.read_buckets(&keys, "query a page")?.into_iter();
+        let mut replies = self.link.get_many("query a page", &keys)?.into_iter();
         for &fingerprint in fingerprints {
             let mut hits = Vec::new();
             self.collect_hits(fingerprint, replies.by_ref().take(per_query), &mut hits)?;
@@ -597,22 +589,17 @@ impl Index for RedisIndex {
     }
 
     fn len(&self) -> Result<usize, IndexError> {
-        let works_key = self.works_key();
-        let works: BTreeSet<WorkId> = self
-            .with_connection("list the indexed works", |connection| {
-                redis::cmd("SMEMBERS").arg(&works_key).query(connection)
-            })?;
-        if works.is_empty() {
-            return Ok(0);
-        }
-        let mut pipe = redis::pipe();
-        for &work_id in &works {
-            pipe.cmd("SCARD").arg(self.work_key(work_id));
-        }
-        let counts: Vec<usize> = self
-            .with_connection("count the indexed windows", |connection| {
-                pipe.query(connection)
-            })?;
+        let works: BTreeSet<WorkId> = self.link.query(
+            "list the indexed works",
+            redis::cmd("SMEMBERS").arg(self.works_key()),
+        )?;
+        let counts: Vec<usize> = self.link.batch(
+            "count the indexed windows",
+            &works
+                .iter()
+                .map(|&work_id| command("SCARD", [self.work_key(work_id).as_bytes()]))
+                .collect::<Vec<_>>(),
+        )?;
         Ok(counts.into_iter().sum())
     }
 }
@@ -670,9 +657,7 @@ mod tests {
     #[test]
     fn bucket_keys_carry_one_hash_tag_per_bucket() {
         let index = RedisIndex {
-            client: redis::Client::open("redis://127.0.0.1:1").unwrap(),
-            connection: Mutex::new(None),
-            shown_url: String::new(),
+            link: Arc::new(Link::open("redis://127.0.0.1:1").unwrap()),
             prefix: "p".into(),
             max_distance: 3,
             blocks: blocks(3),

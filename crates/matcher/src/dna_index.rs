@@ -151,6 +151,26 @@ impl DnaIndex {
         u64::from(self.levels) + 1
     }
 
+    /// Number of pigeonhole blocks (`max_distance + 1`): the tables a code is filed in.
+    pub fn block_count(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// The key of each block of `code`, block order: what a shared index (Redis) files the code
+    /// under. Fails like [`Index::insert`] for a code of another quantization depth.
+    pub fn block_keys(&self, code: u128) -> Result<Vec<u64>, IndexError> {
+        Ok(self.blocks.keys(self.checked_digits(code)?).collect())
+    }
+
+    /// The code distance between two codes of this index's depth (sum of per-letter digit
+    /// differences), or `None` for a code that does not fit it.
+    pub fn code_distance(&self, a: u128, b: u128) -> Option<u32> {
+        Some(distance(
+            &self.checked_digits(a).ok()?,
+            &self.checked_digits(b).ok()?,
+        ))
+    }
+
     /// Digits of a code, refusing codes that do not fit 26 digits of this index's base (codes
     /// made with another quantization depth).
     fn checked_digits(&self, code: u128) -> Result<[u8; LETTERS], IndexError> {

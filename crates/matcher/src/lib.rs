@@ -426,8 +426,11 @@ struct PreparedWork {
 pub struct Matcher<I: Index = SimHashIndex> {
     config: MatchConfig,
     index: I,
-    lsh: MinHashLshIndex,
-    dna: DnaIndex,
+    lsh: Box<dyn Index<MinHashSignature>>,
+    dna: Box<dyn Index<u128>>,
+    /// Whether the SimHash, MinHash and DNA indexes are shared with other processes (Redis):
+    /// they are then written by whoever changes the library, never by this matcher.
+    shared: bool,
     sense: laundering::SenseIndex,
     hasher: MinHasher,
     reference: ReferenceDistribution,
@@ -451,6 +454,17 @@ pub struct Matcher<I: Index = SimHashIndex> {
 /// library's size (on the quality library, 410 works of about 10 KB of text, it added 44 MB to
 /// the peak memory of `match`).
 const LAUNDERED_CACHE_WORKS: usize = 256;
+
+/// The keys a work is filed under in the MinHash and DNA candidate indexes, window by window
+/// (`(ordinal, key)`): what a shared index stores for the work. Empty for a source the
+/// configuration does not enable.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CandidateKeys {
+    /// MinHash signature of each content-anchored window.
+    pub minhash: Vec<(u32, MinHashSignature)>,
+    /// DNA code of each DNA window.
+    pub dna: Vec<(u32, u128)>,
+}
 
 /// A per-work cache shared by the threads matching pages at once.
 type WorkCache<T> = std::sync::RwLock<HashMap<WorkId, std::sync::Arc<T>>>;
@@ -506,9 +520,39 @@ impl<I: Index> Matcher<I> {
     /// An empty matcher over the given index.
     pub fn with_index(config: MatchConfig, index: I) -> Self {
         let candidates = &config.candidates;
+        let lsh = Box::new(MinHashLshIndex::new(&candidates.lsh));
+        let dna = Box::new(DnaIndex::new(
+            candidates.dna.levels(),
+            candidates.dna_max_distance,
+        ));
+        Matcher::with_indexes(config, index, lsh, dna, false)
+    }
+
+    /// An empty matcher over candidate indexes that other processes share (Redis): it reads
+    /// them and never writes them. Works are added with [`Matcher::add_indexed_work`], which
+    /// keeps their text for verification; whoever changes the library files the works' keys
+    /// ([`Matcher::candidate_keys`]) in the shared indexes.
+    pub fn with_shared_indexes(
+        config: MatchConfig,
+        index: I,
+        minhash: Box<dyn Index<MinHashSignature>>,
+        dna: Box<dyn Index<u128>>,
+    ) -> Self {
+        Matcher::with_indexes(config, index, minhash, dna, true)
+    }
+
+    fn with_indexes(
+        config: MatchConfig,
+        index: I,
+        lsh: Box<dyn Index<MinHashSignature>>,
+        dna: Box<dyn Index<u128>>,
+        shared: bool,
+    ) -> Self {
+        let candidates = &config.candidates;
         Matcher {
-            lsh: MinHashLshIndex::new(&candidates.lsh),
-            dna: DnaIndex::new(candidates.dna.levels(), candidates.dna_max_distance),
+            lsh,
+            dna,
+            shared,
             sense: laundering::SenseIndex::new(),
             hasher: MinHasher::new(candidates.lsh.num_perm, minhash::DEFAULT_SEED),
             reference: ReferenceDistribution::builtin(),
@@ -571,10 +615,11 @@ impl<I: Index> Matcher<I> {
         self.insert(work_id, normalized, sentences, Some(&simhashes), &ranges)
     }
 
-    /// Adds a work whose SimHash windows are already in the index, as with a shared Redis
-    /// index built once by `copytrace index rebuild` and read by every match process, which
-    /// must not rewrite it at start. The text is kept for verification and the in-process
-    /// candidate indexes (MinHash, DNA) are filled from it.
+    /// Adds a work whose windows are already in the candidate indexes, as with the shared Redis
+    /// indexes built by `copytrace index rebuild` or `library add` and read by every match
+    /// process, which must not rewrite them at start. The text is kept for verification; of the
+    /// indexes this matcher does not share (the MinHash and DNA indexes of an unshared matcher,
+    /// the sense index), those it owns are filled from it.
     pub fn add_indexed_work(&mut self, work_id: WorkId, text: &str) -> Result<(), IndexError> {
         let normalized = normalize(text);
         let ranges = self.window_ranges(&normalized);
@@ -603,29 +648,13 @@ impl<I: Index> Matcher<I> {
         windows: &[(u32, Window)],
     ) -> Result<(), IndexError> {
         self.remove_work(work_id)?;
-        if let Some(simhashes) = simhashes {
-            self.index.insert_work(work_id, simhashes)?;
-        }
-        let methods = self.config.candidates.methods;
-        if methods.contains(CandidateMethods::MINHASH) {
-            let signatures: Vec<(u32, MinHashSignature)> = windows
-                .iter()
-                .map(|(ordinal, _)| *ordinal)
-                .zip(self.window_signatures(&normalized.chars, windows.iter().map(|(_, w)| w)))
-                .collect();
-            self.lsh.insert_work(work_id, &signatures)?;
-        }
-        if methods.contains(CandidateMethods::DNA) {
-            let codes: Vec<(u32, u128)> = dna_codes(
-                &normalized.chars,
-                &self.config.candidates.dna,
-                &self.reference,
-            )
-            .into_iter()
-            .enumerate()
-            .map(|(ordinal, w)| (ordinal as u32, w.code))
-            .collect();
-            self.dna.insert_work(work_id, &codes)?;
+        if !self.shared {
+            if let Some(simhashes) = simhashes {
+                self.index.insert_work(work_id, simhashes)?;
+            }
+            let keys = self.keys_of(&normalized, windows);
+            self.lsh.insert_work(work_id, &keys.minhash)?;
+            self.dna.insert_work(work_id, &keys.dna)?;
         }
         if self.sense_enabled() {
             let keys = self.sense_keys(&normalized.chars, &sentences);
@@ -648,15 +677,49 @@ impl<I: Index> Matcher<I> {
         if let Some(work) = self.works.remove(&work_id) {
             self.frequency.remove(&work.seeds);
             self.library_changed();
-            self.index.remove_work(work_id)?;
-            self.lsh.remove_work(work_id)?;
-            self.dna.remove_work(work_id)?;
+            if !self.shared {
+                self.index.remove_work(work_id)?;
+                self.lsh.remove_work(work_id)?;
+                self.dna.remove_work(work_id)?;
+            }
             if self.sense_enabled() {
                 let keys = self.sense_keys(&work.normalized.chars, &work.sentences);
                 self.sense.remove_work(work_id, &keys);
             }
         }
         Ok(())
+    }
+
+    /// The keys `text` is filed under in the MinHash and DNA indexes, exactly as
+    /// [`Matcher::add_work`] files it: what is written to shared indexes for the work.
+    pub fn candidate_keys(&self, text: &str) -> CandidateKeys {
+        let normalized = normalize(text);
+        let windows = self.window_ranges(&normalized);
+        self.keys_of(&normalized, &windows)
+    }
+
+    fn keys_of(&self, normalized: &Normalized, windows: &[(u32, Window)]) -> CandidateKeys {
+        let methods = self.config.candidates.methods;
+        let mut keys = CandidateKeys::default();
+        if methods.contains(CandidateMethods::MINHASH) {
+            keys.minhash = windows
+                .iter()
+                .map(|(ordinal, _)| *ordinal)
+                .zip(self.window_signatures(&normalized.chars, windows.iter().map(|(_, w)| w)))
+                .collect();
+        }
+        if methods.contains(CandidateMethods::DNA) {
+            keys.dna = dna_codes(
+                &normalized.chars,
+                &self.config.candidates.dna,
+                &self.reference,
+            )
+            .into_iter()
+            .enumerate()
+            .map(|(ordinal, w)| (ordinal as u32, w.code))
+            .collect();
+        }
+        keys
     }
 
     /// Whether laundered copies are looked for through the sense index.

@@ -124,6 +124,13 @@ impl MinHashLshIndex {
         collision_probability(s, self.bands, self.rows)
     }
 
+    /// The key of each band of `signature`, band order: what a shared index (Redis) files the
+    /// window under, so it answers exactly the band collisions this index answers.
+    pub fn band_keys(&self, signature: &[u32]) -> Result<Vec<u64>, IndexError> {
+        self.check(signature)?;
+        Ok(band_hashes(signature, self.bands, self.rows))
+    }
+
     fn check(&self, signature: &[u32]) -> Result<(), IndexError> {
         if signature.len() == self.num_perm {
             Ok(())

@@ -5,9 +5,9 @@
 //! digest](crate::library::library_digest) it was built from, so a worker can always tell an
 //! index that reflects the library from a flushed, stale or half-rebuilt one.
 
-use copytrace_index_redis::RedisIndex;
-use copytrace_matcher::{Index, IndexError, MatchConfig};
-use copytrace_store::{Id, Store};
+use copytrace_index_redis::{RedisDnaIndex, RedisIndex, RedisMinHashIndex};
+use copytrace_matcher::{Index, IndexError, MatchConfig, Matcher};
+use copytrace_store::{Id, Store, WorkStatus};
 
 use crate::error::{Context, Result, ServiceError};
 use crate::library::{active_works, library_digest, refresh_outdated_works, stored_windows};
@@ -35,6 +35,62 @@ pub fn open_redis_index(url: &str, prefix: &str) -> Result<RedisIndex> {
         .with_context(|| format!("cannot open the Redis index at {}", redact(url)))
 }
 
+/// The MinHash and DNA candidate indexes kept under the SimHash index's prefix, opened for
+/// `config`: refused when they were written with other parameters.
+pub fn candidate_indexes(
+    index: &RedisIndex,
+    config: &MatchConfig,
+) -> Result<(RedisMinHashIndex, RedisDnaIndex)> {
+    let candidates = &config.candidates;
+    let minhash = index.minhash(&candidates.lsh)?;
+    let dna = index.dna(candidates.dna.levels(), candidates.dna_max_distance)?;
+    Ok((minhash, dna))
+}
+
+/// Writes works into the shared candidate indexes: their stored SimHash windows, and the
+/// MinHash and DNA keys of their text, computed as a matcher computes them.
+struct SharedWriter {
+    minhash: RedisMinHashIndex,
+    dna: RedisDnaIndex,
+    /// An empty matcher with the configuration in use, for [`Matcher::candidate_keys`].
+    keys: Matcher,
+}
+
+impl SharedWriter {
+    fn new(index: &RedisIndex, config: &MatchConfig) -> Result<Self> {
+        let (minhash, dna) = candidate_indexes(index, config)?;
+        Ok(SharedWriter {
+            minhash,
+            dna,
+            keys: Matcher::new(*config),
+        })
+    }
+
+    /// Files one active work in every index, replacing what it had there.
+    async fn insert(
+        &mut self,
+        store: &dyn Store,
+        index: &mut RedisIndex,
+        work_id: Id,
+        windows: &[(u32, u64)],
+    ) -> Result<()> {
+        let work = store.get_work(work_id).await?;
+        let keys = self.keys.candidate_keys(&work.content);
+        index.insert_work(work_id, windows)?;
+        self.minhash.insert_work(work_id, &keys.minhash)?;
+        self.dna.insert_work(work_id, &keys.dna)?;
+        Ok(())
+    }
+
+    /// Takes one work out of every index.
+    fn remove(&mut self, index: &mut RedisIndex, work_id: Id) -> Result<()> {
+        index.remove_work(work_id)?;
+        self.minhash.remove_work(work_id)?;
+        self.dna.remove_work(work_id)?;
+        Ok(())
+    }
+}
+
 /// What `index rebuild` did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RebuildSummary {
@@ -46,8 +102,8 @@ pub struct RebuildSummary {
     pub refingerprinted: usize,
 }
 
-/// Empties the Redis index's namespace and inserts every work's stored window fingerprints
-/// (one transaction per work). Works fingerprinted by an older algorithm version are
+/// Empties the Redis index's namespace and inserts every work's stored window fingerprints and
+/// the MinHash and DNA keys of its text. Works fingerprinted by an older algorithm version are
 /// fingerprinted again and stored first, as loading an in-memory matcher does, so the index
 /// never mixes versions. The library digest is written last: an interrupted rebuild leaves an
 /// index that matching refuses.
@@ -98,13 +154,14 @@ async fn fill_redis_index(
     let works = active_works(store).await?;
     progress.set_total(works.len() as u64);
     prepare(index)?;
+    let mut writer = SharedWriter::new(index, config)?;
     let mut summary = RebuildSummary {
         refingerprinted,
         ..RebuildSummary::default()
     };
     for work in &works {
         let windows = segments.remove(&work.id).unwrap_or_default();
-        index.insert_work(work.id, &windows)?;
+        writer.insert(store, index, work.id, &windows).await?;
         summary.works += 1;
         summary.windows += windows.len();
         progress.advance(1);
@@ -124,6 +181,7 @@ async fn fill_redis_index(
 pub async fn update_redis_index(
     store: &dyn Store,
     index: &mut RedisIndex,
+    config: &MatchConfig,
     before: &str,
     changed: &[Id],
 ) -> Result<bool> {
@@ -133,12 +191,15 @@ pub async fn update_redis_index(
     if changed.is_empty() {
         return Ok(true);
     }
+    let mut writer = SharedWriter::new(index, config)?;
     index.set_source_digest("")?;
     let mut segments = stored_windows(store).await?;
-    for work_id in changed {
-        index.remove_work(*work_id)?;
-        let windows = segments.remove(work_id).unwrap_or_default();
-        index.insert_work(*work_id, &windows)?;
+    for &work_id in changed {
+        writer.remove(index, work_id)?;
+        if store.work_summary(work_id).await?.status == WorkStatus::Active {
+            let windows = segments.remove(&work_id).unwrap_or_default();
+            writer.insert(store, index, work_id, &windows).await?;
+        }
     }
     index.set_source_digest(&library_digest(store).await?)?;
     Ok(true)

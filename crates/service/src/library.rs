@@ -656,10 +656,10 @@ pub async fn update_index(
     let (Some(redis), Some(before)) = (redis, before) else {
         return Ok(IndexUpdate::NotUsed);
     };
-    if index::update_redis_index(store, redis, before, changed).await? {
+    let config = copytrace_matcher::MatchConfig::default();
+    if index::update_redis_index(store, redis, &config, before, changed).await? {
         return Ok(IndexUpdate::Updated);
     }
-    let config = copytrace_matcher::MatchConfig::default();
     Ok(match index::build_if_fresh(store, redis, &config).await? {
         Some(built) => IndexUpdate::Built { works: built.works },
         None => IndexUpdate::NeedsRebuild,

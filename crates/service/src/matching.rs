@@ -22,7 +22,9 @@ use tokio::sync::Mutex;
 
 use crate::aliases;
 use crate::error::{Context, Result, ServiceError};
-use crate::index::{IndexSource, build_if_fresh, check_redis_index, open_redis_index};
+use crate::index::{
+    IndexSource, build_if_fresh, candidate_indexes, check_redis_index, open_redis_index,
+};
 use crate::library::{active_works, library_digest, refresh_outdated_works, stored_windows};
 use crate::review::ReviewGate;
 
@@ -333,7 +335,13 @@ impl MatchEngine {
                     tracing::info!("built the empty Redis index from the library");
                 }
                 check_redis_index(&index, library)?;
-                let mut matcher = Matcher::with_index(self.config, index);
+                let (minhash, dna) = candidate_indexes(&index, &self.config)?;
+                let mut matcher = Matcher::with_shared_indexes(
+                    self.config,
+                    index,
+                    Box::new(minhash),
+                    Box::new(dna),
+                );
                 for summary in active_works(store).await? {
                     let work = store.get_work(summary.id).await?;
                     matcher.add_indexed_work(summary.id, &work.content)?;

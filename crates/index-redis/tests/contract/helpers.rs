@@ -72,7 +72,16 @@ pub struct TestRedisIndex {
 impl TestRedisIndex {
     /// A fresh index under a new prefix on the test server.
     pub fn new(max_distance: u32) -> TestRedisIndex {
-        let index = RedisIndex::connect(&redis_url(), &unique_prefix(), max_distance)
+        TestRedisIndex::on(&redis_url(), max_distance)
+    }
+
+    /// A fresh index under a new prefix on the test Redis Cluster.
+    pub fn on_cluster(max_distance: u32) -> TestRedisIndex {
+        TestRedisIndex::on(&cluster_url(), max_distance)
+    }
+
+    fn on(url: &str, max_distance: u32) -> TestRedisIndex {
+        let index = RedisIndex::connect(url, &unique_prefix(), max_distance)
             .expect("the test Redis server answers");
         TestRedisIndex { index }
     }
@@ -81,15 +90,19 @@ impl TestRedisIndex {
 impl Drop for TestRedisIndex {
     fn drop(&mut self) {
         // Best effort: a failed cleanup must not hide the test's own failure.
-        let _ = self.index.clear();
-        let _ = redis::Client::open(redis_url())
-            .and_then(|client| client.get_connection())
-            .and_then(|mut connection| {
-                redis::cmd("DEL")
-                    .arg(format!("{}:meta", self.index.prefix()))
-                    .exec(&mut connection)
-            });
+        let _ = self.index.delete_namespace();
     }
+}
+
+/// The seed URLs of the test Redis Cluster (three masters started by `./scripts/test`); unset
+/// is a failure, never a reason to skip.
+pub fn cluster_url() -> String {
+    std::env::var("COPYTRACE_TEST_REDIS_CLUSTER_URL").unwrap_or_else(|_| {
+        panic!(
+            "COPYTRACE_TEST_REDIS_CLUSTER_URL is not set: run ./scripts/test, which starts a \
+             real three-master Redis Cluster for these tests"
+        )
+    })
 }
 
 impl Index for TestRedisIndex {

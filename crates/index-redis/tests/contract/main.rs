@@ -1,11 +1,13 @@
 //! One suite of `Index` behaviour tests, run against every implementation: the in-memory
-//! `SimHashIndex` and `RedisIndex` on the real Redis server that `./scripts/test` starts.
+//! `SimHashIndex`, and `RedisIndex` on the real Redis server and on the real three-master Redis
+//! Cluster that `./scripts/test` starts.
 //!
 //! Each suite function takes a factory making a fresh, empty index for a given max distance,
 //! so one more backend is one more line in [`memory`] / [`redis`]-like modules. Every Redis
 //! test works under its own key prefix (cleared when the test ends), so the tests run in
 //! parallel on one server without seeing each other's keys.
 
+mod candidates;
 mod helpers;
 mod redis_only;
 mod suite;
@@ -61,3 +63,8 @@ contract_tests!(
 );
 contract_tests!(redis, |k| Box::new(crate::helpers::TestRedisIndex::new(k))
     as Box<dyn copytrace_matcher::Index>);
+contract_tests!(
+    redis_cluster,
+    |k| Box::new(crate::helpers::TestRedisIndex::on_cluster(k))
+        as Box<dyn copytrace_matcher::Index>
+);

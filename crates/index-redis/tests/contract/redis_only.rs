@@ -71,7 +71,7 @@ fn an_index_written_for_another_distance_is_refused_until_cleared() {
     let error = RedisIndex::connect(&redis_url(), test.index.prefix(), 4).unwrap_err();
     let message = error.to_string();
     assert!(
-        message.contains("max distance Some(3), not 4") && message.contains("rebuild"),
+        message.contains("max_distance 3, this process needs 4") && message.contains("rebuild"),
         "{message}"
     );
     // The same distance opens the same data.

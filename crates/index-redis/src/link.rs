@@ -1,0 +1,311 @@
+//! One connection to Redis, to a single server or to a Redis Cluster, shared by the indexes of
+//! one prefix.
+//!
+//! Every command the indexes send names at most one key, or several keys read together
+//! (`MGET`), so the same commands work on both: on a single server a batch is one pipeline; on a
+//! cluster the client routes each command to the node owning its key's slot and sends every
+//! node its share of the batch as one pipeline, so a batch costs one round trip per node that
+//! holds any of its keys. Nothing relies on a transaction spanning keys, which a cluster cannot
+//! offer when the keys live on different nodes (see the crate documentation, "Consistency").
+
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use copytrace_matcher::IndexError;
+use redis::cluster::{ClusterClient, ClusterConnection};
+use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
+use redis::{Cmd, Connection, FromRedisValue, RedisResult, Value};
+
+use crate::redact_url;
+
+/// How long to wait for a server to accept a connection.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long one command or pipeline may take; a whole page of probes is one pipeline.
+const IO_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Keys read by one `MGET` on a single server: large enough that a page is a few commands,
+/// small enough that one reply stays a few hundred kilobytes.
+const KEYS_PER_MGET: usize = 1024;
+
+/// Keys deleted per batch when a namespace is cleared.
+const CLEAR_BATCH: usize = 1000;
+
+enum Target {
+    Single(redis::Client),
+    Cluster(ClusterClient),
+}
+
+enum Conn {
+    Single(Connection),
+    Cluster(Box<ClusterConnection>),
+}
+
+/// A lazily opened connection, reopened after an I/O error.
+pub(crate) struct Link {
+    target: Target,
+    /// `None` after an I/O error: the next call reconnects instead of reusing a broken stream.
+    connection: Mutex<Option<Conn>>,
+    shown_url: String,
+}
+
+impl Link {
+    /// A link to `url`: `redis://[:password@]host[:port][/db]` for one server, or several
+    /// such URLs separated by commas for the seed nodes of a Redis Cluster. Connects on first
+    /// use.
+    pub(crate) fn open(url: &str) -> Result<Link, IndexError> {
+        let nodes: Vec<&str> = url
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .collect();
+        let shown_url = nodes
+            .iter()
+            .map(|n| redact_url(n))
+            .collect::<Vec<_>>()
+            .join(",");
+        let invalid = |e: redis::RedisError| {
+            IndexError::Backend(format!("invalid Redis URL {shown_url}: {e}"))
+        };
+        let target = match nodes.as_slice() {
+            [] => {
+                return Err(IndexError::Backend("empty Redis URL".into()));
+            }
+            [single] => Target::Single(redis::Client::open(*single).map_err(invalid)?),
+            several => Target::Cluster(
+                ClusterClient::builder(several.iter().copied())
+                    .connection_timeout(CONNECT_TIMEOUT)
+                    .response_timeout(IO_TIMEOUT)
+                    .build()
+                    .map_err(invalid)?,
+            ),
+        };
+        Ok(Link {
+            target,
+            connection: Mutex::new(None),
+            shown_url,
+        })
+    }
+
+    /// The URL (or seed URLs) with passwords replaced, for messages.
+    pub(crate) fn shown_url(&self) -> &str {
+        &self.shown_url
+    }
+
+    /// Runs one command.
+    pub(crate) fn query<T: FromRedisValue>(&self, doing: &str, cmd: &Cmd) -> Result<T, IndexError> {
+        self.with_connection(doing, |connection| match connection {
+            Conn::Single(c) => cmd.query(c),
+            Conn::Cluster(c) => cmd.query(c),
+        })
+    }
+
+    /// Runs commands of one key each (or of keys sharing a hash tag) as one batch: one
+    /// pipeline on a single server, one pipeline per node on a cluster. Replies in order.
+    pub(crate) fn batch<T: FromRedisValue>(
+        &self,
+        doing: &str,
+        cmds: &[Cmd],
+    ) -> Result<Vec<T>, IndexError> {
+        if cmds.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.with_connection(doing, |connection| match connection {
+            Conn::Single(c) => {
+                let mut pipe = redis::pipe();
+                for cmd in cmds {
+                    pipe.add_command(cmd.clone());
+                }
+                pipe.query(c)
+            }
+            Conn::Cluster(c) => {
+                let mut pipe = redis::cluster::cluster_pipe();
+                for cmd in cmds {
+                    pipe.add_command(cmd.clone());
+                }
+                pipe.query(c)
+            }
+        })
+    }
+
+    /// Reads string keys, one reply per key in order (`Nil` for a missing key): pipelined
+    /// `MGET`s on a single server, `GET`s grouped per node on a cluster.
+    pub(crate) fn get_many(&self, doing: &str, keys: &[String]) -> Result<Vec<Value>, IndexError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let replies: Vec<Value> = self.with_connection(doing, |connection| match connection {
+            Conn::Single(c) => {
+                let mut pipe = redis::pipe();
+                for chunk in keys.chunks(KEYS_PER_MGET) {
+                    pipe.cmd("MGET").arg(chunk);
+                }
+                let chunks: Vec<Vec<Value>> = pipe.query(c)?;
+                Ok(chunks.into_iter().flatten().collect())
+            }
+            Conn::Cluster(c) => {
+                let mut pipe = redis::cluster::cluster_pipe();
+                for key in keys {
+                    pipe.cmd("GET").arg(key);
+                }
+                pipe.query(c)
+            }
+        })?;
+        if replies.len() != keys.len() {
+            return Err(IndexError::Corrupt(format!(
+                "{} replies to {} keys",
+                replies.len(),
+                keys.len()
+            )));
+        }
+        Ok(replies)
+    }
+
+    /// Deletes every key matching `pattern` (a `SCAN MATCH` pattern), on every primary of a
+    /// cluster. Keys are deleted one command each, since a cluster refuses commands whose keys
+    /// span slots.
+    pub(crate) fn delete_matching(&self, pattern: &str) -> Result<(), IndexError> {
+        let nodes = self.primaries()?;
+        for node in nodes {
+            let mut cursor: u64 = 0;
+            loop {
+                let mut scan = redis::cmd("SCAN");
+                scan.arg(cursor)
+                    .arg("MATCH")
+                    .arg(pattern)
+                    .arg("COUNT")
+                    .arg(CLEAR_BATCH);
+                let (next, keys): (u64, Vec<Vec<u8>>) =
+                    self.on_node(&node, "clear the index", &scan)?;
+                let deletes: Vec<Cmd> = keys
+                    .iter()
+                    .map(|key| {
+                        let mut unlink = redis::cmd("UNLINK");
+                        unlink.arg(key);
+                        unlink
+                    })
+                    .collect();
+                for chunk in deletes.chunks(CLEAR_BATCH) {
+                    self.batch::<Value>("clear the index", chunk)?;
+                }
+                if next == 0 {
+                    break;
+                }
+                cursor = next;
+            }
+        }
+        Ok(())
+    }
+
+    /// `None` for a single server; the `host:port` of every primary of a cluster.
+    fn primaries(&self) -> Result<Vec<Option<(String, u16)>>, IndexError> {
+        if matches!(self.target, Target::Single(_)) {
+            return Ok(vec![None]);
+        }
+        let nodes: String = self.query(
+            "list the cluster's nodes",
+            redis::cmd("CLUSTER").arg("NODES"),
+        )?;
+        let mut primaries = Vec::new();
+        for line in nodes.lines() {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let (Some(address), Some(flags)) = (fields.get(1), fields.get(2)) else {
+                continue;
+            };
+            if !flags.split(',').any(|f| f == "master") || flags.contains("fail") {
+                continue;
+            }
+            // `host:port@cluster-bus-port[,hostname]`
+            let address = address.split(['@', ',']).next().unwrap_or_default();
+            if let Some((host, port)) = address.rsplit_once(':')
+                && let Ok(port) = port.parse()
+            {
+                primaries.push(Some((host.to_owned(), port)));
+            }
+        }
+        if primaries.is_empty() {
+            return Err(IndexError::Backend(format!(
+                "the Redis Cluster at {} lists no healthy primary",
+                self.shown_url
+            )));
+        }
+        Ok(primaries)
+    }
+
+    /// Runs `cmd` on one node of a cluster (`None`: the single server).
+    fn on_node<T: FromRedisValue>(
+        &self,
+        node: &Option<(String, u16)>,
+        doing: &str,
+        cmd: &Cmd,
+    ) -> Result<T, IndexError> {
+        self.with_connection(doing, |connection| match (connection, node) {
+            (Conn::Single(c), _) => cmd.query(c),
+            (Conn::Cluster(c), Some((host, port))) => {
+                let routing = RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress {
+                    host: host.clone(),
+                    port: *port,
+                });
+                let value = c.route_command(cmd, routing)?;
+                Ok(T::from_redis_value(value)?)
+            }
+            (Conn::Cluster(c), None) => cmd.query(c),
+        })
+    }
+
+    /// Runs `operation` on the connection, connecting first if needed. Errors become
+    /// [`IndexError::Backend`] naming the server (password redacted) and what was being done;
+    /// after an I/O error the connection is dropped so the next call reconnects.
+    fn with_connection<T>(
+        &self,
+        doing: &str,
+        mut operation: impl FnMut(&mut Conn) -> RedisResult<T>,
+    ) -> Result<T, IndexError> {
+        let mut guard: MutexGuard<'_, Option<Conn>> = self
+            .connection
+            .lock()
+            .map_err(|_| IndexError::Backend("the Redis connection lock is poisoned".into()))?;
+        if guard.is_none() {
+            *guard = Some(self.connect()?);
+        }
+        let connection = guard.as_mut().expect("connected just above");
+        operation(connection).map_err(|error| {
+            if error.is_io_error()
+                || error.is_connection_dropped()
+                || error.is_timeout()
+                || error.is_connection_refusal()
+                || error.is_cluster_error()
+            {
+                *guard = None;
+            }
+            IndexError::Backend(format!(
+                "Redis at {} failed to {doing}: {error}",
+                self.shown_url
+            ))
+        })
+    }
+
+    fn connect(&self) -> Result<Conn, IndexError> {
+        let failed = |e: redis::RedisError| {
+            IndexError::Backend(format!(
+                "cannot connect to Redis at {}: {e}",
+                self.shown_url
+            ))
+        };
+        match &self.target {
+            Target::Single(client) => {
+                let connection = client
+                    .get_connection_with_timeout(CONNECT_TIMEOUT)
+                    .map_err(failed)?;
+                connection
+                    .set_read_timeout(Some(IO_TIMEOUT))
+                    .and_then(|()| connection.set_write_timeout(Some(IO_TIMEOUT)))
+                    .map_err(failed)?;
+                Ok(Conn::Single(connection))
+            }
+            Target::Cluster(client) => Ok(Conn::Cluster(Box::new(
+                client.get_connection().map_err(failed)?,
+            ))),
+        }
+    }
+}
