@@ -56,7 +56,15 @@ pub use progress::{NoProgress, Progress};
 pub use settings::CrawlSettings;
 
 /// A URL (of a database or a Redis server) with any password replaced, safe to print and log.
+/// A comma-separated list (the seed nodes of a Redis Cluster) is redacted URL by URL.
 pub fn redact(url: &str) -> String {
+    if url.contains(',') {
+        return url.split(',').map(redact_one).collect::<Vec<_>>().join(",");
+    }
+    redact_one(url)
+}
+
+fn redact_one(url: &str) -> String {
     match url::Url::parse(url) {
         Ok(mut parsed) if parsed.password().is_some() => {
             let _ = parsed.set_password(Some("***"));
@@ -69,6 +77,12 @@ pub fn redact(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn passwords_are_redacted_in_every_url_of_a_cluster_list() {
+        let shown = redact("redis://:s3cret@a:7000,redis://:s3cret@b:7001");
+        assert_eq!(shown, "redis://:***@a:7000,redis://:***@b:7001");
+    }
 
     #[test]
     fn passwords_are_redacted() {

@@ -64,8 +64,9 @@ pub struct Globals {
           hide_env_values = true)]
     pub db: String,
 
-    /// Redis URL of the shared window index (`redis://[:password@]host:port[/db]`). Without
-    /// it, `match` builds an in-memory index from the database at every run.
+    /// Redis URL of the shared candidate indexes (`redis://[:password@]host:port[/db]`), or the
+    /// seed nodes of a Redis Cluster as several such URLs separated by commas. Without it,
+    /// `match` builds in-memory indexes from the database at every run.
     #[arg(
         long,
         global = true,

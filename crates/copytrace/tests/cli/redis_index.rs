@@ -19,25 +19,40 @@ fn redis_url() -> String {
     })
 }
 
+/// The seed URLs of the test Redis Cluster (three masters started by `./scripts/test`).
+fn cluster_url() -> String {
+    std::env::var("COPYTRACE_TEST_REDIS_CLUSTER_URL").unwrap_or_else(|_| {
+        panic!(
+            "COPYTRACE_TEST_REDIS_CLUSTER_URL is not set: run ./scripts/test, which starts a \
+             real three-master Redis Cluster for these tests"
+        )
+    })
+}
+
 /// A key prefix of its own for one test, deleted when the test ends.
 struct Namespace {
     prefix: String,
+    url: String,
 }
 
 impl Namespace {
     fn new() -> Namespace {
+        Namespace::on(redis_url())
+    }
+
+    fn on(url: String) -> Namespace {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let prefix = format!(
             "cli-{}-{}",
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         );
-        Namespace { prefix }
+        Namespace { prefix, url }
     }
 
     /// The index as the binary writes it (max distance 3, the matcher's default).
     fn index(&self) -> RedisIndex {
-        RedisIndex::connect(&redis_url(), &self.prefix, 3).expect("the test Redis answers")
+        RedisIndex::connect(&self.url, &self.prefix, 3).expect("the test Redis answers")
     }
 
     /// `--redis-url URL --redis-prefix PREFIX` followed by `args`.
@@ -50,15 +65,8 @@ impl Namespace {
 
 impl Drop for Namespace {
     fn drop(&mut self) {
-        if let Ok(mut index) = RedisIndex::connect(&redis_url(), &self.prefix, 3) {
-            let _ = index.clear();
-        }
-        if let Ok(mut connection) =
-            redis::Client::open(redis_url()).and_then(|client| client.get_connection())
-        {
-            let _ = redis::cmd("DEL")
-                .arg(format!("{}:meta", self.prefix))
-                .exec(&mut connection);
+        if let Ok(index) = RedisIndex::connect(&self.url, &self.prefix, 3) {
+            let _ = index.delete_namespace();
         }
     }
 }
@@ -435,6 +443,81 @@ fn crawl_with_match_stores_every_page_even_when_matching_is_refused() {
     // Nothing was lost: the stored pages are matched once the index is rebuilt.
     workspace.ok(&namespace.args(&url, &["index", "rebuild"]));
     workspace.ok(&namespace.args(&url, &["match"]));
+    let found: BTreeSet<(String, String)> = workspace.export_csv().pairs().into_iter().collect();
+    assert_eq!(found, site.expected_matches());
+}
+
+/// The test cluster's nodes: `(port, directory of its redis.conf)`.
+fn cluster_nodes() -> Vec<(u16, std::path::PathBuf)> {
+    std::env::var("COPYTRACE_TEST_REDIS_CLUSTER_NODES")
+        .expect("COPYTRACE_TEST_REDIS_CLUSTER_NODES is set by ./scripts/test with the cluster")
+        .split(',')
+        .map(|node| {
+            let (port, dir) = node.split_once(':').expect("port:directory");
+            (port.parse().expect("a port"), dir.into())
+        })
+        .collect()
+}
+
+/// Whether every node of the test cluster reports `cluster_state:ok`.
+fn cluster_healthy() -> bool {
+    cluster_nodes().iter().all(|(port, _)| {
+        redis::Client::open(format!("redis://127.0.0.1:{port}"))
+            .and_then(|client| client.get_connection())
+            .and_then(|mut c| redis::cmd("CLUSTER").arg("INFO").query::<String>(&mut c))
+            .is_ok_and(|info| info.contains("cluster_state:ok"))
+    })
+}
+
+#[test]
+fn on_a_redis_cluster_a_stopped_node_fails_matching_and_its_restart_lets_it_finish() {
+    let url = cluster_url();
+    let namespace = Namespace::on(url.clone());
+    let workspace = Workspace::new();
+    let site = TestSite::sample();
+    let library = write_sample_library(&workspace);
+    let added = workspace.ok(&namespace.args(
+        &url,
+        &["library", "add", library.to_str().expect("UTF-8 path")],
+    ));
+    assert!(
+        added.stdout.contains("built from the library"),
+        "{}",
+        added.stdout
+    );
+    workspace.ok(&["crawl", &site.base_url(), "--allow-private-addresses"]);
+
+    let (port, dir) = cluster_nodes()[2].clone();
+    let mut node = redis::Client::open(format!("redis://127.0.0.1:{port}"))
+        .and_then(|client| client.get_connection())
+        .expect("the node answers");
+    let _: redis::RedisResult<()> = redis::cmd("SHUTDOWN").query(&mut node);
+    let stopped = workspace.run(&namespace.args(&url, &["match"]));
+    let error = stopped.one_line_error();
+    assert!(error.contains("Redis"), "{error}");
+    // Nothing was recorded: no page was taken for clean.
+    assert!(workspace.export_csv().rows.is_empty());
+
+    let restarted = std::process::Command::new("redis-server")
+        .arg(dir.join("redis.conf"))
+        .status()
+        .expect("redis-server runs");
+    assert!(restarted.success());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !cluster_healthy() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the cluster did not recover"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // Every page is still due, and matching through the recovered cluster finds every copy.
+    let matched = workspace.ok(&namespace.args(&url, &["match"]));
+    assert!(
+        matched.stdout.contains("(Redis index)"),
+        "{}",
+        matched.stdout
+    );
     let found: BTreeSet<(String, String)> = workspace.export_csv().pairs().into_iter().collect();
     assert_eq!(found, site.expected_matches());
 }
