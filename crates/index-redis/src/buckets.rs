@@ -3,24 +3,27 @@
 //!
 //! Both in-memory indexes file every window under one 64-bit key per table (a band hash for
 //! MinHash, a block of digits for DNA; see `copytrace_matcher`'s `buckets` module). Here a table
-//! key picks one of `2^bits` buckets of its table, and a bucket is a Redis string of fixed-size
-//! records appended to on insert, read with the page's other probes in one batch:
+//! key is a field of a Redis hash, the hash one of `2^bits` buckets of its table picked by the
+//! key's mixed top bits, and the field's value the records of every window filed under that
+//! exact key:
 //!
 //! | key | type | holds |
 //! |---|---|---|
-//! | `{prefix}:<kind>:{<kind><table>:<bucket hex>}` | string | records `value ‖ work id (i64) ‖ ordinal (u32)`, big-endian |
+//! | `{prefix}:<kind>:{<kind><table>:<bucket hex>}` | hash | field: table key (8 bytes, big-endian); value: records `value ‖ work id (i64) ‖ ordinal (u32)` |
 //! | `{prefix}:<kind>w:{<kind>w<work id>}` | set | the buckets (`table << 32 | bucket`) the work's records are in |
 //! | `{prefix}:<kind>:windows` | hash | work id → number of windows indexed |
 //!
-//! `kind` is `m` (MinHash: the value is the low 32 bits of the band hash, 16-byte records) or
-//! `d` (DNA: the value is the 128-bit code, 28-byte records, so the code distance is checked on
-//! the client exactly as in memory). Every bucket key carries its own hash tag, so buckets spread
-//! evenly over a Redis Cluster's slots; a work's set is tagged by work.
+//! `kind` is `m` (MinHash: records carry no value, 12 bytes) or `d` (DNA: the value is the
+//! 128-bit code, 28-byte records, so the code distance is checked on the client exactly as in
+//! memory). Every bucket key carries its own hash tag, so buckets spread evenly over a Redis
+//! Cluster's slots; a work's set is tagged by work.
 //!
-//! **Bounded key count.** Bucketing by `bits` bits (stored in `{prefix}:meta`, default
-//! [`DEFAULT_BUCKET_BITS`]) bounds the keys at `tables · 2^bits` however large the library grows,
-//! so key overhead stays fixed; what grows is the records per bucket, hence the bytes a page's
-//! probes read. Records of other keys that share a bucket are told apart by the stored value.
+//! **A probe reads only its own key's records.** A page's probes are `HGET bucket key`, one per
+//! window and table, pipelined: what a probe transfers does not grow with the library, only with
+//! the windows that really share the key. The bucket count only bounds the number of Redis keys
+//! (`tables · 2^bits`); it is chosen when the index is first written, from the expected number
+//! of windows, so that a bucket holds a few hundred fields (small hashes stay in Redis's compact
+//! listpack encoding up to `hash-max-listpack-entries`), and kept in `{prefix}:meta`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -32,11 +35,57 @@ use copytrace_matcher::{
 use redis::{Cmd, Value};
 
 use crate::link::Link;
-use crate::{check_params, command, records, remove_from_bucket, validate_prefix};
+use crate::{check_params, command, records, validate_prefix};
 
-/// Bits of a table key that pick its bucket, unless the index was written with others: 65,536
-/// buckets per table (983,040 keys at most for the default 15 MinHash bands).
-pub const DEFAULT_BUCKET_BITS: u32 = 16;
+/// Bits of a table key that pick its bucket when nothing says how large the index will be:
+/// 4,096 buckets per table (61,440 keys for the default 15 MinHash bands).
+pub const DEFAULT_BUCKET_BITS: u32 = 12;
+
+/// Fields a bucket should hold at most, on average, when its bit count is chosen from the
+/// expected number of windows: below Redis's default `hash-max-listpack-entries` (128), so
+/// buckets stay in the compact encoding.
+const FIELDS_PER_BUCKET: u64 = 96;
+
+/// Bucket bits for an index expected to hold `windows` windows: the fewest that keep about
+/// [`FIELDS_PER_BUCKET`] fields per bucket, between 8 and 24.
+pub fn bucket_bits_for(windows: u64) -> u32 {
+    let buckets = (windows / FIELDS_PER_BUCKET).max(1);
+    (64 - buckets.leading_zeros()).clamp(8, 24)
+}
+
+/// Appends records to fields of one bucket: `ARGV` is `field, records, field, records, …`.
+const APPEND_TO_FIELDS: &str = r"
+for i = 1, #ARGV, 2 do
+  local held = redis.call('HGET', KEYS[1], ARGV[i])
+  if held then
+    redis.call('HSET', KEYS[1], ARGV[i], held .. ARGV[i + 1])
+  else
+    redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+  end
+end
+return 1
+";
+
+/// Drops one work's records from every field of one bucket: records of `ARGV[2]` bytes whose
+/// work id (8 bytes from 1-based offset `ARGV[3]`) is `ARGV[1]`; a field left empty is deleted.
+const REMOVE_FROM_FIELDS: &str = r"
+local size = tonumber(ARGV[2])
+local at = tonumber(ARGV[3])
+local all = redis.call('HGETALL', KEYS[1])
+for i = 1, #all, 2 do
+  local held = all[i + 1]
+  local kept = {}
+  local dropped = false
+  for j = 1, #held, size do
+    local record = string.sub(held, j, j + size - 1)
+    if string.sub(record, at, at + 7) == ARGV[1] then dropped = true else kept[#kept + 1] = record end
+  end
+  if dropped then
+    if #kept == 0 then redis.call('HDEL', KEYS[1], all[i]) else redis.call('HSET', KEYS[1], all[i], table.concat(kept)) end
+  end
+end
+return 1
+";
 
 /// Bytes of a record after its value: work id (i64) and window ordinal (u32).
 const SEGMENT_LEN: usize = 12;
@@ -44,7 +93,7 @@ const SEGMENT_LEN: usize = 12;
 /// How one kind of candidate index files its windows.
 trait Scheme: Send + Sync {
     /// What a window is filed by and a query searches with.
-    type Key;
+    type Key: Clone;
     /// The letter naming the index in keys.
     const KIND: &'static str;
     /// Bytes of a record's value.
@@ -53,12 +102,11 @@ trait Scheme: Send + Sync {
     fn tables(&self) -> usize;
     /// The key of each table for `key`.
     fn table_keys(&self, key: &Self::Key) -> Result<Vec<u64>, IndexError>;
-    /// The record value of `key` filed in a table under `table_key`.
-    fn value(&self, key: &Self::Key, table_key: u64, out: &mut Vec<u8>);
-    /// The distance of a record found in `table` to the query, or `None` when it is not a hit
-    /// (another key sharing the bucket, or too far).
-    fn hit(&self, query: &Self::Key, query_keys: &[u64], table: usize, value: &[u8])
-    -> Option<u32>;
+    /// The record value of `key` (what a query needs beyond the exact table key).
+    fn value(&self, key: &Self::Key, out: &mut Vec<u8>);
+    /// The distance of a record found under one of the query's exact table keys, or `None`
+    /// when it is too far.
+    fn hit(&self, query: &Self::Key, value: &[u8]) -> Option<u32>;
     /// The distance reported for a window found with `distance` in `agreeing` tables.
     fn reported(&self, distance: u32, agreeing: u32) -> u32 {
         let _ = agreeing;
@@ -83,18 +131,31 @@ fn mix(mut x: u64) -> u64 {
 }
 
 impl<S: Scheme> Buckets<S> {
+    /// Opens the index under `prefix`, refusing one written with other `params`. Its bucket
+    /// bits are the ones it was written with, or `bits` for a new one.
     fn open(
         link: Arc<Link>,
         prefix: &str,
         scheme: S,
         params: &[(&str, u64)],
+        bits: u32,
     ) -> Result<Self, IndexError> {
         validate_prefix(prefix)?;
-        let bits = DEFAULT_BUCKET_BITS;
-        let bits_field = format!("{}_bucket_bits", S::KIND);
-        let mut all = params.to_vec();
-        all.push((&bits_field, u64::from(bits)));
-        check_params(&link, prefix, &all)?;
+        check_params(&link, prefix, params)?;
+        let field = format!("{}_bucket_bits", S::KIND);
+        let meta = crate::meta_key(prefix);
+        let mut cmds = vec![redis::cmd("HSETNX"), redis::cmd("HGET")];
+        cmds[0].arg(&meta).arg(&field).arg(bits.clamp(1, 32));
+        cmds[1].arg(&meta).arg(&field);
+        let replies: Vec<Option<u32>> = link.batch("read the index metadata", &cmds)?;
+        let bits = match replies.last() {
+            Some(Some(bits)) if (1..=32).contains(bits) => *bits,
+            found => {
+                return Err(IndexError::Corrupt(format!(
+                    "the index under {prefix:?} records {field} {found:?}: rebuild it"
+                )));
+            }
+        };
         Ok(Buckets {
             link,
             prefix: prefix.to_owned(),
@@ -131,6 +192,52 @@ impl<S: Scheme> Buckets<S> {
         format!("{}:{}:windows", self.prefix, S::KIND)
     }
 
+    /// One record of `key` for `segment`.
+    fn record(&self, key: &S::Key, segment: SegmentRef, out: &mut Vec<u8>) {
+        self.scheme.value(key, out);
+        out.extend_from_slice(&segment.work_id.to_be_bytes());
+        out.extend_from_slice(&segment.ordinal.to_be_bytes());
+    }
+
+    /// The commands filing `windows` of one work: its bucket list first (so a run stopped while
+    /// appending leaves records that removing the work finds), then one append per bucket.
+    fn filing(&self, work_id: WorkId, windows: &[(u32, S::Key)]) -> Result<Vec<Cmd>, IndexError> {
+        // bucket id → table key → records
+        let mut buckets: BTreeMap<u64, BTreeMap<u64, Vec<u8>>> = BTreeMap::new();
+        for (ordinal, key) in windows {
+            let segment = SegmentRef {
+                work_id,
+                ordinal: *ordinal,
+            };
+            for (table, table_key) in self.scheme.table_keys(key)?.into_iter().enumerate() {
+                let records = buckets
+                    .entry(self.bucket_id(table, table_key))
+                    .or_default()
+                    .entry(table_key)
+                    .or_default();
+                self.record(key, segment, records);
+            }
+        }
+        let mut listed = redis::cmd("SADD");
+        listed.arg(self.work_key(work_id));
+        for id in buckets.keys() {
+            listed.arg(*id);
+        }
+        let mut cmds = vec![listed];
+        for (id, fields) in &buckets {
+            let mut append = redis::cmd("EVAL");
+            append
+                .arg(APPEND_TO_FIELDS)
+                .arg(1)
+                .arg(self.bucket_key(*id));
+            for (table_key, records) in fields {
+                append.arg(&table_key.to_be_bytes()[..]).arg(&records[..]);
+            }
+            cmds.push(append);
+        }
+        Ok(cmds)
+    }
+
     fn insert_work(&self, work_id: WorkId, windows: &[(u32, S::Key)]) -> Result<(), IndexError> {
         // Replacing: whatever the work had (also a half-written earlier insert) goes first.
         let exists: bool = self.link.query(
@@ -143,32 +250,10 @@ impl<S: Scheme> Buckets<S> {
         if windows.is_empty() {
             return Ok(());
         }
-        let mut buckets: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
-        for (ordinal, key) in windows {
-            for (table, table_key) in self.scheme.table_keys(key)?.into_iter().enumerate() {
-                let records = buckets.entry(self.bucket_id(table, table_key)).or_default();
-                self.scheme.value(key, table_key, records);
-                records.extend_from_slice(&work_id.to_be_bytes());
-                records.extend_from_slice(&ordinal.to_be_bytes());
-            }
-        }
-        // The work's bucket list first, so a run stopped while appending leaves records that
-        // removing the work (or inserting it again) finds.
-        let mut listed = redis::cmd("SADD");
-        listed.arg(self.work_key(work_id));
-        for id in buckets.keys() {
-            listed.arg(*id);
-        }
+        let mut cmds = self.filing(work_id, windows)?;
+        let listed = cmds.remove(0);
         self.link.query::<Value>("insert a work", &listed)?;
-        let appends: Vec<Cmd> = buckets
-            .iter()
-            .map(|(id, records)| {
-                let mut append = redis::cmd("APPEND");
-                append.arg(self.bucket_key(*id)).arg(&records[..]);
-                append
-            })
-            .collect();
-        self.link.batch::<Value>("insert a work", &appends)?;
+        self.link.batch::<Value>("insert a work", &cmds)?;
         self.link.query::<Value>(
             "insert a work",
             redis::cmd("HSET")
@@ -181,23 +266,7 @@ impl<S: Scheme> Buckets<S> {
 
     /// Adds one window to what the work has.
     fn insert_window(&self, key: &S::Key, segment: SegmentRef) -> Result<(), IndexError> {
-        let mut cmds = Vec::new();
-        let mut appends = Vec::new();
-        let mut listed = redis::cmd("SADD");
-        listed.arg(self.work_key(segment.work_id));
-        for (table, table_key) in self.scheme.table_keys(key)?.into_iter().enumerate() {
-            let id = self.bucket_id(table, table_key);
-            listed.arg(id);
-            let mut record = Vec::with_capacity(Self::RECORD_LEN);
-            self.scheme.value(key, table_key, &mut record);
-            record.extend_from_slice(&segment.work_id.to_be_bytes());
-            record.extend_from_slice(&segment.ordinal.to_be_bytes());
-            let mut append = redis::cmd("APPEND");
-            append.arg(self.bucket_key(id)).arg(record);
-            appends.push(append);
-        }
-        cmds.push(listed);
-        cmds.extend(appends);
+        let mut cmds = self.filing(segment.work_id, &[(segment.ordinal, key.clone())])?;
         let mut count = redis::cmd("HINCRBY");
         count.arg(self.windows_key()).arg(segment.work_id).arg(1);
         cmds.push(count);
@@ -213,12 +282,14 @@ impl<S: Scheme> Buckets<S> {
         let removals: Vec<Cmd> = ids
             .iter()
             .map(|&id| {
-                remove_from_bucket(
-                    &self.bucket_key(id),
-                    work_id,
-                    Self::RECORD_LEN,
-                    S::VALUE_LEN,
-                )
+                let mut eval = redis::cmd("EVAL");
+                eval.arg(REMOVE_FROM_FIELDS)
+                    .arg(1)
+                    .arg(self.bucket_key(id))
+                    .arg(&work_id.to_be_bytes()[..])
+                    .arg(Self::RECORD_LEN)
+                    .arg(S::VALUE_LEN + 1);
+                eval
             })
             .collect();
         self.link.batch::<Value>("remove a work", &removals)?;
@@ -242,25 +313,24 @@ impl<S: Scheme> Buckets<S> {
             return Ok(());
         }
         let tables = self.scheme.tables();
-        let mut query_keys = Vec::with_capacity(queries.len());
         let mut probes = Vec::with_capacity(queries.len() * tables);
         for query in queries {
-            let keys = self.scheme.table_keys(query)?;
-            for (table, &table_key) in keys.iter().enumerate() {
-                probes.push(self.bucket_key(self.bucket_id(table, table_key)));
+            for (table, table_key) in self.scheme.table_keys(query)?.into_iter().enumerate() {
+                probes.push((
+                    self.bucket_key(self.bucket_id(table, table_key)),
+                    table_key.to_be_bytes(),
+                ));
             }
-            query_keys.push(keys);
         }
-        let mut replies = self.link.get_many("query a page", &probes)?.into_iter();
-        for (query, keys) in queries.iter().zip(&query_keys) {
-            // Each window once, with the distance of its first agreeing table and the number of
-            // tables it agrees in.
+        let mut replies = self.link.hget_many("query a page", &probes)?.into_iter();
+        for query in queries {
+            // Each window once, with its distance and the number of tables it agrees in.
             let mut found: HashMap<SegmentRef, (u32, u32)> = HashMap::new();
             let mut order = Vec::new();
-            for (table, reply) in replies.by_ref().take(tables).enumerate() {
+            for reply in replies.by_ref().take(tables) {
                 for record in records(reply, Self::RECORD_LEN)? {
                     let (value, segment) = record.split_at(S::VALUE_LEN);
-                    let Some(distance) = self.scheme.hit(query, keys, table, value) else {
+                    let Some(distance) = self.scheme.hit(query, value) else {
                         continue;
                     };
                     let segment = unpack_segment(segment);
@@ -318,7 +388,7 @@ struct MinHashScheme {
 impl Scheme for MinHashScheme {
     type Key = MinHashSignature;
     const KIND: &'static str = "m";
-    const VALUE_LEN: usize = 4;
+    const VALUE_LEN: usize = 0;
 
     fn tables(&self) -> usize {
         self.shape.bands()
@@ -328,12 +398,10 @@ impl Scheme for MinHashScheme {
         self.shape.band_keys(signature)
     }
 
-    fn value(&self, _: &MinHashSignature, table_key: u64, out: &mut Vec<u8>) {
-        out.extend_from_slice(&(table_key as u32).to_be_bytes());
-    }
+    fn value(&self, _: &MinHashSignature, _: &mut Vec<u8>) {}
 
-    fn hit(&self, _: &MinHashSignature, keys: &[u64], table: usize, value: &[u8]) -> Option<u32> {
-        (value == (keys[table] as u32).to_be_bytes()).then_some(0)
+    fn hit(&self, _: &MinHashSignature, _: &[u8]) -> Option<u32> {
+        Some(0)
     }
 
     /// Minima outside the agreeing bands are counted as differing: an upper bound of the
@@ -363,11 +431,11 @@ impl Scheme for DnaScheme {
         self.shape.block_keys(*code)
     }
 
-    fn value(&self, code: &u128, _: u64, out: &mut Vec<u8>) {
+    fn value(&self, code: &u128, out: &mut Vec<u8>) {
         out.extend_from_slice(&code.to_be_bytes());
     }
 
-    fn hit(&self, query: &u128, _: &[u64], _: usize, value: &[u8]) -> Option<u32> {
+    fn hit(&self, query: &u128, value: &[u8]) -> Option<u32> {
         let stored = u128::from_be_bytes(value.try_into().ok()?);
         self.shape
             .code_distance(*query, stored)
@@ -387,6 +455,7 @@ impl RedisMinHashIndex {
         link: Arc<Link>,
         prefix: &str,
         config: &LshConfig,
+        bits: u32,
     ) -> Result<Self, IndexError> {
         let shape = MinHashLshIndex::new(config);
         let params = [
@@ -395,7 +464,7 @@ impl RedisMinHashIndex {
             ("minhash_rows", shape.rows() as u64),
         ];
         Ok(RedisMinHashIndex {
-            buckets: Buckets::open(link, prefix, MinHashScheme { shape }, &params)?,
+            buckets: Buckets::open(link, prefix, MinHashScheme { shape }, &params, bits)?,
         })
     }
 
@@ -417,6 +486,7 @@ impl RedisDnaIndex {
         prefix: &str,
         levels: u8,
         max_distance: u32,
+        bits: u32,
     ) -> Result<Self, IndexError> {
         let shape = DnaIndex::new(levels, max_distance);
         let params = [
@@ -424,7 +494,7 @@ impl RedisDnaIndex {
             ("dna_distance", u64::from(shape.max_distance())),
         ];
         Ok(RedisDnaIndex {
-            buckets: Buckets::open(link, prefix, DnaScheme { shape }, &params)?,
+            buckets: Buckets::open(link, prefix, DnaScheme { shape }, &params, bits)?,
         })
     }
 
@@ -484,6 +554,16 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
+
+    #[test]
+    fn bucket_bits_keep_about_a_hundred_fields_per_bucket_within_bounds() {
+        assert_eq!(bucket_bits_for(0), 8);
+        assert_eq!(bucket_bits_for(132_831), 11, "the quality library's windows");
+        let bits = bucket_bits_for(30_000_000);
+        let per_bucket = 30_000_000 / (1u64 << bits);
+        assert!((48..=FIELDS_PER_BUCKET).contains(&per_bucket), "{bits} bits");
+        assert_eq!(bucket_bits_for(u64::MAX), 24);
+    }
 
     #[test]
     fn mixing_spreads_neighbouring_keys_over_buckets() {

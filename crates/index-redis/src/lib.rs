@@ -36,10 +36,10 @@
 //! all big-endian. The whole signature is stored in the bucket so the distance is checked on
 //! the client without a second lookup.
 //!
-//! MinHash and DNA buckets are picked by the top bits of a table key (one band hash or block of
-//! digits per table), [`DEFAULT_BUCKET_BITS`] of them, so those indexes hold at most
-//! `tables · 2^bits` bucket keys however large the library grows; records carry the value that
-//! tells apart the keys sharing a bucket (the band hash's low 32 bits, the whole DNA code).
+//! MinHash and DNA windows are filed under their exact table key (one band hash or block of
+//! digits per table) as a field of a bucket hash; the bucket is picked by the key's top bits, so
+//! those indexes hold `tables · 2^bits` keys, with `bits` chosen for the library's size when
+//! they are first written ([`bucket_bits_for`]), and a probe reads only its own key's records.
 //!
 //! **One key per block probe.** A lookup of one signature reads exactly `k + 1` keys, and
 //! [`Index::query_many`] reads the probes of every window of a page in one batch: a few
@@ -83,7 +83,7 @@ use std::sync::Arc;
 use copytrace_matcher::{Hit, Index, IndexError, SegmentRef, WorkId};
 use redis::{Cmd, Value};
 
-pub use buckets::{DEFAULT_BUCKET_BITS, RedisDnaIndex, RedisMinHashIndex};
+pub use buckets::{DEFAULT_BUCKET_BITS, RedisDnaIndex, RedisMinHashIndex, bucket_bits_for};
 use link::Link;
 
 /// The key prefix used when none is configured.
@@ -275,13 +275,50 @@ impl RedisIndex {
         &self,
         config: &copytrace_matcher::LshConfig,
     ) -> Result<RedisMinHashIndex, IndexError> {
-        RedisMinHashIndex::open(self.link.clone(), &self.prefix, config)
+        RedisMinHashIndex::open(self.link.clone(), &self.prefix, config, DEFAULT_BUCKET_BITS)
+    }
+
+    /// [`RedisIndex::minhash`], sized for about `windows` windows if it is new (see
+    /// [`bucket_bits_for`]): what a build that knows the library's size opens.
+    pub fn minhash_sized(
+        &self,
+        config: &copytrace_matcher::LshConfig,
+        windows: u64,
+    ) -> Result<RedisMinHashIndex, IndexError> {
+        RedisMinHashIndex::open(
+            self.link.clone(),
+            &self.prefix,
+            config,
+            bucket_bits_for(windows),
+        )
     }
 
     /// The DNA index kept under the same prefix, on the same connection, for codes of `levels`
     /// answered within `max_distance` (see [`RedisDnaIndex`]).
     pub fn dna(&self, levels: u8, max_distance: u32) -> Result<RedisDnaIndex, IndexError> {
-        RedisDnaIndex::open(self.link.clone(), &self.prefix, levels, max_distance)
+        RedisDnaIndex::open(
+            self.link.clone(),
+            &self.prefix,
+            levels,
+            max_distance,
+            DEFAULT_BUCKET_BITS,
+        )
+    }
+
+    /// [`RedisIndex::dna`], sized for about `windows` DNA windows if it is new.
+    pub fn dna_sized(
+        &self,
+        levels: u8,
+        max_distance: u32,
+        windows: u64,
+    ) -> Result<RedisDnaIndex, IndexError> {
+        RedisDnaIndex::open(
+            self.link.clone(),
+            &self.prefix,
+            levels,
+            max_distance,
+            bucket_bits_for(windows),
+        )
     }
 
     /// The distance this index answers for.

@@ -57,8 +57,26 @@ struct SharedWriter {
 }
 
 impl SharedWriter {
+    /// A writer for the indexes as they are (their bucket counts were set when first written).
     fn new(index: &RedisIndex, config: &MatchConfig) -> Result<Self> {
         let (minhash, dna) = candidate_indexes(index, config)?;
+        Ok(SharedWriter {
+            minhash,
+            dna,
+            keys: Matcher::new(*config),
+        })
+    }
+
+    /// A writer for indexes about to receive `windows` windows: new (emptied) ones get bucket
+    /// counts for that size.
+    fn sized(index: &RedisIndex, config: &MatchConfig, windows: u64) -> Result<Self> {
+        let candidates = &config.candidates;
+        let minhash = index.minhash_sized(&candidates.lsh, windows)?;
+        let dna = index.dna_sized(
+            candidates.dna.levels(),
+            candidates.dna_max_distance,
+            windows,
+        )?;
         Ok(SharedWriter {
             minhash,
             dna,
@@ -154,7 +172,8 @@ async fn fill_redis_index(
     let works = active_works(store).await?;
     progress.set_total(works.len() as u64);
     prepare(index)?;
-    let mut writer = SharedWriter::new(index, config)?;
+    let windows: usize = segments.values().map(Vec::len).sum();
+    let mut writer = SharedWriter::sized(index, config, windows as u64)?;
     let mut summary = RebuildSummary {
         refingerprinted,
         ..RebuildSummary::default()
