@@ -558,10 +558,17 @@ mod tests {
     #[test]
     fn bucket_bits_keep_about_a_hundred_fields_per_bucket_within_bounds() {
         assert_eq!(bucket_bits_for(0), 8);
-        assert_eq!(bucket_bits_for(132_831), 11, "the quality library's windows");
+        assert_eq!(
+            bucket_bits_for(132_831),
+            11,
+            "the quality library's windows"
+        );
         let bits = bucket_bits_for(30_000_000);
         let per_bucket = 30_000_000 / (1u64 << bits);
-        assert!((48..=FIELDS_PER_BUCKET).contains(&per_bucket), "{bits} bits");
+        assert!(
+            (48..=FIELDS_PER_BUCKET).contains(&per_bucket),
+            "{bits} bits"
+        );
         assert_eq!(bucket_bits_for(u64::MAX), 24);
     }
 

@@ -35,6 +35,7 @@ use foldhash::{HashMap, HashMapExt, HashSet};
 use std::cell::OnceCell;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use copytrace_fingerprint::{
     DnaConfig, FingerprintConfig, MinHasher, Normalized, ReferenceDistribution, Window, dna_codes,
@@ -413,7 +414,7 @@ struct WorkBoilerplate {
 
 /// A library work prepared for verification.
 #[derive(Debug, Clone)]
-struct PreparedWork {
+pub(crate) struct PreparedWork {
     normalized: Normalized,
     seeds: WorkSeeds,
     /// Where its sentences begin (see [`laundering::sentence_starts`]): the original text is
@@ -436,7 +437,10 @@ pub struct Matcher<I: Index = SimHashIndex> {
     reference: ReferenceDistribution,
     /// The work DNA configuration read at every initial, for pages.
     page_dna: DnaConfig,
-    works: HashMap<WorkId, PreparedWork>,
+    works: HashMap<WorkId, Arc<PreparedWork>>,
+    /// Set by [`Matcher::with_texts_on_demand`]: works are then not kept in `works` but read
+    /// when a page proposes them, and kept prepared within a memory budget.
+    on_demand: Option<OnDemand>,
     /// In how many works each seed occurs: what the library shares is boilerplate.
     frequency: SeedFrequency,
     /// Each work's boilerplate mask, computed at its first verification and kept until the
@@ -465,6 +469,37 @@ pub struct CandidateKeys {
     /// DNA code of each DNA window.
     pub dna: Vec<(u32, u128)>,
 }
+
+/// Where a matcher reads the texts of the works it does not keep in memory (see
+/// [`Matcher::with_texts_on_demand`]): the store, in production.
+pub trait WorkTexts: Send + Sync {
+    /// The current texts of `ids`; a work that is no longer in the library is left out.
+    fn texts(&self, ids: &[WorkId]) -> Result<Vec<(WorkId, String)>, IndexError>;
+}
+
+/// Weighs a prepared work by the bytes it holds, for the on-demand cache's budget.
+#[derive(Debug, Clone, Copy)]
+struct PreparedWeight;
+
+impl quick_cache::Weighter<WorkId, Arc<PreparedWork>> for PreparedWeight {
+    fn weight(&self, _: &WorkId, work: &Arc<PreparedWork>) -> u64 {
+        // Characters, byte offsets and two seed hashes per character, sentence starts.
+        let chars = work.normalized.chars.len() as u64;
+        (chars * 28 + work.sentences.len() as u64 * 4).max(1)
+    }
+}
+
+/// The works of a matcher that reads texts on demand.
+struct OnDemand {
+    /// Every work of the library (known to the shared indexes): what a candidate may be.
+    known: HashSet<WorkId>,
+    texts: Box<dyn WorkTexts>,
+    prepared: quick_cache::sync::Cache<WorkId, Arc<PreparedWork>, PreparedWeight>,
+}
+
+/// Works kept prepared for boilerplate masks when texts are read on demand: the masks are a
+/// byte per character, so this bounds them at a few tens of megabytes.
+const ON_DEMAND_MASK_WORKS: usize = 4096;
 
 /// A per-work cache shared by the threads matching pages at once.
 type WorkCache<T> = std::sync::RwLock<HashMap<WorkId, std::sync::Arc<T>>>;
@@ -560,6 +595,7 @@ impl<I: Index> Matcher<I> {
             config,
             index,
             works: HashMap::new(),
+            on_demand: None,
             frequency: SeedFrequency::new(),
             boilerplate: std::sync::RwLock::default(),
             laundered: std::sync::RwLock::default(),
@@ -579,7 +615,87 @@ impl<I: Index> Matcher<I> {
 
     /// Number of works known.
     pub fn work_count(&self) -> usize {
-        self.works.len()
+        match &self.on_demand {
+            Some(on_demand) => on_demand.known.len(),
+            None => self.works.len(),
+        }
+    }
+
+    /// Keeps no work's text: works added from now on are only counted (their seeds, for
+    /// boilerplate, and the in-process sense index) and remembered by id, and a work a page
+    /// proposes is read from `texts`, prepared and kept in a cache of at most `budget_bytes`
+    /// (least recently used first out). With shared candidate indexes
+    /// ([`Matcher::with_shared_indexes`]) a worker's memory then no longer holds the library's
+    /// texts. Call it before adding works.
+    pub fn with_texts_on_demand(mut self, texts: Box<dyn WorkTexts>, budget_bytes: u64) -> Self {
+        // Estimated items: prepared works of about 10 KB (quick_cache sizes its table by them).
+        let estimated = (budget_bytes / (10_000 * 28)).clamp(16, 1 << 20) as usize;
+        self.on_demand = Some(OnDemand {
+            known: HashSet::default(),
+            texts,
+            prepared: quick_cache::sync::Cache::with_weighter(
+                estimated,
+                budget_bytes.max(1),
+                PreparedWeight,
+            ),
+        });
+        self
+    }
+
+    /// Whether `work_id` is a work of the library.
+    fn knows(&self, work_id: WorkId) -> bool {
+        match &self.on_demand {
+            Some(on_demand) => on_demand.known.contains(&work_id),
+            None => self.works.contains_key(&work_id),
+        }
+    }
+
+    /// The prepared works of `ids` (those the library knows), read and prepared first where
+    /// texts are on demand and the cache does not hold them: one read for all that are missing.
+    fn prepared_works(
+        &self,
+        ids: impl IntoIterator<Item = WorkId>,
+    ) -> Result<HashMap<WorkId, Arc<PreparedWork>>, IndexError> {
+        let mut found = HashMap::new();
+        let Some(on_demand) = &self.on_demand else {
+            for id in ids {
+                if let Some(work) = self.works.get(&id) {
+                    found.insert(id, work.clone());
+                }
+            }
+            return Ok(found);
+        };
+        let mut missing = Vec::new();
+        for id in ids {
+            match on_demand.prepared.get(&id) {
+                Some(work) => {
+                    found.insert(id, work);
+                }
+                None if on_demand.known.contains(&id) => missing.push(id),
+                None => {}
+            }
+        }
+        if missing.is_empty() {
+            return Ok(found);
+        }
+        for (id, text) in on_demand.texts.texts(&missing)? {
+            let work = Arc::new(self.prepare(&text));
+            on_demand.prepared.insert(id, work.clone());
+            found.insert(id, work);
+        }
+        Ok(found)
+    }
+
+    /// A work's text prepared for verification.
+    fn prepare(&self, text: &str) -> PreparedWork {
+        let normalized = normalize(text);
+        let sentences = laundering::sentence_starts(text, &normalized);
+        let seeds = WorkSeeds::new(&normalized.chars, &self.config.align);
+        PreparedWork {
+            normalized,
+            seeds,
+            sentences,
+        }
     }
 
     /// Adds (or replaces) a work, fingerprinting its text; returns the window fingerprints so
@@ -661,20 +777,41 @@ impl<I: Index> Matcher<I> {
             self.sense.insert_work(work_id, &keys);
         }
         let seeds = self.count_seeds(&normalized);
-        self.works.insert(
-            work_id,
-            PreparedWork {
-                normalized,
-                seeds,
-                sentences,
-            },
-        );
+        match &mut self.on_demand {
+            // Counted and remembered; the text is read again when a page proposes the work.
+            Some(on_demand) => {
+                on_demand.known.insert(work_id);
+            }
+            None => {
+                self.works.insert(
+                    work_id,
+                    Arc::new(PreparedWork {
+                        normalized,
+                        seeds,
+                        sentences,
+                    }),
+                );
+            }
+        }
         Ok(())
     }
 
-    /// Forgets a work.
+    /// Forgets a work. Where texts are on demand, the work's text is read once more to uncount
+    /// its seeds: it must still be the text the work was added with.
     pub fn remove_work(&mut self, work_id: WorkId) -> Result<(), IndexError> {
-        if let Some(work) = self.works.remove(&work_id) {
+        let removed = match &self.on_demand {
+            Some(on_demand) if on_demand.known.contains(&work_id) => {
+                let work = self.prepared_works([work_id])?.remove(&work_id);
+                if let Some(on_demand) = &mut self.on_demand {
+                    on_demand.known.remove(&work_id);
+                    on_demand.prepared.remove(&work_id);
+                }
+                work
+            }
+            Some(_) => None,
+            None => self.works.remove(&work_id),
+        };
+        if let Some(work) = removed {
             self.frequency.remove(&work.seeds);
             self.library_changed();
             if !self.shared {
@@ -786,14 +923,16 @@ impl<I: Index> Matcher<I> {
             // Most crawled pages copy nothing: skip building their seed indexes.
             return Ok(Vec::new());
         }
+        let works = self.prepared_works(candidates.iter().map(|c| c.work_id))?;
         let views = self.page_views(page, romanized, sense);
         let mut matches: Vec<WorkMatch> = candidates
             .into_iter()
             .filter_map(|candidate| {
+                let work = works.get(&candidate.work_id)?;
                 let found_by = candidate.methods.to_string();
                 // Only a work the sense index proposed is worth reading sentence by sentence.
                 let laundered = candidate.methods.contains(CandidateMethods::SENSE);
-                self.verify_views(&views, candidate.work_id, &found_by, laundered)
+                self.verify_views(&views, candidate.work_id, work, &found_by, laundered)
             })
             .collect();
         matches.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.work_id.cmp(&b.work_id)));
@@ -929,7 +1068,7 @@ impl<I: Index> Matcher<I> {
         let mut ranked: Vec<Candidate> = per_work
             .into_values()
             // A work removed while a remote index still held its windows is not a candidate.
-            .filter(|c| self.works.contains_key(&c.work_id))
+            .filter(|c| self.knows(c.work_id))
             .collect();
         ranked.sort_by(|a, b| {
             (b.methods.count(), b.windows())
@@ -942,17 +1081,20 @@ impl<I: Index> Matcher<I> {
 
     /// Verifies a page against one named work, whatever the index says: for re-checking a
     /// stored match, or when a rights holder points at a page and a work. `None` when the
-    /// work is unknown or the page does not copy enough of it.
+    /// work is unknown (or, with texts on demand, its text cannot be read) or the page does not
+    /// copy enough of it.
     pub fn verify_work(&self, page_text: &str, work_id: WorkId) -> Option<WorkMatch> {
         let page = normalize(page_text);
         if page.is_empty() {
             return None;
         }
+        let work = self.prepared_works([work_id]).ok()?.remove(&work_id)?;
         let romanized = self.read_romanized(&page, page_text);
         let sense = self.read_sense(page_text, &page);
         self.verify_views(
             &self.page_views(page, romanized, sense),
             work_id,
+            &work,
             "direct",
             true,
         )
@@ -1005,8 +1147,13 @@ impl<I: Index> Matcher<I> {
         work_id: WorkId,
         work: &PreparedWork,
     ) -> std::sync::Arc<WorkBoilerplate> {
-        // One per work verified: a mask is a flag per character, small beside the work's text.
-        cached(&self.boilerplate, work_id, usize::MAX, || {
+        // One per work verified: a mask is a flag per character, small beside the work's text
+        // when texts are kept; bounded when they are read on demand.
+        let capacity = match self.on_demand {
+            Some(_) => ON_DEMAND_MASK_WORKS,
+            None => usize::MAX,
+        };
+        cached(&self.boilerplate, work_id, capacity, || {
             let common = align::common_mask(
                 work.normalized.chars.len(),
                 &work.seeds.chars,
@@ -1053,14 +1200,15 @@ impl<I: Index> Matcher<I> {
         &self,
         views: &PageViews,
         work_id: WorkId,
+        work: &PreparedWork,
         found_by: &str,
         laundered: bool,
     ) -> Option<WorkMatch> {
         let sense = views.sense.as_ref().filter(|_| laundered);
         let Some((read, seeds)) = &views.romanized else {
-            return self.verify(&views.page, &views.seeds, sense, work_id, found_by);
+            return self.verify(&views.page, &views.seeds, sense, work_id, work, found_by);
         };
-        let written = self.verify(&views.page, &views.seeds, None, work_id, found_by);
+        let written = self.verify(&views.page, &views.seeds, None, work_id, work, found_by);
         if written
             .as_ref()
             .is_some_and(|w| w.score >= self.config.align.pinyin_skip_share)
@@ -1075,7 +1223,7 @@ impl<I: Index> Matcher<I> {
                 &self.frequency,
             )
         });
-        let romanized = self.verify(&read.normalized, seeds, None, work_id, found_by);
+        let romanized = self.verify(&read.normalized, seeds, None, work_id, work, found_by);
         let best = match (written, romanized) {
             (Some(written), Some(romanized)) if romanized.coverage <= written.coverage => {
                 Some(written)
@@ -1088,7 +1236,7 @@ impl<I: Index> Matcher<I> {
         };
         match best {
             None if sense.is_some() => {
-                self.verify(&views.page, &views.seeds, sense, work_id, found_by)
+                self.verify(&views.page, &views.seeds, sense, work_id, work, found_by)
             }
             best => best,
         }
@@ -1102,9 +1250,9 @@ impl<I: Index> Matcher<I> {
         page_seeds: &align::PageSeeds,
         page_sense: Option<&laundering::SenseText>,
         work_id: WorkId,
+        work: &PreparedWork,
         found_by: &str,
     ) -> Option<WorkMatch> {
-        let work = self.works.get(&work_id)?;
         let work_chars = &work.normalized.chars;
         let boilerplate = self.work_boilerplate(work_id, work);
         let work_informative = boilerplate.informative;

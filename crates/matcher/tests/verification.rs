@@ -976,3 +976,90 @@ fn without_sentence_alignment_the_laundered_copy_is_missed() {
         "characters alone explain too little: {found:?}"
     );
 }
+
+/// Work texts from the fixtures, counting the works read; `fail` makes every read fail.
+struct FixtureTexts {
+    reads: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    fail: bool,
+}
+
+impl copytrace_matcher::WorkTexts for FixtureTexts {
+    fn texts(
+        &self,
+        ids: &[WorkId],
+    ) -> Result<Vec<(WorkId, String)>, copytrace_matcher::IndexError> {
+        if self.fail {
+            return Err(copytrace_matcher::IndexError::Backend("store down".into()));
+        }
+        self.reads
+            .fetch_add(ids.len(), std::sync::atomic::Ordering::Relaxed);
+        Ok(ids.iter().map(|&id| (id, work_text(id))).collect())
+    }
+}
+
+fn on_demand_library(
+    budget: u64,
+    fail: bool,
+) -> (Matcher, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    let reads = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let texts = FixtureTexts {
+        reads: reads.clone(),
+        fail,
+    };
+    let mut m = Matcher::new(MatchConfig::default()).with_texts_on_demand(Box::new(texts), budget);
+    for id in [RAIN_ID, HARBOR_ID, MOUNTAIN_ID, NEWS_ID] {
+        m.add_work(id, &work_text(id)).unwrap();
+    }
+    (m, reads)
+}
+
+/// Pages copying whole works, excerpts, boilerplate and nothing.
+fn mixed_pages() -> Vec<String> {
+    let rain: String = RAIN.chars().skip(40).take(400).collect();
+    vec![
+        PAGE_DATELINE.to_owned(),
+        PAGE_SNIPPETS.to_owned(),
+        PAGE_BOILERPLATE.to_owned(),
+        format!("广告 {rain} 更多精彩"),
+        with_notice(HARBOR),
+        NEWS.to_owned(),
+    ]
+}
+
+#[test]
+fn reading_texts_on_demand_gives_the_verdicts_of_keeping_them() {
+    let resident = library(MatchConfig::default());
+    // A budget of one byte keeps nothing: every page reads its candidates again.
+    for budget in [1, 64 << 20] {
+        let (on_demand, reads) = on_demand_library(budget, false);
+        assert_eq!(on_demand.work_count(), 4);
+        assert_eq!(reads.load(std::sync::atomic::Ordering::Relaxed), 0);
+        let mut found = 0;
+        for page in mixed_pages() {
+            let kept = resident.match_text(&page).unwrap();
+            assert_eq!(
+                on_demand.match_text(&page).unwrap(),
+                kept,
+                "budget {budget}"
+            );
+            found += kept.len();
+        }
+        assert!(found >= 3, "the pages copy works: {found} verdicts");
+        let read = reads.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(read > 0, "texts were read on demand");
+        if budget > 1 {
+            // Kept within the budget: matching the same pages again reads nothing.
+            for page in mixed_pages() {
+                on_demand.match_text(&page).unwrap();
+            }
+            assert_eq!(reads.load(std::sync::atomic::Ordering::Relaxed), read);
+        }
+    }
+}
+
+#[test]
+fn a_text_that_cannot_be_read_fails_the_page_instead_of_clearing_it() {
+    let (on_demand, _) = on_demand_library(64 << 20, true);
+    let error = on_demand.match_text(&with_notice(HARBOR)).unwrap_err();
+    assert!(error.to_string().contains("store down"), "{error}");
+}

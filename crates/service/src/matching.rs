@@ -31,6 +31,37 @@ use crate::review::ReviewGate;
 /// Due pages read per batch when matching every due page.
 const DUE_BATCH: u32 = 500;
 
+/// Memory a matcher over the shared Redis indexes may spend on works prepared for verification
+/// (their texts are read from the store when a page proposes them).
+const PREPARED_WORKS_BUDGET: u64 = 64 << 20;
+
+/// The store as the matcher's source of work texts, for a matcher that keeps none. The matcher
+/// runs on blocking threads (`spawn_blocking`), where waiting on the runtime is allowed.
+struct StoreTexts {
+    store: Arc<dyn Store>,
+    runtime: tokio::runtime::Handle,
+}
+
+impl copytrace_matcher::WorkTexts for StoreTexts {
+    fn texts(&self, ids: &[Id]) -> Result<Vec<(Id, String)>, IndexError> {
+        self.runtime.block_on(async {
+            let mut texts = Vec::with_capacity(ids.len());
+            for &id in ids {
+                match self.store.get_work(id).await {
+                    Ok(work) => texts.push((id, work.content)),
+                    Err(StoreError::NotFound(_)) => {}
+                    Err(error) => {
+                        return Err(IndexError::Backend(format!(
+                            "cannot read work {id} for verification: {error}"
+                        )));
+                    }
+                }
+            }
+            Ok(texts)
+        })
+    }
+}
+
 /// A matcher over one of the index kinds.
 enum LoadedMatcher {
     Memory(Matcher),
@@ -336,12 +367,17 @@ impl MatchEngine {
                 }
                 check_redis_index(&index, library)?;
                 let (minhash, dna) = candidate_indexes(&index, &self.config)?;
+                let texts = StoreTexts {
+                    store: self.store.clone(),
+                    runtime: tokio::runtime::Handle::current(),
+                };
                 let mut matcher = Matcher::with_shared_indexes(
                     self.config,
                     index,
                     Box::new(minhash),
                     Box::new(dna),
-                );
+                )
+                .with_texts_on_demand(Box::new(texts), PREPARED_WORKS_BUDGET);
                 for summary in active_works(store).await? {
                     let work = store.get_work(summary.id).await?;
                     matcher.add_indexed_work(summary.id, &work.content)?;
