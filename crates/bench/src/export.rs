@@ -239,7 +239,7 @@ pub fn run_one(args: &OneArgs) -> Result<()> {
 }
 
 /// A memory figure of this process from `/proc/self/status`, in KiB.
-fn status_kib(key: &str) -> Result<u64> {
+pub(crate) fn status_kib(key: &str) -> Result<u64> {
     let status = std::fs::read_to_string("/proc/self/status")
         .context("peak memory is read from /proc/self/status (Linux only)")?;
     let line = status

@@ -44,6 +44,7 @@ mod ingest;
 mod pgcluster;
 mod quality;
 mod redis;
+mod scale;
 mod store;
 mod timing;
 mod web;
@@ -98,6 +99,12 @@ enum Command {
     /// The admin web under load: 10,000 works and 1,000,000 matches in PostgreSQL, 20 logged-in
     /// clients on the dashboard, work pages and the match list; latency per route and role.
     Web(web::Args),
+    /// A match worker over the shared Redis indexes as the library grows: peak memory, pages
+    /// per second per core, Redis bytes per library character, time to add 1,000 works.
+    Scale(scale::Args),
+    /// Matching over Redis in this process (run by `scale`).
+    #[command(hide = true)]
+    ScaleMatch(scale::MatchArgs),
     /// One export in this process (run by `export`).
     #[command(hide = true)]
     ExportOne(export::OneArgs),
@@ -121,6 +128,8 @@ fn main() -> anyhow::Result<()> {
         Command::Extraction(args) => extraction::run(&args),
         Command::Web(args) => web::run(&args),
         Command::ExportOne(args) => export::run_one(&args),
+        Command::Scale(args) => scale::run(&args),
+        Command::ScaleMatch(args) => scale::run_match(&args),
         Command::QualityCorpus(args) => quality::corpus::run_stats(&args),
     }
 }

@@ -85,6 +85,7 @@ use redis::{Cmd, Value};
 
 pub use buckets::{DEFAULT_BUCKET_BITS, RedisDnaIndex, RedisMinHashIndex, bucket_bits_for};
 use link::Link;
+pub use link::requests;
 
 /// The key prefix used when none is configured.
 pub const DEFAULT_PREFIX: &str = "copytrace";

@@ -8,6 +8,7 @@
 //! holds any of its keys. Nothing relies on a transaction spanning keys, which a cluster cannot
 //! offer when the keys live on different nodes (see the crate documentation, "Consistency").
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -30,6 +31,15 @@ const KEYS_PER_MGET: usize = 1024;
 
 /// Keys deleted per batch when a namespace is cleared.
 const CLEAR_BATCH: usize = 1000;
+
+/// Requests sent to Redis by this process (a pipeline counts once; on a cluster, a batch counts
+/// once although the client sends one pipeline per node).
+static REQUESTS: AtomicU64 = AtomicU64::new(0);
+
+/// Requests this process has sent to Redis so far, for benchmarks counting round trips per page.
+pub fn requests() -> u64 {
+    REQUESTS.load(Ordering::Relaxed)
+}
 
 enum Target {
     Single(redis::Client),
@@ -307,6 +317,7 @@ impl Link {
             *guard = Some(self.connect()?);
         }
         let connection = guard.as_mut().expect("connected just above");
+        REQUESTS.fetch_add(1, Ordering::Relaxed);
         operation(connection).map_err(|error| {
             if error.is_io_error()
                 || error.is_connection_dropped()

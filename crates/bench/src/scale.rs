@@ -1,0 +1,394 @@
+//! `copytrace-bench scale`: what a match worker over the shared Redis indexes costs as the
+//! library grows, per library size (1,000, 10,000 and 100,000 works by default).
+//!
+//! For each size `N`, in a fresh SQLite store and a fresh Redis namespace:
+//!
+//! 1. **Library.** `N − 1,000` works of `--chars` characters are stored and the Redis indexes
+//!    built from them (`index rebuild`'s code); then the last 1,000 works are added the way
+//!    `copytrace library add --redis-url` adds them (fingerprinting, storing, re-indexing in
+//!    Redis): timed as `add_1000_s`. Work texts are chapters cut from the bundled Chinese prose
+//!    (`corpus::chinese_prose`), each passed through its own permutation of the CJK characters
+//!    that prose uses: 100,000 distinct works that keep real text's character frequencies,
+//!    sentence lengths and punctuation, without sharing passages by accident.
+//! 2. **Pages.** `--pages` pages: one in four carries 1,200 characters of a random work inside
+//!    600 of its own; the others are unrelated text of the same kind.
+//! 3. **Matching.** A fresh process (`copytrace-bench scale-match`) loads the matcher over Redis
+//!    exactly as `copytrace match --redis-url` does and matches every page, one at a time; it
+//!    reports its peak resident memory (`VmHWM`), its CPU time and the Redis requests it sent.
+//!
+//! Per size it prints `RESULT works=N rss_mb=… pages_per_s_core=… redis_bytes_per_char=…
+//! add_1000_s=…` with, after those, the Redis requests per page, Redis's own CPU per page and
+//! the matches found against the copies planted.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail, ensure};
+use copytrace_fingerprint::FingerprintConfig;
+use copytrace_matcher::MatchConfig;
+use copytrace_service::MatchEngine;
+use copytrace_service::NoProgress;
+use copytrace_service::index::{IndexSource, open_redis_index, rebuild_redis_index};
+use copytrace_service::library::{
+    CatalogEntry, LibraryFile, WORKS_PER_BATCH, add_works, prepare_work, prior_works, store_works,
+};
+use copytrace_service::matching::{DueCursor, PageOutcome};
+use copytrace_service::textfile::TextFile;
+use copytrace_store::sqlite::SqliteStore;
+use copytrace_store::{NewPage, Store};
+
+use crate::corpus;
+
+/// Works added last, timed.
+const TIMED_WORKS: usize = 1000;
+
+/// Options of `copytrace-bench scale`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Library sizes, in works (each more than 1,000).
+    #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000")]
+    sizes: Vec<usize>,
+    /// Characters per work.
+    #[arg(long, default_value_t = 3000)]
+    chars: usize,
+    /// Pages matched per size.
+    #[arg(long, default_value_t = 2000)]
+    pages: usize,
+    /// Redis server (its namespaces `scale-…` are deleted afterwards).
+    #[arg(long)]
+    redis_url: String,
+    /// Directory for the SQLite stores (default: a temporary one).
+    #[arg(long)]
+    dir: Option<std::path::PathBuf>,
+}
+
+/// Options of `copytrace-bench scale-match` (run by `scale`).
+#[derive(Debug, clap::Args)]
+pub struct MatchArgs {
+    #[arg(long)]
+    db: String,
+    #[arg(long)]
+    redis_url: String,
+    #[arg(long)]
+    prefix: String,
+}
+
+/// Texts made from the bundled prose, distinct per seed (see the module documentation).
+struct Texts {
+    chars: Vec<char>,
+    /// The CJK characters the prose uses, in order of first use.
+    alphabet: Vec<char>,
+    /// Where each prose character sits in `alphabet` (`u32::MAX` for the rest).
+    position: std::collections::HashMap<char, u32>,
+}
+
+impl Texts {
+    fn new() -> Texts {
+        let chars: Vec<char> = corpus::chinese_prose(4 << 20).chars().collect();
+        let mut alphabet = Vec::new();
+        let mut position = std::collections::HashMap::new();
+        for &c in &chars {
+            if ('\u{4e00}'..='\u{9fff}').contains(&c) && !position.contains_key(&c) {
+                position.insert(c, alphabet.len() as u32);
+                alphabet.push(c);
+            }
+        }
+        Texts {
+            chars,
+            alphabet,
+            position,
+        }
+    }
+
+    /// `len` characters from a place `seed` picks, through the permutation of `seed`.
+    fn text(&self, seed: u64, len: usize) -> String {
+        let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut permutation = self.alphabet.clone();
+        for i in (1..permutation.len()).rev() {
+            permutation.swap(i, (next() % (i as u64 + 1)) as usize);
+        }
+        let start = (next() % (self.chars.len() - len) as u64) as usize;
+        self.chars[start..start + len]
+            .iter()
+            .map(|c| match self.position.get(c) {
+                Some(&p) => permutation[p as usize],
+                None => *c,
+            })
+            .collect()
+    }
+}
+
+fn file(id: String, text: String) -> LibraryFile {
+    LibraryFile {
+        path: format!("{id}.txt").into(),
+        external_id: id,
+        file: TextFile {
+            text,
+            encoding: "UTF-8",
+            title: None,
+            chapters: Vec::new(),
+        },
+        catalog: CatalogEntry::default(),
+    }
+}
+
+/// Runs the measurement for every size.
+pub fn run(args: &Args) -> Result<()> {
+    ensure!(
+        args.sizes.iter().all(|&n| n > TIMED_WORKS),
+        "every size must exceed {TIMED_WORKS} works"
+    );
+    ensure!(args.chars >= 2000, "--chars must be at least 2,000");
+    let temporary = tempfile::tempdir()?;
+    let dir = args.dir.clone().unwrap_or_else(|| temporary.path().into());
+    std::fs::create_dir_all(&dir)?;
+    let texts = Texts::new();
+    let runtime = tokio::runtime::Runtime::new()?;
+    for &works in &args.sizes {
+        runtime.block_on(measure(args, &texts, works, &dir))?;
+    }
+    Ok(())
+}
+
+/// `used_memory` and the CPU seconds Redis has used, from `INFO`.
+fn redis_figures(url: &str) -> Result<(u64, f64)> {
+    let mut connection = redis::Client::open(url)?.get_connection()?;
+    let info: String = redis::cmd("INFO").arg("memory").query(&mut connection)?;
+    let cpu: String = redis::cmd("INFO").arg("cpu").query(&mut connection)?;
+    let field = |text: &str, name: &str| -> Result<f64> {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+            .context("a field of INFO")?
+            .trim()
+            .parse::<f64>()
+            .context("a number in INFO")
+    };
+    let memory = field(&info, "used_memory")? as u64;
+    let cpu = field(&cpu, "used_cpu_user")? + field(&cpu, "used_cpu_sys")?;
+    Ok((memory, cpu))
+}
+
+async fn measure(args: &Args, texts: &Texts, works: usize, dir: &Path) -> Result<()> {
+    let path = dir.join(format!("scale-{works}.db"));
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+    let db = format!("sqlite://{}", path.display());
+    let store = SqliteStore::connect(&db).await?;
+    store.migrate().await?;
+    let store: Arc<dyn Store> = Arc::new(store);
+    let prefix = format!("scale-{works}-{}", std::process::id());
+    let mut index = open_redis_index(&args.redis_url, &prefix)?;
+    index.delete_namespace()?;
+    let config = FingerprintConfig::default();
+    let (memory_before, _) = redis_figures(&args.redis_url)?;
+
+    // 1. The library: all but the last 1,000 works stored, the Redis indexes built.
+    let started = Instant::now();
+    let holder = store.ensure_rights_holder("bench").await?;
+    let prior = prior_works(store.as_ref()).await?;
+    let bulk = works - TIMED_WORKS;
+    for batch_start in (0..bulk).step_by(WORKS_PER_BATCH) {
+        let mut prepared = Vec::new();
+        for n in batch_start..(batch_start + WORKS_PER_BATCH).min(bulk) {
+            let text = texts.text(n as u64, args.chars);
+            prepared.push(prepare_work(
+                holder,
+                &file(format!("w{n:06}"), text),
+                &config,
+            )?);
+        }
+        store_works(store.as_ref(), &prepared, &prior).await?;
+    }
+    let stored_s = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let built = rebuild_redis_index(
+        store.as_ref(),
+        &mut index,
+        &MatchConfig::default(),
+        &NoProgress,
+    )
+    .await?;
+    let built_s = started.elapsed().as_secs_f64();
+    let files: Vec<LibraryFile> = (bulk..works)
+        .map(|n| file(format!("w{n:06}"), texts.text(n as u64, args.chars)))
+        .collect();
+    let started = Instant::now();
+    for batch in files.chunks(WORKS_PER_BATCH) {
+        let report = add_works(store.as_ref(), "bench", batch, Some(&mut index), &config).await?;
+        ensure!(
+            matches!(
+                report.index,
+                copytrace_service::library::IndexUpdate::Updated
+            ),
+            "the Redis index was not kept in step: {:?}",
+            report.index
+        );
+    }
+    let add_1000_s = started.elapsed().as_secs_f64();
+    let (memory_after, _) = redis_figures(&args.redis_url)?;
+    let library_chars = (works * args.chars) as f64;
+    let redis_bytes_per_char = memory_after.saturating_sub(memory_before) as f64 / library_chars;
+    println!(
+        "{works} works: stored {bulk} in {stored_s:.0} s, Redis indexes built in {built_s:.0} s \
+         ({} windows), last {TIMED_WORKS} added in {add_1000_s:.1} s; Redis holds {:.0} MB",
+        built.windows,
+        memory_after.saturating_sub(memory_before) as f64 / 1e6
+    );
+
+    // 2. Pages.
+    let now = chrono::Utc::now();
+    let mut planted = 0;
+    for n in 0..args.pages {
+        let seed = 1_000_000_000 + n as u64;
+        let text = if n % 4 == 0 {
+            planted += 1;
+            let work = (n as u64).wrapping_mul(7919) % works as u64;
+            let copy: String = texts
+                .text(work, args.chars)
+                .chars()
+                .skip(args.chars / 4)
+                .take(1200)
+                .collect();
+            let own = texts.text(seed, 600);
+            let (before, after) = own.split_at(own.char_indices().nth(300).map_or(0, |(i, _)| i));
+            format!("{before}\n{copy}\n{after}")
+        } else {
+            texts.text(seed, 1500)
+        };
+        store
+            .upsert_page(&NewPage {
+                url: format!("http://pirate.example/{n}.html"),
+                title: None,
+                content_hash: format!("{:032x}", xxhash_rust::xxh3::xxh3_128(text.as_bytes())),
+                text,
+                http_status: 200,
+                fetched_at: now,
+                etag: None,
+                last_modified: None,
+                capture: None,
+            })
+            .await?;
+    }
+    drop(store);
+
+    // 3. Matching, in a process of its own.
+    let (_, redis_cpu_before) = redis_figures(&args.redis_url)?;
+    let output = Command::new(std::env::current_exe()?)
+        .args(["scale-match", "--db", &db, "--redis-url", &args.redis_url])
+        .args(["--prefix", &prefix])
+        .output()
+        .context("running copytrace-bench scale-match")?;
+    let (_, redis_cpu_after) = redis_figures(&args.redis_url)?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        bail!(
+            "scale-match failed: {}{}",
+            stdout,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("MATCHED "))
+        .context("scale-match printed no MATCHED line")?;
+    let value = |name: &str| -> Result<f64> {
+        line.split_whitespace()
+            .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
+            .with_context(|| format!("{name} in {line}"))?
+            .parse()
+            .with_context(|| format!("{name} in {line}"))
+    };
+    let (pages, cpu_s, peak_kib) = (value("pages")?, value("cpu_s")?, value("peak_kib")?);
+    let (requests, infringing) = (value("requests")?, value("infringing")?);
+    println!("  matching: {line}");
+    index.delete_namespace()?;
+    println!(
+        "RESULT works={works} rss_mb={:.0} pages_per_s_core={:.1} redis_bytes_per_char={:.1} \
+         add_1000_s={add_1000_s:.1} redis_requests_per_page={:.1} redis_cpu_ms_per_page={:.1} \
+         found={infringing:.0}/{planted}",
+        peak_kib * 1024.0 / 1e6,
+        pages / cpu_s,
+        redis_bytes_per_char,
+        requests / pages,
+        (redis_cpu_after - redis_cpu_before) * 1000.0 / pages,
+    );
+    Ok(())
+}
+
+/// Matches every due page of `--db` over the Redis indexes under `--prefix`, one at a time, and
+/// prints `MATCHED pages=… infringing=… cpu_s=… wall_s=… peak_kib=… requests=…`.
+pub fn run_match(args: &MatchArgs) -> Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async {
+        let store = SqliteStore::connect(&args.db).await?;
+        let store: Arc<dyn Store> = Arc::new(store);
+        let source = IndexSource::Redis {
+            url: args.redis_url.clone(),
+            prefix: args.prefix.clone(),
+        };
+        let engine = MatchEngine::new(store, source, MatchConfig::default());
+        let started = Instant::now();
+        let mut cursor = DueCursor::default();
+        let (mut pages, mut infringing) = (0u64, 0u64);
+        while let Some(outcome) = engine.match_next_due(&mut cursor).await? {
+            if let PageOutcome::Recorded { matches, .. } = outcome {
+                pages += 1;
+                infringing += u64::from(matches > 0);
+            }
+        }
+        let wall_s = started.elapsed().as_secs_f64();
+        println!(
+            "MATCHED pages={pages} infringing={infringing} cpu_s={:.2} wall_s={wall_s:.2} \
+             peak_kib={} requests={}",
+            cpu_seconds()?,
+            crate::export::status_kib("VmHWM:")?,
+            copytrace_index_redis::requests()
+        );
+        Ok(())
+    })
+}
+
+/// User and system CPU seconds of this process so far, from `/proc/self/stat`.
+fn cpu_seconds() -> Result<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").context("CPU time (Linux only)")?;
+    // Fields after the command name (which may hold spaces) start after the last ')'.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .context("a /proc stat line")?
+        .1
+        .split_whitespace()
+        .collect();
+    let ticks: f64 = fields[11].parse::<f64>()? + fields[12].parse::<f64>()?;
+    // The kernel's USER_HZ is 100 on every Linux this runs on.
+    Ok(ticks / 100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts_are_distinct_per_seed_and_the_same_for_one_seed() {
+        let texts = Texts::new();
+        let a = texts.text(1, 3000);
+        assert_eq!(a, texts.text(1, 3000));
+        assert_eq!(a.chars().count(), 3000);
+        let b = texts.text(2, 3000);
+        let shared = a
+            .chars()
+            .collect::<Vec<_>>()
+            .windows(8)
+            .filter(|w| b.contains(&w.iter().collect::<String>()))
+            .count();
+        assert!(shared < 30, "{shared} eight-character runs shared");
+    }
+}
