@@ -25,12 +25,13 @@ use copytrace_matcher::MatchConfig;
 use copytrace_service::MatchEngine;
 use copytrace_service::index::IndexSource;
 use copytrace_service::library::{
-    CatalogEntry, LibraryFile, WORKS_PER_BATCH, add_works, prepare_work, prior_works, store_works,
+    LibraryFile, WORKS_PER_BATCH, add_works, prepare_work, prior_works, store_works,
 };
 use copytrace_service::matching::{DueCursor, PageOutcome};
-use copytrace_service::textfile::TextFile;
 use copytrace_store::sqlite::SqliteStore;
-use copytrace_store::{MatchFilter, NewPage, Store};
+use copytrace_store::{MatchFilter, Store};
+
+use crate::fixtures::{library_file, store_page};
 
 /// Options of `copytrace-bench incremental`.
 #[derive(Debug, clap::Args)]
@@ -63,20 +64,6 @@ impl Prose {
             }
         }
         text
-    }
-}
-
-fn file(id: String, text: String) -> LibraryFile {
-    LibraryFile {
-        path: format!("{id}.txt").into(),
-        external_id: id,
-        file: TextFile {
-            text,
-            encoding: "UTF-8",
-            title: None,
-            chapters: Vec::new(),
-        },
-        catalog: CatalogEntry::default(),
     }
 }
 
@@ -121,7 +108,7 @@ async fn measure(args: &Args) -> Result<()> {
             let text = prose.text(3000);
             prepared.push(prepare_work(
                 holder,
-                &file(format!("work-{n:05}"), text.clone()),
+                &library_file(format!("work-{n:05}"), text.clone()),
                 &config,
             )?);
             library.push(text);
@@ -140,19 +127,7 @@ async fn measure(args: &Args) -> Result<()> {
         } else {
             prose.text(1500)
         };
-        store
-            .upsert_page(&NewPage {
-                url: format!("http://pirate.example/{n}.html"),
-                title: None,
-                content_hash: format!("{:032x}", xxhash_rust::xxh3::xxh3_128(text.as_bytes())),
-                text,
-                http_status: 200,
-                fetched_at: now,
-                etag: None,
-                last_modified: None,
-                capture: None,
-            })
-            .await?;
+        store_page(store.as_ref(), n, text, now).await?;
     }
     ensure!(
         copies_of_added == args.added * 3,
@@ -178,7 +153,7 @@ async fn measure(args: &Args) -> Result<()> {
     let files: Vec<LibraryFile> = added
         .iter()
         .enumerate()
-        .map(|(n, text)| file(format!("added-{n:02}"), text.clone()))
+        .map(|(n, text)| library_file(format!("added-{n:02}"), text.clone()))
         .collect();
     let started = Instant::now();
     let report = add_works(store.as_ref(), "bench", &files, None, &config).await?;

@@ -38,6 +38,7 @@ mod crawl;
 mod export;
 mod extraction;
 mod fingerprint;
+mod fixtures;
 mod incremental;
 mod index;
 mod ingest;

@@ -17,8 +17,10 @@
 //!    reports its peak resident memory (`VmHWM`), its CPU time and the Redis requests it sent.
 //!
 //! Per size it prints `RESULT works=N rss_mb=… pages_per_s_core=… redis_bytes_per_char=…
-//! add_1000_s=…` with, after those, the Redis requests per page, Redis's own CPU per page and
-//! the matches found against the copies planted.
+//! add_1000_s=…` with, after those, the Redis requests per page, Redis's own CPU per page
+//! (measured while loading too, which reads no index), the time and memory of loading the
+//! matcher, and the matches found against the copies planted. Pages per second per core count
+//! the matching's CPU only, not the loading's.
 
 use std::path::Path;
 use std::process::Command;
@@ -32,14 +34,14 @@ use copytrace_service::MatchEngine;
 use copytrace_service::NoProgress;
 use copytrace_service::index::{IndexSource, open_redis_index, rebuild_redis_index};
 use copytrace_service::library::{
-    CatalogEntry, LibraryFile, WORKS_PER_BATCH, add_works, prepare_work, prior_works, store_works,
+    LibraryFile, WORKS_PER_BATCH, add_works, prepare_work, prior_works, store_works,
 };
 use copytrace_service::matching::{DueCursor, PageOutcome};
-use copytrace_service::textfile::TextFile;
+use copytrace_store::Store;
 use copytrace_store::sqlite::SqliteStore;
-use copytrace_store::{NewPage, Store};
 
 use crate::corpus;
+use crate::fixtures::{library_file, store_page};
 
 /// Works added last, timed.
 const TIMED_WORKS: usize = 1000;
@@ -47,7 +49,7 @@ const TIMED_WORKS: usize = 1000;
 /// Options of `copytrace-bench scale`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Library sizes, in works (each more than 1,000).
+    /// Library sizes, in works (each at least 1,000).
     #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000")]
     sizes: Vec<usize>,
     /// Characters per work.
@@ -126,25 +128,11 @@ impl Texts {
     }
 }
 
-fn file(id: String, text: String) -> LibraryFile {
-    LibraryFile {
-        path: format!("{id}.txt").into(),
-        external_id: id,
-        file: TextFile {
-            text,
-            encoding: "UTF-8",
-            title: None,
-            chapters: Vec::new(),
-        },
-        catalog: CatalogEntry::default(),
-    }
-}
-
 /// Runs the measurement for every size.
 pub fn run(args: &Args) -> Result<()> {
     ensure!(
-        args.sizes.iter().all(|&n| n > TIMED_WORKS),
-        "every size must exceed {TIMED_WORKS} works"
+        args.sizes.iter().all(|&n| n >= TIMED_WORKS),
+        "every size must be at least {TIMED_WORKS} works"
     );
     ensure!(args.chars >= 2000, "--chars must be at least 2,000");
     let temporary = tempfile::tempdir()?;
@@ -202,7 +190,7 @@ async fn measure(args: &Args, texts: &Texts, works: usize, dir: &Path) -> Result
             let text = texts.text(n as u64, args.chars);
             prepared.push(prepare_work(
                 holder,
-                &file(format!("w{n:06}"), text),
+                &library_file(format!("w{n:06}"), text),
                 &config,
             )?);
         }
@@ -219,7 +207,7 @@ async fn measure(args: &Args, texts: &Texts, works: usize, dir: &Path) -> Result
     .await?;
     let built_s = started.elapsed().as_secs_f64();
     let files: Vec<LibraryFile> = (bulk..works)
-        .map(|n| file(format!("w{n:06}"), texts.text(n as u64, args.chars)))
+        .map(|n| library_file(format!("w{n:06}"), texts.text(n as u64, args.chars)))
         .collect();
     let started = Instant::now();
     for batch in files.chunks(WORKS_PER_BATCH) {
@@ -264,19 +252,7 @@ async fn measure(args: &Args, texts: &Texts, works: usize, dir: &Path) -> Result
         } else {
             texts.text(seed, 1500)
         };
-        store
-            .upsert_page(&NewPage {
-                url: format!("http://pirate.example/{n}.html"),
-                title: None,
-                content_hash: format!("{:032x}", xxhash_rust::xxh3::xxh3_128(text.as_bytes())),
-                text,
-                http_status: 200,
-                fetched_at: now,
-                etag: None,
-                last_modified: None,
-                capture: None,
-            })
-            .await?;
+        store_page(store.as_ref(), n, text, now).await?;
     }
     drop(store);
 
@@ -309,23 +285,27 @@ async fn measure(args: &Args, texts: &Texts, works: usize, dir: &Path) -> Result
     };
     let (pages, cpu_s, peak_kib) = (value("pages")?, value("cpu_s")?, value("peak_kib")?);
     let (requests, infringing) = (value("requests")?, value("infringing")?);
+    let (load_s, load_kib) = (value("load_s")?, value("load_kib")?);
     println!("  matching: {line}");
     index.delete_namespace()?;
     println!(
         "RESULT works={works} rss_mb={:.0} pages_per_s_core={:.1} redis_bytes_per_char={:.1} \
          add_1000_s={add_1000_s:.1} redis_requests_per_page={:.1} redis_cpu_ms_per_page={:.1} \
-         found={infringing:.0}/{planted}",
+         load_s={load_s:.1} load_rss_mb={:.0} found={infringing:.0}/{planted}",
         peak_kib * 1024.0 / 1e6,
         pages / cpu_s,
         redis_bytes_per_char,
         requests / pages,
         (redis_cpu_after - redis_cpu_before) * 1000.0 / pages,
+        load_kib * 1024.0 / 1e6,
     );
     Ok(())
 }
 
-/// Matches every due page of `--db` over the Redis indexes under `--prefix`, one at a time, and
-/// prints `MATCHED pages=… infringing=… cpu_s=… wall_s=… peak_kib=… requests=…`.
+/// Loads the matcher over the Redis indexes under `--prefix`, then matches every due page of
+/// `--db`, one at a time, and prints `MATCHED pages=… infringing=… cpu_s=… wall_s=…
+/// peak_kib=… requests=… load_s=… load_cpu_s=… load_kib=…` (CPU, time and requests of the
+/// matching alone; peak memory of the whole process, and at the end of loading).
 pub fn run_match(args: &MatchArgs) -> Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
@@ -336,6 +316,11 @@ pub fn run_match(args: &MatchArgs) -> Result<()> {
             prefix: args.prefix.clone(),
         };
         let engine = MatchEngine::new(store, source, MatchConfig::default());
+        let started = Instant::now();
+        engine.preload().await?;
+        let load_s = started.elapsed().as_secs_f64();
+        let (load_cpu_s, load_kib) = (cpu_seconds()?, crate::export::status_kib("VmHWM:")?);
+        let load_requests = copytrace_index_redis::requests();
         let started = Instant::now();
         let mut cursor = DueCursor::default();
         let (mut pages, mut infringing) = (0u64, 0u64);
@@ -348,10 +333,11 @@ pub fn run_match(args: &MatchArgs) -> Result<()> {
         let wall_s = started.elapsed().as_secs_f64();
         println!(
             "MATCHED pages={pages} infringing={infringing} cpu_s={:.2} wall_s={wall_s:.2} \
-             peak_kib={} requests={}",
-            cpu_seconds()?,
+             peak_kib={} requests={} load_s={load_s:.2} load_cpu_s={load_cpu_s:.2} \
+             load_kib={load_kib}",
+            cpu_seconds()? - load_cpu_s,
             crate::export::status_kib("VmHWM:")?,
-            copytrace_index_redis::requests()
+            copytrace_index_redis::requests() - load_requests
         );
         Ok(())
     })

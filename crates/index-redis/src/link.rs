@@ -41,6 +41,18 @@ pub fn requests() -> u64 {
     REQUESTS.load(Ordering::Relaxed)
 }
 
+/// `replies`, checked to be one per request sent.
+fn one_reply_each(replies: Vec<Value>, sent: usize) -> Result<Vec<Value>, IndexError> {
+    if replies.len() == sent {
+        Ok(replies)
+    } else {
+        Err(IndexError::Corrupt(format!(
+            "{} replies to {sent} requests",
+            replies.len()
+        )))
+    }
+}
+
 enum Target {
     Single(redis::Client),
     Cluster(ClusterClient),
@@ -161,14 +173,7 @@ impl Link {
                 pipe.query(c)
             }
         })?;
-        if replies.len() != keys.len() {
-            return Err(IndexError::Corrupt(format!(
-                "{} replies to {} keys",
-                replies.len(),
-                keys.len()
-            )));
-        }
-        Ok(replies)
+        one_reply_each(replies, keys.len())
     }
 
     /// Reads one field of each of several hashes, one reply per `(key, field)` in order (`Nil`
@@ -199,14 +204,7 @@ impl Link {
                 pipe.query(c)
             }
         })?;
-        if replies.len() != probes.len() {
-            return Err(IndexError::Corrupt(format!(
-                "{} replies to {} probes",
-                replies.len(),
-                probes.len()
-            )));
-        }
-        Ok(replies)
+        one_reply_each(replies, probes.len())
     }
 
     /// Deletes every key matching `pattern` (a `SCAN MATCH` pattern), on every primary of a

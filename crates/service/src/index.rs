@@ -84,17 +84,19 @@ impl SharedWriter {
         })
     }
 
-    /// Files one active work in every index, replacing what it had there.
+    /// Files one active work in every index, replacing what it had there: its stored SimHash
+    /// `windows`, or (`None`) those of its text, for a work just stored with the configuration
+    /// in use (what the store holds, without reading every work's windows).
     async fn insert(
         &mut self,
         store: &dyn Store,
         index: &mut RedisIndex,
         work_id: Id,
-        windows: &[(u32, u64)],
+        windows: Option<&[(u32, u64)]>,
     ) -> Result<()> {
         let work = store.get_work(work_id).await?;
         let keys = self.keys.candidate_keys(&work.content);
-        index.insert_work(work_id, windows)?;
+        index.insert_work(work_id, windows.unwrap_or(&keys.simhash))?;
         self.minhash.insert_work(work_id, &keys.minhash)?;
         self.dna.insert_work(work_id, &keys.dna)?;
         Ok(())
@@ -180,7 +182,7 @@ async fn fill_redis_index(
     };
     for work in &works {
         let windows = segments.remove(&work.id).unwrap_or_default();
-        writer.insert(store, index, work.id, &windows).await?;
+        writer.insert(store, index, work.id, Some(&windows)).await?;
         summary.works += 1;
         summary.windows += windows.len();
         progress.advance(1);
@@ -212,12 +214,12 @@ pub async fn update_redis_index(
     }
     let mut writer = SharedWriter::new(index, config)?;
     index.set_source_digest("")?;
-    let mut segments = stored_windows(store).await?;
     for &work_id in changed {
         writer.remove(index, work_id)?;
         if store.work_summary(work_id).await?.status == WorkStatus::Active {
-            let windows = segments.remove(&work_id).unwrap_or_default();
-            writer.insert(store, index, work_id, &windows).await?;
+            // Changed works were just stored, fingerprinted with the configuration in use: their
+            // windows are those of their text, and no other work's windows need reading.
+            writer.insert(store, index, work_id, None).await?;
         }
     }
     index.set_source_digest(&library_digest(store).await?)?;

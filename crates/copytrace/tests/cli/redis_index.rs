@@ -71,6 +71,23 @@ impl Drop for Namespace {
     }
 }
 
+/// Runs `match` over the namespace's Redis index and checks it found every copy of the site.
+fn matches_every_copy_through_redis(
+    workspace: &Workspace,
+    namespace: &Namespace,
+    url: &str,
+    site: &TestSite,
+) {
+    let matched = workspace.ok(&namespace.args(url, &["match"]));
+    assert!(
+        matched.stdout.contains("(Redis index)"),
+        "{}",
+        matched.stdout
+    );
+    let found: BTreeSet<(String, String)> = workspace.export_csv().pairs().into_iter().collect();
+    assert_eq!(found, site.expected_matches());
+}
+
 /// Total windows of the library, from `library list --json`.
 fn stored_windows(workspace: &Workspace) -> usize {
     workspace
@@ -112,14 +129,7 @@ fn matching_through_a_rebuilt_redis_index_finds_every_pirated_page() {
     assert_eq!(namespace.index().len().expect("len"), windows);
 
     workspace.ok(&["crawl", &site.base_url(), "--allow-private-addresses"]);
-    let matched = workspace.ok(&namespace.args(&url, &["match"]));
-    assert!(
-        matched.stdout.contains("(Redis index)"),
-        "{}",
-        matched.stdout
-    );
-    let found: BTreeSet<(String, String)> = workspace.export_csv().pairs().into_iter().collect();
-    assert_eq!(found, site.expected_matches());
+    matches_every_copy_through_redis(&workspace, &namespace, &url, &site);
 }
 
 #[test]
@@ -512,12 +522,5 @@ fn on_a_redis_cluster_a_stopped_node_fails_matching_and_its_restart_lets_it_fini
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     // Every page is still due, and matching through the recovered cluster finds every copy.
-    let matched = workspace.ok(&namespace.args(&url, &["match"]));
-    assert!(
-        matched.stdout.contains("(Redis index)"),
-        "{}",
-        matched.stdout
-    );
-    let found: BTreeSet<(String, String)> = workspace.export_csv().pairs().into_iter().collect();
-    assert_eq!(found, site.expected_matches());
+    matches_every_copy_through_redis(&workspace, &namespace, &url, &site);
 }
