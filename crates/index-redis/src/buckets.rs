@@ -47,7 +47,7 @@ pub const DEFAULT_BUCKET_BITS: u32 = 12;
 const FIELDS_PER_BUCKET: u64 = 96;
 
 /// Bucket bits for an index expected to hold `windows` windows: the fewest that keep about
-/// [`FIELDS_PER_BUCKET`] fields per bucket, never fewer than [`DEFAULT_BUCKET_BITS`] (an index
+/// 96 fields per bucket (`FIELDS_PER_BUCKET`), never fewer than [`DEFAULT_BUCKET_BITS`] (an index
 /// built from a small or empty library then grows by `library add` without its buckets
 /// outgrowing the compact encoding at once: measured, 1,000 works added to an index built
 /// empty with 8 bits took 122 bytes of Redis per library character) and at most 24.
