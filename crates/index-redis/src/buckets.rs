@@ -560,11 +560,11 @@ mod tests {
 
     #[test]
     fn bucket_bits_keep_about_a_hundred_fields_per_bucket_within_bounds() {
-        assert_eq!(bucket_bits_for(0), 8);
+        assert_eq!(bucket_bits_for(0), DEFAULT_BUCKET_BITS);
         assert_eq!(
             bucket_bits_for(132_831),
-            11,
-            "the quality library's windows"
+            DEFAULT_BUCKET_BITS,
+            "the quality library's windows: 11 bits by size, raised to the floor"
         );
         let bits = bucket_bits_for(30_000_000);
         let per_bucket = 30_000_000 / (1u64 << bits);
