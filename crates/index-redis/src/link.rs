@@ -66,8 +66,10 @@ enum Conn {
 /// A lazily opened connection, reopened after an I/O error.
 pub(crate) struct Link {
     target: Target,
-    /// `None` after an I/O error: the next call reconnects instead of reusing a broken stream.
-    connection: Mutex<Option<Conn>>,
+    /// Idle connections. A call takes one (or opens one) and gives it back when it succeeds,
+    /// so threads matching pages at once talk to Redis at once instead of queueing on one
+    /// stream; a connection that failed is dropped, and the next call opens a fresh one.
+    idle: Mutex<Vec<Conn>>,
     shown_url: String,
 }
 
@@ -104,7 +106,7 @@ impl Link {
         };
         Ok(Link {
             target,
-            connection: Mutex::new(None),
+            idle: Mutex::new(Vec::new()),
             shown_url,
         })
     }
@@ -299,37 +301,38 @@ impl Link {
         })
     }
 
-    /// Runs `operation` on the connection, connecting first if needed. Errors become
+    /// Runs `operation` on an idle connection, or a new one. Errors become
     /// [`IndexError::Backend`] naming the server (password redacted) and what was being done;
-    /// after an I/O error the connection is dropped so the next call reconnects.
+    /// a connection that failed is not reused.
     fn with_connection<T>(
         &self,
         doing: &str,
         mut operation: impl FnMut(&mut Conn) -> RedisResult<T>,
     ) -> Result<T, IndexError> {
-        let mut guard: MutexGuard<'_, Option<Conn>> = self
-            .connection
-            .lock()
-            .map_err(|_| IndexError::Backend("the Redis connection lock is poisoned".into()))?;
-        if guard.is_none() {
-            *guard = Some(self.connect()?);
-        }
-        let connection = guard.as_mut().expect("connected just above");
+        let idle = self.idle_connections()?.pop();
+        let mut connection = match idle {
+            Some(connection) => connection,
+            None => self.connect()?,
+        };
         REQUESTS.fetch_add(1, Ordering::Relaxed);
-        operation(connection).map_err(|error| {
-            if error.is_io_error()
-                || error.is_connection_dropped()
-                || error.is_timeout()
-                || error.is_connection_refusal()
-                || error.is_cluster_error()
-            {
-                *guard = None;
+        match operation(&mut connection) {
+            Ok(value) => {
+                self.idle_connections()?.push(connection);
+                Ok(value)
             }
-            IndexError::Backend(format!(
+            // A command error (a wrong type, a script error) leaves the stream usable, but a
+            // failed connection is indistinguishable from one that answers late: drop both.
+            Err(error) => Err(IndexError::Backend(format!(
                 "Redis at {} failed to {doing}: {error}",
                 self.shown_url
-            ))
-        })
+            ))),
+        }
+    }
+
+    fn idle_connections(&self) -> Result<MutexGuard<'_, Vec<Conn>>, IndexError> {
+        self.idle
+            .lock()
+            .map_err(|_| IndexError::Backend("the Redis connection lock is poisoned".into()))
     }
 
     fn connect(&self) -> Result<Conn, IndexError> {
