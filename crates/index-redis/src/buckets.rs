@@ -22,8 +22,10 @@
 //! window and table, pipelined: what a probe transfers does not grow with the library, only with
 //! the windows that really share the key. The bucket count only bounds the number of Redis keys
 //! (`tables · 2^bits`); it is chosen when the index is first written, from the expected number
-//! of windows, so that a bucket holds a few hundred fields (small hashes stay in Redis's compact
-//! listpack encoding up to `hash-max-listpack-entries`), and kept in `{prefix}:meta`.
+//! of windows, so that a bucket holds about a hundred fields, and kept in `{prefix}:meta`.
+//! Small hashes stay in Redis's compact listpack encoding up to `hash-max-listpack-entries`
+//! (128 by default) while no value passes `hash-max-listpack-value` (64 bytes): MinHash buckets
+//! do; DNA buckets whose digit blocks several windows share do not.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -367,14 +369,6 @@ impl<S: Scheme> Buckets<S> {
         )?;
         Ok(counts.into_iter().sum())
     }
-
-    /// Works with windows in the index.
-    fn work_count(&self) -> Result<usize, IndexError> {
-        self.link.query(
-            "count the indexed works",
-            redis::cmd("HLEN").arg(self.windows_key()),
-        )
-    }
 }
 
 fn unpack_segment(bytes: &[u8]) -> SegmentRef {
@@ -470,11 +464,6 @@ impl RedisMinHashIndex {
             buckets: Buckets::open(link, prefix, MinHashScheme { shape }, &params, bits)?,
         })
     }
-
-    /// Works with windows in this index.
-    pub fn work_count(&self) -> Result<usize, IndexError> {
-        self.buckets.work_count()
-    }
 }
 
 /// The DNA-code candidate index in Redis: the same pigeonhole blocks as [`DnaIndex`], with the
@@ -499,11 +488,6 @@ impl RedisDnaIndex {
         Ok(RedisDnaIndex {
             buckets: Buckets::open(link, prefix, DnaScheme { shape }, &params, bits)?,
         })
-    }
-
-    /// Works with windows in this index.
-    pub fn work_count(&self) -> Result<usize, IndexError> {
-        self.buckets.work_count()
     }
 }
 

@@ -189,38 +189,28 @@ pub(crate) fn records(reply: Value, entry_len: usize) -> Result<Vec<Vec<u8>>, In
     Ok(bytes.chunks(entry_len).map(<[u8]>::to_vec).collect())
 }
 
-/// Removes one work's records from a bucket string, server side: keeps the records of
-/// `ARGV[2]` bytes whose work id (the 8 bytes from 1-based offset `ARGV[3]`) differs from
-/// `ARGV[1]`, and deletes the key when none is left. One key per call, so it runs on a cluster.
-pub(crate) const REMOVE_FROM_BUCKET: &str = r"
+/// Removes one work's records from a bucket string, server side: keeps the 20-byte records
+/// whose work id (bytes 9..16) differs from `ARGV[1]`, and deletes the key when none is left.
+/// One key per call, so it runs on a cluster.
+const REMOVE_FROM_BUCKET: &str = r"
 local bucket = redis.call('GET', KEYS[1])
 if not bucket then return 0 end
-local size = tonumber(ARGV[2])
-local at = tonumber(ARGV[3])
 local kept = {}
-for i = 1, #bucket, size do
-  local entry = string.sub(bucket, i, i + size - 1)
-  if string.sub(entry, at, at + 7) ~= ARGV[1] then kept[#kept + 1] = entry end
+for i = 1, #bucket, 20 do
+  local entry = string.sub(bucket, i, i + 19)
+  if string.sub(entry, 9, 16) ~= ARGV[1] then kept[#kept + 1] = entry end
 end
 if #kept == 0 then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], table.concat(kept)) end
 return 1
 ";
 
-/// The `EVAL` removing `work_id`'s records of `entry_len` bytes, whose work id starts at byte
-/// `work_at` (0-based), from one bucket.
-pub(crate) fn remove_from_bucket(
-    bucket: &str,
-    work_id: WorkId,
-    entry_len: usize,
-    work_at: usize,
-) -> Cmd {
+/// The `EVAL` removing `work_id`'s records from one bucket.
+fn remove_from_bucket(bucket: &str, work_id: WorkId) -> Cmd {
     let mut eval = redis::cmd("EVAL");
     eval.arg(REMOVE_FROM_BUCKET)
         .arg(1)
         .arg(bucket)
-        .arg(&work_id.to_be_bytes()[..])
-        .arg(entry_len)
-        .arg(work_at + 1);
+        .arg(&work_id.to_be_bytes()[..]);
     eval
 }
 
@@ -276,7 +266,7 @@ impl RedisIndex {
         &self,
         config: &copytrace_matcher::LshConfig,
     ) -> Result<RedisMinHashIndex, IndexError> {
-        RedisMinHashIndex::open(self.link.clone(), &self.prefix, config, DEFAULT_BUCKET_BITS)
+        self.minhash_sized(config, 0)
     }
 
     /// [`RedisIndex::minhash`], sized for about `windows` windows if it is new (see
@@ -297,13 +287,7 @@ impl RedisIndex {
     /// The DNA index kept under the same prefix, on the same connection, for codes of `levels`
     /// answered within `max_distance` (see [`RedisDnaIndex`]).
     pub fn dna(&self, levels: u8, max_distance: u32) -> Result<RedisDnaIndex, IndexError> {
-        RedisDnaIndex::open(
-            self.link.clone(),
-            &self.prefix,
-            levels,
-            max_distance,
-            DEFAULT_BUCKET_BITS,
-        )
+        self.dna_sized(levels, max_distance, 0)
     }
 
     /// [`RedisIndex::dna`], sized for about `windows` DNA windows if it is new.
@@ -365,7 +349,7 @@ impl RedisIndex {
     /// (the whole namespace, on every node of a cluster) and writes its metadata again: the
     /// first step of a rebuild. Other prefixes on the same server are untouched.
     pub fn clear(&mut self) -> Result<(), IndexError> {
-        self.link.delete_matching(&format!("{}:*", self.prefix))?;
+        self.delete_namespace()?;
         self.check_meta()
     }
 
@@ -580,7 +564,7 @@ impl Index for RedisIndex {
         }
         let removals: Vec<Cmd> = buckets
             .iter()
-            .map(|bucket| remove_from_bucket(bucket, work_id, ENTRY_LEN, 8))
+            .map(|bucket| remove_from_bucket(bucket, work_id))
             .collect();
         self.link.batch::<Value>("remove a work", &removals)?;
         let unlisted = [

@@ -464,9 +464,6 @@ const LAUNDERED_CACHE_WORKS: usize = 256;
 /// configuration does not enable.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CandidateKeys {
-    /// SimHash of each content-anchored window, as the store keeps them for a work fingerprinted
-    /// with the same configuration.
-    pub simhash: Vec<(u32, u64)>,
     /// MinHash signature of each content-anchored window.
     pub minhash: Vec<(u32, MinHashSignature)>,
     /// DNA code of each DNA window.
@@ -834,17 +831,8 @@ impl<I: Index> Matcher<I> {
     /// [`Matcher::add_work`] files it: what is written to shared indexes for the work.
     pub fn candidate_keys(&self, text: &str) -> CandidateKeys {
         let normalized = normalize(text);
-        let fingerprinted = fingerprint_normalized(&normalized, &self.config.fingerprint);
-        let windows: Vec<(u32, Window)> = fingerprinted
-            .iter()
-            .map(|w| (w.ordinal, w.window))
-            .collect();
-        let mut keys = self.keys_of(&normalized, &windows);
-        keys.simhash = fingerprinted
-            .iter()
-            .map(|w| (w.ordinal, w.simhash))
-            .collect();
-        keys
+        let windows = self.window_ranges(&normalized);
+        self.keys_of(&normalized, &windows)
     }
 
     fn keys_of(&self, normalized: &Normalized, windows: &[(u32, Window)]) -> CandidateKeys {

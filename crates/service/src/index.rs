@@ -5,6 +5,7 @@
 //! digest](crate::library::library_digest) it was built from, so a worker can always tell an
 //! index that reflects the library from a flushed, stale or half-rebuilt one.
 
+use copytrace_fingerprint::fingerprint_text;
 use copytrace_index_redis::{RedisDnaIndex, RedisIndex, RedisMinHashIndex};
 use copytrace_matcher::{Index, IndexError, MatchConfig, Matcher};
 use copytrace_store::{Id, Store, WorkStatus};
@@ -57,19 +58,9 @@ struct SharedWriter {
 }
 
 impl SharedWriter {
-    /// A writer for the indexes as they are (their bucket counts were set when first written).
-    fn new(index: &RedisIndex, config: &MatchConfig) -> Result<Self> {
-        let (minhash, dna) = candidate_indexes(index, config)?;
-        Ok(SharedWriter {
-            minhash,
-            dna,
-            keys: Matcher::new(*config),
-        })
-    }
-
     /// A writer for indexes about to receive `windows` windows: new (emptied) ones get bucket
-    /// counts for that size.
-    fn sized(index: &RedisIndex, config: &MatchConfig, windows: u64) -> Result<Self> {
+    /// counts for that size; existing ones keep the counts they were first written with.
+    fn new(index: &RedisIndex, config: &MatchConfig, windows: u64) -> Result<Self> {
         let candidates = &config.candidates;
         let minhash = index.minhash_sized(&candidates.lsh, windows)?;
         let dna = index.dna_sized(
@@ -96,7 +87,18 @@ impl SharedWriter {
     ) -> Result<()> {
         let work = store.get_work(work_id).await?;
         let keys = self.keys.candidate_keys(&work.content);
-        index.insert_work(work_id, windows.unwrap_or(&keys.simhash))?;
+        match windows {
+            Some(windows) => index.insert_work(work_id, windows)?,
+            None => {
+                let fingerprint = &self.keys.config().fingerprint;
+                let windows: Vec<(u32, u64)> = fingerprint_text(&work.content, fingerprint)
+                    .windows
+                    .iter()
+                    .map(|w| (w.ordinal, w.simhash))
+                    .collect();
+                index.insert_work(work_id, &windows)?;
+            }
+        }
         self.minhash.insert_work(work_id, &keys.minhash)?;
         self.dna.insert_work(work_id, &keys.dna)?;
         Ok(())
@@ -175,7 +177,7 @@ async fn fill_redis_index(
     progress.set_total(works.len() as u64);
     prepare(index)?;
     let windows: usize = segments.values().map(Vec::len).sum();
-    let mut writer = SharedWriter::sized(index, config, windows as u64)?;
+    let mut writer = SharedWriter::new(index, config, windows as u64)?;
     let mut summary = RebuildSummary {
         refingerprinted,
         ..RebuildSummary::default()
@@ -212,7 +214,7 @@ pub async fn update_redis_index(
     if changed.is_empty() {
         return Ok(true);
     }
-    let mut writer = SharedWriter::new(index, config)?;
+    let mut writer = SharedWriter::new(index, config, 0)?;
     index.set_source_digest("")?;
     for &work_id in changed {
         writer.remove(index, work_id)?;
