@@ -352,18 +352,56 @@ pub fn text_keys(chars: &[char], text: &SenseText, thesaurus: &Thesaurus) -> Vec
 /// in blocks of a few hundred characters, each word weighing by how rare its keys are in the
 /// library, and a work is a candidate for a block when it holds
 /// [`LaunderingConfig::sure_block_share`] of its weight, or
-/// [`LaunderingConfig::min_block_share`] and 1.2 times what the next work holds. Keys found in more than an eighth of the works (and at least eight) are not
-/// looked up: they weigh little and their lists are long.
+/// [`LaunderingConfig::min_block_share`] and 1.2 times what the next work holds. Keys found in
+/// more than an eighth of the works (and at least eight), or in more than
+/// [`SENSE_LISTED_MAX_WORKS`], are not looked up: they weigh little and their lists are long.
+///
+/// Keys are synonym groups and Han characters, a set the thesaurus bounds; with the cap on the
+/// lists looked up, an index that holds only those lists and the other keys' counts
+/// ([`SenseIndex::from_parts`], what a worker sharing the library reads) stays bounded whatever
+/// the library's size.
 #[derive(Debug, Default, Clone)]
 pub struct SenseIndex {
     postings: HashMap<u32, Vec<WorkId>>,
+    /// Number of works holding each key whose list is not held (more than
+    /// [`SENSE_LISTED_MAX_WORKS`]; only in an index built by [`SenseIndex::from_parts`]).
+    counts: HashMap<u32, u32>,
     works: usize,
 }
+
+/// Longest list of works the sense index looks up for a key, whatever the library's size. The
+/// eighth-of-the-library rule alone lets lists grow with the library, and with them a worker's
+/// memory and each page's cost; below 4,104 works the cap changes nothing.
+pub const SENSE_LISTED_MAX_WORKS: usize = 512;
 
 impl SenseIndex {
     /// An empty index.
     pub fn new() -> Self {
         SenseIndex::default()
+    }
+
+    /// An index read from a shared copy: the number of works, the lists of the keys held by at
+    /// most [`SENSE_LISTED_MAX_WORKS`] works, and the number of works holding each other key.
+    /// It answers [`SenseIndex::query`] and [`SenseIndex::rarity`] exactly as the full index
+    /// does, but cannot be changed (works are added to the shared copy, and read again).
+    pub fn from_parts(
+        works: usize,
+        listed: impl IntoIterator<Item = (u32, Vec<WorkId>)>,
+        counts: impl IntoIterator<Item = (u32, u32)>,
+    ) -> Self {
+        SenseIndex {
+            postings: listed.into_iter().collect(),
+            counts: counts.into_iter().collect(),
+            works,
+        }
+    }
+
+    /// Number of works holding `key`, if any does.
+    fn works_holding(&self, key: u32) -> Option<usize> {
+        match self.postings.get(&key) {
+            Some(list) => Some(list.len()),
+            None => self.counts.get(&key).map(|n| *n as usize),
+        }
     }
 
     /// Adds a work's keys (from [`text_keys`]).
@@ -397,7 +435,7 @@ impl SenseIndex {
         }
         let df = keys
             .iter()
-            .map(|k| self.postings.get(k).map_or(0, Vec::len))
+            .map(|k| self.works_holding(*k).unwrap_or(0))
             .min()
             .unwrap_or(0);
         let n = self.works as f64;
@@ -406,12 +444,12 @@ impl SenseIndex {
 
     /// Keys held.
     pub fn len(&self) -> usize {
-        self.postings.len()
+        self.postings.len() + self.counts.len()
     }
 
     /// Whether no key is held.
     pub fn is_empty(&self) -> bool {
-        self.postings.is_empty()
+        self.postings.is_empty() && self.counts.is_empty()
     }
 
     /// Works holding enough of some block of the page, with the number of such blocks.
@@ -425,7 +463,7 @@ impl SenseIndex {
         if self.works == 0 {
             return Vec::new();
         }
-        let max_df = (self.works / 8).max(8);
+        let max_df = (self.works / 8).clamp(8, SENSE_LISTED_MAX_WORKS);
         let mut blocks: HashMap<WorkId, usize> = HashMap::new();
         let mut score: HashMap<WorkId, (f64, u32)> = HashMap::new();
         let mut token_number = 0u32;
@@ -438,7 +476,11 @@ impl SenseIndex {
                 let keys = keys(thesaurus, page_chars, token, &mut buffer);
                 let lists: Vec<&Vec<WorkId>> =
                     keys.iter().filter_map(|k| self.postings.get(k)).collect();
-                let df = lists.iter().map(|l| l.len()).min().unwrap_or(0);
+                let df = keys
+                    .iter()
+                    .filter_map(|k| self.works_holding(*k))
+                    .min()
+                    .unwrap_or(0);
                 if keys.is_empty() || df > max_df {
                     continue;
                 }
@@ -861,6 +903,57 @@ mod tests {
         let page = "A storm is coming. The sea is grey and cold. The ships stay in the port. \
                     The sailors drink in the inn. Nobody speaks of the sea.";
         assert!(passages(page, work).is_empty());
+    }
+
+    #[test]
+    fn an_index_of_the_short_lists_and_the_other_counts_answers_as_the_full_index() {
+        let thesaurus = Thesaurus::builtin();
+        let rare = "老船夫摇着橹，把渡船慢慢撑到对岸的芦苇丛边，天色已经暗了下来。";
+        let mut full = SenseIndex::new();
+        // More than 8 · SENSE_LISTED_MAX_WORKS works, so the cap is what bounds the lists.
+        for id in 0..4_500i64 {
+            let a = char::from_u32(0x4E00 + (id as u32 * 7) % 2_000).unwrap();
+            let b = char::from_u32(0x5E00 + (id as u32 * 13) % 3_000).unwrap();
+            let mut text = if id % 3 == 0 {
+                format!("{WORK}{a}{b}。")
+            } else {
+                format!("{a}{b}。今天天气很好，我们一起去公园散步。")
+            };
+            if id % 700 == 1 {
+                text.push_str(rare);
+            }
+            let (n, sense) = read(&text);
+            full.insert_work(id, &text_keys(&n.chars, &sense, thesaurus));
+        }
+        let listed = full
+            .postings
+            .iter()
+            .filter(|(_, l)| l.len() <= SENSE_LISTED_MAX_WORKS)
+            .map(|(k, l)| (*k, l.clone()));
+        let counts = full
+            .postings
+            .iter()
+            .filter(|(_, l)| l.len() > SENSE_LISTED_MAX_WORKS)
+            .map(|(k, l)| (*k, l.len() as u32));
+        let parts = SenseIndex::from_parts(full.works, listed, counts);
+        assert!(
+            !parts.counts.is_empty(),
+            "some keys are in more works than the cap"
+        );
+        assert_eq!(parts.len(), full.len());
+        for page in [rare, WORK, "今天天气很好，我们一起去公园散步。"] {
+            let (pn, ps) = read(page);
+            let config = LaunderingConfig::default();
+            let expected = full.query(&pn.chars, &ps, thesaurus, &config);
+            assert_eq!(parts.query(&pn.chars, &ps, thesaurus, &config), expected);
+            if page == rare {
+                let found: Vec<WorkId> = expected.iter().map(|(w, _)| *w).collect();
+                assert_eq!(found, vec![1, 701, 1401, 2101, 2801, 3501, 4201]);
+            }
+        }
+        for key in full.postings.keys() {
+            assert_eq!(parts.rarity(&[*key]), full.rarity(&[*key]));
+        }
     }
 
     #[test]

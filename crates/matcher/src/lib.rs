@@ -443,6 +443,10 @@ pub struct Matcher<I: Index = SimHashIndex> {
     on_demand: Option<OnDemand>,
     /// In how many works each seed occurs: what the library shares is boilerplate.
     frequency: SeedFrequency,
+    /// Whether the seed counts and the sense index are the library's shared statistics
+    /// ([`Matcher::with_library_statistics`]), kept by whoever changes the library, rather
+    /// than counted here as works are added.
+    shared_statistics: bool,
     /// Each work's boilerplate mask, computed at its first verification and kept until the
     /// library changes: it depends on every work's seeds, and recomputing it per candidate was
     /// most of the matching time.
@@ -458,6 +462,20 @@ pub struct Matcher<I: Index = SimHashIndex> {
 /// library's size (on the quality library, 410 works of about 10 KB of text, it added 44 MB to
 /// the peak memory of `match`).
 const LAUNDERED_CACHE_WORKS: usize = 256;
+
+/// What a work adds to the library-wide statistics verification reads: its distinct seeds in
+/// both projections (seeds of three works or more are boilerplate, see [`common`]) and its
+/// sense keys (the candidate source of laundered copies). Where the library is shared, whoever
+/// changes it keeps these counts ([`Matcher::with_library_statistics`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StatisticsKeys {
+    /// Distinct seeds of the canonical characters.
+    pub char_seeds: Vec<u64>,
+    /// Distinct seeds of the pinyin projection (empty when pinyin is off).
+    pub pinyin_seeds: Vec<u64>,
+    /// Sense keys (empty when laundered copies are not looked for).
+    pub sense: Vec<u32>,
+}
 
 /// The keys a work is filed under in the MinHash and DNA candidate indexes, window by window
 /// (`(ordinal, key)`): what a shared index stores for the work. Empty for a source the
@@ -597,6 +615,7 @@ impl<I: Index> Matcher<I> {
             works: HashMap::new(),
             on_demand: None,
             frequency: SeedFrequency::new(),
+            shared_statistics: false,
             boilerplate: std::sync::RwLock::default(),
             laundered: std::sync::RwLock::default(),
         }
@@ -640,6 +659,43 @@ impl<I: Index> Matcher<I> {
             ),
         });
         self
+    }
+
+    /// Uses the library-wide statistics whoever changes a shared library keeps: the seeds known
+    /// to be common (see [`SeedFrequency::from_common`]) and the sense index (see
+    /// [`laundering::SenseIndex::from_parts`]), instead of counting every work's text as it is
+    /// added. Works are then added by id alone ([`Matcher::add_shared_work`]), so loading reads
+    /// no text and the worker holds nothing per library character. Call it after
+    /// [`Matcher::with_texts_on_demand`], before adding works.
+    pub fn with_library_statistics(
+        mut self,
+        frequency: SeedFrequency,
+        sense: laundering::SenseIndex,
+    ) -> Self {
+        self.frequency = frequency;
+        self.sense = sense;
+        self.shared_statistics = true;
+        self.library_changed();
+        self
+    }
+
+    /// Adds a work whose windows and statistics are already in the shared indexes and
+    /// statistics: only its id is kept, its text is read when a page proposes it. Refused
+    /// unless texts are on demand and the statistics shared.
+    pub fn add_shared_work(&mut self, work_id: WorkId) -> Result<(), IndexError> {
+        match &mut self.on_demand {
+            Some(on_demand) if self.shared_statistics => {
+                on_demand.known.insert(work_id);
+                on_demand.prepared.remove(&work_id);
+                self.library_changed();
+                Ok(())
+            }
+            _ => Err(IndexError::Backend(
+                "a work can be added by id only to a matcher with texts on demand and shared \
+                 library statistics"
+                    .to_owned(),
+            )),
+        }
     }
 
     /// Whether `work_id` is a work of the library.
@@ -799,6 +855,16 @@ impl<I: Index> Matcher<I> {
     /// Forgets a work. Where texts are on demand, the work's text is read once more to uncount
     /// its seeds: it must still be the text the work was added with.
     pub fn remove_work(&mut self, work_id: WorkId) -> Result<(), IndexError> {
+        if self.shared_statistics {
+            // Nothing was counted here: forgetting the id is all.
+            if let Some(on_demand) = &mut self.on_demand
+                && on_demand.known.remove(&work_id)
+            {
+                on_demand.prepared.remove(&work_id);
+                self.library_changed();
+            }
+            return Ok(());
+        }
         let removed = match &self.on_demand {
             Some(on_demand) if on_demand.known.contains(&work_id) => {
                 let work = self.prepared_works([work_id])?.remove(&work_id);
@@ -857,6 +923,24 @@ impl<I: Index> Matcher<I> {
             .collect();
         }
         keys
+    }
+
+    /// The seeds and sense keys of `text`, exactly as [`Matcher::add_work`] counts them: what
+    /// is added to a shared library's statistics for the work.
+    pub fn statistics_keys(&self, text: &str) -> StatisticsKeys {
+        let normalized = normalize(text);
+        let seeds = WorkSeeds::new(&normalized.chars, &self.config.align);
+        let sense = if self.sense_enabled() {
+            let sentences = laundering::sentence_starts(text, &normalized);
+            self.sense_keys(&normalized.chars, &sentences)
+        } else {
+            Vec::new()
+        };
+        StatisticsKeys {
+            char_seeds: common::distinct(&seeds.chars),
+            pinyin_seeds: common::distinct(&seeds.pinyin),
+            sense,
+        }
     }
 
     /// Whether laundered copies are looked for through the sense index.

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use copytrace_fingerprint::normalize;
 use copytrace_fingerprint::pinyin::syllable_ids;
-use copytrace_matcher::{AlignConfig, MatchConfig, Matcher, WorkId, WorkMatch};
+use copytrace_matcher::{AlignConfig, Index, MatchConfig, Matcher, WorkId, WorkMatch};
 
 const NOTICE: &str = include_str!("data/notice.txt");
 const RAIN: &str = include_str!("data/novel_rain.txt");
@@ -1062,4 +1062,87 @@ fn a_text_that_cannot_be_read_fails_the_page_instead_of_clearing_it() {
     let (on_demand, _) = on_demand_library(64 << 20, true);
     let error = on_demand.match_text(&with_notice(HARBOR)).unwrap_err();
     assert!(error.to_string().contains("store down"), "{error}");
+}
+
+#[test]
+fn shared_library_statistics_give_the_verdicts_of_counting_every_work() {
+    let config = MatchConfig::default();
+    let resident = library(config);
+    // What a shared library keeps: per seed and per sense key, the works holding it.
+    let mut chars: HashMap<u64, usize> = HashMap::new();
+    let mut pinyin: HashMap<u64, usize> = HashMap::new();
+    let mut sense: HashMap<u32, Vec<WorkId>> = HashMap::new();
+    let ids = [RAIN_ID, HARBOR_ID, MOUNTAIN_ID, NEWS_ID];
+    for id in ids {
+        let keys = resident.statistics_keys(&work_text(id));
+        for seed in keys.char_seeds {
+            *chars.entry(seed).or_default() += 1;
+        }
+        for seed in keys.pinyin_seeds {
+            *pinyin.entry(seed).or_default() += 1;
+        }
+        for key in keys.sense {
+            sense.entry(key).or_default().push(id);
+        }
+    }
+    let min_works = config.align.common_seed_min_works;
+    let common = |table: &HashMap<u64, usize>| -> Vec<u64> {
+        table
+            .iter()
+            .filter(|(_, n)| **n >= min_works)
+            .map(|(h, _)| *h)
+            .collect()
+    };
+    let frequency =
+        copytrace_matcher::SeedFrequency::from_common(common(&chars), common(&pinyin), min_works);
+    assert!(frequency.held().0 > 0, "the works share a notice");
+    let texts = FixtureTexts {
+        reads: Default::default(),
+        fail: false,
+    };
+    // The candidate indexes as another process filed the works.
+    let candidates = &config.candidates;
+    let mut simhash = copytrace_matcher::SimHashIndex::new(config.max_distance);
+    let mut minhash = copytrace_matcher::MinHashLshIndex::new(&candidates.lsh);
+    let mut dna =
+        copytrace_matcher::DnaIndex::new(candidates.dna.levels(), candidates.dna_max_distance);
+    for id in ids {
+        let text = work_text(id);
+        let windows: Vec<(u32, u64)> =
+            copytrace_fingerprint::fingerprint_text(&text, &config.fingerprint)
+                .windows
+                .iter()
+                .map(|w| (w.ordinal, w.simhash))
+                .collect();
+        simhash.insert_work(id, &windows).unwrap();
+        let keys = resident.candidate_keys(&text);
+        minhash.insert_work(id, &keys.minhash).unwrap();
+        dna.insert_work(id, &keys.dna).unwrap();
+    }
+    let mut shared =
+        Matcher::with_shared_indexes(config, simhash, Box::new(minhash), Box::new(dna))
+            .with_texts_on_demand(Box::new(texts), 64 << 20)
+            .with_library_statistics(
+                frequency,
+                copytrace_matcher::laundering::SenseIndex::from_parts(ids.len(), sense, []),
+            );
+    for id in ids {
+        shared.add_shared_work(id).unwrap();
+    }
+    let mut pages = mixed_pages();
+    pages.push(HARBOR_LAUNDERED.to_owned());
+    let mut found = 0;
+    for page in &pages {
+        let kept = resident.match_text(page).unwrap();
+        assert_eq!(shared.match_text(page).unwrap(), kept, "{page}");
+        found += kept.len();
+    }
+    assert!(found >= 4, "the pages copy works: {found} verdicts");
+    // Without texts on demand there is nothing to read a work from: refused.
+    assert!(
+        Matcher::new(config)
+            .with_library_statistics(Default::default(), Default::default())
+            .add_shared_work(RAIN_ID)
+            .is_err()
+    );
 }
