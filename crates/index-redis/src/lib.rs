@@ -30,6 +30,7 @@
 //! | `{prefix}:w:{w<work id>}` | set | SimHash: packed entries of one work, to find its buckets on removal |
 //! | `{prefix}:works` | set | SimHash: ids of the works indexed (for [`Index::len`]) |
 //! | `{prefix}:m:…`, `{prefix}:d:…` | | the MinHash and DNA indexes ([`RedisMinHashIndex`], [`RedisDnaIndex`]): buckets, per-work bucket lists and window counts, laid out alike |
+//! | `{prefix}:s:…`, `{prefix}:sw:…`, `{prefix}:common`, `{prefix}:k:…`, `{prefix}:kw:…` | | the library statistics verification reads ([`RedisLibraryStats`]): seed counts and common seeds, the sense index of laundered copies |
 //! | `{prefix}:meta` | hash | the parameters every index was written with (`layout`, `max_distance`, `minhash_*`, `dna_*`); `source`, a digest of the library it was built from |
 //!
 //! A packed SimHash entry is 20 bytes: signature (u64), work id (i64), window ordinal (u32),
@@ -75,6 +76,7 @@
 
 mod buckets;
 mod link;
+mod stats;
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -86,13 +88,16 @@ use redis::{Cmd, Value};
 pub use buckets::{DEFAULT_BUCKET_BITS, RedisDnaIndex, RedisMinHashIndex, bucket_bits_for};
 use link::Link;
 pub use link::requests;
+pub use stats::RedisLibraryStats;
 
 /// The key prefix used when none is configured.
 pub const DEFAULT_PREFIX: &str = "copytrace";
 
 /// Version of the key layout written to `{prefix}:meta`, so a future layout can refuse to read
-/// an old one instead of misreading it. Layout 2 added the MinHash and DNA indexes.
-pub const LAYOUT_VERSION: u32 = 2;
+/// an old one instead of misreading it. Layout 2 added the MinHash and DNA indexes, layout 3
+/// the library statistics ([`RedisLibraryStats`]): a worker reading a layout-2 index would find
+/// no common seed and take boilerplate for copied text.
+pub const LAYOUT_VERSION: u32 = 3;
 
 /// Bytes of one packed entry: signature, work id, ordinal.
 const ENTRY_LEN: usize = 20;
@@ -306,6 +311,22 @@ impl RedisIndex {
         )
     }
 
+    /// The library statistics kept under the same prefix (common seeds from `min_works`
+    /// works, the sense index; see [`RedisLibraryStats`]).
+    pub fn statistics(&self, min_works: usize) -> Result<RedisLibraryStats, IndexError> {
+        self.statistics_sized(min_works, 0)
+    }
+
+    /// [`RedisIndex::statistics`], sized for about `expected_seeds` distinct seeds if new (two
+    /// per library character: one per projection).
+    pub fn statistics_sized(
+        &self,
+        min_works: usize,
+        expected_seeds: u64,
+    ) -> Result<RedisLibraryStats, IndexError> {
+        RedisLibraryStats::open(self.link.clone(), &self.prefix, min_works, expected_seeds)
+    }
+
     /// The distance this index answers for.
     pub fn max_distance(&self) -> u32 {
         self.max_distance
@@ -370,6 +391,31 @@ impl RedisIndex {
                 .arg(self.meta_key())
                 .arg("source")
                 .arg(digest),
+        )
+    }
+
+    /// Claims the right to build a fresh index for `seconds` (`SET {prefix}:building NX EX`):
+    /// `false` when another process holds it. Building from an empty index inserts without
+    /// clearing, and seed counts must not be written by two builders at once. A crashed
+    /// builder's claim expires; `clear` drops it with the rest of the namespace.
+    pub fn claim_build(&self, seconds: u64) -> Result<bool, IndexError> {
+        let claimed: Option<String> = self.link.query(
+            "claim the index build",
+            redis::cmd("SET")
+                .arg(format!("{}:building", self.prefix))
+                .arg(std::process::id())
+                .arg("NX")
+                .arg("EX")
+                .arg(seconds.max(1)),
+        )?;
+        Ok(claimed.is_some())
+    }
+
+    /// Gives up a claim taken by [`RedisIndex::claim_build`].
+    pub fn release_build(&self) -> Result<(), IndexError> {
+        self.link.query(
+            "release the index build",
+            redis::cmd("DEL").arg(format!("{}:building", self.prefix)),
         )
     }
 

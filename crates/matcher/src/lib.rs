@@ -582,9 +582,10 @@ impl<I: Index> Matcher<I> {
     }
 
     /// An empty matcher over candidate indexes that other processes share (Redis): it reads
-    /// them and never writes them. Works are added with [`Matcher::add_indexed_work`], which
-    /// keeps their text for verification; whoever changes the library files the works' keys
-    /// ([`Matcher::candidate_keys`]) in the shared indexes.
+    /// them and never writes them. Works are added with [`Matcher::add_shared_work`] (with texts
+    /// on demand and the library's shared statistics); whoever changes the library files the
+    /// works' keys ([`Matcher::candidate_keys`], [`Matcher::statistics_keys`]) in the shared
+    /// indexes.
     pub fn with_shared_indexes(
         config: MatchConfig,
         index: I,
@@ -766,7 +767,7 @@ impl<I: Index> Matcher<I> {
         let ranges: Vec<(u32, Window)> = windows.iter().map(|w| (w.ordinal, w.window)).collect();
         let simhashes: Vec<(u32, u64)> = windows.iter().map(|w| (w.ordinal, w.simhash)).collect();
         let sentences = laundering::sentence_starts(text, &normalized);
-        self.insert(work_id, normalized, sentences, Some(&simhashes), &ranges)?;
+        self.insert(work_id, normalized, sentences, &simhashes, &ranges)?;
         Ok(windows)
     }
 
@@ -784,19 +785,7 @@ impl<I: Index> Matcher<I> {
         let ranges = self.window_ranges(&normalized);
         let simhashes: Vec<(u32, u64)> = windows.into_iter().collect();
         let sentences = laundering::sentence_starts(text, &normalized);
-        self.insert(work_id, normalized, sentences, Some(&simhashes), &ranges)
-    }
-
-    /// Adds a work whose windows are already in the candidate indexes, as with the shared Redis
-    /// indexes built by `copytrace index rebuild` or `library add` and read by every match
-    /// process, which must not rewrite them at start. The text is kept for verification; of the
-    /// indexes this matcher does not share (the MinHash and DNA indexes of an unshared matcher,
-    /// the sense index), those it owns are filled from it.
-    pub fn add_indexed_work(&mut self, work_id: WorkId, text: &str) -> Result<(), IndexError> {
-        let normalized = normalize(text);
-        let ranges = self.window_ranges(&normalized);
-        let sentences = laundering::sentence_starts(text, &normalized);
-        self.insert(work_id, normalized, sentences, None, &ranges)
+        self.insert(work_id, normalized, sentences, &simhashes, &ranges)
     }
 
     /// The content-anchored windows of a text, numbered like its stored SimHash windows.
@@ -808,22 +797,19 @@ impl<I: Index> Matcher<I> {
             .collect()
     }
 
-    /// Adds a work to every candidate index and keeps its text for verification. `simhashes`
-    /// is `None` when the SimHash index already holds the work (see
-    /// [`Matcher::add_indexed_work`]).
+    /// Adds a work to every candidate index this matcher owns and keeps its text for
+    /// verification.
     fn insert(
         &mut self,
         work_id: WorkId,
         normalized: Normalized,
         sentences: Vec<u32>,
-        simhashes: Option<&[(u32, u64)]>,
+        simhashes: &[(u32, u64)],
         windows: &[(u32, Window)],
     ) -> Result<(), IndexError> {
         self.remove_work(work_id)?;
         if !self.shared {
-            if let Some(simhashes) = simhashes {
-                self.index.insert_work(work_id, simhashes)?;
-            }
+            self.index.insert_work(work_id, simhashes)?;
             let keys = self.keys_of(&normalized, windows);
             self.lsh.insert_work(work_id, &keys.minhash)?;
             self.dna.insert_work(work_id, &keys.dna)?;

@@ -6,7 +6,7 @@
 //! index that reflects the library from a flushed, stale or half-rebuilt one.
 
 use copytrace_fingerprint::fingerprint_text;
-use copytrace_index_redis::{RedisDnaIndex, RedisIndex, RedisMinHashIndex};
+use copytrace_index_redis::{RedisDnaIndex, RedisIndex, RedisLibraryStats, RedisMinHashIndex};
 use copytrace_matcher::{Index, IndexError, MatchConfig, Matcher};
 use copytrace_store::{Id, Store, WorkStatus};
 
@@ -48,19 +48,34 @@ pub fn candidate_indexes(
     Ok((minhash, dna))
 }
 
-/// Writes works into the shared candidate indexes: their stored SimHash windows, and the
-/// MinHash and DNA keys of their text, computed as a matcher computes them.
+/// The library statistics kept under the index's prefix (common seeds, sense index), opened
+/// for `config`'s boilerplate threshold: what a match worker over Redis reads instead of
+/// counting every work's text.
+pub fn library_statistics(index: &RedisIndex, config: &MatchConfig) -> Result<RedisLibraryStats> {
+    Ok(index.statistics(config.align.common_seed_min_works)?)
+}
+
+/// Writes works into the shared candidate indexes and statistics: their stored SimHash
+/// windows, the MinHash and DNA keys of their text, and their seeds and sense keys, computed as
+/// a matcher computes them.
 struct SharedWriter {
     minhash: RedisMinHashIndex,
     dna: RedisDnaIndex,
+    stats: RedisLibraryStats,
     /// An empty matcher with the configuration in use, for [`Matcher::candidate_keys`].
     keys: Matcher,
 }
 
 impl SharedWriter {
-    /// A writer for indexes about to receive `windows` windows: new (emptied) ones get bucket
-    /// counts for that size; existing ones keep the counts they were first written with.
-    fn new(index: &RedisIndex, config: &MatchConfig, windows: u64) -> Result<Self> {
+    /// A writer for indexes about to receive `windows` windows of `text_bytes` bytes of text:
+    /// new (emptied) ones get bucket counts for that size; existing ones keep the counts they
+    /// were first written with.
+    fn new(
+        index: &RedisIndex,
+        config: &MatchConfig,
+        windows: u64,
+        text_bytes: u64,
+    ) -> Result<Self> {
         let candidates = &config.candidates;
         let minhash = index.minhash_sized(&candidates.lsh, windows)?;
         let dna = index.dna_sized(
@@ -68,9 +83,13 @@ impl SharedWriter {
             candidates.dna_max_distance,
             windows,
         )?;
+        // Two seeds per character (one per projection); Chinese text is 3 bytes a character.
+        let stats =
+            index.statistics_sized(config.align.common_seed_min_works, text_bytes * 2 / 3)?;
         Ok(SharedWriter {
             minhash,
             dna,
+            stats,
             keys: Matcher::new(*config),
         })
     }
@@ -101,6 +120,8 @@ impl SharedWriter {
         }
         self.minhash.insert_work(work_id, &keys.minhash)?;
         self.dna.insert_work(work_id, &keys.dna)?;
+        self.stats
+            .insert_work(work_id, &self.keys.statistics_keys(&work.content))?;
         Ok(())
     }
 
@@ -109,6 +130,7 @@ impl SharedWriter {
         index.remove_work(work_id)?;
         self.minhash.remove_work(work_id)?;
         self.dna.remove_work(work_id)?;
+        self.stats.remove_work(work_id)?;
         Ok(())
     }
 }
@@ -155,12 +177,26 @@ pub async fn build_if_fresh(
     if index.source_digest()?.is_some() || index.work_count()? > 0 {
         return Ok(None);
     }
+    // Seed counts must not be written by two builders at once: the first to claim builds, the
+    // others (match workers started together on a fresh Redis) wait for their next retry.
+    if !index.claim_build(BUILD_CLAIM_SECONDS)? {
+        return Err(ServiceError::unavailable(format!(
+            "another process is building the Redis index under {:?}: retry when it is done",
+            index.prefix()
+        )));
+    }
     let built = fill_redis_index(store, index, config, &NoProgress, |index| {
         index.set_source_digest("")
     })
-    .await?;
+    .await;
+    let released = index.release_build();
+    let built = built?;
+    released?;
     Ok(Some(built))
 }
+
+/// How long a claim to build a fresh index lasts if its builder dies without releasing it.
+const BUILD_CLAIM_SECONDS: u64 = 3_600;
 
 /// Inserts every active work's stored windows after `prepare` (clearing the namespace, or
 /// blanking the digest), then records the library digest.
@@ -177,7 +213,8 @@ async fn fill_redis_index(
     progress.set_total(works.len() as u64);
     prepare(index)?;
     let windows: usize = segments.values().map(Vec::len).sum();
-    let mut writer = SharedWriter::new(index, config, windows as u64)?;
+    let text_bytes: u64 = works.iter().map(|w| w.content_len).sum();
+    let mut writer = SharedWriter::new(index, config, windows as u64, text_bytes)?;
     let mut summary = RebuildSummary {
         refingerprinted,
         ..RebuildSummary::default()
@@ -214,7 +251,7 @@ pub async fn update_redis_index(
     if changed.is_empty() {
         return Ok(true);
     }
-    let mut writer = SharedWriter::new(index, config, 0)?;
+    let mut writer = SharedWriter::new(index, config, 0, 0)?;
     index.set_source_digest("")?;
     for &work_id in changed {
         writer.remove(index, work_id)?;

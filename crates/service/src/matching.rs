@@ -23,7 +23,8 @@ use tokio::sync::Mutex;
 use crate::aliases;
 use crate::error::{Context, Result, ServiceError};
 use crate::index::{
-    IndexSource, build_if_fresh, candidate_indexes, check_redis_index, open_redis_index,
+    IndexSource, build_if_fresh, candidate_indexes, check_redis_index, library_statistics,
+    open_redis_index,
 };
 use crate::library::{active_works, library_digest, refresh_outdated_works, stored_windows};
 use crate::review::ReviewGate;
@@ -371,16 +372,19 @@ impl MatchEngine {
                     store: self.store.clone(),
                     runtime: tokio::runtime::Handle::current(),
                 };
+                // The library's statistics are read, not counted: no work's text is read here.
+                let stats = library_statistics(&index, &self.config)?;
+                let (common, sense) = (stats.common_seeds()?, stats.sense_index()?);
                 let mut matcher = Matcher::with_shared_indexes(
                     self.config,
                     index,
                     Box::new(minhash),
                     Box::new(dna),
                 )
-                .with_texts_on_demand(Box::new(texts), PREPARED_WORKS_BUDGET);
+                .with_texts_on_demand(Box::new(texts), PREPARED_WORKS_BUDGET)
+                .with_library_statistics(common, sense);
                 for summary in active_works(store).await? {
-                    let work = store.get_work(summary.id).await?;
-                    matcher.add_indexed_work(summary.id, &work.content)?;
+                    matcher.add_shared_work(summary.id)?;
                     works.insert(summary.id, summary.content_hash);
                 }
                 Ok((LoadedMatcher::Redis(matcher), works))

@@ -10,6 +10,7 @@
 mod candidates;
 mod helpers;
 mod redis_only;
+mod statistics;
 mod suite;
 
 /// Instantiates every contract test for one backend.
