@@ -1,31 +1,4 @@
-//! The library-wide statistics verification reads, kept in Redis by whoever changes the
-//! library, so a match worker holds nothing per library character: which alignment seeds are
-//! common (in at least `min_works` works: boilerplate, see `copytrace_matcher::common`) and the
-//! sense index of laundered copies (which works hold each synonym group or Han character).
-//!
-//! | key | type | holds |
-//! |---|---|---|
-//! | `{prefix}:s:{s<bucket hex>}` | hash | field: projection (`c` characters, `p` pinyin) and seed (8 bytes, big-endian); value: number of works holding it |
-//! | `{prefix}:sw:{sw<work id>}` | string | the work's distinct seeds, to uncount them: character seed count (u32), then every character seed and every pinyin seed (8 bytes each) |
-//! | `{prefix}:common` | set | projection byte and seed of every seed counted in `min_works` works or more |
-//! | `{prefix}:k:{k<key>}` | set | ids of the works holding sense key `key` |
-//! | `{prefix}:kw:{kw<work id>}` | string | the work's sense keys (u32 each), to remove them |
-//! | `{prefix}:k:keys` | set | every sense key ever filed |
-//! | `{prefix}:s:works` | set | ids of the works counted |
-//!
-//! A worker reads only what verification asks: the common seeds (a small share of the
-//! library's: text many works share) and, of the sense index, each key's number of works and
-//! the lists of the keys in at most [`SENSE_LISTED_MAX_WORKS`] works. Keys are synonym groups
-//! and Han characters, a set the thesaurus bounds, so what a worker loads is bounded however
-//! large the library grows.
-//!
-//! Counts cannot be written idempotently one field at a time, so a work's seeds are counted
-//! once: its list is claimed with `SET NX` before any count moves, and a work already claimed is
-//! not counted again (a change of text is a removal, then an insertion). A run stopped half way
-//! leaves counts that are wrong, but never readable as right: the library digest stays blank
-//! and workers refuse the index until `index rebuild` clears and rebuilds it. Library changes
-//! are applied one at a time (the digest check serializes them); the sense sets, written with
-//! `SADD`/`SREM`, are idempotent as they are.
+//! The library-wide statistics verification reads (see [`RedisLibraryStats`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -53,8 +26,34 @@ const PINYIN: u8 = b'p';
 /// Sense keys whose lists are read with one pipeline.
 const SENSE_KEYS_PER_BATCH: usize = 4_096;
 
-/// Seed counts, common seeds and the sense index of a library, in Redis. See the
-/// [module documentation](self) for the layout.
+/// The library-wide statistics verification reads, kept in Redis by whoever changes the
+/// library, so a match worker holds nothing per library character: which alignment seeds are
+/// common (in at least `min_works` works: boilerplate, see `copytrace_matcher::common`) and the
+/// sense index of laundered copies (which works hold each synonym group or Han character).
+///
+/// | key | type | holds |
+/// |---|---|---|
+/// | `{prefix}:s:{s<bucket hex>}` | hash | field: projection (`c` characters, `p` pinyin) and seed (8 bytes, big-endian); value: number of works holding it |
+/// | `{prefix}:sw:{sw<work id>}` | string | the work's distinct seeds, to uncount them: character seed count (u32), then every character seed and every pinyin seed (8 bytes each) |
+/// | `{prefix}:common` | set | projection byte and seed of every seed counted in `min_works` works or more |
+/// | `{prefix}:k:{k<key>}` | set | ids of the works holding sense key `key` |
+/// | `{prefix}:kw:{kw<work id>}` | string | the work's sense keys (u32 each), to remove them |
+/// | `{prefix}:k:keys` | set | every sense key ever filed |
+/// | `{prefix}:s:works` | set | ids of the works counted |
+///
+/// A worker reads only what verification asks: the common seeds (a small share of the
+/// library's: text many works share) and, of the sense index, each key's number of works and
+/// the lists of the keys in at most [`SENSE_LISTED_MAX_WORKS`] works. Keys are synonym groups
+/// and Han characters, a set the thesaurus bounds, so what a worker loads is bounded however
+/// large the library grows.
+///
+/// Counts cannot be written idempotently one field at a time, so a work's seeds are counted
+/// once: its list is claimed with `SET NX` before any count moves, and a work already claimed is
+/// not counted again (a change of text is a removal, then an insertion). A run stopped half way
+/// leaves counts that are wrong, but never readable as right: the library digest stays blank
+/// and workers refuse the index until `index rebuild` clears and rebuilds it. Library changes
+/// are applied one at a time (the digest check serializes them); the sense sets, written with
+/// `SADD`/`SREM`, are idempotent as they are.
 pub struct RedisLibraryStats {
     link: Arc<Link>,
     prefix: String,
