@@ -16,7 +16,9 @@
 
 use chrono::Utc;
 use copytrace_matcher::WorkMatch;
-use copytrace_store::{DecisionRecord, Id, MatchFilter, MatchRecord, NewDecision, Review, Store};
+use copytrace_store::{
+    DecisionRecord, Id, MatchFilter, MatchRecord, NewDecision, Review, Store, StoreError,
+};
 
 use crate::error::{Context, Result, ServiceError};
 
@@ -104,8 +106,9 @@ pub struct Reviewer {
 }
 
 /// Takes `decision` on every match of `match_ids`, each atomically with its audit record.
-/// Stops at the first match that does not exist (or is another tenant's) with `NotFound`
-/// naming it; the decisions taken before it stand (each is complete on its own).
+/// Every match is looked up first: when one does not exist (or is another tenant's) the answer
+/// is `NotFound` naming it and nothing is decided, so a list that names another holder's match
+/// among one's own changes none of them.
 pub async fn decide(
     store: &dyn Store,
     reviewer: &Reviewer,
@@ -115,6 +118,14 @@ pub async fn decide(
 ) -> Result<Vec<Id>> {
     if match_ids.is_empty() {
         return Err(ServiceError::invalid("name at least one match id"));
+    }
+    for &match_id in match_ids {
+        let (_, work_id) = store.match_subject(match_id).await?;
+        if let Some(own) = reviewer.rights_holder_id
+            && store.work_summary(work_id).await?.rights_holder_id != own
+        {
+            return Err(StoreError::NotFound(format!("match {match_id}")).into());
+        }
     }
     let mut decided = Vec::with_capacity(match_ids.len());
     for &match_id in match_ids {

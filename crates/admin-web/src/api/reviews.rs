@@ -143,11 +143,6 @@ pub(super) async fn decide(
         )));
     }
     let store = state.store.as_ref();
-    for &id in &request.ids {
-        copytrace_service::evidence::find_match(store, id, caller.tenant())
-            .await
-            .map_err(ApiError::service)?;
-    }
     let decision = match request.decision {
         DecisionName::Confirm => Decision::Confirm,
         DecisionName::Reject => Decision::Reject,

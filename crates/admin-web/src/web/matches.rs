@@ -193,8 +193,7 @@ async fn decide(
         actor: visitor.session.user.email.clone(),
         rights_holder_id: visitor.tenant(),
     };
-    // The store refuses a rights holder's decision on another holder's match as not found
-    // (and the ticked matches before it are the holder's own).
+    // Another holder's match among the ticked is not found, and then nothing is decided.
     review::decide(
         state.store.as_ref(),
         &reviewer,
