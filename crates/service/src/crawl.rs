@@ -45,6 +45,34 @@ pub fn parse_seeds(urls: &[String]) -> Result<Vec<Url>> {
         .collect()
 }
 
+/// Longest wait for the resolution of one seed's name when a crawl is queued or scheduled.
+const SEED_RESOLVE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Refuses, before anything is stored, seeds that the crawl would refuse: a host that is, or a
+/// name that resolves to, a loopback, private, link-local or otherwise non-public address
+/// (`http://169.254.169.254/`, `http://localhost:8080/`, `http://[::ffff:10.0.0.1]/`), unless
+/// `settings` allow private addresses explicitly. A name that does not resolve now, or not
+/// within a few seconds, is accepted: the crawler's guard vets every address it connects to
+/// anyway, at crawl time and on every redirect, so this is early feedback, not the defence.
+pub async fn vet_seeds(seeds: &[Url], settings: &CrawlSettings) -> Result<()> {
+    use copytrace_crawler::guard::{AddressPolicy, GuardError};
+    let policy = AddressPolicy {
+        allow_private: settings.allow_private_addresses,
+        allowed: Vec::new(),
+    };
+    for seed in seeds {
+        let checked = tokio::time::timeout(SEED_RESOLVE_TIMEOUT, policy.check_url(seed)).await;
+        if let Ok(Err(refused @ GuardError::Refused { .. })) = checked {
+            return Err(ServiceError::invalid(format!(
+                "invalid URL {:?}: {refused} (crawling private addresses must be allowed \
+                 explicitly: --allow-private-addresses)",
+                seed.as_str()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The crawler configuration of a crawl of `seeds`, with the validators of the pages a
 /// conditional re-crawl sends back (none when the settings say `no_conditional`).
 pub async fn crawl_config(

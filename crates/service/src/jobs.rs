@@ -23,7 +23,7 @@ use copytrace_store::{Id, Job, NewJob, RunCounts, RunKind, RunState, Schedule, S
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-use crate::crawl::{crawl_config, crawl_for_run, parse_seeds};
+use crate::crawl::{crawl_config, crawl_for_run, parse_seeds, vet_seeds};
 use crate::dedup::{DedupEnd, DedupJob, run_dedup};
 use crate::error::{Context, Result, ServiceError, one_line};
 use crate::matching::{MatchEngine, PageOutcome};
@@ -98,9 +98,10 @@ pub async fn queue_counts(store: &dyn Store) -> Result<Vec<copytrace_store::JobC
     Ok(store.job_counts().await?)
 }
 
-/// Enqueues a crawl job with its (manual) run; returns the run's and the job's ids.
+/// Enqueues a crawl job with its (manual) run, its seeds vetted ([`vet_seeds`]); returns the
+/// run's and the job's ids.
 pub async fn enqueue_crawl(store: &dyn Store, job: &CrawlJob) -> Result<(Id, Id)> {
-    job.seed_urls()?;
+    vet_seeds(&job.seed_urls()?, &job.settings).await?;
     enqueue_manual_run(store, RunKind::Crawl, crawl_job(job, Utc::now())?).await
 }
 

@@ -13,7 +13,7 @@ use copytrace_scheduler::cron::CronSchedule;
 use copytrace_store::{Id, NewSchedule, Run, RunFilter, RunKind, Schedule, Store};
 use serde::Serialize;
 
-use crate::crawl::parse_seeds;
+use crate::crawl::{parse_seeds, vet_seeds};
 use crate::dedup::DedupJob;
 use crate::error::{Context, Result, ServiceError};
 use crate::jobs::job_for_schedule;
@@ -47,10 +47,11 @@ pub struct CrawlSchedule {
     pub settings: CrawlSettings,
 }
 
-/// Creates a crawl schedule after validating everything; returns it as stored.
+/// Creates a crawl schedule after validating everything (seeds at non-public addresses are
+/// refused unless its settings allow them, [`vet_seeds`]); returns it as stored.
 pub async fn add_crawl_schedule(store: &dyn Store, new: &CrawlSchedule) -> Result<Schedule> {
     check_cron(&new.cron, &new.timezone)?;
-    parse_seeds(&new.seeds)?;
+    vet_seeds(&parse_seeds(&new.seeds)?, &new.settings).await?;
     let name = new.name.trim();
     store
         .create_schedule(&NewSchedule {
