@@ -68,14 +68,40 @@ struct CatalogRow {
 }
 
 /// Imports the catalog at `path`. Work file paths are read relative to the catalog's
-/// directory. A catalog that cannot be read at all (missing file, missing columns) is an
-/// error; a bad row is only [`RejectedRow`]. `progress` counts rows.
+/// directory (an absolute path or `..` reaches anywhere the process may read: the catalog is
+/// the operator's own file). A catalog that cannot be read at all (missing file, missing
+/// columns) is an error; a bad row is only [`RejectedRow`]. `progress` counts rows.
 pub async fn import_catalog(
     store: &dyn Store,
     path: &Path,
     redis: Option<&mut RedisIndex>,
     config: &FingerprintConfig,
     progress: &dyn Progress,
+) -> Result<ImportReport> {
+    import(store, path, redis, config, progress, false).await
+}
+
+/// Imports a catalog uploaded with its files (the admin web), as [`import_catalog`] does, but
+/// reads work files only from the catalog's own directory, where the upload put them: a row
+/// whose path is absolute or climbs out with `..` is rejected, so a catalog cannot import a
+/// file of the server (`/etc/passwd`, the configuration) as a work and show its text.
+pub async fn import_uploaded_catalog(
+    store: &dyn Store,
+    path: &Path,
+    redis: Option<&mut RedisIndex>,
+    config: &FingerprintConfig,
+    progress: &dyn Progress,
+) -> Result<ImportReport> {
+    import(store, path, redis, config, progress, true).await
+}
+
+async fn import(
+    store: &dyn Store,
+    path: &Path,
+    redis: Option<&mut RedisIndex>,
+    config: &FingerprintConfig,
+    progress: &dyn Progress,
+    confined: bool,
 ) -> Result<ImportReport> {
     let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
     let open = || {
@@ -91,13 +117,16 @@ pub async fn import_catalog(
     let total = open()?.records().count();
     progress.set_total(total as u64);
     let mut reader = open()?;
-    let columns = Columns::of(
-        reader
-            .headers()
-            .map_err(csv_error)
-            .with_context(|| format!("cannot read the header of {}", path.display()))?,
-    )
-    .with_context(|| format!("{} is not a catalog", path.display()))?;
+    let columns = Columns {
+        confined,
+        ..Columns::of(
+            reader
+                .headers()
+                .map_err(csv_error)
+                .with_context(|| format!("cannot read the header of {}", path.display()))?,
+        )
+        .with_context(|| format!("{} is not a catalog", path.display()))?
+    };
 
     let before = match redis {
         Some(_) => Some(library_digest(store).await?),
@@ -222,6 +251,8 @@ fn reject(
 struct Columns {
     index: HashMap<&'static str, usize>,
     licensed_hosts: Option<usize>,
+    /// Whether work files must be inside the catalog's directory.
+    confined: bool,
 }
 
 impl Columns {
@@ -250,6 +281,7 @@ impl Columns {
                 .map(|name| (*name, position(name).expect("checked above")))
                 .collect(),
             licensed_hosts: position(LICENSED_HOSTS_COLUMN),
+            confined: false,
         })
     }
 
@@ -294,6 +326,16 @@ impl Columns {
         if let Some(first) = seen.get(&(holder.clone(), external_id.clone())) {
             return Err(ServiceError::invalid(format!(
                 "work {external_id:?} of {holder:?} is already on line {first}"
+            )));
+        }
+        if self.confined
+            && !Path::new(&relative)
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)))
+        {
+            return Err(ServiceError::invalid(format!(
+                "path {relative:?} is outside the upload: an uploaded catalog names the files \
+                 uploaded with it, never an absolute path or `..`"
             )));
         }
         let path: PathBuf = base.join(&relative);

@@ -308,8 +308,14 @@ async fn run_import(
     let config = FingerprintConfig::default();
     let progress = import.progress();
     if let Some(catalog_path) = &upload.catalog {
-        return match catalog::import_catalog(store, catalog_path, redis.as_mut(), &config, progress)
-            .await
+        return match catalog::import_uploaded_catalog(
+            store,
+            catalog_path,
+            redis.as_mut(),
+            &config,
+            progress,
+        )
+        .await
         {
             Ok(imported) => ImportReport {
                 outcomes: imported_works(&imported.imported),
