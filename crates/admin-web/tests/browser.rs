@@ -474,3 +474,117 @@ async fn a_rights_holder_downloads_an_xlsx_export_of_their_own_copies() {
     assert!(sheet.contains(NIGHT_RAIN) && sheet.contains(RIVER_TOWN));
     assert!(!sheet.contains(SECRET), "nothing of holder B's");
 }
+
+/// A work of holder A whose title is markup, copied by a crawled page whose title and text are
+/// markup too; returns the work's and the match's ids. Each piece sets `window.__xss` if run.
+async fn hostile_copy(site: &Site) -> (i64, i64) {
+    use copytrace_store::{EvidencePassage, MatchFilter, NewMatch, NewPage, NewWork};
+    let store = site.store.as_ref();
+    let holder = store.ensure_rights_holder(HOLDER_A).await.unwrap();
+    let text = "雨夜里少年推开木门，灯下的老人抬起头来。".repeat(10);
+    let (work, _) = store
+        .upsert_work(&NewWork {
+            rights_holder_id: holder,
+            external_id: "a-hostile".into(),
+            title: "<script>window.__xss=1</script>毒".into(),
+            content_hash: copytrace_store::sha256_hex(text.as_bytes()),
+            content: text.clone(),
+            fingerprint_version: 1,
+            segments: Vec::new(),
+            fingerprints: Vec::new(),
+            author: None,
+            published_at: None,
+            chapters: Vec::new(),
+            licensed_hosts: None,
+        })
+        .await
+        .unwrap();
+    let markup = "<img src=x onerror=\"window.__xss=2\"><svg onload=\"window.__xss=3\"></svg>";
+    let page_text = format!("{markup}{text}");
+    let hash = copytrace_store::sha256_hex(page_text.as_bytes());
+    let page = store
+        .upsert_page(&NewPage {
+            url: "https://pirate.example/hostile.html".into(),
+            title: Some("\"><img src=x onerror=\"window.__xss=4\">".into()),
+            text: page_text.clone(),
+            content_hash: hash.clone(),
+            http_status: 200,
+            fetched_at: chrono::Utc::now(),
+            etag: None,
+            last_modified: None,
+            capture: None,
+        })
+        .await
+        .unwrap()
+        .id;
+    let copied = u32::try_from(markup.len() + "雨夜里少年推开木门，".len()).unwrap();
+    let found = NewMatch {
+        work_id: work,
+        score: 0.95,
+        coverage: 0.9,
+        containment: 0.9,
+        copied_chars: 200,
+        method: "simhash+align".into(),
+        auto_confirm: true,
+        evidence: vec![EvidencePassage {
+            page_start: 0,
+            page_end: copied,
+            work_start: 0,
+            work_end: u32::try_from("雨夜里少年推开木门，".len()).unwrap(),
+        }],
+    };
+    store
+        .record_page_matches(page, &hash, &[found], chrono::Utc::now())
+        .await
+        .unwrap();
+    let matched = store
+        .list_matches(&MatchFilter {
+            work_id: Some(work),
+            ..MatchFilter::default()
+        })
+        .await
+        .unwrap()[0]
+        .id;
+    (work, matched)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn markup_from_crawled_pages_and_titles_runs_nothing_in_the_browser() {
+    let site = Site::start().await;
+    let (work, matched) = hostile_copy(&site).await;
+    let browser = launch().await;
+    let tab = Tab::open(&browser, &site, Prefers::English).await;
+    tab.login(RIGHTS_HOLDER, PASSWORD).await;
+    for path in [
+        "/".to_owned(),
+        "/works".to_owned(),
+        format!("/works/{work}"),
+        "/matches".to_owned(),
+        "/review?review=all".to_owned(),
+        format!("/matches/{matched}"),
+        "/stats".to_owned(),
+        "/sites/pirate.example".to_owned(),
+    ] {
+        tab.goto(&path).await;
+        assert!(
+            tab.eval::<bool>("window.__xss === undefined").await,
+            "{path}: a script ran"
+        );
+        assert_eq!(
+            tab.count("script, img, iframe, [onerror], [onload]").await,
+            0,
+            "{path}: markup from the data became elements"
+        );
+    }
+    // The markup is shown, as text.
+    tab.goto(&format!("/matches/{matched}")).await;
+    let body: String = tab.eval("document.body.innerText").await;
+    assert!(
+        body.contains("<script>window.__xss=1</script>毒"),
+        "the title as text: {body}"
+    );
+    assert!(
+        body.contains("<img src=x onerror=\"window.__xss=2\">"),
+        "the copied passage as text: {body}"
+    );
+}

@@ -255,6 +255,43 @@ async fn a_webhook_to_a_private_address_is_refused_unless_allowed() {
     );
 }
 
+#[tokio::test]
+async fn a_webhook_to_a_name_resolving_to_loopback_is_refused_unless_allowed() {
+    let (store, holder, work) = library().await;
+    let receiver = Receiver::default();
+    let url = start_receiver(receiver.clone()).await;
+    // The same receiver, named by a host name that resolves to loopback.
+    add_webhook(&*store, holder, url.replace("127.0.0.1", "localhost")).await;
+    copied(&*store, "https://pirate.example/1.html", work, 10).await;
+    let strict = Alerter::new(store.clone(), AlertSettings::default()).unwrap();
+    let report = strict.run(Utc::now()).await.unwrap();
+    assert_eq!(report.delivered, 0);
+    assert!(
+        report.failures[0].contains("refused private address")
+            && report.failures[0].contains("localhost"),
+        "{:?}",
+        report.failures
+    );
+    assert!(
+        report.failures.iter().all(|f| !f.contains("s3cret")),
+        "the signing secret is never in an error: {:?}",
+        report.failures
+    );
+    assert!(
+        receiver.requests.lock().unwrap().is_empty(),
+        "nothing reached it"
+    );
+    // Allowed explicitly, the same target is reached (once the retry is due): the refusal
+    // was the guard's.
+    let allowed = Alerter::new(store.clone(), settings()).unwrap();
+    let report = allowed
+        .run(Utc::now() + chrono::Duration::minutes(2))
+        .await
+        .unwrap();
+    assert_eq!(report.delivered, 1, "{:?}", report.failures);
+    assert_eq!(receiver.requests.lock().unwrap().len(), 1);
+}
+
 /// One message the SMTP server received.
 #[derive(Debug, Clone)]
 struct Mail {
