@@ -80,6 +80,64 @@ fn a_bad_cron_field_is_named_and_nothing_is_stored() {
 }
 
 #[test]
+fn a_seed_at_a_private_address_is_refused_unless_allowed() {
+    let workspace = Workspace::new();
+    for seed in [
+        "http://localhost:8080/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[::1]/",
+        "http://10.1.2.3/",
+    ] {
+        for args in [
+            &[
+                "schedule",
+                "add",
+                "--name",
+                "intranet",
+                "--cron",
+                "0 3 * * *",
+                seed,
+            ][..],
+            &["crawl", "--queue", seed],
+        ] {
+            let refused = workspace.run(args);
+            assert_eq!(refused.code, Some(1), "{args:?}: {}", refused.stderr);
+            let message = refused.one_line_error();
+            assert!(
+                message.contains("refused private address")
+                    && message.contains("--allow-private-addresses"),
+                "{args:?}: {message}"
+            );
+        }
+    }
+    assert_eq!(
+        json(&workspace, &["schedule", "list", "--json"]),
+        serde_json::json!([])
+    );
+    assert_eq!(
+        json(&workspace, &["runs", "list", "--json"]),
+        serde_json::json!([]),
+        "no crawl was queued"
+    );
+    // Allowed explicitly, it is taken.
+    let added = json(
+        &workspace,
+        &[
+            "schedule",
+            "add",
+            "--name",
+            "intranet",
+            "--cron",
+            "0 3 * * *",
+            "--allow-private-addresses",
+            "--json",
+            "http://localhost:8080/",
+        ],
+    );
+    assert_eq!(added["config"]["allow_private_addresses"], true);
+}
+
+#[test]
 fn schedules_are_added_listed_shown_paused_resumed_run_and_removed() {
     let workspace = Workspace::new();
     let added = json(

@@ -14,4 +14,5 @@ mod site;
 mod faults;
 mod multi_process;
 mod schedules;
+mod secrets;
 mod serve;

@@ -92,6 +92,16 @@ pub struct PrivatePostgres {
 
 impl PrivatePostgres {
     pub fn start() -> PrivatePostgres {
+        PrivatePostgres::start_with(None)
+    }
+
+    /// A cluster whose only user, `copytrace`, logs in with `password` (SCRAM-SHA-256), as a
+    /// production server asks: for the tests of a wrong password.
+    pub fn start_with_password(password: &str) -> PrivatePostgres {
+        PrivatePostgres::start_with(Some(password))
+    }
+
+    fn start_with(password: Option<&str>) -> PrivatePostgres {
         let bin = PathBuf::from(required_env("COPYTRACE_TEST_PG_BIN"));
         let user = std::env::var("COPYTRACE_TEST_PG_USER")
             .ok()
@@ -118,19 +128,25 @@ impl PrivatePostgres {
             port: free_port(),
             _dir: dir,
         };
-        cluster.run(
-            "initdb",
-            &[
-                "-D".as_ref(),
-                cluster.data.as_os_str(),
-                "-U".as_ref(),
-                "copytrace".as_ref(),
-                "--auth=trust".as_ref(),
-                "--encoding=UTF8".as_ref(),
-                "--locale=C.UTF-8".as_ref(),
-                "--no-sync".as_ref(),
-            ],
-        );
+        let auth = match password {
+            None => "--auth=trust".to_owned(),
+            Some(password) => {
+                let file = cluster._dir.path().join("pwfile");
+                std::fs::write(&file, password).expect("write the password file");
+                format!("--auth=scram-sha-256 --pwfile={}", file.display())
+            }
+        };
+        let mut args: Vec<&std::ffi::OsStr> = vec![
+            "-D".as_ref(),
+            cluster.data.as_os_str(),
+            "-U".as_ref(),
+            "copytrace".as_ref(),
+            "--encoding=UTF8".as_ref(),
+            "--locale=C.UTF-8".as_ref(),
+            "--no-sync".as_ref(),
+        ];
+        args.extend(auth.split(' ').map(std::ffi::OsStr::new));
+        cluster.run("initdb", &args);
         cluster.pg_ctl("start");
         cluster
     }
@@ -236,9 +252,20 @@ pub struct PrivateRedis {
 
 impl PrivateRedis {
     pub fn start() -> PrivateRedis {
+        PrivateRedis::start_with(None)
+    }
+
+    /// A redis-server that answers only clients that authenticate with `password`
+    /// (`requirepass`); its `url` carries the password.
+    pub fn start_with_password(password: &str) -> PrivateRedis {
+        PrivateRedis::start_with(Some(password))
+    }
+
+    fn start_with(password: Option<&str>) -> PrivateRedis {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let port = free_port();
-        let child = Command::new("redis-server")
+        let mut command = Command::new("redis-server");
+        command
             .args([
                 "--bind",
                 "127.0.0.1",
@@ -249,12 +276,19 @@ impl PrivateRedis {
             ])
             .args(["--appendonly", "no"])
             .arg("--dir")
-            .arg(dir.path())
+            .arg(dir.path());
+        if let Some(password) = password {
+            command.args(["--requirepass", password]);
+        }
+        let child = command
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("redis-server is installed (./scripts/test installs it)");
-        let url = format!("redis://127.0.0.1:{port}/0");
+        let url = match password {
+            None => format!("redis://127.0.0.1:{port}/0"),
+            Some(password) => format!("redis://:{password}@127.0.0.1:{port}/0"),
+        };
         let redis = PrivateRedis {
             child,
             url,
