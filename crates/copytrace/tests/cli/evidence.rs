@@ -188,6 +188,36 @@ fn an_evidence_package_holds_the_served_bytes_and_catches_every_alteration() {
     std::fs::write(extra.join("notes.txt"), "added later").unwrap();
     assert!(verify_error(&workspace, &extra).contains("extra: notes.txt"));
 
+    // A manifest naming a file outside the package (climbing with `..`, or an absolute path)
+    // is refused, even when that file's hash is the one listed.
+    let climbing = workspace.path("climbing");
+    copy_dir(&dir, &climbing);
+    let outside = workspace.path("outside.txt");
+    std::fs::write(&outside, "planted").unwrap();
+    for name in ["../outside.txt".to_owned(), outside.display().to_string()] {
+        let mut rewritten = manifest.clone();
+        rewritten["files"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::json!({"name": name, "sha256": sha256_hex(b"planted"), "size": 7}));
+        std::fs::write(
+            climbing.join("manifest.json"),
+            serde_json::to_vec_pretty(&rewritten).unwrap(),
+        )
+        .unwrap();
+        let run = workspace.run(&[
+            "evidence".as_ref(),
+            "verify".as_ref(),
+            "--no-database".as_ref(),
+            climbing.as_os_str(),
+        ]);
+        let error = run.one_line_error();
+        assert!(
+            error.contains("outside the package") && error.contains(&name),
+            "{name}: {error}"
+        );
+    }
+
     // A manifest rewritten to fit an altered file passes the files' check alone, but not the
     // database's record of the manifest written.
     let forged = workspace.path("forged");
