@@ -414,7 +414,7 @@ async fn fetch_page(
     let mode = shared.config.render;
     let parsed = tokio::task::spawn_blocking(move || {
         let (html, encoding) = decode::decode_html(&body, content_type.as_deref(), Some(&base));
-        let doc = scraper::Html::parse_document(&html);
+        let doc = extract::parse_html(&html);
         let (title, text) = extract::title_and_text(&doc);
         let links = links::discover_in(&doc, &base);
         let render = render::needs_rendering(mode, &text, &html, links.len());
@@ -433,7 +433,7 @@ async fn fetch_page(
             Ok(dom) => {
                 let base = final_url.clone();
                 let read = tokio::task::spawn_blocking(move || {
-                    let doc = scraper::Html::parse_document(&dom);
+                    let doc = extract::parse_html(&dom);
                     let (title, text) = extract::title_and_text(&doc);
                     (title, text, links::discover_in(&doc, &base))
                 })

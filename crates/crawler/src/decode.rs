@@ -55,7 +55,7 @@ pub fn decode_html(
 
     if let Some(encoding) = declared {
         let (text, had_errors) = encoding.decode_without_bom_handling(bytes);
-        if !had_errors || mostly_clean(&text) {
+        if !had_errors || mostly_clean(&text) || (encoding == UTF_8 && mostly_utf8(&text)) {
             return (text.into_owned(), encoding.name());
         }
         let guess = detect(bytes, url);
@@ -81,6 +81,23 @@ fn mostly_clean(text: &str) -> bool {
         replaced += usize::from(c == '\u{FFFD}');
     }
     replaced * 20 <= non_ascii
+}
+
+/// Whether a text decoded as UTF-8 has at least twice as many real non-ASCII characters as
+/// replaced sequences. Valid multi-byte UTF-8 sequences almost never occur by chance in bytes
+/// of another encoding, so a page declared UTF-8 that has them is UTF-8 with a corrupt run,
+/// however short the page: a run of stray bytes in a short chapter must not make a single-byte
+/// guess (windows-1252, which decodes anything "cleanly") turn all of its text into mojibake.
+fn mostly_utf8(text: &str) -> bool {
+    let (mut real, mut replaced) = (0usize, 0usize);
+    for c in text.chars().filter(|c| !c.is_ascii()) {
+        if c == '\u{FFFD}' {
+            replaced += 1;
+        } else {
+            real += 1;
+        }
+    }
+    real >= 2 * replaced
 }
 
 /// Runs `chardetng` over (a prefix of) the bytes with the URL's top-level domain as a hint.
@@ -462,6 +479,29 @@ mod tests {
         assert_eq!(encoding, "GBK");
         assert!(text.contains('\u{FFFD}'));
         assert!(text.contains("第一章 风起"));
+    }
+
+    #[test]
+    fn a_short_utf8_page_with_a_run_of_stray_bytes_stays_utf8() {
+        // Found by the hostile-page crawl test: nine invalid bytes in a page of 26 Chinese
+        // characters made it "not mostly clean", and windows-1252 won, as mojibake.
+        let mut bytes = "<html><body><p>深处的这一段文字仍然应当被读到并且保存下来。</p><p>"
+            .as_bytes()
+            .to_vec();
+        bytes.extend_from_slice(&[0xff, 0xfe, 0xc0, 0x80, 0xed, 0xa0, 0x80, 0xf8, 0x88]);
+        bytes.extend_from_slice("乱码之后</p></body></html>".as_bytes());
+        let (text, encoding) = decode_html(&bytes, Some("text/html; charset=utf-8"), None);
+        assert_eq!(encoding, "UTF-8");
+        assert!(
+            text.contains("仍然应当被读到") && text.contains("乱码之后"),
+            "{text}"
+        );
+        // A Latin-1 page declared UTF-8 still decodes as what it is.
+        let latin1: Vec<u8> =
+            b"<p>Caf\xe9 cr\xe8me br\xfbl\xe9e, d\xe9j\xe0 vu, na\xefve \xe9l\xe8ve.</p>".to_vec();
+        let (text, encoding) = decode_html(&latin1, Some("text/html; charset=utf-8"), None);
+        assert_eq!(encoding, "windows-1252");
+        assert!(text.contains("Café crème"), "{text}");
     }
 
     #[test]

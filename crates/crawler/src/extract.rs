@@ -65,6 +65,9 @@
 
 mod css;
 mod lines;
+mod nesting;
+
+pub use nesting::{MAX_NESTING, flatten_deep_nesting, parse_html};
 
 use std::collections::{HashMap, HashSet};
 
@@ -89,7 +92,7 @@ pub struct Extracted {
 /// Extracts the title, the main text and the links of an HTML document. Relative links are
 /// resolved against `<base href>` if present, else against `base`.
 pub fn extract(html: &str, base: &Url) -> Extracted {
-    extract_document(&Html::parse_document(html), base)
+    extract_document(&parse_html(html), base)
 }
 
 /// [`extract`] on a document parsed already, so a caller that also reads the links of the page

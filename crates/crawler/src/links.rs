@@ -77,7 +77,7 @@ static NUMBERED_FILE: LazyLock<Regex> = LazyLock::new(|| {
 /// `<base href>` if present, else against `page`. Links are deduplicated (first occurrence
 /// wins, but a later, more specific kind upgrades an earlier `Other`).
 pub fn discover(html: &str, page: &Url) -> Vec<Link> {
-    let doc = Html::parse_document(html);
+    let doc = crate::extract::parse_html(html);
     discover_in(&doc, page)
 }
 

@@ -26,6 +26,8 @@ pub struct Route {
     /// Instead of `body`: this many bytes of HTML-ish filler, streamed in 64 KiB chunks without
     /// a Content-Length; the counter says how many bytes the server actually produced.
     pub stream: Option<(usize, Arc<AtomicUsize>)>,
+    /// Instead of `body`: a tarpit sending one byte of HTML every this often, for ever.
+    pub trickle: Option<Duration>,
 }
 
 impl Route {
@@ -40,6 +42,7 @@ impl Route {
             body: body.into(),
             delay: None,
             stream: None,
+            trickle: None,
         }
     }
 
@@ -51,6 +54,7 @@ impl Route {
             body: body.into(),
             delay: None,
             stream: None,
+            trickle: None,
         }
     }
 
@@ -61,6 +65,7 @@ impl Route {
             body: format!("<p>status {status}</p>").into_bytes(),
             delay: None,
             stream: None,
+            trickle: None,
         }
     }
 
@@ -71,6 +76,7 @@ impl Route {
             body: vec![],
             delay: None,
             stream: None,
+            trickle: None,
         }
     }
 
@@ -82,6 +88,14 @@ impl Route {
     pub fn delayed(mut self, delay: Duration) -> Self {
         self.delay = Some(delay);
         self
+    }
+
+    /// A tarpit: an HTML response that never ends, one byte every `every`.
+    pub fn trickled(every: Duration) -> Self {
+        Self {
+            trickle: Some(every),
+            ..Self::html(Vec::new())
+        }
     }
 
     /// An HTML response of `len` bytes streamed chunk by chunk (no Content-Length).
@@ -263,11 +277,23 @@ async fn handle(State(state): State<Arc<ServerState>>, uri: Uri, headers: Header
     for (name, value) in &route.headers {
         response = response.header(name.as_str(), value.as_str());
     }
-    let body = match route.stream {
-        None => Body::from(route.body),
-        Some((len, produced)) => Body::from_stream(filler_stream(len, produced)),
+    let body = match (route.stream, route.trickle) {
+        (_, Some(every)) => Body::from_stream(trickle_stream(every)),
+        (None, None) => Body::from(route.body),
+        (Some((len, produced)), None) => Body::from_stream(filler_stream(len, produced)),
     };
     response.body(body).unwrap()
+}
+
+fn trickle_stream(
+    every: Duration,
+) -> impl futures_util::Stream<Item = Result<Vec<u8>, std::io::Error>> {
+    let bytes = b"<html><body><p>trickle".iter().copied().cycle();
+    futures_util::stream::unfold(bytes, move |mut bytes| async move {
+        tokio::time::sleep(every).await;
+        let byte = bytes.next().expect("an endless cycle");
+        Some((Ok(vec![byte]), bytes))
+    })
 }
 
 fn filler_stream(

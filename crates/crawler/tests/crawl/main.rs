@@ -8,6 +8,7 @@ mod failures;
 mod frontier;
 mod guard;
 mod hostile;
+mod hostile_pages;
 mod links;
 mod politeness;
 mod render;
