@@ -15,7 +15,11 @@
 //!   lines instead ([`detect_chapters`]);
 //! * a DRM-protected book is refused rather than read as the ciphertext's noise: its
 //!   `META-INF/encryption.xml` lists resources encrypted with a real cipher (font obfuscation,
-//!   which hides only embedded fonts, does not count), or it carries Apple's `sinf.xml`.
+//!   which hides only embedded fonts, does not count), or it carries Apple's `sinf.xml`;
+//! * an archive whose entries would inflate beyond [`MAX_ENTRY_BYTES`] each or
+//!   [`MAX_BOOK_BYTES`] in all (a ZIP bomb: kilobytes that inflate to gigabytes) is refused
+//!   from its central directory, before anything is decompressed. Entries are read from the
+//!   archive in memory and never written to disk, so a `../` in a name reaches no file.
 
 use std::collections::HashMap;
 use std::io::Cursor;
@@ -28,6 +32,13 @@ use super::html_text;
 use crate::chapters::{Chapter, detect_chapters};
 use crate::error::{Result, ServiceError};
 use crate::textfile::TextFile;
+
+/// Largest uncompressed size of one archive entry: a chapter document, even a whole novel in one
+/// XHTML file, is a few megabytes.
+const MAX_ENTRY_BYTES: u64 = 64 << 20;
+
+/// Largest uncompressed size of all entries together (text, images and fonts).
+const MAX_BOOK_BYTES: u64 = 256 << 20;
 
 /// What joins two spine documents in the work text: they are separate pages of the book.
 const DOCUMENT_SEPARATOR: &str = "\n\n";
@@ -48,6 +59,7 @@ pub(super) fn decode_epub(bytes: &[u8]) -> Result<TextFile> {
             "it is not an EPUB: an EPUB is a ZIP archive, and this file is not one",
         ));
     }
+    refuse_bombs(bytes)?;
     let epub = Epub::read(Cursor::new(bytes.to_vec()))
         .map_err(|error| ServiceError::invalid(format!("it is not a readable EPUB: {error}")))?;
     refuse_drm(&epub)?;
@@ -124,6 +136,35 @@ pub(super) fn decode_epub(bytes: &[u8]) -> Result<TextFile> {
         title,
         chapters,
     })
+}
+
+/// Refuses an archive whose central directory announces entries larger than
+/// [`MAX_ENTRY_BYTES`] or more than [`MAX_BOOK_BYTES`] in all, without decompressing anything.
+fn refuse_bombs(bytes: &[u8]) -> Result<()> {
+    let mut archive = zip::ZipArchive::new(Cursor::new(bytes))
+        .map_err(|error| ServiceError::invalid(format!("it is not a readable EPUB: {error}")))?;
+    let mut total: u64 = 0;
+    for index in 0..archive.len() {
+        let entry = archive.by_index_raw(index).map_err(|error| {
+            ServiceError::invalid(format!("it is not a readable EPUB: {error}"))
+        })?;
+        let size = entry.size();
+        if size > MAX_ENTRY_BYTES {
+            return Err(ServiceError::invalid(format!(
+                "its entry {} would inflate to {size} bytes, more than the {MAX_ENTRY_BYTES} an \
+                 EPUB document may have",
+                entry.name().unwrap_or_default()
+            )));
+        }
+        total = total.saturating_add(size);
+    }
+    if total > MAX_BOOK_BYTES {
+        return Err(ServiceError::invalid(format!(
+            "its entries would inflate to {total} bytes, more than the {MAX_BOOK_BYTES} an EPUB \
+             may have"
+        )));
+    }
+    Ok(())
 }
 
 /// The table of contents label of each manifest item (by id) an entry points at, fragments
@@ -336,6 +377,11 @@ mod tests {
     /// An EPUB 2 book: OPF 2.0 and an NCX, the chapters listed under a volume whose entry
     /// points at the first chapter too.
     fn epub2() -> Vec<u8> {
+        epub_archive(&epub2_files())
+    }
+
+    /// The files of [`epub2`]'s archive (besides `mimetype` and the container), OPF first.
+    fn epub2_files() -> Vec<(&'static str, String)> {
         let opf = format!(
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
              <package xmlns=\"http://www.idpf.org/2007/opf\" version=\"2.0\" \
@@ -368,7 +414,7 @@ mod tests {
         );
         let mut files = vec![("OEBPS/content.opf", opf), ("OEBPS/toc.ncx", ncx)];
         files.extend(content_files());
-        epub_archive(&files)
+        files
     }
 
     /// An EPUB 3 book: OPF 3.0 and a navigation document (in the spine, as many books have it)
@@ -566,6 +612,47 @@ mod tests {
             .unwrap();
         archive.write_all(encryption.as_bytes()).unwrap();
         archive.finish().unwrap().into_inner()
+    }
+
+    #[test]
+    fn a_zip_bomb_is_refused_before_anything_is_inflated() {
+        // 80 MB of one character compresses to under 100 KB.
+        let huge = format!(
+            "<html><body><p>{}</p></body></html>",
+            " ".repeat((MAX_ENTRY_BYTES + (16 << 20)) as usize)
+        );
+        let mut files = epub2_files();
+        let c1 = files
+            .iter()
+            .position(|(name, _)| *name == "OEBPS/text/c1.xhtml")
+            .unwrap();
+        files[c1].1 = huge;
+        let bomb = epub_archive(&files);
+        assert!(bomb.len() < 1 << 20, "{} bytes", bomb.len());
+        let error = decode_epub(&bomb).unwrap_err().to_string();
+        assert!(
+            error.contains("OEBPS/text/c1.xhtml") && error.contains("would inflate"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_manifest_pointing_outside_the_archive_reads_no_file() {
+        let secret = std::env::temp_dir().join("copytrace-epub-traversal-secret.xhtml");
+        std::fs::write(&secret, chapter_document(2).replace("第", "秘密第")).unwrap();
+        let href = format!("../../../../../../..{}", secret.display());
+        let mut files = epub2_files();
+        for (_, content) in files.iter_mut().take(2) {
+            *content = content.replace("text/c3.xhtml", &href);
+        }
+        let result = decode_epub(&epub_archive(&files));
+        if let Ok(work) = result {
+            assert!(
+                !work.text.contains("秘密"),
+                "a file outside the archive was read"
+            );
+        }
+        let _ = std::fs::remove_file(&secret);
     }
 
     #[test]
