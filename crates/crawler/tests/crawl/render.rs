@@ -398,3 +398,66 @@ fn serde_json_string(s: &str) -> String {
     out.push('"');
     out
 }
+
+/// Scripts written to hold the renderer: a busy loop that never yields, an allocation that
+/// grows until the tab dies, and a flood of requests. Each page is abandoned within the render
+/// timeout (or fails as the renderer crashes), the crawl goes on, and a plain page crawled after
+/// them still renders: the browser survives its tabs.
+#[tokio::test]
+async fn scripts_that_loop_allocate_or_flood_are_abandoned_and_the_next_page_renders() {
+    let server = TestServer::start().await;
+    server.page(
+        "/loop.html",
+        &shell("死循环", "<script>while (true) {}</script>"),
+    );
+    server.page(
+        "/allocate.html",
+        &shell(
+            "吃内存",
+            "<script>var hoard = []; while (true) { hoard.push(new Array(1e6).fill(hoard.length)); }</script>",
+        ),
+    );
+    server.page(
+        "/flood.html",
+        &shell(
+            "请求风暴",
+            "<script>function go() { for (var i = 0; i < 50; i++) { fetch('/flood-' + Math.random()).catch(function () {}); } setTimeout(go, 0); } go();</script>",
+        ),
+    );
+    server.page(
+        "/after.html",
+        &shell(
+            "第九回",
+            &format!(
+                "<script>document.getElementById('content').textContent = '{}';</script>",
+                escaped(CHAPTER)
+            ),
+        ),
+    );
+    let config = CrawlConfig {
+        render_timeout: Duration::from_secs(5),
+        ..rendering(RenderMode::Always)
+    };
+    for path in ["/loop.html", "/allocate.html", "/flood.html"] {
+        let started = std::time::Instant::now();
+        let sink = crawl_one(&config, &server, path).await;
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{path} held the crawl for {:?}",
+            started.elapsed()
+        );
+        if let Some(page) = sink.pages.first() {
+            // Whatever was stored is the shell's text, never the script's work.
+            assert!(
+                page.text.len() < 10_000,
+                "{path}: {} bytes",
+                page.text.len()
+            );
+        } else {
+            let reason = sink.failure(&server.url(path));
+            assert!(!reason.is_empty(), "{path} failed without a reason");
+        }
+    }
+    let sink = crawl_one(&config, &server, "/after.html").await;
+    assert_has_chapter(&sink, &server, "/after.html");
+}
