@@ -27,6 +27,7 @@ contract_tests!(
     a_dead_job_can_be_requeued_with_fresh_attempts,
     jobs_are_listed_newest_first_and_counted_by_kind_and_state,
     only_one_leader_at_a_time,
+    any_interleaving_of_queue_operations_loses_no_job_and_completes_none_twice,
 );
 
 fn job(kind: &str, run_at: DateTime<Utc>, max_attempts: u32) -> NewJob {
@@ -642,4 +643,170 @@ async fn only_one_leader_at_a_time(store: Arc<dyn Store>) {
             .await
             .map(|l| l.is_some()),
     );
+}
+
+/// A worker of the interleaving test: the claim it holds, as it believes.
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    lease: JobLease,
+    /// The claim number of the job this worker's claim was (see `claims` below).
+    claim: usize,
+}
+
+/// Random interleavings (seeded, so a failure replays) of claims, renewals, completions,
+/// failures, releases, worker crashes and clock jumps by three workers over six jobs. Checked at
+/// every step: a job is never claimed while another worker's lease on it runs, a completed job is
+/// never claimed again, a worker whose job was claimed by another since cannot complete, fail,
+/// renew or release it, and a job is completed at most once. At the end, with the clock far
+/// ahead, draining the queue leaves every job done (completed exactly once) or dead, none lost.
+async fn any_interleaving_of_queue_operations_loses_no_job_and_completes_none_twice(
+    store: Arc<dyn Store>,
+) {
+    let (mut takeovers, mut refused) = (0, 0);
+    for seed in [0x9e37_79b9_u64, 0x2545_f491, 0xdead_beef, 0x1234_5678] {
+        let (t, r) = interleave(store.as_ref(), seed).await;
+        takeovers += t;
+        refused += r;
+    }
+    // The interleavings did reach the cases that matter.
+    assert!(
+        takeovers > 0 && refused > 0,
+        "{takeovers} takeovers, {refused} refusals"
+    );
+}
+
+/// One seeded interleaving; returns how many claims took a job over from a worker whose lease
+/// ran out, and how many operations of such a worker were refused.
+async fn interleave(store: &dyn Store, seed: u64) -> (usize, usize) {
+    let (mut takeovers, mut refused) = (0, 0);
+    let kind = format!("interleave-{seed:x}");
+    let mut state = seed;
+    let mut next = move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    let mut ids = Vec::new();
+    for _ in 0..6 {
+        ids.push(store.enqueue_job(&job(&kind, at(0), 3)).await.unwrap());
+    }
+    let lease = Duration::seconds(30);
+    let mut now = 0i64;
+    let mut workers: [Option<Held>; 3] = [None; 3];
+    // Per job: the number of its latest claim, and when that claim's lease ends.
+    let mut claims: std::collections::HashMap<i64, (usize, DateTime<Utc>)> = Default::default();
+    let mut claim_count = 0usize;
+    let mut completed: std::collections::HashMap<i64, usize> = Default::default();
+    for _ in 0..150 {
+        let w = next(3) as usize;
+        match next(7) {
+            0 => now += next(40) as i64,
+            1 | 2 => {
+                if workers[w].is_some() {
+                    continue;
+                }
+                let Some(claimed) = store.claim_job(&[&kind], at(now), lease).await.unwrap() else {
+                    continue;
+                };
+                assert!(
+                    !completed.contains_key(&claimed.id),
+                    "seed {seed:x}: completed job {} claimed again",
+                    claimed.id
+                );
+                if let Some((_, until)) = claims.get(&claimed.id) {
+                    takeovers += usize::from(*until > at(-1));
+                    assert!(
+                        *until <= at(now),
+                        "seed {seed:x}: job {} claimed at {now} while a lease ran to {until}",
+                        claimed.id
+                    );
+                }
+                claim_count += 1;
+                let until = at(now) + lease;
+                claims.insert(claimed.id, (claim_count, until));
+                workers[w] = Some(Held {
+                    lease: JobLease {
+                        job_id: claimed.id,
+                        attempt: claimed.attempts,
+                    },
+                    claim: claim_count,
+                });
+            }
+            op => {
+                let Some(held) = workers[w] else { continue };
+                if next(10) == 0 {
+                    // The worker crashes holding the job: the lease must run out first.
+                    workers[w] = None;
+                    continue;
+                }
+                let current = claims.get(&held.lease.job_id).map(|c| c.0) == Some(held.claim);
+                let result = match op {
+                    3 => {
+                        let result = store.complete_job(held.lease).await;
+                        if result.is_ok() {
+                            *completed.entry(held.lease.job_id).or_default() += 1;
+                        }
+                        result
+                    }
+                    4 => {
+                        store
+                            .fail_job(held.lease, "failed", at(now + next(20) as i64))
+                            .await
+                    }
+                    5 => {
+                        store
+                            .release_job(held.lease, at(now + next(20) as i64))
+                            .await
+                    }
+                    _ => {
+                        let until = at(now) + lease;
+                        let result = store.renew_job_lease(held.lease, until).await;
+                        if result.is_ok() {
+                            claims.insert(held.lease.job_id, (held.claim, until));
+                            continue;
+                        }
+                        result
+                    }
+                };
+                if !current {
+                    refused += 1;
+                    assert!(
+                        matches!(result, Err(copytrace_store::StoreError::LeaseLost(_))),
+                        "seed {seed:x}: a claim taken over since was still honoured: {result:?}"
+                    );
+                }
+                if result.is_ok() {
+                    // Failed or released: queued again, no lease runs any more.
+                    claims.insert(held.lease.job_id, (held.claim, at(-1)));
+                }
+                workers[w] = None;
+            }
+        }
+    }
+    // Drain: far in the future, every job is claimable or finished.
+    now += 10_000;
+    while let Some(claimed) = store.claim_job(&[&kind], at(now), lease).await.unwrap() {
+        assert!(!completed.contains_key(&claimed.id), "seed {seed:x}");
+        store
+            .complete_job(JobLease {
+                job_id: claimed.id,
+                attempt: claimed.attempts,
+            })
+            .await
+            .unwrap();
+        *completed.entry(claimed.id).or_default() += 1;
+    }
+    for id in ids {
+        let job = store.get_job(id).await.unwrap();
+        match job.state {
+            JobState::Done => assert_eq!(completed.get(&id), Some(&1), "seed {seed:x}: job {id}"),
+            JobState::Dead => {
+                assert!(!completed.contains_key(&id), "seed {seed:x}: job {id}");
+                assert_eq!(job.attempts, job.max_attempts, "seed {seed:x}: job {id}");
+            }
+            other => panic!("seed {seed:x}: job {id} left {other:?} after the drain"),
+        }
+    }
+    (takeovers, refused)
 }
