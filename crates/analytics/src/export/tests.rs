@@ -337,3 +337,83 @@ fn text_longer_than_an_excel_cell_is_cut_with_an_ellipsis() {
     // CSV has no such limit.
     assert!(csv_text(&[record(&long)]).contains(&long));
 }
+
+mod round_trips {
+    //! Any record, whatever its text holds (quotes, separators, line breaks, control
+    //! characters, formula-like starts, any Unicode), reads back from every export format as
+    //! what was written (CSV cells as `spreadsheet_safe` makes them).
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn records(texts: Vec<(String, String, f64)>) -> Vec<MatchRecord> {
+        texts
+            .into_iter()
+            .enumerate()
+            .map(|(i, (title, url, score))| {
+                let mut record = record(&title);
+                record.id = i as i64 + 1;
+                record.page_url = url.clone();
+                record.page_title = Some(url);
+                record.score = score;
+                record
+            })
+            .collect()
+    }
+
+    /// The records with scores rounded to 12 decimals.
+    fn exact(mut records: Vec<MatchRecord>) -> Vec<MatchRecord> {
+        for record in &mut records {
+            record.score = (record.score * 1e12).round() / 1e12;
+        }
+        records
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        #[test]
+        fn every_export_reads_back_as_the_records_it_was_written_from(
+            texts in proptest::collection::vec((any::<String>(), any::<String>(), 0.0f64..=1.0), 0..6)
+        ) {
+            let records = records(texts);
+            let options = ExportOptions::default();
+
+            // CSV, read by the csv crate.
+            let csv = export(ExportFormat::Csv, &records, &options);
+            let mut reader = csv::Reader::from_reader(&csv[..]);
+            let header: Vec<String> = reader.headers().unwrap().iter().map(str::to_owned).collect();
+            prop_assert_eq!(&header, &CSV_HEADER.iter().map(|h| h.to_string()).collect::<Vec<_>>());
+            let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+            prop_assert_eq!(rows.len(), records.len());
+            let column = |name: &str| CSV_HEADER.iter().position(|h| *h == name).unwrap();
+            for (row, record) in rows.iter().zip(&records) {
+                prop_assert_eq!(&row[column("page_url")], &*spreadsheet_safe(&record.page_url));
+                prop_assert_eq!(&row[column("work_title")], &*spreadsheet_safe(&record.work_title));
+                let score: f64 = row[column("score")].parse().unwrap();
+                prop_assert!((score - record.score).abs() <= 0.00005, "{} vs {}", score, record.score);
+            }
+
+            // JSON and NDJSON, read by serde_json.
+            // (serde_json's default parser may miss a float by one unit in the last place:
+            // scores are compared within 1e-12, everything else exactly.)
+            let json = export(ExportFormat::Json, &records, &options);
+            let parsed: Vec<MatchRecord> = serde_json::from_slice(&json).unwrap();
+            prop_assert_eq!(&exact(parsed), &exact(records.clone()));
+            let ndjson = String::from_utf8(export(ExportFormat::Ndjson, &records, &options)).unwrap();
+            let lines: Vec<MatchRecord> =
+                ndjson.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+            prop_assert_eq!(&exact(lines), &exact(records.clone()));
+
+            // XLSX: one row per record under the header, and XML without raw control characters.
+            let xlsx = export(ExportFormat::Xlsx, &records, &options);
+            let parts = unzip(&xlsx);
+            let sheet = &parts["xl/worksheets/sheet1.xml"];
+            prop_assert_eq!(sheet.matches("<row ").count(), records.len() + 1);
+            prop_assert!(
+                !sheet.chars().any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r')),
+                "a raw control character in the sheet"
+            );
+        }
+    }
+}
