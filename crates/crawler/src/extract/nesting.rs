@@ -26,8 +26,10 @@ pub const MAX_NESTING: usize = 512;
 /// must not make the scan quadratic too.
 const END_TAG_REACH: usize = 16;
 
-/// Parses an HTML document, first flattening any nesting deeper than [`MAX_NESTING`] (see the
-/// [module documentation](self)): what every page the crawler reads goes through.
+/// Parses an HTML document, first flattening any nesting deeper than [`MAX_NESTING`]:
+/// html5ever's tree builder takes time growing with the square of the depth (100,000 nested
+/// `<div>`s took 70 s), and browsers cap the depth the same way. What every page the crawler
+/// reads goes through.
 pub fn parse_html(html: &str) -> Html {
     Html::parse_document(&flatten_deep_nesting(html, MAX_NESTING))
 }
