@@ -37,7 +37,7 @@ use copytrace_matcher::{
 use redis::{Cmd, Value};
 
 use crate::link::Link;
-use crate::{check_params, command, records, validate_prefix};
+use crate::{check_params, command, recorded_bucket_bits, records, validate_prefix};
 
 /// Bits of a table key that pick its bucket when nothing says how large the index will be:
 /// 4,096 buckets per table (61,440 keys for the default 15 MinHash bands).
@@ -148,19 +148,7 @@ impl<S: Scheme> Buckets<S> {
         validate_prefix(prefix)?;
         check_params(&link, prefix, params)?;
         let field = format!("{}_bucket_bits", S::KIND);
-        let meta = crate::meta_key(prefix);
-        let mut cmds = vec![redis::cmd("HSETNX"), redis::cmd("HGET")];
-        cmds[0].arg(&meta).arg(&field).arg(bits.clamp(1, 32));
-        cmds[1].arg(&meta).arg(&field);
-        let replies: Vec<Option<u32>> = link.batch("read the index metadata", &cmds)?;
-        let bits = match replies.last() {
-            Some(Some(bits)) if (1..=32).contains(bits) => *bits,
-            found => {
-                return Err(IndexError::Corrupt(format!(
-                    "the index under {prefix:?} records {field} {found:?}: rebuild it"
-                )));
-            }
-        };
+        let bits = recorded_bucket_bits(&link, prefix, &field, bits)?;
         Ok(Buckets {
             link,
             prefix: prefix.to_owned(),

@@ -488,6 +488,27 @@ pub(crate) fn meta_key(prefix: &str) -> String {
     format!("{prefix}:meta")
 }
 
+/// The bucket bits recorded under `field` of the prefix's metadata, recording `bits` first if
+/// none are: an index keeps the bucket count it was first written with.
+pub(crate) fn recorded_bucket_bits(
+    link: &Link,
+    prefix: &str,
+    field: &str,
+    bits: u32,
+) -> Result<u32, IndexError> {
+    let meta = meta_key(prefix);
+    let mut cmds = vec![redis::cmd("HSETNX"), redis::cmd("HGET")];
+    cmds[0].arg(&meta).arg(field).arg(bits.clamp(1, 32));
+    cmds[1].arg(&meta).arg(field);
+    let replies: Vec<Option<u32>> = link.batch("read the index metadata", &cmds)?;
+    match replies.last() {
+        Some(Some(bits)) if (1..=32).contains(bits) => Ok(*bits),
+        found => Err(IndexError::Corrupt(format!(
+            "the index under {prefix:?} records {field} {found:?}: rebuild it"
+        ))),
+    }
+}
+
 /// Records each `(field, value)` under the prefix's metadata if absent, and fails if a field
 /// was recorded with another value: keys written with other parameters would be misread.
 pub(crate) fn check_params(

@@ -8,7 +8,7 @@ use copytrace_matcher::{IndexError, SeedFrequency, StatisticsKeys, WorkId};
 use redis::{Cmd, Value};
 
 use crate::link::Link;
-use crate::{bucket_bits_for, check_params, validate_prefix};
+use crate::{bucket_bits_for, check_params, recorded_bucket_bits, validate_prefix};
 
 /// Decrements one seed count, deleting the field at zero: `KEYS[1]` the bucket, `ARGV[1]` the
 /// field. Returns the count left.
@@ -94,22 +94,12 @@ impl RedisLibraryStats {
         let min_works = u32::try_from(min_works)
             .map_err(|_| IndexError::Backend(format!("min_works {min_works} is too large")))?;
         check_params(&link, prefix, &[("common_min_works", u64::from(min_works))])?;
-        let meta = crate::meta_key(prefix);
-        let mut cmds = vec![redis::cmd("HSETNX"), redis::cmd("HGET")];
-        cmds[0]
-            .arg(&meta)
-            .arg("s_bucket_bits")
-            .arg(bucket_bits_for(expected_seeds).max(MIN_SEED_BUCKET_BITS));
-        cmds[1].arg(&meta).arg("s_bucket_bits");
-        let replies: Vec<Option<u32>> = link.batch("read the index metadata", &cmds)?;
-        let bits = match replies.last() {
-            Some(Some(bits)) if (1..=32).contains(bits) => *bits,
-            found => {
-                return Err(IndexError::Corrupt(format!(
-                    "the index under {prefix:?} records s_bucket_bits {found:?}: rebuild it"
-                )));
-            }
-        };
+        let bits = recorded_bucket_bits(
+            &link,
+            prefix,
+            "s_bucket_bits",
+            bucket_bits_for(expected_seeds).max(MIN_SEED_BUCKET_BITS),
+        )?;
         Ok(RedisLibraryStats {
             link,
             prefix: prefix.to_owned(),
