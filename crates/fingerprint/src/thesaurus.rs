@@ -205,13 +205,13 @@ impl Thesaurus {
 }
 
 /// A word of at most [`MAX_WORD_CHARS`] characters packed into one integer, 21 bits a
-/// character. No character of a word is U+0000, so words of different lengths never share a
-/// key.
+/// character below a leading 1 bit, so that words of different lengths never share a key
+/// (without it, `"\0L"` and `"L"` would: a thesaurus file may hold any character).
 fn word_key(chars: &[char]) -> u128 {
     debug_assert!(chars.len() <= MAX_WORD_CHARS);
     chars
         .iter()
-        .fold(0u128, |key, &c| (key << 21) | u128::from(u32::from(c)))
+        .fold(1u128, |key, &c| (key << 21) | u128::from(u32::from(c)))
 }
 
 /// CJK unified ideographs (and extension A): the characters words are made of.
@@ -279,6 +279,17 @@ mod tests {
             "劝 ~ 说 via X3"
         );
         assert!(!thesaurus.same_sense(&a, &ta[0], &b, &tb[2]), "美丽 ≁ 说");
+    }
+
+    #[test]
+    fn a_word_with_a_nul_character_is_not_the_word_without_it() {
+        // Found by the `thesaurus` fuzz target: "\0L" and "L" shared a key, so the later
+        // word took the earlier one's place.
+        let thesaurus = Thesaurus::parse("A \u{0}L \u{FFFD}\n\u{FFFD} L \u{FFFD}");
+        assert_eq!(thesaurus.len(), 3);
+        assert_eq!(thesaurus.groups_of_word("\u{0}L"), [0]);
+        assert_eq!(thesaurus.groups_of_word("L"), [1]);
+        assert_eq!(thesaurus.groups_of_word("\u{FFFD}"), [0, 1]);
     }
 
     #[test]
