@@ -103,10 +103,17 @@ pub fn licensed_host(input: &str) -> Result<String> {
     } else {
         format!("http://{without_wildcard}")
     };
+    // The host as a crawled URL spells it, so that a stored licence reads back as itself: only
+    // a web address normalizes its host (`e://80` would give `80`, which is `0.0.0.80`), a
+    // name without its trailing dots is read again (`1..` is `0.0.0.1`, `a.0..` no host at
+    // all), and a wildcard is only the leading `*.` (`*.*.x` would give `*.x`, then `x`).
     let host = url::Url::parse(&as_url)
         .ok()
+        .filter(|url| matches!(url.scheme(), "http" | "https"))
         .and_then(|url| url.host_str().map(|h| h.trim_end_matches('.').to_owned()))
-        .filter(|h| !h.is_empty() && !h.contains(['[', ']', ':']))
+        .and_then(|h| url::Url::parse(&format!("http://{h}")).ok())
+        .and_then(|url| url.host_str().map(str::to_owned))
+        .filter(|h| !h.is_empty() && !h.contains(['[', ']', ':', '*']))
         .ok_or_else(|| {
             ServiceError::invalid(format!(
                 "{input:?} is not a host name (expected something like partner.example)"
@@ -205,6 +212,30 @@ mod tests {
         }
         for bad in ["", "http://", "[::1]", "a b.example"] {
             assert!(licensed_host(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_licensed_host_reads_back_as_itself() {
+        // Found by the `catalog` fuzz target: `a://8` gave the host `8`, which reads as
+        // `0.0.0.8`, and `2024-03-.0..` gave `2024-03-.0`, which is no host at all, so the
+        // stored licence named no host a crawled page has.
+        for bad in [
+            "a://8",
+            "2024-03-.0..",
+            "ftp://partner.example/books",
+            "*.*.x",
+        ] {
+            assert!(licensed_host(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(licensed_host("1..").unwrap(), "0.0.0.1");
+        for input in [
+            "https://8/books",
+            "http://Partner.Example:8080/",
+            "*.partner.example",
+        ] {
+            let host = licensed_host(input).unwrap();
+            assert_eq!(licensed_host(&host).unwrap(), host, "{input}");
         }
     }
 }
