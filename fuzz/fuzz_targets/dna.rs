@@ -1,8 +1,6 @@
 //! Arbitrary bytes → `normalize` → pinyin-initial DNA codes, with the configuration and the
 //! reference distribution taken from the first bytes: windows must be non-empty, in bounds and
 //! in order, and every digit of a code must be a valid quantization level.
-//!
-//! Built only with the `dna` feature of this crate (see README.md).
 #![no_main]
 
 use copytrace_fingerprint::dna::{DnaConfig, ReferenceDistribution, code_digits, dna_codes};
