@@ -21,8 +21,9 @@
 use std::collections::BTreeSet;
 use std::str::FromStr;
 
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::{DateTime, Datelike, TimeDelta, TimeZone, Utc};
 use chrono_tz::Tz;
+use cron::TimeUnitSpec;
 
 /// Why an expression or time zone was refused. Messages name the field and say what it takes.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -177,7 +178,10 @@ impl CronSchedule {
             .with_timezone(&self.timezone);
         self.schedules
             .iter()
-            .filter_map(|s| s.after(&bound).rev().find(|t| t.with_timezone(&Utc) <= at))
+            .filter_map(|s| {
+                let bound = reverse_start(s, &bound)?;
+                s.after(&bound).rev().find(|t| t.with_timezone(&Utc) <= at)
+            })
             .map(|t| t.with_timezone(&Utc))
             .max()
     }
@@ -224,6 +228,30 @@ impl CronSchedule {
         }
         ticks
     }
+}
+
+/// Where to start reading `schedule`'s ticks backwards to find those before `bound`.
+///
+/// The `cron` crate (0.17) reads ticks backwards from a year its schedule leaves out as if the
+/// previous year it includes were the starting one, skipping the months, days and times after
+/// the starting date's (`1/5 * * * 3 * */2` from February 1987 found March 1984, not March
+/// 1986). Starting at the first instant after the latest included year before `bound` finds
+/// the same ticks, since the years in between have none.
+fn reverse_start(schedule: &cron::Schedule, bound: &DateTime<Tz>) -> Option<DateTime<Tz>> {
+    let years = schedule.years();
+    let year = u32::try_from(bound.year()).ok()?;
+    if years.includes(year) {
+        return Some(*bound);
+    }
+    let next = i32::try_from(years.range(..year).next_back()?).ok()? + 1;
+    // The first hour of that New Year's Day the time zone has (a change of offset may skip
+    // midnight).
+    (0..24).find_map(|hour| {
+        bound
+            .timezone()
+            .with_ymd_and_hms(next, 1, 1, hour, 0, 0)
+            .earliest()
+    })
 }
 
 /// Parses an IANA time zone name.
@@ -463,6 +491,21 @@ mod tests {
             cron.latest_at_or_before(tick + TimeDelta::milliseconds(999)),
             Some(tick)
         );
+    }
+
+    #[test]
+    fn the_latest_tick_is_found_in_the_last_year_a_schedule_includes() {
+        // Found by the `cron` fuzz target: from February 1987, the `cron` crate's reverse
+        // iteration skipped 1986 and answered the last tick of March 1984.
+        let cron = CronSchedule::parse("1/5 * * * 3 * */2", "America/New_York").unwrap();
+        let t = utc(1987, 2, 6, 17, 41, 57);
+        // 23:59:56 on 31 March 1986, Eastern Standard Time.
+        let latest = utc(1986, 4, 1, 4, 59, 56);
+        assert_eq!(cron.latest_at_or_before(t), Some(latest));
+        assert_eq!(cron.next_after(latest), cron.next_after(t));
+        let yearly = CronSchedule::parse("0 0 3 1 12 * 2090,2092", "UTC").unwrap();
+        let due = yearly.due(utc(2092, 11, 1, 0, 0, 0), utc(2093, 1, 5, 0, 0, 0));
+        assert_eq!(due.map(|d| d.at), Some(utc(2092, 12, 1, 3, 0, 0)));
     }
 
     #[test]
