@@ -2,8 +2,8 @@
 //! in a fixed chapter page, through `extract` (the rules are private to it).
 //!
 //! The page hides two poison strings the way pirate sites do: one with a class hidden by a
-//! rule of a `<style>` block of its own, one with the fuzzed inline style followed by
-//! `;display:none` (the last declaration wins). Whatever the fuzzed stylesheet says (it cannot
+//! rule of a `<style>` block of its own, one with the fuzzed inline style (without quotes and
+//! ampersands) followed by `;display:none` (the last declaration wins). Whatever the fuzzed stylesheet says (it cannot
 //! leave its `<style>` element: `<` is removed), and whatever else it hides:
 //!
 //! * neither poison string is ever in the text (a hidden element is shown only when it holds
@@ -25,7 +25,9 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     let (stylesheet, inline) = text.split_once('\u{1}').unwrap_or((&text, ""));
     let stylesheet = stylesheet.replace('<', "");
-    let inline = inline.replace('"', "");
+    // Neither a quote (the attribute would end) nor an ampersand (`&or;` would take the `;`
+    // before `display:none` into a character reference).
+    let inline = inline.replace(['"', '&'], "");
     let html = format!(
         "<html><head><title>第一章 雨夜来客</title><style>{stylesheet}</style>\
          <style>.zq-mark{{display:none}}</style></head><body>\

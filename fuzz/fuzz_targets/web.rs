@@ -14,6 +14,8 @@
 //!   read as another host (`//host`, `/\host`, or the same with tabs or line breaks inside,
 //!   which browsers remove).
 //!
+//! `FUZZ_WEB_TRACE=1` prints each request with its answer's status.
+//!
 //! Routes that would end the session (`/logout`), hash passwords (adding users), spawn imports
 //! (library uploads) or write evidence packages to disk are left out.
 #![no_main]
@@ -394,6 +396,9 @@ fn check(data: &[u8]) -> Result<()> {
         .block_on(site.router.clone().oneshot(request))
         .expect("the router is infallible");
     let status = response.status();
+    if std::env::var_os("FUZZ_WEB_TRACE").is_some() {
+        eprintln!("{status} {described}");
+    }
     assert!(!status.is_server_error(), "{status} for {described}");
     if let Some(location) = response.headers().get(header::LOCATION) {
         let location = String::from_utf8_lossy(location.as_bytes());
