@@ -390,7 +390,8 @@ fn crontab_days_of_week(field: &str) -> Option<String> {
         let mut d = from;
         while d <= to {
             days.insert(d % 7);
-            d += step;
+            // Saturating: `5/4294967295` is Friday alone, not an overflow.
+            d = d.saturating_add(step);
         }
     }
     Some(
@@ -506,6 +507,20 @@ mod tests {
         let yearly = CronSchedule::parse("0 0 3 1 12 * 2090,2092", "UTC").unwrap();
         let due = yearly.due(utc(2092, 11, 1, 0, 0, 0), utc(2093, 1, 5, 0, 0, 0));
         assert_eq!(due.map(|d| d.at), Some(utc(2092, 12, 1, 3, 0, 0)));
+    }
+
+    #[test]
+    fn a_day_of_week_step_past_the_week_is_the_first_day_alone() {
+        // A step near u32::MAX overflowed the day counter (a panic with overflow checks,
+        // Friday to Sunday without); replayed through the `cron` fuzz target.
+        let fridays = CronSchedule::parse("0 0 * * 5/4294967295", "UTC").unwrap();
+        let days: Vec<Weekday> = fridays
+            .upcoming(utc(2026, 3, 1, 0, 0, 0), 3)
+            .iter()
+            .map(|t| t.weekday())
+            .collect();
+        assert_eq!(days, [Weekday::Fri; 3]);
+        assert!(CronSchedule::parse("0 0 * * 1-7/4294967290", "UTC").is_ok());
     }
 
     #[test]
