@@ -188,7 +188,8 @@ pub struct Screenshot {
 pub struct Browser {
     browser: chromiumoxide::Browser,
     handler: JoinHandle<()>,
-    child: Child,
+    /// Locked only to ask whether it has exited ([`Browser::has_exited`]) and to reap it.
+    child: std::sync::Mutex<Child>,
     pgid: Option<i32>,
     proxy: Proxy,
     config: BrowserConfig,
@@ -247,11 +248,17 @@ impl Browser {
         let (browser, mut handler) =
             chromiumoxide::Browser::connect_with_config(endpoint, handler_config).await?;
         // The handler drives the connection; events of protocol versions newer than the
-        // crate's are reported as errors, which are not fatal.
+        // crate's are reported as errors, which are not fatal. A broken WebSocket is: the
+        // browser is gone, and the task ends so that [`Browser::has_exited`] says so.
         let handler = tokio::spawn(async move {
             while let Some(event) = handler.next().await {
-                if let Err(error) = event {
-                    tracing::trace!(%error, "DevTools event");
+                match event {
+                    Err(chromiumoxide::error::CdpError::Ws(error)) => {
+                        tracing::debug!(%error, "DevTools connection lost");
+                        break;
+                    }
+                    Err(error) => tracing::trace!(%error, "DevTools event"),
+                    Ok(()) => {}
                 }
             }
         });
@@ -264,13 +271,27 @@ impl Browser {
         Ok(Browser {
             browser,
             handler,
-            child,
+            child: std::sync::Mutex::new(child),
             pgid,
             proxy,
             config,
             version,
             _profile: profile,
         })
+    }
+
+    /// Whether Chromium is gone: its main process exited (killed, crashed, out of memory) or its
+    /// DevTools connection ended. Nothing rendered by this browser can succeed any more; a
+    /// long-running caller starts a new one instead of failing every later page.
+    pub fn has_exited(&self) -> bool {
+        if self.handler.is_finished() {
+            return true;
+        }
+        let mut child = self
+            .child
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        !matches!(child.try_wait(), Ok(None))
     }
 
     /// The browser's product and version, e.g. `HeadlessChrome/156.0.8078.108`.
@@ -390,7 +411,11 @@ impl Browser {
         if let Err(error) = self.browser.close().await {
             tracing::debug!(%error, "closing Chromium");
         }
-        let _ = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
+        let child = self
+            .child
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
     }
 }
 

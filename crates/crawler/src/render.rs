@@ -3,7 +3,7 @@
 //! Most pages keep the fast static path. A page goes to the browser when [`RenderMode::Auto`]
 //! finds that its static text is short (under [`RENDER_BELOW_CHARS`] characters) and it has
 //! scripts that may write it ([`needs_rendering`]), or always with [`RenderMode::Always`]. The browser is the
-//! `copytrace-browser` crate's: started once per crawl on first need, in a process group of its
+//! `copytrace-browser` crate's: started once per crawl on first need (and again if it dies), in a process group of its
 //! own that is killed when the crawl ends, errs or is dropped.
 //!
 //! The rendered fetch obeys what the static one does:
@@ -28,7 +28,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use copytrace_browser::{Browser, BrowserConfig, Document, Network, Vetter};
-use tokio::sync::{OnceCell, Semaphore};
+use tokio::sync::Semaphore;
 use url::Url;
 
 use crate::crawl::Shared;
@@ -164,12 +164,28 @@ impl Scripts {
     }
 }
 
-/// The crawl's browser, started on first need.
+/// A crawl starts Chromium again at most this many times after it died (killed, crashed, out
+/// of memory): enough for any crash a page provokes by chance, not a loop of relaunches for a
+/// page built to kill the browser.
+pub(crate) const MAX_BROWSER_RESTARTS: u32 = 16;
+
+/// Times a page is rendered when the browser dies under it, before it is reported as not
+/// rendered: a page that kills Chromium itself does so at most this often.
+pub(crate) const RENDER_ATTEMPTS: u32 = 3;
+
+/// The crawl's browser, started on first need, and started again when it dies.
 pub(crate) struct Renderer {
     executable: Option<PathBuf>,
     timeout: Duration,
-    browser: OnceCell<Result<Browser, String>>,
+    browser: tokio::sync::Mutex<BrowserSlot>,
     tabs: Semaphore,
+}
+
+/// The browser of a crawl: not started yet, running, or not to be had (why).
+#[derive(Default)]
+struct BrowserSlot {
+    current: Option<Result<Arc<Browser>, String>>,
+    restarts: u32,
 }
 
 impl Renderer {
@@ -177,39 +193,72 @@ impl Renderer {
         Self {
             executable,
             timeout,
-            browser: OnceCell::new(),
+            browser: tokio::sync::Mutex::new(BrowserSlot::default()),
             tabs: Semaphore::new(MAX_TABS),
         }
     }
 
     /// The rendered DOM's HTML of the page served at `url` as `html` (the page as the crawler
     /// decoded it, served as UTF-8 so that a GBK page is not decoded a second time), or why it
-    /// could not be had.
+    /// could not be had. A page whose browser died under it is rendered again in a new browser
+    /// (up to [`RENDER_ATTEMPTS`] times in all): a killed Chromium costs the pages in flight
+    /// nothing, and the pages after them are not all reported as not rendered.
     pub(crate) async fn render(
         &self,
         shared: Weak<Shared>,
         url: &Url,
         html: String,
     ) -> Result<String, String> {
-        let browser = self
-            .browser
-            .get_or_init(|| self.launch(shared))
-            .await
-            .as_ref()
-            .map_err(Clone::clone)?;
         let _tab = self
             .tabs
             .acquire()
             .await
             .map_err(|_| "the renderer was closed".to_owned())?;
-        let document = Document {
-            content_type: "text/html; charset=utf-8".to_owned(),
-            body: html.into_bytes(),
-        };
-        browser
-            .render_html(url, document, SETTLE_QUIET)
-            .await
-            .map_err(|e| e.to_string())
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let browser = self.running_browser(&shared).await?;
+            let document = Document {
+                content_type: "text/html; charset=utf-8".to_owned(),
+                body: html.clone().into_bytes(),
+            };
+            match browser.render_html(url, document, SETTLE_QUIET).await {
+                Ok(dom) => return Ok(dom),
+                Err(error) if attempts < RENDER_ATTEMPTS && browser.has_exited() => {
+                    tracing::warn!(%url, %error, "Chromium exited while rendering; rendering the page again in a new browser");
+                }
+                Err(error) => return Err(error.to_string()),
+            }
+        }
+    }
+
+    /// The running browser: started on first need, and again (up to [`MAX_BROWSER_RESTARTS`]
+    /// times) when the last one has exited.
+    async fn running_browser(&self, shared: &Weak<Shared>) -> Result<Arc<Browser>, String> {
+        let mut slot = self.browser.lock().await;
+        match &slot.current {
+            Some(Ok(browser)) if !browser.has_exited() => return Ok(Arc::clone(browser)),
+            Some(Err(reason)) => return Err(reason.clone()),
+            Some(Ok(_)) => {
+                if slot.restarts >= MAX_BROWSER_RESTARTS {
+                    let reason = format!(
+                        "Chromium exited {} times in this crawl; no more pages are rendered",
+                        slot.restarts + 1
+                    );
+                    slot.current = Some(Err(reason.clone()));
+                    return Err(reason);
+                }
+                slot.restarts += 1;
+                tracing::warn!(
+                    restart = slot.restarts,
+                    "Chromium exited; starting it again"
+                );
+            }
+            None => {}
+        }
+        let launched = self.launch(shared.clone()).await.map(Arc::new);
+        slot.current = Some(launched.clone());
+        launched
     }
 
     async fn launch(&self, shared: Weak<Shared>) -> Result<Browser, String> {
@@ -229,7 +278,9 @@ impl Renderer {
 
     /// Closes the browser, if it was started.
     pub(crate) async fn close(self) {
-        if let Some(Ok(browser)) = self.browser.into_inner() {
+        if let Some(Ok(browser)) = self.browser.into_inner().current
+            && let Ok(browser) = Arc::try_unwrap(browser)
+        {
             browser.close().await;
         }
     }
