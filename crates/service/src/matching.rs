@@ -397,15 +397,37 @@ impl MatchEngine {
     pub async fn match_text(&self, text: &str) -> Result<Vec<WorkMatch>> {
         let (library, matcher) = self.current().await?;
         let text = text.to_owned();
-        tokio::task::spawn_blocking(move || -> Result<Vec<WorkMatch>> {
-            matcher.check_index(&library)?;
-            let found = matcher.match_text(&text)?;
+        let loaded = matcher.clone();
+        let (found, index_lost) = tokio::task::spawn_blocking(move || {
+            if let Err(error) = matcher.check_index(&library) {
+                return (Err(error), true);
+            }
+            let found = matcher.match_text(&text).map_err(ServiceError::from);
             // Checked again: the index must not have been flushed while we read it.
-            matcher.check_index(&library)?;
-            Ok(found)
+            match matcher.check_index(&library) {
+                Ok(()) => (found, false),
+                Err(error) => (Err(error), true),
+            }
         })
         .await
-        .map_err(|e| ServiceError::unavailable(format!("the matching task panicked: {e}")))?
+        .map_err(|e| ServiceError::unavailable(format!("the matching task panicked: {e}")))?;
+        if index_lost {
+            // The shared index is not the one this matcher was loaded with any more (Redis
+            // restarted empty, flushed, rebuilt): the matcher is forgotten, so that a later
+            // job loads the index again (building an empty one) instead of failing on this
+            // matcher until its library changes.
+            let mut current = self.loaded.lock().await;
+            if current
+                .as_ref()
+                .is_some_and(|l| Arc::ptr_eq(&l.matcher, &loaded))
+            {
+                tracing::warn!(
+                    "the shared index changed under the loaded matcher; it will be loaded again"
+                );
+                *current = None;
+            }
+        }
+        found
     }
 
     /// Matches the stored page `page_id` if its text is still the one with `content_hash` and
