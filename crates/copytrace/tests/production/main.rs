@@ -11,6 +11,7 @@ mod processes;
 mod services;
 mod site;
 
+mod chaos;
 mod faults;
 mod multi_process;
 mod schedules;

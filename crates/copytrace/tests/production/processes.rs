@@ -220,6 +220,41 @@ impl Deployment {
     pub fn pages_stored(&self) -> i64 {
         self.page_counts().0
     }
+
+    /// Pages stored so far, or 0 while the database cannot be reached (being restarted).
+    pub fn pages_stored_or_zero(&self) -> i64 {
+        runtime().block_on(async {
+            let Ok(mut connection) = PgConnection::connect(&self.db).await else {
+                return 0;
+            };
+            let count = sqlx::query_scalar("SELECT count(*) FROM pages")
+                .fetch_one(&mut connection)
+                .await
+                .unwrap_or(0);
+            let _ = connection.close().await;
+            count
+        })
+    }
+
+    /// Evidence rows that break their match's sequence (`ordinal` not 0, 1, 2… without gaps),
+    /// and matches without evidence.
+    pub fn broken_evidence(&self) -> (i64, i64) {
+        runtime().block_on(async {
+            let mut connection = PgConnection::connect(&self.db).await.expect("connect");
+            let counts = sqlx::query_as(
+                "SELECT \
+                   (SELECT count(*) FROM (SELECT match_id FROM evidence GROUP BY match_id \
+                      HAVING min(ordinal) <> 0 OR max(ordinal) <> count(*) - 1) gaps), \
+                   (SELECT count(*) FROM matches m \
+                      WHERE NOT EXISTS (SELECT 1 FROM evidence e WHERE e.match_id = m.id))",
+            )
+            .fetch_one(&mut connection)
+            .await
+            .expect("check evidence");
+            let _ = connection.close().await;
+            counts
+        })
+    }
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -257,6 +292,48 @@ pub fn assert_each_page_stored_and_matched_once(
     expected: &BTreeSet<(String, String)>,
     match_worker_logs: &[String],
 ) {
+    let matched = assert_stored_once_and_matched(deployment, expected_pages, expected);
+    // A second job for a page can only come from a sweep that saw the page due just before its
+    // first job recorded the verdict; it finds the page matched and does nothing.
+    let logged = matched_pages(match_worker_logs);
+    assert_eq!(logged.len(), matched, "every page's verdict was recorded");
+    assert!(
+        logged.values().all(|&n| n == 1),
+        "a page was matched twice: {:?}",
+        logged.iter().filter(|(_, n)| **n > 1).collect::<Vec<_>>()
+    );
+}
+
+/// [`assert_each_page_stored_and_matched_once`] for runs whose processes were killed: a
+/// killed worker may have recorded a verdict without living to log it, so that every verdict
+/// was recorded is read from the database (each page matched on its current text), and the
+/// logs of every process, killed ones included, show none recorded twice.
+pub fn assert_each_page_stored_and_matched_once_by_db(
+    deployment: &Deployment,
+    expected_pages: usize,
+    expected: &BTreeSet<(String, String)>,
+    logs: &[String],
+) {
+    assert_stored_once_and_matched(deployment, expected_pages, expected);
+    let logged = matched_pages(logs);
+    assert!(
+        logged.values().all(|&n| n == 1),
+        "a page was matched twice: {:?}",
+        logged.iter().filter(|(_, n)| **n > 1).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        deployment.broken_evidence(),
+        (0, 0),
+        "(matches whose evidence rows have gaps or repeats, matches without evidence)"
+    );
+}
+
+/// The checks both share; returns the number of pages.
+fn assert_stored_once_and_matched(
+    deployment: &Deployment,
+    expected_pages: usize,
+    expected: &BTreeSet<(String, String)>,
+) -> usize {
     let (pages, urls, unmatched) = deployment.page_counts();
     assert_eq!(pages, expected_pages as i64, "every page stored");
     assert_eq!(urls, pages, "no page stored twice");
@@ -269,19 +346,6 @@ pub fn assert_each_page_stored_and_matched_once(
         *per_page.entry(*page).or_default() += 1;
     }
     assert_eq!(per_page.len(), expected_pages, "every page had a match job");
-    // A second job for a page can only come from a sweep that saw the page due just before its
-    // first job recorded the verdict; it finds the page matched and does nothing.
-    let matched = matched_pages(match_worker_logs);
-    assert_eq!(
-        matched.len(),
-        expected_pages,
-        "every page's verdict was recorded"
-    );
-    assert!(
-        matched.values().all(|&n| n == 1),
-        "a page was matched twice: {:?}",
-        matched.iter().filter(|(_, n)| **n > 1).collect::<Vec<_>>()
-    );
 
     let pairs = deployment.exported_pairs();
     let distinct: BTreeSet<_> = pairs.iter().cloned().collect();
@@ -290,6 +354,7 @@ pub fn assert_each_page_stored_and_matched_once(
         &distinct, expected,
         "exactly the pirated chapters are reported"
     );
+    expected_pages
 }
 
 /// A long-running `copytrace` process; killed if the test ends without stopping it.
@@ -308,6 +373,21 @@ impl Process {
     /// Whether it is still running.
     pub fn is_running(&mut self) -> bool {
         self.child.try_wait().expect("try_wait").is_none()
+    }
+
+    /// Its process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits for it to exit on its own.
+    pub fn wait_for_exit(&mut self, limit: Duration) -> ExitStatus {
+        let mut exit = None;
+        wait_for(&format!("{} to finish", self.name), limit, || {
+            exit = self.child.try_wait().expect("try_wait");
+            exit.is_some()
+        });
+        exit.expect("exited")
     }
 
     /// `kill -9`: no chance to release its job.

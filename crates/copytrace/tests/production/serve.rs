@@ -11,7 +11,7 @@ use crate::services::{Database, PrivateRedis, free_port, wait_for};
 use crate::site::GeneratedSite;
 
 /// `GET path` on 127.0.0.1:port: `(status, body)`, or `None` while nothing answers.
-fn get(port: u16, path: &str) -> Option<(u16, String)> {
+pub fn get(port: u16, path: &str) -> Option<(u16, String)> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))

@@ -88,20 +88,29 @@ pub struct PrivatePostgres {
     data: PathBuf,
     log: PathBuf,
     pub port: u16,
+    /// Commits are on disk before they are acknowledged (`synchronous_commit`): a crashed
+    /// server keeps every transaction it confirmed, as a production one does.
+    durable: bool,
 }
 
 impl PrivatePostgres {
     pub fn start() -> PrivatePostgres {
-        PrivatePostgres::start_with(None)
+        PrivatePostgres::start_with(None, false)
+    }
+
+    /// A cluster that keeps every commit it acknowledged through a crash
+    /// ([`PrivatePostgres::crash_and_restart`]); the others trade that for speed.
+    pub fn start_durable() -> PrivatePostgres {
+        PrivatePostgres::start_with(None, true)
     }
 
     /// A cluster whose only user, `copytrace`, logs in with `password` (SCRAM-SHA-256), as a
     /// production server asks: for the tests of a wrong password.
     pub fn start_with_password(password: &str) -> PrivatePostgres {
-        PrivatePostgres::start_with(Some(password))
+        PrivatePostgres::start_with(Some(password), false)
     }
 
-    fn start_with(password: Option<&str>) -> PrivatePostgres {
+    fn start_with(password: Option<&str>, durable: bool) -> PrivatePostgres {
         let bin = PathBuf::from(required_env("COPYTRACE_TEST_PG_BIN"));
         let user = std::env::var("COPYTRACE_TEST_PG_USER")
             .ok()
@@ -126,6 +135,7 @@ impl PrivatePostgres {
             data,
             log,
             port: free_port(),
+            durable,
             _dir: dir,
         };
         let auth = match password {
@@ -180,9 +190,10 @@ impl PrivatePostgres {
     fn pg_ctl(&self, action: &str) {
         let options = format!(
             "-c listen_addresses=127.0.0.1 -p {} -c unix_socket_directories={} -c fsync=off \
-             -c synchronous_commit=off -c max_connections=100",
+             -c synchronous_commit={} -c max_connections=100",
             self.port,
-            self.data.parent().unwrap_or(Path::new("/tmp")).display()
+            self.data.parent().unwrap_or(Path::new("/tmp")).display(),
+            if self.durable { "on" } else { "off" }
         );
         let mut args: Vec<&std::ffi::OsStr> = vec![
             action.as_ref(),
@@ -206,6 +217,24 @@ impl PrivatePostgres {
     /// Stops the server (ending every session) and starts it again on the same port.
     pub fn restart(&self) {
         self.pg_ctl("restart");
+    }
+
+    /// Crashes the server (`pg_ctl stop -m immediate`: no checkpoint, every session cut, as
+    /// a power loss or an OOM kill of the postmaster) and starts it again on the same port: it
+    /// recovers from its write-ahead log.
+    pub fn crash_and_restart(&self) {
+        self.run(
+            "pg_ctl",
+            &[
+                "stop".as_ref(),
+                "-D".as_ref(),
+                self.data.as_os_str(),
+                "-m".as_ref(),
+                "immediate".as_ref(),
+                "-w".as_ref(),
+            ],
+        );
+        self.pg_ctl("start");
     }
 
     /// A new database on this cluster.
@@ -247,6 +276,8 @@ impl Drop for PrivatePostgres {
 pub struct PrivateRedis {
     child: Child,
     pub url: String,
+    port: u16,
+    password: Option<String>,
     _dir: tempfile::TempDir,
 }
 
@@ -264,27 +295,7 @@ impl PrivateRedis {
     fn start_with(password: Option<&str>) -> PrivateRedis {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let port = free_port();
-        let mut command = Command::new("redis-server");
-        command
-            .args([
-                "--bind",
-                "127.0.0.1",
-                "--port",
-                &port.to_string(),
-                "--save",
-                "",
-            ])
-            .args(["--appendonly", "no"])
-            .arg("--dir")
-            .arg(dir.path());
-        if let Some(password) = password {
-            command.args(["--requirepass", password]);
-        }
-        let child = command
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server is installed (./scripts/test installs it)");
+        let child = redis_server(port, password, dir.path());
         let url = match password {
             None => format!("redis://127.0.0.1:{port}/0"),
             Some(password) => format!("redis://:{password}@127.0.0.1:{port}/0"),
@@ -292,14 +303,29 @@ impl PrivateRedis {
         let redis = PrivateRedis {
             child,
             url,
+            port,
+            password: password.map(str::to_owned),
             _dir: dir,
         };
+        redis.wait_until_it_answers();
+        redis
+    }
+
+    fn wait_until_it_answers(&self) {
         wait_for("redis-server to answer", Duration::from_secs(20), || {
-            redis::Client::open(redis.url.as_str())
+            redis::Client::open(self.url.as_str())
                 .and_then(|c| c.get_connection())
                 .is_ok()
         });
-        redis
+    }
+
+    /// `kill -9` of the server, and a new one on the same port: without persistence it comes
+    /// back empty, as a crashed production Redis without an append-only file does.
+    pub fn kill_and_restart(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.child = redis_server(self.port, self.password.as_deref(), self._dir.path());
+        self.wait_until_it_answers();
     }
 
     /// Deletes every key: what a Redis restart without persistence or an operator's mistake does.
@@ -311,6 +337,31 @@ impl PrivateRedis {
             .exec(&mut connection)
             .expect("FLUSHALL");
     }
+}
+
+/// Starts redis-server on `port`, without persistence.
+fn redis_server(port: u16, password: Option<&str>, dir: &Path) -> Child {
+    let mut command = Command::new("redis-server");
+    command
+        .args([
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+            "--save",
+            "",
+        ])
+        .args(["--appendonly", "no"])
+        .arg("--dir")
+        .arg(dir);
+    if let Some(password) = password {
+        command.args(["--requirepass", password]);
+    }
+    command
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("redis-server is installed (./scripts/test installs it)")
 }
 
 impl Drop for PrivateRedis {

@@ -21,6 +21,8 @@ const PER_LIST: usize = 100;
 struct SiteState {
     chapters: usize,
     delay: Duration,
+    /// Chapters whose text a script writes, a moment after the page has loaded.
+    scripted: bool,
     requests: Arc<Mutex<BTreeMap<String, usize>>>,
 }
 
@@ -40,6 +42,16 @@ pub struct GeneratedSite {
 
 impl GeneratedSite {
     pub fn serve(chapters: usize, delay: Duration) -> GeneratedSite {
+        GeneratedSite::serve_with(chapters, delay, false)
+    }
+
+    /// The same site, but each chapter's text is written by a script 150 ms after the page
+    /// loads: only a browser reads it, and a render is in flight long enough to be cut.
+    pub fn serve_scripted(chapters: usize) -> GeneratedSite {
+        GeneratedSite::serve_with(chapters, Duration::ZERO, true)
+    }
+
+    fn serve_with(chapters: usize, delay: Duration, scripted: bool) -> GeneratedSite {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -49,6 +61,7 @@ impl GeneratedSite {
         let state = SiteState {
             chapters,
             delay,
+            scripted,
             requests: requests.clone(),
         };
         let listener = runtime
@@ -140,6 +153,15 @@ async fn chapter(State(state): State<SiteState>, Path(n): Path<usize>) -> Html<S
         );
     }
     let body: String = paragraphs.iter().map(|p| format!("<p>{p}</p>")).collect();
+    if state.scripted {
+        // Nothing of the text is in the HTML: it is a string of `\uXXXX` escapes.
+        let escaped: String = body.encode_utf16().map(|u| format!("\\u{u:04x}")).collect();
+        let script = format!(
+            "<script>setTimeout(function () {{ document.getElementById('content').innerHTML = \
+             \"{escaped}\"; }}, 150);</script>"
+        );
+        return page(&format!("第{}章", n + 1), &script);
+    }
     page(&format!("第{}章", n + 1), &body)
 }
 
