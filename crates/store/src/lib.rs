@@ -83,6 +83,14 @@ pub enum StoreError {
     /// job without recording anything.
     #[error("lease lost: {0}")]
     LeaseLost(String),
+    /// The disk holding the database is full (SQLite's `SQLITE_FULL`, PostgreSQL's
+    /// `disk_full`). Said plainly, with what to do: the transaction was rolled back, so what
+    /// was stored before is intact and a run started once there is space resumes.
+    #[error(
+        "the disk holding the database is full ({0}); nothing of the failed write was kept: free \
+         space, then run again"
+    )]
+    DiskFull(String),
     /// Any other database error.
     #[error("database error: {0}")]
     Database(#[source] sqlx::Error),
@@ -102,8 +110,26 @@ impl From<sqlx::Error> for StoreError {
                     db.message()
                 ))
             }
+            sqlx::Error::Database(db) if is_disk_full(db.as_ref()) => {
+                StoreError::DiskFull(db.message().to_owned())
+            }
             other => StoreError::Database(other),
         }
+    }
+}
+
+/// Whether the database refused a write for want of disk space: SQLite's `SQLITE_FULL` (13, or
+/// an extended code whose low byte is 13), PostgreSQL's `disk_full` (53100).
+fn is_disk_full(error: &dyn sqlx::error::DatabaseError) -> bool {
+    let code = error.code();
+    if error
+        .try_downcast_ref::<sqlx::sqlite::SqliteError>()
+        .is_some()
+    {
+        code.and_then(|c| c.parse::<i64>().ok())
+            .is_some_and(|c| c & 0xff == 13)
+    } else {
+        code.as_deref() == Some("53100")
     }
 }
 

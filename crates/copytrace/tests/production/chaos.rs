@@ -21,7 +21,7 @@ use sqlx::{Connection, PgConnection};
 use crate::multi_process::{FAST, worker, write_library};
 use crate::processes::{Deployment, Process, assert_each_page_stored_and_matched_once_by_db};
 use crate::serve::get;
-use crate::services::{PrivatePostgres, PrivateRedis, free_port, wait_for};
+use crate::services::{PrivatePostgres, PrivateRedis, free_port};
 use crate::site::GeneratedSite;
 
 /// Iterations of `./scripts/test`'s short mode.
@@ -244,9 +244,16 @@ fn run_iteration(
 
     deployment.wait_until_idle(Duration::from_secs(600));
     // The web answers after whatever happened to it.
-    wait_for("serve to answer", Duration::from_secs(60), || {
-        get(fleet.serve_port, "/login").is_some_and(|(status, _)| status == 200)
-    });
+    let answered = Instant::now() + Duration::from_secs(60);
+    while get(fleet.serve_port, "/login").is_none_or(|(status, _)| status != 200) {
+        assert!(
+            Instant::now() < answered,
+            "serve does not answer on port {}:\n{}",
+            fleet.serve_port,
+            fleet.serve.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let logs = fleet.stop();
     assert_each_page_stored_and_matched_once_by_db(
         &deployment,

@@ -12,6 +12,7 @@ mod services;
 mod site;
 
 mod chaos;
+mod disk_full;
 mod faults;
 mod multi_process;
 mod schedules;

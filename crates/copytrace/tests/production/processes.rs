@@ -17,6 +17,8 @@ pub struct Deployment {
     pub redis: Option<String>,
     pub prefix: String,
     pub dir: std::path::PathBuf,
+    /// A program every command runs under (`nsenter …` to run inside a mount namespace).
+    pub wrapper: Vec<String>,
 }
 
 impl Deployment {
@@ -31,13 +33,22 @@ impl Deployment {
                 NEXT.fetch_add(1, Ordering::Relaxed)
             ),
             dir: dir.to_owned(),
+            wrapper: Vec::new(),
         }
     }
 
     /// A `copytrace` command for this deployment, configured through the environment as a
     /// container would be.
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_copytrace"));
+        let binary = env!("CARGO_BIN_EXE_copytrace");
+        let mut command = match self.wrapper.split_first() {
+            None => Command::new(binary),
+            Some((program, wrapper_args)) => {
+                let mut command = Command::new(program);
+                command.args(wrapper_args).arg(binary);
+                command
+            }
+        };
         command
             .args(args)
             .current_dir(&self.dir)

@@ -370,3 +370,89 @@ impl Drop for PrivateRedis {
         let _ = self.child.wait();
     }
 }
+
+/// A small filesystem of this test alone: a tmpfs of `size` bytes, mounted in a mount namespace
+/// of its own (`unshare -m`, so nothing of the machine's is touched) and reached from outside
+/// through `/proc/PID/root`. Writes past its size fail with ENOSPC, as on a full disk; it can be
+/// grown to let the next run through. Needs root (CI and `./scripts/test` run as root); fails,
+/// never skips, without it.
+pub struct SmallDisk {
+    holder: Child,
+    mountpoint: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    pub fn mount(size: u64) -> SmallDisk {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let mountpoint = dir.path().join("disk");
+        std::fs::create_dir(&mountpoint).expect("the mount point");
+        let script = format!(
+            "mount -t tmpfs -o size={size} copytrace-small-disk '{}' && echo mounted && exec sleep 100000",
+            mountpoint.display()
+        );
+        let mut holder = Command::new("unshare")
+            .args(["--mount", "--propagation", "private", "sh", "-c", &script])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("unshare (util-linux) runs");
+        let mut first = String::new();
+        let stdout = holder.stdout.as_mut().expect("stdout");
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut first)
+            .expect("read unshare's output");
+        if first.trim() != "mounted" {
+            let _ = holder.kill();
+            let output = holder.wait_with_output().expect("unshare output");
+            panic!(
+                "cannot mount a small tmpfs in a mount namespace of its own (this test needs \
+                 root): {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        SmallDisk {
+            holder,
+            mountpoint,
+            _dir: dir,
+        }
+    }
+
+    /// The small filesystem's root, as seen inside its namespace (by commands run under
+    /// [`SmallDisk::wrapper`]).
+    pub fn mountpoint(&self) -> &Path {
+        &self.mountpoint
+    }
+
+    /// `nsenter` into the disk's mount namespace: a program run under it sees the small disk
+    /// at [`SmallDisk::mountpoint`]. (A path through `/proc/PID/root` is no good for programs
+    /// that canonicalize paths: that resolves it to the machine's own directory.)
+    pub fn wrapper(&self) -> Vec<String> {
+        ["nsenter", "-t", &self.holder.id().to_string(), "-m", "--"]
+            .map(str::to_owned)
+            .to_vec()
+    }
+
+    /// The small filesystem's root, as seen from this process.
+    pub fn path(&self) -> PathBuf {
+        let inside = self.mountpoint.strip_prefix("/").expect("an absolute path");
+        PathBuf::from(format!("/proc/{}/root", self.holder.id())).join(inside)
+    }
+
+    /// Makes it `size` bytes large (an operator freeing space).
+    pub fn grow(&self, size: u64) {
+        let status = Command::new("nsenter")
+            .args(["-t", &self.holder.id().to_string(), "-m", "mount", "-o"])
+            .arg(format!("remount,size={size}"))
+            .arg(&self.mountpoint)
+            .status()
+            .expect("nsenter (util-linux) runs");
+        assert!(status.success(), "cannot grow the small disk");
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = self.holder.kill();
+        let _ = self.holder.wait();
+    }
+}
