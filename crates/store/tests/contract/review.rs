@@ -15,6 +15,7 @@ contract_tests!(
     a_rejected_pair_comes_back_only_when_the_page_changes_substantially,
     a_persons_confirmation_and_licence_outlast_the_gate,
     decisions_are_scoped_to_the_rights_holder_and_need_an_actor,
+    no_sequence_of_recrawls_and_dedup_passes_undoes_a_decision,
 );
 
 /// `verdict` as a match run finds it: `copied` characters, through the gate or not.
@@ -405,4 +406,150 @@ async fn decisions_are_scoped_to_the_rights_holder_and_need_an_actor(store: Arc<
         .await
         .unwrap();
     assert_eq!(reviews(&*store, page).await, [(work, Review::Rejected)]);
+}
+
+/// Review decisions as a property: seeded random sequences of re-crawls (the page's text
+/// changes or not, each work found or not, through the gate or not), dedup passes (every page
+/// marked unmatched and matched again), and people's decisions (confirm, reject, license) on
+/// three pages × three works. After every step, every listed match of a pair a person decided
+/// on carries that decision, whatever the gate says and however often the row was dropped and
+/// found again; at the end each pair's audit trail holds every decision the people took, in
+/// order. (Copied characters stay within 100–140, never the "substantial" growth that brings
+/// a rejected pair back to the queue; that rule has its own test above.)
+async fn no_sequence_of_recrawls_and_dedup_passes_undoes_a_decision(store: Arc<dyn Store>) {
+    let holder = store.ensure_rights_holder("Yuewen").await.unwrap();
+    let mut works = Vec::new();
+    for name in ["alpha", "beta", "gamma"] {
+        works.push(stored_work(&*store, holder, name, &format!("text of {name}")).await);
+    }
+    let (mut decided_steps, mut dropped_and_found) = (0, 0);
+    for (round, seed) in [0x9e37_79b9_u64, 0x2545_f491, 0xdead_beef, 0x1234_5678]
+        .into_iter()
+        .enumerate()
+    {
+        let mut state = seed;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let urls: Vec<String> = (0..3)
+            .map(|p| format!("https://pirate{round}.example/{p}"))
+            .collect();
+        let mut texts: Vec<String> = urls.iter().map(|u| format!("{u} v0")).collect();
+        let mut pages = Vec::new();
+        // What people decided, per (page, work): the decision and how many they took.
+        let mut decided: std::collections::HashMap<(i64, i64), (Review, usize)> =
+            Default::default();
+        let mut listed_before: std::collections::HashSet<(i64, i64)> = Default::default();
+        let mut clock = 0;
+        let verdict = |next: &mut dyn FnMut(u64) -> u64| -> Vec<NewMatch> {
+            let mut found = Vec::new();
+            for &work in &works {
+                if next(3) > 0 {
+                    let copied = 100 + next(41) as u32;
+                    found.push(run(work, copied, next(2) == 0));
+                }
+            }
+            found
+        };
+        for p in 0..3 {
+            let v = verdict(&mut next);
+            pages.push(crawled(&*store, &urls[p], &texts[p], clock, &v).await);
+        }
+        for _step in 0..120 {
+            clock += 10;
+            match next(3) {
+                // A re-crawl: the text changes (or not), and the page is matched on it.
+                0 => {
+                    let p = next(3) as usize;
+                    texts[p] = format!("{} v{}", urls[p], next(3));
+                    let v = verdict(&mut next);
+                    crawled(&*store, &urls[p], &texts[p], clock, &v).await;
+                }
+                // A dedup pass over every page.
+                1 => {
+                    store.mark_all_pages_unmatched().await.unwrap();
+                    for p in 0..3 {
+                        let v = verdict(&mut next);
+                        store
+                            .record_page_matches(pages[p], &hash_of(&texts[p]), &v, at(clock))
+                            .await
+                            .unwrap();
+                    }
+                }
+                // A person decides on a listed match.
+                _ => {
+                    let page = pages[next(3) as usize];
+                    let listed = all_matches_of(&*store, page).await;
+                    if listed.is_empty() {
+                        continue;
+                    }
+                    let target = &listed[next(listed.len() as u64) as usize];
+                    let review =
+                        [Review::Confirmed, Review::Rejected, Review::Licensed][next(3) as usize];
+                    store
+                        .decide_match(&NewDecision {
+                            at: at(clock),
+                            ..decision(target.id, review, Some(holder))
+                        })
+                        .await
+                        .unwrap();
+                    let entry = decided.entry((page, target.work_id)).or_insert((review, 0));
+                    *entry = (review, entry.1 + 1);
+                }
+            }
+            for &page in &pages {
+                for record in all_matches_of(&*store, page).await {
+                    let pair = (page, record.work_id);
+                    if let Some((review, _)) = decided.get(&pair) {
+                        assert_eq!(
+                            record.review, *review,
+                            "seed {seed:x}: the decision on page {page} × work {} was undone",
+                            record.work_id
+                        );
+                        decided_steps += 1;
+                        if !listed_before.contains(&pair) {
+                            dropped_and_found += 1;
+                        }
+                    }
+                }
+                listed_before = listed_before
+                    .into_iter()
+                    .filter(|(p, _)| *p != page)
+                    .chain(
+                        all_matches_of(&*store, page)
+                            .await
+                            .into_iter()
+                            .map(|m| (page, m.work_id)),
+                    )
+                    .collect();
+            }
+        }
+        // Every decision people took is in its pair's trail, in order.
+        for (&(page, work), &(last, taken)) in &decided {
+            let Some(record) = all_matches_of(&*store, page)
+                .await
+                .into_iter()
+                .find(|m| m.work_id == work)
+            else {
+                continue;
+            };
+            let trail = store.match_decisions(record.id, None).await.unwrap();
+            let people: Vec<Review> = trail
+                .iter()
+                .filter(|d| !d.automatic)
+                .map(|d| d.review)
+                .collect();
+            assert_eq!(people.len(), taken, "seed {seed:x}: {trail:?}");
+            assert_eq!(people.last(), Some(&last));
+        }
+    }
+    // The sequences did reach the cases that matter: decided pairs checked many times, and
+    // decided pairs dropped by a verdict and found again.
+    assert!(
+        decided_steps > 100 && dropped_and_found > 5,
+        "{decided_steps} checks of decided pairs, {dropped_and_found} found again after a drop"
+    );
 }
