@@ -162,6 +162,11 @@ fn hostile_site(server: &TestServer, huge_produced: Arc<AtomicUsize>) {
 
 #[tokio::test]
 async fn a_hostile_site_is_crawled_within_limits_and_every_good_page_is_stored() {
+    crawl_a_hostile_site().await;
+}
+
+/// The test's crawl and checks, also run by the `hostile_memory` test for its memory bound.
+pub async fn crawl_a_hostile_site() {
     let server = TestServer::start().await;
     let huge_produced = Arc::new(AtomicUsize::new(0));
     hostile_site(&server, huge_produced.clone());
