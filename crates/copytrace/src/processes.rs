@@ -182,6 +182,10 @@ pub enum WorkerKind {
 
 /// The handler of a worker kind; a match handler loads the library first, so a broken index
 /// fails the start instead of every job.
+/// How long a match worker waits at start for a shared index that another process is building
+/// or updating, before it gives up with the reason.
+const INDEX_PATIENCE: Duration = Duration::from_secs(120);
+
 async fn handler_for(store: &Arc<dyn Store>, kind: &WorkerKind) -> Result<Arc<dyn JobHandler>> {
     Ok(match kind {
         WorkerKind::Crawl(alerts) => Arc::new(Handlers(vec![
@@ -191,7 +195,7 @@ async fn handler_for(store: &Arc<dyn Store>, kind: &WorkerKind) -> Result<Arc<dy
         WorkerKind::Match(source, config, gate) => {
             let engine =
                 MatchEngine::new(store.clone(), source.clone(), **config).with_review_gate(*gate);
-            engine.preload().await?;
+            engine.preload_when_available(INDEX_PATIENCE).await?;
             Arc::new(MatchJobs::new(Arc::new(engine)))
         }
     })

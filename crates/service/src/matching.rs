@@ -228,6 +228,25 @@ impl MatchEngine {
         self.current().await.map(|_| ())
     }
 
+    /// [`MatchEngine::preload`], waiting up to `patience` while the shared index is being
+    /// built or updated by another process (a worker started while a fresh Redis is filled, or
+    /// during `index rebuild`): such a worker starts once the index is ready instead of exiting.
+    /// Any other error, or one that outlasts `patience`, is returned.
+    pub async fn preload_when_available(&self, patience: Duration) -> Result<()> {
+        let deadline = Instant::now() + patience;
+        let mut pause = Duration::from_millis(250);
+        loop {
+            match self.preload().await {
+                Err(ServiceError::Unavailable(reason)) if Instant::now() + pause < deadline => {
+                    tracing::warn!("{reason}; waiting for it");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_secs(5));
+                }
+                other => return other,
+            }
+        }
+    }
+
     /// Works in the library the matcher holds.
     pub async fn work_count(&self) -> Result<usize> {
         Ok(self.current().await?.1.work_count())
