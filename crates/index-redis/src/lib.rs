@@ -411,6 +411,61 @@ impl RedisIndex {
         Ok(claimed.is_some())
     }
 
+    /// Extends a build claim to `seconds` from now, if one is held (`SET … XX EX`): a builder
+    /// renews its claim as it goes, so the claim can be short and a killed builder's claim
+    /// lapses soon. Does nothing when no claim exists (an `index rebuild` holds none).
+    pub fn renew_build(&self, seconds: u64) -> Result<(), IndexError> {
+        let _: Option<String> = self.link.query(
+            "renew the index build claim",
+            redis::cmd("SET")
+                .arg(format!("{}:building", self.prefix))
+                .arg(std::process::id())
+                .arg("XX")
+                .arg("EX")
+                .arg(seconds.max(1)),
+        )?;
+        Ok(())
+    }
+
+    /// Marks a build of a fresh index as under way (`{prefix}:fresh-build`), until
+    /// [`RedisIndex::finish_fresh_build`]: a builder that dies or fails half-way leaves the
+    /// mark, and the next process to load the index builds it again from scratch instead of
+    /// refusing it forever.
+    pub fn mark_fresh_build(&self) -> Result<(), IndexError> {
+        self.link.query(
+            "mark a fresh index build",
+            redis::cmd("SET")
+                .arg(format!("{}:fresh-build", self.prefix))
+                .arg(std::process::id()),
+        )
+    }
+
+    /// Whether a fresh build was started and not finished ([`RedisIndex::mark_fresh_build`]).
+    pub fn fresh_build_unfinished(&self) -> Result<bool, IndexError> {
+        let exists: i64 = self.link.query(
+            "read the fresh build mark",
+            redis::cmd("EXISTS").arg(format!("{}:fresh-build", self.prefix)),
+        )?;
+        Ok(exists > 0)
+    }
+
+    /// Ends a fresh build: the index is complete (its digest recorded).
+    pub fn finish_fresh_build(&self) -> Result<(), IndexError> {
+        self.link.query(
+            "end the fresh index build",
+            redis::cmd("DEL").arg(format!("{}:fresh-build", self.prefix)),
+        )
+    }
+
+    /// [`RedisIndex::clear`], keeping a build claim: what a builder that holds the claim does
+    /// before building a half-built fresh index again, without letting another builder in.
+    pub fn clear_keeping_build_claim(&mut self) -> Result<(), IndexError> {
+        let claim = format!("{}:building", self.prefix);
+        self.link
+            .delete_matching_except(&format!("{}:*", self.prefix), &[&claim])?;
+        self.check_meta()
+    }
+
     /// Gives up a claim taken by [`RedisIndex::claim_build`].
     pub fn release_build(&self) -> Result<(), IndexError> {
         self.link.query(

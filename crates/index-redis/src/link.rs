@@ -213,6 +213,15 @@ impl Link {
     /// cluster. Keys are deleted one command each, since a cluster refuses commands whose keys
     /// span slots.
     pub(crate) fn delete_matching(&self, pattern: &str) -> Result<(), IndexError> {
+        self.delete_matching_except(pattern, &[])
+    }
+
+    /// [`Link::delete_matching`], keeping the keys named in `keep`.
+    pub(crate) fn delete_matching_except(
+        &self,
+        pattern: &str,
+        keep: &[&str],
+    ) -> Result<(), IndexError> {
         let nodes = self.primaries()?;
         for node in nodes {
             let mut cursor: u64 = 0;
@@ -227,6 +236,7 @@ impl Link {
                     self.on_node(&node, "clear the index", &scan)?;
                 let deletes: Vec<Cmd> = keys
                     .iter()
+                    .filter(|key| !keep.iter().any(|kept| kept.as_bytes() == key.as_slice()))
                     .map(|key| {
                         let mut unlink = redis::cmd("UNLINK");
                         unlink.arg(key);

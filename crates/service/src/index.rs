@@ -166,15 +166,22 @@ pub async fn rebuild_redis_index(
 /// for any other index. Unlike [`rebuild_redis_index`] it deletes nothing, so two first uses
 /// running at once both insert (inserting a work twice changes nothing) instead of one wiping
 /// what the other wrote. As in [`update_redis_index`], the digest is blanked while works are
-/// inserted, so match workers refuse the index until it is complete. An index with works but
-/// no digest (a rebuild that did not finish) is left alone: it says nothing about which works
-/// are missing.
+/// inserted, so match workers refuse the index until it is complete.
+///
+/// A fresh build is marked while it runs ([`RedisIndex::mark_fresh_build`]), and its claim is
+/// short and renewed as it goes: when its builder is killed or fails half-way (the database
+/// restarting under it), the next process to load the index, once the claim has lapsed, clears
+/// what was written and builds it again, rather than every match worker refusing the index
+/// until someone runs `index rebuild`. An index with works but no digest and no such mark (an
+/// `index rebuild` or `library add` that did not finish) is still left alone: it says nothing
+/// about which works are missing, and only a rebuild can tell.
 pub async fn build_if_fresh(
     store: &dyn Store,
     index: &mut RedisIndex,
     config: &MatchConfig,
 ) -> Result<Option<RebuildSummary>> {
-    if index.source_digest()?.is_some() || index.work_count()? > 0 {
+    let unfinished = index.fresh_build_unfinished()?;
+    if !unfinished && (index.source_digest()?.is_some() || index.work_count()? > 0) {
         return Ok(None);
     }
     // Seed counts must not be written by two builders at once: the first to claim builds, the
@@ -185,18 +192,37 @@ pub async fn build_if_fresh(
             index.prefix()
         )));
     }
+    if unfinished {
+        tracing::warn!(
+            prefix = index.prefix(),
+            "an earlier build of the fresh Redis index did not finish; building it again"
+        );
+    }
     let built = fill_redis_index(store, index, config, &NoProgress, |index| {
+        if unfinished {
+            index.clear_keeping_build_claim()?;
+        }
+        index.mark_fresh_build()?;
         index.set_source_digest("")
     })
     .await;
+    let finished = match &built {
+        Ok(_) => index.finish_fresh_build(),
+        Err(_) => Ok(()),
+    };
     let released = index.release_build();
     let built = built?;
+    finished?;
     released?;
     Ok(Some(built))
 }
 
-/// How long a claim to build a fresh index lasts if its builder dies without releasing it.
-const BUILD_CLAIM_SECONDS: u64 = 3_600;
+/// How long a claim to build a fresh index lasts unless renewed; the builder renews it every
+/// [`BUILD_CLAIM_RENEW_EVERY`], so a killed builder's claim lapses within this.
+const BUILD_CLAIM_SECONDS: u64 = 30;
+
+/// How often a builder renews its claim.
+const BUILD_CLAIM_RENEW_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Inserts every active work's stored windows after `prepare` (clearing the namespace, or
 /// blanking the digest), then records the library digest.
@@ -219,9 +245,14 @@ async fn fill_redis_index(
         refingerprinted,
         ..RebuildSummary::default()
     };
+    let mut renewed = std::time::Instant::now();
     for work in &works {
         let windows = segments.remove(&work.id).unwrap_or_default();
         writer.insert(store, index, work.id, Some(&windows)).await?;
+        if renewed.elapsed() >= BUILD_CLAIM_RENEW_EVERY {
+            index.renew_build(BUILD_CLAIM_SECONDS)?;
+            renewed = std::time::Instant::now();
+        }
         summary.works += 1;
         summary.windows += windows.len();
         progress.advance(1);

@@ -252,6 +252,49 @@ fn the_redis_indexes_give_the_verdicts_the_in_memory_indexes_give() {
 }
 
 #[test]
+fn a_fresh_build_that_did_not_finish_is_built_again_by_the_next_match() {
+    let url = redis_url();
+    let namespace = Namespace::new();
+    let workspace = Workspace::new();
+    let site = TestSite::sample();
+    let library = write_sample_library(&workspace);
+    workspace.ok(&["library", "add", library.to_str().expect("UTF-8 path")]);
+    workspace.ok(&["crawl", &site.base_url(), "--allow-private-addresses"]);
+    // What a match worker killed half-way through building a fresh index leaves (or one whose
+    // database restarted under it): the build's mark, a blank digest, part of the windows (here
+    // one that is not even the work's), and no claim once its claim has lapsed.
+    let mut index = namespace.index();
+    index.mark_fresh_build().expect("mark");
+    index.set_source_digest("").expect("blank the digest");
+    index
+        .insert_work(
+            work_id(&workspace, "xingchen-ch1"),
+            &[(0, 0x0123_4567_89ab_cdef)],
+        )
+        .expect("a stray window");
+
+    // The next match builds it again from scratch, instead of refusing it until `index rebuild`.
+    matches_every_copy_through_redis(&workspace, &namespace, &url, &site);
+    let index = namespace.index();
+    assert!(!index.fresh_build_unfinished().expect("read the mark"));
+    assert_eq!(
+        index.len().expect("len"),
+        stored_windows(&workspace),
+        "the stray window is gone"
+    );
+
+    // An `index rebuild` that did not finish has no such mark: it is still refused, since only
+    // a rebuild can tell which works it is missing.
+    index.set_source_digest("").expect("blank the digest");
+    let refused = workspace.run(&namespace.args(&url, &["match", "--all"]));
+    assert_ne!(refused.code, Some(0), "{refused:#?}");
+    assert!(
+        refused.stderr.contains("run `copytrace index rebuild`"),
+        "{refused:#?}"
+    );
+}
+
+#[test]
 fn match_refuses_a_redis_index_older_than_the_library() {
     let url = redis_url();
     let namespace = Namespace::new();
