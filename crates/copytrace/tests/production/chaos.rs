@@ -7,7 +7,8 @@
 //!
 //! The faults: `kill -9` of a crawl worker, of a match worker and of `serve` (which runs jobs
 //! of its own), PostgreSQL crashed (`-m immediate`) and restarted, Redis killed and restarted
-//! empty. A killed process is replaced at once, as a supervisor would.
+//! empty, or (over the Redis Cluster) a cluster node killed and restarted after a random
+//! outage. A killed process is replaced at once, as a supervisor would.
 //!
 //! `./scripts/test` runs a short mode ([`SHORT_ITERATIONS`]); the nightly long mode sets
 //! `COPYTRACE_FAULT_ITERATIONS` (see `docs/reliability.md`). `COPYTRACE_FAULT_SEED` replays a
@@ -21,7 +22,7 @@ use sqlx::{Connection, PgConnection};
 use crate::multi_process::{FAST, worker, write_library};
 use crate::processes::{Deployment, Process, assert_each_page_stored_and_matched_once_by_db};
 use crate::serve::get;
-use crate::services::{PrivatePostgres, PrivateRedis, free_port};
+use crate::services::{PrivatePostgres, PrivateRedis, SharedCluster, free_port};
 use crate::site::GeneratedSite;
 
 /// Iterations of `./scripts/test`'s short mode.
@@ -46,7 +47,33 @@ enum Fault {
     KillMatchWorker,
     KillServe,
     CrashPostgres,
+    /// Redis killed and restarted: a single server comes back empty, a cluster node with its
+    /// append-only file after a random outage.
     KillRedis,
+}
+
+/// The shared index the deployment uses.
+enum Index {
+    Single(PrivateRedis),
+    Cluster(SharedCluster),
+}
+
+impl Index {
+    fn url(&self) -> &str {
+        match self {
+            Index::Single(redis) => &redis.url,
+            Index::Cluster(cluster) => &cluster.url,
+        }
+    }
+
+    fn kill_and_restart(&mut self, rng: &mut fastrand::Rng) {
+        match self {
+            Index::Single(redis) => redis.kill_and_restart(),
+            Index::Cluster(cluster) => {
+                cluster.kill_and_restart(rng.usize(..3), Duration::from_millis(rng.u64(0..=2_000)))
+            }
+        }
+    }
 }
 
 const FAULTS: [Fault; 5] = [
@@ -151,9 +178,22 @@ struct Tally {
 
 #[test]
 fn random_faults_at_random_moments_lose_and_duplicate_nothing() {
-    let (iterations, first_seed) = plan();
+    run_faults("", Index::Single(PrivateRedis::start()), plan());
+}
+
+/// The same over the three-master Redis Cluster, whose nodes are killed instead.
+#[test]
+fn random_faults_over_a_redis_cluster_lose_and_duplicate_nothing() {
+    let (iterations, seed) = plan();
+    run_faults(
+        " on a Redis Cluster",
+        Index::Cluster(SharedCluster::get()),
+        (iterations.div_ceil(2), seed),
+    );
+}
+
+fn run_faults(label: &str, mut index: Index, (iterations, first_seed): (u64, u64)) {
     let postgres = PrivatePostgres::start_durable();
-    let mut redis = PrivateRedis::start();
     let mut total = Tally::default();
     let started = Instant::now();
     // Faults are dealt from a shuffled deck of every kind, so even the short mode's few
@@ -162,7 +202,7 @@ fn random_faults_at_random_moments_lose_and_duplicate_nothing() {
     for iteration in 0..iterations {
         let seed = first_seed.wrapping_add(iteration);
         eprintln!("fault iteration {iteration}: COPYTRACE_FAULT_SEED={seed}");
-        let tally = run_iteration(iteration, seed, &postgres, &mut redis, &mut deck);
+        let tally = run_iteration(iteration, seed, &postgres, &mut index, &mut deck);
         eprintln!(
             "fault iteration {iteration} (COPYTRACE_FAULT_SEED={seed}): faults {:?}, {} jobs \
              done, {} pages, {} matches, {} captures verified; 0 lost, 0 duplicated",
@@ -177,7 +217,7 @@ fn random_faults_at_random_moments_lose_and_duplicate_nothing() {
         total.captures += tally.captures;
     }
     eprintln!(
-        "fault injection: {iterations} iteration(s) in {:.0} s, faults {:?} ({} in all), {} jobs \
+        "fault injection{label}: {iterations} iteration(s) in {:.0} s, faults {:?} ({} in all), {} jobs \
          done, {} pages stored, {} matches; rows lost 0, duplicated 0",
         started.elapsed().as_secs_f64(),
         total.faults,
@@ -192,13 +232,13 @@ fn run_iteration(
     iteration: u64,
     seed: u64,
     postgres: &PrivatePostgres,
-    redis: &mut PrivateRedis,
+    index: &mut Index,
     deck: &mut Vec<Fault>,
 ) -> Tally {
     let mut rng = fastrand::Rng::with_seed(seed);
     let db = postgres.database(&format!("chaos_{iteration}_{seed}"));
     let dir = tempfile::tempdir().unwrap();
-    let deployment = Deployment::new(&db, Some(&redis.url), dir.path());
+    let deployment = Deployment::new(&db, Some(index.url()), dir.path());
     deployment.add_library(&write_library(dir.path()));
     let chapters = rng.usize(150..=300);
     let site = GeneratedSite::serve(chapters, Duration::from_millis(rng.u64(2..=15)));
@@ -235,7 +275,7 @@ fn run_iteration(
         let stored = deployment.pages_stored_or_zero();
         match fault {
             Fault::CrashPostgres => postgres.crash_and_restart(),
-            Fault::KillRedis => redis.kill_and_restart(),
+            Fault::KillRedis => index.kill_and_restart(&mut rng),
             _ => fleet.kill(&deployment, fault, &mut rng),
         }
         eprintln!("  {fault:?} after {stored} stored page(s)");

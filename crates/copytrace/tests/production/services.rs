@@ -456,3 +456,63 @@ impl Drop for SmallDisk {
         let _ = self.holder.wait();
     }
 }
+
+/// The three-master Redis Cluster `./scripts/test` starts (append-only files, so a node comes
+/// back with its data): its URL and nodes, for the tests that kill a node. No other test of
+/// this binary uses it.
+pub struct SharedCluster {
+    pub url: String,
+    /// `(port, directory of its redis.conf and redis.pid)`.
+    nodes: Vec<(u16, PathBuf)>,
+}
+
+impl SharedCluster {
+    pub fn get() -> SharedCluster {
+        let nodes = required_env("COPYTRACE_TEST_REDIS_CLUSTER_NODES")
+            .split(',')
+            .map(|node| {
+                let (port, dir) = node.split_once(':').expect("port:directory");
+                (port.parse().expect("a port"), PathBuf::from(dir))
+            })
+            .collect();
+        SharedCluster {
+            url: required_env("COPYTRACE_TEST_REDIS_CLUSTER_URL"),
+            nodes,
+        }
+    }
+
+    /// `kill -9` of node `n`, `down_for` without it, then the node started again from its
+    /// configuration and append-only file; returns once the cluster reports itself healthy.
+    pub fn kill_and_restart(&self, n: usize, down_for: Duration) {
+        let (_, dir) = &self.nodes[n % self.nodes.len()];
+        let pid = std::fs::read_to_string(dir.join("redis.pid")).expect("the node's pid file");
+        let status = Command::new("kill")
+            .args(["-KILL", pid.trim()])
+            .status()
+            .expect("kill runs");
+        assert!(
+            status.success(),
+            "cannot kill the cluster node {}",
+            pid.trim()
+        );
+        std::thread::sleep(down_for);
+        let started = Command::new("redis-server")
+            .arg(dir.join("redis.conf"))
+            .stdout(Stdio::null())
+            .status()
+            .expect("redis-server runs");
+        assert!(started.success(), "the cluster node does not start again");
+        wait_for("the cluster to recover", Duration::from_secs(60), || {
+            self.healthy()
+        });
+    }
+
+    fn healthy(&self) -> bool {
+        self.nodes.iter().all(|(port, _)| {
+            redis::Client::open(format!("redis://127.0.0.1:{port}"))
+                .and_then(|client| client.get_connection())
+                .and_then(|mut c| redis::cmd("CLUSTER").arg("INFO").query::<String>(&mut c))
+                .is_ok_and(|info| info.contains("cluster_state:ok"))
+        })
+    }
+}
