@@ -27,12 +27,15 @@
 //!
 //! `copytrace-bench web` loads 10,000 works and 1,000,000 matches into PostgreSQL, logs 20
 //! clients in to the admin web and measures its pages under their load; it ends with
-//! `RESULT works=… matches=… req_s=… dashboard_admin_p99_ms=… … target=met|missed`.
+//! `RESULT works=… matches=… req_s=… error_rate=… dashboard_admin_p50_ms=… … target=met|missed`;
+//! with `--background-sites N` crawls of N local sites and the matching of their pages, by real
+//! `copytrace worker` processes, write to the same database during the load.
 //!
 //! `copytrace-bench index` measures the SimHash index (1 and 2 threads) against the
 //! brute-force popcount scan in the same run and ends with
 //! `RESULT n=… k=… index_qps=… brute_qps=… speedup=… recall=… bytes_per_fp=… …`.
 
+mod background;
 mod corpus;
 mod crawl;
 mod export;

@@ -26,9 +26,22 @@
 //!    `1..=--list-pages`) for `--duration` seconds or `--requests` rounds. A route that answers
 //!    404 to the admin before the run is reported as missing and left out of the loop.
 //!
+//! 4. **Background** (`--background-sites N`, default 0: none). During the measured load, and
+//!    only then, `N` generated sites on loopback ports are crawled, and the pages stored are
+//!    matched, by real `copytrace worker crawl` and `copytrace worker match` processes writing
+//!    to the same database (see [`crate::background`]). What they did during the load (pages
+//!    stored, match jobs done, matches recorded, the match backlog left, their CPU time) is read
+//!    from the database and `/proc` and reported. The match worker fingerprints the library
+//!    when it starts (the data set is loaded without fingerprints): with the default 10,000
+//!    works that takes many minutes, so `--works 2000 --matches 200000` suits a small machine.
+//!    The database then holds more pages and matches than the data set: the next run needs a
+//!    fresh one (a throwaway cluster, the default, is).
+//!
 //! Latency is from sending the request to the end of the body, per route and role, from the
-//! sorted samples (nearest rank). Any answer but 200 is an error. It ends with
-//! `RESULT works=… matches=… users=… req_s=… <route>_<role>_p99_ms=… … target=met|missed`.
+//! sorted samples (nearest rank). Any answer but 200 is an error; the error rate is errors ÷
+//! requests. It ends with `RESULT works=… matches=… users=… req_s=… requests=… errors=…
+//! error_rate=… background_sites=… [background_pages_stored=… background_match_jobs_done=…
+//! …] <route>_<role>_p50_ms=… <route>_<role>_p99_ms=… … target=met|missed`.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -104,6 +117,17 @@ pub struct Args {
     /// The p99 every route must stay under, in milliseconds.
     #[arg(long, default_value_t = 300.0)]
     target_p99_ms: f64,
+    /// Local sites crawled, and their pages matched, by `copytrace worker` processes on the same
+    /// database during the measured load (0: the store is otherwise idle).
+    #[arg(long, default_value_t = 0)]
+    background_sites: usize,
+    /// Chapter pages of each background site (plus a home page and a table of contents per
+    /// 200 chapters).
+    #[arg(long, default_value_t = 3_000)]
+    background_pages: usize,
+    /// The copytrace binary of the background workers (default: beside this one).
+    #[arg(long)]
+    copytrace: Option<std::path::PathBuf>,
 }
 
 /// The password of every generated account.
@@ -210,6 +234,27 @@ async fn bench(args: &Args, url: &str, routes: &[Route]) -> Result<()> {
         ),
     }
 
+    // The background's workers start (and the match worker loads the library) before the
+    // warm-up; their jobs are queued when the measured load starts.
+    let background = if args.background_sites > 0 {
+        let (background, ready_s) = crate::background::Background::start(
+            args.copytrace.as_deref(),
+            url,
+            args.background_sites,
+            args.background_pages,
+        )
+        .await?;
+        println!(
+            "background: {} sites of {} pages on loopback ports; crawl and match workers ready \
+             in {ready_s:.1} s (the match worker fingerprinted and loaded the library)",
+            args.background_sites,
+            background.pages_per_site()
+        );
+        Some(background)
+    } else {
+        None
+    };
+
     let store: Arc<dyn Store> = Arc::new(store);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", listener.local_addr()?);
@@ -306,6 +351,12 @@ async fn bench(args: &Args, url: &str, routes: &[Route]) -> Result<()> {
         );
     }
 
+    let mut connection = PgConnection::connect(url).await?;
+    let before = crate::background::Snapshot::read(&mut connection).await?;
+    let cpu_before = background.as_ref().map(|b| b.cpu_seconds());
+    if let Some(background) = &background {
+        background.enqueue().await?;
+    }
     let load_before = loadavg();
     let deadline = Instant::now() + Duration::from_secs_f64(args.duration);
     let run_started = Instant::now();
@@ -320,28 +371,81 @@ async fn bench(args: &Args, url: &str, routes: &[Route]) -> Result<()> {
     .await?;
     let elapsed = run_started.elapsed().as_secs_f64();
     let load_after = loadavg();
+    let after = crate::background::Snapshot::read(&mut connection).await?;
+    let cpu_after = background.as_ref().map(|b| b.cpu_seconds());
     server.abort();
+    let stopped = background.map(|b| b.stop()).unwrap_or_default();
+    connection.close().await?;
 
     let total: usize = samples.values().map(|s| s.latencies_us.len()).sum();
+    let errors: u64 = samples
+        .values()
+        .map(|s| s.errors.values().sum::<u64>())
+        .sum();
+    let error_rate = errors as f64 / total.max(1) as f64;
     println!(
         "\n{} clients ({} admin, {} rights holders), {total} requests in {elapsed:.1} s: \
-         {:.1} requests/s; load average {load_before} before, {load_after} after\n",
+         {:.1} requests/s, {errors} errors (error rate {:.4} %); load average {load_before} \
+         before, {load_after} after; {} cores, shared with other jobs",
         args.users,
         args.admins.min(args.users),
         args.users.saturating_sub(args.admins),
-        total as f64 / elapsed
+        total as f64 / elapsed,
+        error_rate * 100.0,
+        std::thread::available_parallelism().map_or(0, |n| n.get())
     );
+    let pages_stored = after.pages - before.pages;
+    let matches_recorded = after.matches - before.matches;
+    let match_done = after.jobs("match", "done") - before.jobs("match", "done");
+    let crawl_done = after.jobs("crawl", "done") - before.jobs("crawl", "done");
+    let match_backlog = after.jobs("match", "queued") + after.jobs("match", "running");
+    let dead = after.jobs("match", "dead") + after.jobs("crawl", "dead")
+        - before.jobs("match", "dead")
+        - before.jobs("crawl", "dead");
+    if let (Some((crawl0, match0)), Some((crawl1, match1))) = (cpu_before, cpu_after) {
+        println!(
+            "background during the load: {pages_stored} pages stored ({:.1}/s) of {} sites, \
+             {match_done} match jobs done ({:.1}/s), {matches_recorded} matches recorded, \
+             {match_backlog} match jobs still queued or running, {crawl_done} of {} crawl \
+             jobs done, {dead} jobs dead; CPU: crawl worker {:.1} s, match worker {:.1} s",
+            pages_stored as f64 / elapsed,
+            args.background_sites,
+            match_done as f64 / elapsed,
+            args.background_sites,
+            crawl1 - crawl0,
+            match1 - match0
+        );
+        for line in &stopped {
+            println!("  {line}");
+        }
+    } else if pages_stored != 0 || matches_recorded != 0 {
+        println!(
+            "note: {pages_stored} pages and {matches_recorded} matches were written during the \
+             load by something else"
+        );
+    }
+    println!();
     println!(
         "| route | role | requests | errors | mean ms | p50 ms | p95 ms | p99 ms | max ms | req/s |"
     );
     println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut result = format!(
-        "RESULT works={} matches={} users={} duration_s={elapsed:.0} req_s={:.1}",
+        "RESULT works={} matches={} users={} duration_s={elapsed:.0} req_s={:.1} requests={total} \
+         errors={errors} error_rate={error_rate:.5} background_sites={}",
         args.works,
         args.matches,
         args.users,
-        total as f64 / elapsed
+        total as f64 / elapsed,
+        args.background_sites
     );
+    if args.background_sites > 0 {
+        let _ = write!(
+            result,
+            " background_pages_stored={pages_stored} background_match_jobs_done={match_done} \
+             background_matches={matches_recorded} background_match_backlog={match_backlog} \
+             background_crawl_jobs_done={crawl_done} background_dead_jobs={dead}"
+        );
+    }
     if let Some(load_s) = loaded.as_ref().map(|_| load_s) {
         let _ = write!(result, " load_s={load_s:.0}");
     }
@@ -365,15 +469,11 @@ async fn bench(args: &Args, url: &str, routes: &[Route]) -> Result<()> {
                 stats.max_ms,
                 stats.count as f64 / elapsed
             );
+            let key = format!("{}_{}", route.name, who.key());
             let _ = write!(
                 result,
-                " {}_{}_p99_ms={:.0} {}_{}_errors={}",
-                route.name,
-                who.key(),
-                stats.p99_ms,
-                route.name,
-                who.key(),
-                stats.errors
+                " {key}_p50_ms={:.0} {key}_p99_ms={:.0} {key}_errors={}",
+                stats.p50_ms, stats.p99_ms, stats.errors
             );
             if stats.p99_ms >= args.target_p99_ms || stats.errors > 0 {
                 met = false;
