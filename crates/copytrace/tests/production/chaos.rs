@@ -28,8 +28,8 @@ use crate::site::GeneratedSite;
 /// Iterations of `./scripts/test`'s short mode.
 const SHORT_ITERATIONS: u64 = 2;
 
-/// How many iterations to run, and the seed of the first.
-fn plan() -> (u64, u64) {
+/// How many iterations to run, and the seed of the first (also for the full-disk test).
+pub fn plan() -> (u64, u64) {
     let iterations = std::env::var("COPYTRACE_FAULT_ITERATIONS")
         .ok()
         .map(|n| n.parse().expect("COPYTRACE_FAULT_ITERATIONS is a number"))

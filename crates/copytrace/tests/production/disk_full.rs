@@ -12,9 +12,6 @@ use crate::processes::Deployment;
 use crate::services::SmallDisk;
 use crate::site::GeneratedSite;
 
-/// Iterations of `./scripts/test`'s short mode; `COPYTRACE_FAULT_ITERATIONS` sets more.
-const SHORT_ITERATIONS: u64 = 2;
-
 /// A copy of the database `db` and its write-ahead log, in a directory of its own: SQLite
 /// cannot open a file through `/proc/PID/root`, and the copy is what a backup would hold.
 fn copied(db: &std::path::Path) -> (tempfile::TempDir, std::path::PathBuf) {
@@ -28,7 +25,8 @@ fn copied(db: &std::path::Path) -> (tempfile::TempDir, std::path::PathBuf) {
     (dir, copy)
 }
 
-fn sqlite(db: &std::path::Path, query: &'static str) -> (i64, i64) {
+/// Runs `read` on a connection to a copy of the database `db`.
+fn with_copy<T>(db: &std::path::Path, read: impl AsyncFnOnce(&mut SqliteConnection) -> T) -> T {
     let (_dir, db) = copied(db);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -37,30 +35,27 @@ fn sqlite(db: &std::path::Path, query: &'static str) -> (i64, i64) {
     runtime.block_on(async {
         let url = format!("sqlite://{}", db.display());
         let mut connection = SqliteConnection::connect(&url).await.expect("open");
-        let row = sqlx::query_as(query)
-            .fetch_one(&mut connection)
-            .await
-            .expect("query");
+        let result = read(&mut connection).await;
         let _ = connection.close().await;
-        row
+        result
+    })
+}
+
+fn sqlite(db: &std::path::Path, query: &'static str) -> (i64, i64) {
+    with_copy(db, async |connection| {
+        sqlx::query_as(query)
+            .fetch_one(connection)
+            .await
+            .expect("query")
     })
 }
 
 fn integrity(db: &std::path::Path) -> String {
-    let (_dir, db) = copied(db);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let url = format!("sqlite://{}", db.display());
-        let mut connection = SqliteConnection::connect(&url).await.expect("open");
-        let result: String = sqlx::query_scalar("PRAGMA integrity_check")
-            .fetch_one(&mut connection)
+    with_copy(db, async |connection| {
+        sqlx::query_scalar("PRAGMA integrity_check")
+            .fetch_one(connection)
             .await
-            .expect("integrity_check");
-        let _ = connection.close().await;
-        result
+            .expect("integrity_check")
     })
 }
 
@@ -82,14 +77,7 @@ fn used(disk: &SmallDisk) -> u64 {
 
 #[test]
 fn a_full_disk_stops_a_sqlite_run_clearly_and_the_next_run_resumes() {
-    let iterations = std::env::var("COPYTRACE_FAULT_ITERATIONS")
-        .ok()
-        .map(|n| n.parse().expect("a number"))
-        .unwrap_or(SHORT_ITERATIONS);
-    let seed = std::env::var("COPYTRACE_FAULT_SEED")
-        .ok()
-        .map(|n| n.parse().expect("a number"))
-        .unwrap_or_else(|| fastrand::u64(..));
+    let (iterations, seed) = crate::chaos::plan();
     let mut rng = fastrand::Rng::with_seed(seed);
     let site = GeneratedSite::serve(300, Duration::ZERO);
     let dir = tempfile::tempdir().unwrap();

@@ -424,3 +424,15 @@ pub async fn statuses(
         .map(|m| (m.work_id, m.status, m.removed_at))
         .collect()
 }
+
+/// A seeded xorshift generator: `next(n)` draws from `0..n`. Property tests replay exactly
+/// from their seed, without a random-number crate.
+pub fn xorshift(seed: u64) -> impl FnMut(u64) -> u64 {
+    let mut state = seed;
+    move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    }
+}

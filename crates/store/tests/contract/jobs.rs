@@ -680,13 +680,7 @@ async fn any_interleaving_of_queue_operations_loses_no_job_and_completes_none_tw
 async fn interleave(store: &dyn Store, seed: u64) -> (usize, usize) {
     let (mut takeovers, mut refused) = (0, 0);
     let kind = format!("interleave-{seed:x}");
-    let mut state = seed;
-    let mut next = move |n: u64| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state % n
-    };
+    let mut next = crate::helpers::xorshift(seed);
     let mut ids = Vec::new();
     for _ in 0..6 {
         ids.push(store.enqueue_job(&job(&kind, at(0), 3)).await.unwrap());

@@ -427,13 +427,7 @@ async fn no_sequence_of_recrawls_and_dedup_passes_undoes_a_decision(store: Arc<d
         .into_iter()
         .enumerate()
     {
-        let mut state = seed;
-        let mut next = move |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut next = crate::helpers::xorshift(seed);
         let urls: Vec<String> = (0..3)
             .map(|p| format!("https://pirate{round}.example/{p}"))
             .collect();
