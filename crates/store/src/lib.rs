@@ -118,6 +118,26 @@ impl From<sqlx::Error> for StoreError {
     }
 }
 
+impl StoreError {
+    /// Whether the database server could not be reached, rather than refusing the request:
+    /// an I/O error (connection refused or cut), a pool that timed out waiting for a
+    /// connection, or PostgreSQL's "operator intervention" class 57P (starting up, shutting
+    /// down, terminated by the administrator). What a process waits out while a database
+    /// restarts.
+    pub fn is_unreachable(&self) -> bool {
+        let sqlx = match self {
+            StoreError::Database(error) => error,
+            StoreError::Migration(sqlx::migrate::MigrateError::Execute(error)) => error,
+            _ => return false,
+        };
+        match sqlx {
+            sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut => true,
+            sqlx::Error::Database(db) => db.code().is_some_and(|code| code.starts_with("57P")),
+            _ => false,
+        }
+    }
+}
+
 /// Whether the database refused a write for want of disk space: SQLite's `SQLITE_FULL` (13, or
 /// an extended code whose low byte is 13), PostgreSQL's `disk_full` (53100).
 fn is_disk_full(error: &dyn sqlx::error::DatabaseError) -> bool {

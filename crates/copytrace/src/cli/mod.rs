@@ -112,10 +112,19 @@ pub struct Globals {
     pub alerts_allow_private_addresses: bool,
 }
 
+/// How long `serve` and `worker` wait at start for a database that cannot be reached yet.
+const DATABASE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(120);
+
 impl Globals {
     /// Opens (and migrates) the database.
     pub async fn store(&self) -> Result<Arc<dyn Store>> {
         open_store(&self.db).await
+    }
+
+    /// The store, for a long-running process (`serve`, `worker`): waits up to
+    /// two minutes for a database that cannot be reached yet (one restarting).
+    pub async fn store_waiting(&self) -> Result<Arc<dyn Store>> {
+        crate::backend::open_store_waiting(&self.db, DATABASE_PATIENCE).await
     }
 
     /// The shared Redis index a library change keeps in step, when `--redis-url` is given.

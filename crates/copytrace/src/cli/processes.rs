@@ -156,7 +156,7 @@ pub async fn run_worker(globals: &Globals, command: WorkerCommand) -> Result<Exi
             )
         }
     };
-    let store = globals.store().await?;
+    let store = globals.store_waiting().await?;
     let settings = WorkerSettings {
         concurrency: worker.concurrency,
         runner: worker.lease.runner(worker.exit_when_idle),
@@ -173,7 +173,7 @@ pub async fn run_worker(globals: &Globals, command: WorkerCommand) -> Result<Exi
 pub async fn run_serve(globals: &Globals, args: ServeArgs) -> Result<ExitCode> {
     let match_config = args.settings.config()?;
     let review_gate = args.settings.gate()?;
-    let store = globals.store().await?;
+    let store = globals.store_waiting().await?;
     let settings = ServeSettings {
         listen: args.listen,
         secure_cookies: args.secure_cookies,

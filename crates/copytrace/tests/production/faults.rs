@@ -158,3 +158,48 @@ fn workers_reconnect_and_carry_on_after_postgres_restarts_under_load() {
         &logs,
     );
 }
+
+#[test]
+fn a_worker_started_while_postgres_is_down_waits_for_it_and_then_works() {
+    let postgres = PrivatePostgres::start();
+    let db = postgres.database("copytrace");
+    let dir = tempfile::tempdir().unwrap();
+    let deployment = Deployment::new(&db, None, dir.path());
+    deployment.add_library(&write_library(dir.path()));
+    let site = GeneratedSite::serve(30, Duration::ZERO);
+
+    // A supervisor restarting workers while the database restarts: they wait for it instead
+    // of exiting.
+    postgres.stop();
+    let mut workers = vec![worker(&deployment, "crawl"), worker(&deployment, "match")];
+    std::thread::sleep(Duration::from_secs(3));
+    for worker in &mut workers {
+        assert!(
+            worker.is_running(),
+            "{} exited:\n{}",
+            worker.name,
+            worker.log()
+        );
+        assert!(worker.log().contains("trying again"), "{}", worker.log());
+    }
+    postgres.start_again();
+    deployment.ok(&["crawl", "--queue", "--allow-private-addresses", &site.base]);
+    deployment.wait_until_idle(Duration::from_secs(120));
+    let logs: Vec<String> = workers
+        .iter_mut()
+        .map(|worker| {
+            assert!(
+                worker.terminate(Duration::from_secs(30)).success(),
+                "{}",
+                worker.log()
+            );
+            worker.log()
+        })
+        .collect();
+    assert_each_page_stored_and_matched_once(
+        &deployment,
+        site.page_count(),
+        &site.expected_matches(),
+        &logs[1..],
+    );
+}

@@ -219,6 +219,16 @@ impl PrivatePostgres {
         self.pg_ctl("restart");
     }
 
+    /// Stops the server (`-m fast`), until [`PrivatePostgres::start_again`].
+    pub fn stop(&self) {
+        self.pg_ctl("stop");
+    }
+
+    /// Starts a stopped server again on the same port.
+    pub fn start_again(&self) {
+        self.pg_ctl("start");
+    }
+
     /// Crashes the server (`pg_ctl stop -m immediate`: no checkpoint, every session cut, as
     /// a power loss or an OOM kill of the postmaster) and starts it again on the same port: it
     /// recovers from its write-ahead log.
