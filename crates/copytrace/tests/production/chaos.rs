@@ -22,7 +22,7 @@ use sqlx::{Connection, PgConnection};
 use crate::multi_process::{FAST, worker, write_library};
 use crate::processes::{Deployment, Process, assert_each_page_stored_and_matched_once_by_db};
 use crate::serve::get;
-use crate::services::{PrivatePostgres, PrivateRedis, SharedCluster, free_port};
+use crate::services::{PrivatePostgres, PrivateRedis, SharedCluster, free_fixed_port};
 use crate::site::GeneratedSite;
 
 /// Iterations of `./scripts/test`'s short mode.
@@ -96,7 +96,7 @@ struct Fleet {
 
 impl Fleet {
     fn start(deployment: &Deployment) -> Fleet {
-        let serve_port = free_port();
+        let serve_port = free_fixed_port();
         Fleet {
             crawlers: vec![worker(deployment, "crawl"), worker(deployment, "crawl")],
             matchers: vec![worker(deployment, "match"), worker(deployment, "match")],

@@ -34,6 +34,25 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// A free loopback port below the kernel's ephemeral range, for a server restarted on the same
+/// port: a port from [`free_port`] is an ephemeral one, which any outgoing connection may take
+/// as its source port while the server is down (a restart then fails with "Address already in
+/// use"), as a production port such as 8080 never is.
+pub fn free_fixed_port() -> u16 {
+    let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32_768);
+    let floor = 10_000.min(low / 2);
+    for _ in 0..1_000 {
+        let port = fastrand::u16(floor..low);
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port between {floor} and {low}");
+}
+
 /// Waits until `ready` holds, or panics with `what` after `limit`.
 pub fn wait_for(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {
     let start = Instant::now();
