@@ -183,8 +183,11 @@ pub enum WorkerKind {
 /// The handler of a worker kind; a match handler loads the library first, so a broken index
 /// fails the start instead of every job.
 /// How long a match worker waits at start for a shared index that another process is building
-/// or updating, before it gives up with the reason.
+/// or updating (or a database restarting), before it gives up with the reason.
 const INDEX_PATIENCE: Duration = Duration::from_secs(120);
+
+/// How long `serve` waits at start for a database that restarts under it.
+const START_PATIENCE: Duration = Duration::from_secs(120);
 
 async fn handler_for(store: &Arc<dyn Store>, kind: &WorkerKind) -> Result<Arc<dyn JobHandler>> {
     Ok(match kind {
@@ -269,7 +272,11 @@ pub async fn serve(
 ) -> Result<()> {
     let shutdown = shutdown_on_signals()?;
     let (cron, timezone, dedup_job) = &settings.dedup_schedule;
-    ensure_dedup_schedule(store.as_ref(), cron, timezone, dedup_job).await?;
+    // A start during a database restart waits for it, as a running process reconnects.
+    copytrace_service::error::patiently(START_PATIENCE, || {
+        ensure_dedup_schedule(store.as_ref(), cron, timezone, dedup_job)
+    })
+    .await?;
     let leading = Arc::new(AtomicBool::new(false));
     let probe = ProcessProbe {
         store: store.clone(),

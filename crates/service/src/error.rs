@@ -87,6 +87,17 @@ impl ServiceError {
         ServiceError::Unavailable(message.into())
     }
 
+    /// Whether this is worth waiting out at a process's start: the database cannot be reached
+    /// (restarting), or a shared index is being built or updated by another process.
+    pub fn is_passing(&self) -> bool {
+        match self {
+            ServiceError::Context { source, .. } => source.is_passing(),
+            ServiceError::Store(error) => error.is_unreachable(),
+            ServiceError::Unavailable(_) => true,
+            _ => false,
+        }
+    }
+
     /// Whether the innermost cause is a missing row, refused input, or a fault.
     pub fn kind(&self) -> ErrorKind {
         match self {
@@ -137,6 +148,29 @@ pub fn one_line(error: &(dyn std::error::Error + 'static)) -> String {
         next = cause.source();
     }
     parts.join(": ")
+}
+
+/// Runs `step` until it succeeds, fails with an error that is not [`ServiceError::is_passing`],
+/// or `patience` runs out (the last error is returned): what a long-running process does with
+/// the steps of its start, so that it starts when the database or the shared index is back
+/// rather than exiting because it began while they restarted.
+pub async fn patiently<T, F, Fut>(patience: std::time::Duration, mut step: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T>>,
+{
+    let deadline = std::time::Instant::now() + patience;
+    let mut pause = std::time::Duration::from_millis(250);
+    loop {
+        match step().await {
+            Err(error) if error.is_passing() && std::time::Instant::now() + pause < deadline => {
+                tracing::warn!("{}; trying again", one_line(&error));
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(std::time::Duration::from_secs(5));
+            }
+            other => return other,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -230,21 +230,11 @@ impl MatchEngine {
 
     /// [`MatchEngine::preload`], waiting up to `patience` while the shared index is being
     /// built or updated by another process (a worker started while a fresh Redis is filled, or
-    /// during `index rebuild`): such a worker starts once the index is ready instead of exiting.
-    /// Any other error, or one that outlasts `patience`, is returned.
+    /// during `index rebuild`) or the database cannot be reached: such a worker starts once they
+    /// are ready instead of exiting. Any other error, or one that outlasts `patience`, is
+    /// returned.
     pub async fn preload_when_available(&self, patience: Duration) -> Result<()> {
-        let deadline = Instant::now() + patience;
-        let mut pause = Duration::from_millis(250);
-        loop {
-            match self.preload().await {
-                Err(ServiceError::Unavailable(reason)) if Instant::now() + pause < deadline => {
-                    tracing::warn!("{reason}; waiting for it");
-                    tokio::time::sleep(pause).await;
-                    pause = (pause * 2).min(Duration::from_secs(5));
-                }
-                other => return other,
-            }
-        }
+        crate::error::patiently(patience, || self.preload()).await
     }
 
     /// Works in the library the matcher holds.

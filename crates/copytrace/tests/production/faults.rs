@@ -160,7 +160,7 @@ fn workers_reconnect_and_carry_on_after_postgres_restarts_under_load() {
 }
 
 #[test]
-fn a_worker_started_while_postgres_is_down_waits_for_it_and_then_works() {
+fn workers_and_serve_started_while_postgres_is_down_wait_for_it_and_then_work() {
     let postgres = PrivatePostgres::start();
     let db = postgres.database("copytrace");
     let dir = tempfile::tempdir().unwrap();
@@ -172,7 +172,11 @@ fn a_worker_started_while_postgres_is_down_waits_for_it_and_then_works() {
     // of exiting.
     postgres.stop();
     let mut workers = vec![worker(&deployment, "crawl"), worker(&deployment, "match")];
+    let port = crate::services::free_fixed_port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut web = deployment.spawn(&["serve", "--listen", &listen, "--workers", "0"]);
     std::thread::sleep(Duration::from_secs(3));
+    assert!(web.is_running(), "serve exited:\n{}", web.log());
     for worker in &mut workers {
         assert!(
             worker.is_running(),
@@ -185,6 +189,14 @@ fn a_worker_started_while_postgres_is_down_waits_for_it_and_then_works() {
     postgres.start_again();
     deployment.ok(&["crawl", "--queue", "--allow-private-addresses", &site.base]);
     deployment.wait_until_idle(Duration::from_secs(120));
+    wait_for("serve to answer", Duration::from_secs(60), || {
+        crate::serve::get(port, "/login").is_some_and(|(status, _)| status == 200)
+    });
+    assert!(
+        web.terminate(Duration::from_secs(30)).success(),
+        "{}",
+        web.log()
+    );
     let logs: Vec<String> = workers
         .iter_mut()
         .map(|worker| {
