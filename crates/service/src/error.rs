@@ -87,13 +87,15 @@ impl ServiceError {
         ServiceError::Unavailable(message.into())
     }
 
-    /// Whether this is worth waiting out at a process's start: the database cannot be reached
-    /// (restarting), or a shared index is being built or updated by another process.
+    /// Whether this is worth waiting out at a process's start: the database or Redis cannot be
+    /// reached (restarting), or a shared index is being built or updated by another process.
     pub fn is_passing(&self) -> bool {
         match self {
             ServiceError::Context { source, .. } => source.is_passing(),
             ServiceError::Store(error) => error.is_unreachable(),
-            ServiceError::Unavailable(_) => true,
+            // Redis could not be reached (a node restarting) or refused the command: waited
+            // out with the reason logged, since from here the two look the same.
+            ServiceError::Unavailable(_) | ServiceError::Index(IndexError::Backend(_)) => true,
             _ => false,
         }
     }
