@@ -39,12 +39,15 @@ pub const MATCH: &str = "match";
 pub const DEDUP: &str = "dedup";
 
 /// Attempts of a crawl job before it goes dead (a crawl repeats cheaply: unchanged pages are
-/// only touched).
-pub const CRAWL_ATTEMPTS: u32 = 3;
+/// only touched). Most failed attempts of a crawl are not the crawl's fault: its worker was
+/// killed or restarted (a deploy) or the database restarted under it, and a crawl of hours sees
+/// several; fault injection killed a crawl after three such faults. Retries back off up to 30
+/// minutes apart.
+pub const CRAWL_ATTEMPTS: u32 = 8;
 /// Attempts of a match job before it goes dead.
 pub const MATCH_ATTEMPTS: u32 = 8;
-/// Attempts of a dedup job before it goes dead.
-pub const DEDUP_ATTEMPTS: u32 = 3;
+/// Attempts of a dedup job before it goes dead (as many as a crawl, for the same reasons).
+pub const DEDUP_ATTEMPTS: u32 = 8;
 
 /// Payload of a crawl job: the seeds and the settings of `copytrace crawl`. A schedule stores
 /// the same settings without the seeds.
