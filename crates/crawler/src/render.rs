@@ -224,7 +224,7 @@ impl Renderer {
             };
             match browser.render_html(url, document, SETTLE_QUIET).await {
                 Ok(dom) => return Ok(dom),
-                Err(error) if attempts < RENDER_ATTEMPTS && browser.has_exited() => {
+                Err(error) if attempts < RENDER_ATTEMPTS && died_under(&browser, &error).await => {
                     tracing::warn!(%url, %error, "Chromium exited while rendering; rendering the page again in a new browser");
                 }
                 Err(error) => return Err(error.to_string()),
@@ -284,6 +284,22 @@ impl Renderer {
             browser.close().await;
         }
     }
+}
+
+/// Whether `browser` died while it rendered the page that failed with `error`. A page's
+/// commands fail (their replies cancelled) a moment before the browser is seen to have exited,
+/// so a failure that is not the page's own timeout is given a second to show it.
+async fn died_under(browser: &Browser, error: &copytrace_browser::BrowserError) -> bool {
+    if matches!(error, copytrace_browser::BrowserError::Timeout { .. }) {
+        return browser.has_exited();
+    }
+    for _ in 0..20 {
+        if browser.has_exited() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
 }
 
 /// The crawl's rules for the browser's subrequests: the address guard, robots.txt, the hosts'
