@@ -37,6 +37,7 @@ use chromiumoxide::cdp::browser_protocol::emulation::{
 use chromiumoxide::cdp::browser_protocol::page::{
     CaptureScreenshotFormat, CaptureScreenshotParams, GetLayoutMetricsParams, Viewport,
 };
+use chromiumoxide::cdp::browser_protocol::target::CreateTargetParams;
 use chromiumoxide::handler::HandlerConfig;
 use chromiumoxide::handler::viewport::Viewport as WindowViewport;
 use futures_util::StreamExt;
@@ -384,7 +385,15 @@ impl Browser {
     ) -> Result<String, BrowserError> {
         let seconds = self.config.timeout.as_secs();
         self.proxy.serve(url, document);
-        let page = match self.browser.new_page("about:blank").await {
+        // A window of its own: a second tab of one window would be hidden, and a hidden page
+        // gets no animation frames and only delayed timers, so text written by them would be
+        // missed (a reader always looks at a visible page).
+        let window = CreateTargetParams::builder()
+            .url("about:blank")
+            .new_window(true)
+            .build()
+            .expect("a target with a URL");
+        let page = match self.browser.new_page(window).await {
             Ok(page) => page,
             Err(error) => {
                 self.proxy.forget(url);
@@ -460,6 +469,11 @@ fn chromium_args(
         "--disable-component-update".into(),
         "--disable-default-apps".into(),
         "--disable-breakpad".into(),
+        // Every page but one is a hidden tab; Chromium would delay their timers by up to a
+        // second and a page written by `setTimeout` would settle before its text exists.
+        "--disable-background-timer-throttling".into(),
+        "--disable-renderer-backgrounding".into(),
+        "--disable-backgrounding-occluded-windows".into(),
         "--metrics-recording-only".into(),
         "--password-store=basic".into(),
         "--use-mock-keychain".into(),

@@ -145,3 +145,54 @@ async fn an_offline_document_is_rendered_without_any_request_leaving() {
         "{events:?}"
     );
 }
+
+/// Pages rendered side by side are each seen as a reader sees a page in front of them: a text
+/// written by a timer appears on time (a hidden tab's timers would be delayed by up to a
+/// second, past the settle time) and one written at the next animation frame appears at all
+/// (a hidden tab gets no frames). Found by the Chromium fault test, whose rendered chapters
+/// were, now and then, stored without their text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn pages_rendered_at_once_each_run_their_timers_and_animation_frames() {
+    let browser = Arc::new(
+        Browser::launch(BrowserConfig::new(chromium(), Network::Offline))
+            .await
+            .unwrap(),
+    );
+    let renders = (0..12).map(|i| {
+        let browser = browser.clone();
+        tokio::spawn(async move {
+            let url = Url::parse(&format!("http://example.com/p/{i}")).unwrap();
+            let body = format!(
+                "<html><body><div id=timer></div><div id=frame></div><script>\
+                 setTimeout(function () {{ document.getElementById('timer').textContent = \
+                 'timer ' + String.fromCharCode(0x4e00 + {i}); }}, 150);\
+                 requestAnimationFrame(function () {{ document.getElementById('frame').\
+                 textContent = 'frame ' + document.visibilityState; }});</script></body></html>"
+            );
+            let document = Document {
+                content_type: "text/html; charset=utf-8".into(),
+                body: body.into_bytes(),
+            };
+            let html = browser
+                .render_html(&url, document, std::time::Duration::from_millis(500))
+                .await
+                .unwrap();
+            (i, html)
+        })
+    });
+    for render in futures_util::future::join_all(renders).await {
+        let (i, html) = render.unwrap();
+        let timer = format!(
+            "<div id=\"timer\">timer {}</div>",
+            char::from_u32(0x4e00 + i).unwrap()
+        );
+        assert!(
+            html.contains(&timer),
+            "page {i} lost its timer's text: {html}"
+        );
+        assert!(
+            html.contains("<div id=\"frame\">frame visible</div>"),
+            "page {i} was not rendered as a visible page: {html}"
+        );
+    }
+}
