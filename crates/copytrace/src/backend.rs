@@ -1,7 +1,7 @@
 //! The one place where a database URL becomes a storage backend.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use copytrace_store::Store;
@@ -49,18 +49,13 @@ pub async fn open_store(url: &str) -> Result<Arc<dyn Store>> {
 /// restart), it tries again for up to `patience`, as the process reconnects when the database
 /// restarts while it runs. A bad URL, a wrong password or a failed migration fails at once.
 pub async fn open_store_waiting(url: &str, patience: Duration) -> Result<Arc<dyn Store>> {
-    let deadline = Instant::now() + patience;
-    let mut pause = Duration::from_millis(250);
-    loop {
-        match open_store(url).await {
-            Err(error) if unreachable(&error) && Instant::now() + pause < deadline => {
-                tracing::warn!("{error:#}; trying again");
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_secs(5));
-            }
-            other => return other,
-        }
-    }
+    copytrace_service::error::retry_while(
+        patience,
+        unreachable,
+        |error| format!("{error:#}"),
+        || open_store(url),
+    )
+    .await
 }
 
 /// Whether `error` says the database server could not be reached (yet).

@@ -156,17 +156,35 @@ pub fn one_line(error: &(dyn std::error::Error + 'static)) -> String {
 /// or `patience` runs out (the last error is returned): what a long-running process does with
 /// the steps of its start, so that it starts when the database or the shared index is back
 /// rather than exiting because it began while they restarted.
-pub async fn patiently<T, F, Fut>(patience: std::time::Duration, mut step: F) -> Result<T>
+pub async fn patiently<T, F, Fut>(patience: std::time::Duration, step: F) -> Result<T>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T>>,
+{
+    retry_while(patience, ServiceError::is_passing, |e| one_line(e), step).await
+}
+
+/// Runs `step` until it succeeds, fails with an error for which `passing` is false, or
+/// `patience` runs out (the last error is returned), pausing between attempts (250 ms, doubling
+/// up to 5 s) and logging each passing error as `describe` words it. The one retry loop of a
+/// process's start, whatever the error type of its step ([`patiently`] is it for the service's
+/// own steps).
+pub async fn retry_while<T, E, F, Fut>(
+    patience: std::time::Duration,
+    passing: impl Fn(&E) -> bool,
+    describe: impl Fn(&E) -> String,
+    mut step: F,
+) -> std::result::Result<T, E>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = std::result::Result<T, E>>,
 {
     let deadline = std::time::Instant::now() + patience;
     let mut pause = std::time::Duration::from_millis(250);
     loop {
         match step().await {
-            Err(error) if error.is_passing() && std::time::Instant::now() + pause < deadline => {
-                tracing::warn!("{}; trying again", one_line(&error));
+            Err(error) if passing(&error) && std::time::Instant::now() + pause < deadline => {
+                tracing::warn!("{}; trying again", describe(&error));
                 tokio::time::sleep(pause).await;
                 pause = (pause * 2).min(std::time::Duration::from_secs(5));
             }
@@ -191,6 +209,35 @@ mod tests {
         assert_eq!(
             io.context("cannot write").unwrap_err().kind(),
             ErrorKind::Internal
+        );
+    }
+
+    #[tokio::test]
+    async fn a_passing_error_is_tried_again_until_patience_runs_out_and_no_other_is() {
+        let calls = std::cell::Cell::new(0);
+        let flaky = || {
+            calls.set(calls.get() + 1);
+            let call = calls.get();
+            async move { if call < 3 { Err(call) } else { Ok(call) } }
+        };
+        let every_error_passes = |_: &u32| true;
+        let patience = std::time::Duration::from_secs(5);
+        assert_eq!(
+            retry_while(patience, every_error_passes, u32::to_string, flaky).await,
+            Ok(3)
+        );
+        calls.set(0);
+        let none_passes = |_: &u32| false;
+        assert_eq!(
+            retry_while(patience, none_passes, u32::to_string, flaky).await,
+            Err(1)
+        );
+        calls.set(0);
+        let short = std::time::Duration::from_millis(300);
+        assert_eq!(
+            retry_while(short, every_error_passes, u32::to_string, flaky).await,
+            Err(2),
+            "a second pause would end after the deadline"
         );
     }
 }
