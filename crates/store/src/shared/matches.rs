@@ -218,7 +218,8 @@ where
 
 /// The end of [`crate::Store::list_matches`]: leaves out `licensed` matches unless the filter
 /// asks for them, names the chapters each match copies (one chapter query per work) and lists
-/// each page's aliases (one query per page).
+/// each page's aliases (one query for all pages: a work page lists every copy of its work, and
+/// a query per copy made it wait for a pooled connection a hundred times under load).
 pub(crate) async fn finish_match_listing<'e, DB, E>(
     executor: E,
     mut records: Vec<MatchRecord>,
@@ -228,17 +229,54 @@ where
     DB: Db,
     E: Executor<'e, Database = DB> + Copy,
     ChapterRow: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
-    (String,): for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    (Id, String): for<'r> FromRow<'r, DB::Row> + Send + Unpin,
     i64: for<'q> Encode<'q, DB> + Type<DB>,
+    Option<i64>: for<'q> Encode<'q, DB> + Type<DB>,
 {
     records.retain(|record| filter.selects(record));
+    if records.is_empty() {
+        return Ok(records);
+    }
+    let aliases = aliases_of_matched_pages(executor, filter).await?;
     let mut chapters = super::ChapterCache::unbounded();
-    let mut aliases = super::AliasCache::default();
     for record in &mut records {
         chapters.name_chapters(executor, record).await?;
-        aliases.name_aliases(executor, record).await?;
+        if let Some(urls) = aliases.get(&record.page_id) {
+            record.aliases.clone_from(urls);
+        }
     }
     Ok(records)
+}
+
+/// The aliases (in the order they were stored) of every page with a match of the filter's
+/// holder and work: a superset of the pages a listing keeps, read in one statement.
+async fn aliases_of_matched_pages<'e, DB, E>(
+    executor: E,
+    filter: &MatchFilter,
+) -> Result<std::collections::HashMap<Id, Vec<String>>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    (Id, String): for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    Option<i64>: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    let rows: Vec<(Id, String)> = sqlx::query_as(
+        "SELECT a.alias_of, a.url FROM pages a \
+         WHERE a.alias_of IS NOT NULL AND a.alias_of IN \
+               (SELECT m.page_id FROM matches m JOIN works w ON w.id = m.work_id \
+                WHERE (CAST($1 AS BIGINT) IS NULL OR w.rights_holder_id = $1) \
+                  AND (CAST($2 AS BIGINT) IS NULL OR m.work_id = $2)) \
+         ORDER BY a.alias_of, a.id",
+    )
+    .bind(filter.rights_holder_id)
+    .bind(filter.work_id)
+    .fetch_all(executor)
+    .await?;
+    let mut aliases: std::collections::HashMap<Id, Vec<String>> = std::collections::HashMap::new();
+    for (page_id, url) in rows {
+        aliases.entry(page_id).or_default().push(url);
+    }
+    Ok(aliases)
 }
 
 /// The latest decision a person took on each work's pair with page `page_id` (automatic

@@ -22,6 +22,7 @@ contract_tests!(
     a_match_with_twenty_thousand_evidence_passages_round_trips,
     concurrent_recordings_of_one_page_leave_one_whole_verdict,
     recording_counts_the_page_work_pairs_that_are_new,
+    every_listed_match_names_its_own_pages_aliases,
 );
 
 /// A page holding `text` and a work of a new holder, for tests about one pair.
@@ -494,5 +495,85 @@ async fn recording_counts_the_page_work_pairs_that_are_new(store: Arc<dyn Store>
         record(vec![found(a, 0.5, &[]), found(c, 0.4, &[])], 7).await,
         1,
         "a pair dropped by the last verdict is new again"
+    );
+}
+
+/// The aliases of all listed pages are read in one statement and handed to each match of
+/// their own page, in the order they were stored, whatever the filter.
+async fn every_listed_match_names_its_own_pages_aliases(store: Arc<dyn Store>) {
+    let mine = store.ensure_rights_holder("Mine").await.unwrap();
+    let theirs = store.ensure_rights_holder("Theirs").await.unwrap();
+    let my_work = stored_work(&*store, mine, "mine", "my text").await;
+    let their_work = stored_work(&*store, theirs, "theirs", "their text").await;
+    let first = stored_page(&*store, "https://pirate.example/1", "one").await;
+    let second = stored_page(&*store, "https://pirate.example/2", "two").await;
+    let bare = stored_page(&*store, "https://pirate.example/3", "three").await;
+    for (page, text) in [(first, "one"), (second, "two"), (bare, "three")] {
+        let verdict = [found(my_work, 0.9, &[]), found(their_work, 0.8, &[])];
+        store
+            .record_page_matches(page, &hash_of(text), &verdict, at(1))
+            .await
+            .unwrap();
+    }
+    for (alias_of, url, text) in [
+        (second, "https://m.pirate.example/2", "two"),
+        (first, "https://pirate.example/1?from=hot", "one"),
+        (first, "https://m.pirate.example/1", "one"),
+    ] {
+        let alias = stored_page(&*store, url, text).await;
+        store.set_page_alias(alias, Some(alias_of)).await.unwrap();
+    }
+    let aliases_listed = |filter: MatchFilter| {
+        let store = store.clone();
+        async move {
+            store
+                .list_matches(&filter)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|record| (record.page_id, record.work_id, record.aliases))
+                .collect::<Vec<_>>()
+        }
+    };
+    let first_aliases = vec![
+        "https://pirate.example/1?from=hot".to_owned(),
+        "https://m.pirate.example/1".to_owned(),
+    ];
+    let second_aliases = vec!["https://m.pirate.example/2".to_owned()];
+    let all = MatchFilter {
+        include_licensed: true,
+        reviews: Vec::new(),
+        ..MatchFilter::default()
+    };
+    assert_eq!(
+        aliases_listed(all.clone()).await,
+        [
+            (first, my_work, first_aliases.clone()),
+            (first, their_work, first_aliases.clone()),
+            (second, my_work, second_aliases.clone()),
+            (second, their_work, second_aliases.clone()),
+            (bare, my_work, Vec::new()),
+            (bare, their_work, Vec::new()),
+        ]
+    );
+    let theirs_only = MatchFilter {
+        rights_holder_id: Some(theirs),
+        ..all.clone()
+    };
+    assert_eq!(
+        aliases_listed(theirs_only).await,
+        [
+            (first, their_work, first_aliases.clone()),
+            (second, their_work, second_aliases),
+            (bare, their_work, Vec::new()),
+        ]
+    );
+    let my_work_only = MatchFilter {
+        work_id: Some(my_work),
+        ..all
+    };
+    assert_eq!(
+        aliases_listed(my_work_only).await[0],
+        (first, my_work, first_aliases)
     );
 }
