@@ -19,7 +19,8 @@
 //! Per size it prints `RESULT works=N rss_mb=… pages_per_s_core=… redis_bytes_per_char=…
 //! add_1000_s=…` with, after those, the Redis requests per page, Redis's own CPU per page
 //! (measured while loading too, which reads no index), the time and memory of loading the
-//! matcher, and the matches found against the copies planted. Pages per second per core count
+//! matcher, the matches found against the copies planted, and the candidates verified per page
+//! (and of those, the ones read sentence by sentence). Pages per second per core count
 //! the matching's CPU only, not the loading's.
 
 use std::path::Path;
@@ -286,18 +287,22 @@ async fn measure(args: &Args, texts: &Texts, works: usize, dir: &Path) -> Result
     let (pages, cpu_s, peak_kib) = (value("pages")?, value("cpu_s")?, value("peak_kib")?);
     let (requests, infringing) = (value("requests")?, value("infringing")?);
     let (load_s, load_kib) = (value("load_s")?, value("load_kib")?);
+    let (candidates, laundered) = (value("candidates")?, value("laundered")?);
     println!("  matching: {line}");
     index.delete_namespace()?;
     println!(
         "RESULT works={works} rss_mb={:.0} pages_per_s_core={:.1} redis_bytes_per_char={:.1} \
          add_1000_s={add_1000_s:.1} redis_requests_per_page={:.1} redis_cpu_ms_per_page={:.1} \
-         load_s={load_s:.1} load_rss_mb={:.0} found={infringing:.0}/{planted}",
+         load_s={load_s:.1} load_rss_mb={:.0} found={infringing:.0}/{planted} \
+         candidates_per_page={:.2} laundered_per_page={:.2}",
         peak_kib * 1024.0 / 1e6,
         pages / cpu_s,
         redis_bytes_per_char,
         requests / pages,
         (redis_cpu_after - redis_cpu_before) * 1000.0 / pages,
         load_kib * 1024.0 / 1e6,
+        candidates / pages,
+        laundered / pages,
     );
     Ok(())
 }
@@ -321,6 +326,7 @@ pub fn run_match(args: &MatchArgs) -> Result<()> {
         let load_s = started.elapsed().as_secs_f64();
         let (load_cpu_s, load_kib) = (cpu_seconds()?, crate::export::status_kib("VmHWM:")?);
         let load_requests = copytrace_index_redis::requests();
+        let verified_before = copytrace_matcher::verification_counts();
         let started = Instant::now();
         let mut cursor = DueCursor::default();
         let (mut pages, mut infringing) = (0u64, 0u64);
@@ -331,13 +337,17 @@ pub fn run_match(args: &MatchArgs) -> Result<()> {
             }
         }
         let wall_s = started.elapsed().as_secs_f64();
+        let verified = copytrace_matcher::verification_counts();
         println!(
             "MATCHED pages={pages} infringing={infringing} cpu_s={:.2} wall_s={wall_s:.2} \
              peak_kib={} requests={} load_s={load_s:.2} load_cpu_s={load_cpu_s:.2} \
-             load_kib={load_kib}",
+             load_kib={load_kib} verified_pages={} candidates={} laundered={}",
             cpu_seconds()? - load_cpu_s,
             crate::export::status_kib("VmHWM:")?,
-            copytrace_index_redis::requests() - load_requests
+            copytrace_index_redis::requests() - load_requests,
+            verified.pages - verified_before.pages,
+            verified.candidates - verified_before.candidates,
+            verified.laundered - verified_before.laundered,
         );
         Ok(())
     })

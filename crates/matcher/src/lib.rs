@@ -36,6 +36,7 @@ use std::cell::OnceCell;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use copytrace_fingerprint::{
     DnaConfig, FingerprintConfig, MinHasher, Normalized, ReferenceDistribution, Window, dna_codes,
@@ -243,6 +244,36 @@ impl fmt::Display for CandidateMethods {
             .map(|(_, name)| *name)
             .collect();
         f.write_str(&names.join("+"))
+    }
+}
+
+/// Pages [`Matcher::match_text`] verified candidates for, in this process.
+static VERIFIED_PAGES: AtomicU64 = AtomicU64::new(0);
+/// Candidates verified, in this process.
+static VERIFIED_CANDIDATES: AtomicU64 = AtomicU64::new(0);
+/// Candidates the sense index proposed, read sentence by sentence, in this process.
+static VERIFIED_LAUNDERED: AtomicU64 = AtomicU64::new(0);
+
+/// How much verifying this process has done since it started: what a benchmark divides by its
+/// pages to tell whether a larger library costs more candidates per page or more per
+/// candidate.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct VerificationCounts {
+    /// Pages with at least one candidate (pages without any cost only the index lookups).
+    pub pages: u64,
+    /// Candidates verified (aligned character by character).
+    pub candidates: u64,
+    /// Of those, the ones the sense index proposed, also aligned sentence by sentence when
+    /// their characters explain too little: the dearest kind.
+    pub laundered: u64,
+}
+
+/// [`VerificationCounts`] of this process so far.
+pub fn verification_counts() -> VerificationCounts {
+    VerificationCounts {
+        pages: VERIFIED_PAGES.load(Ordering::Relaxed),
+        candidates: VERIFIED_CANDIDATES.load(Ordering::Relaxed),
+        laundered: VERIFIED_LAUNDERED.load(Ordering::Relaxed),
     }
 }
 
@@ -993,6 +1024,15 @@ impl<I: Index> Matcher<I> {
             // Most crawled pages copy nothing: skip building their seed indexes.
             return Ok(Vec::new());
         }
+        VERIFIED_PAGES.fetch_add(1, Ordering::Relaxed);
+        VERIFIED_CANDIDATES.fetch_add(candidates.len() as u64, Ordering::Relaxed);
+        VERIFIED_LAUNDERED.fetch_add(
+            candidates
+                .iter()
+                .filter(|c| c.methods.contains(CandidateMethods::SENSE))
+                .count() as u64,
+            Ordering::Relaxed,
+        );
         let works = self.prepared_works(candidates.iter().map(|c| c.work_id))?;
         let views = self.page_views(page, romanized, sense);
         let mut matches: Vec<WorkMatch> = candidates
