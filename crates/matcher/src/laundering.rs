@@ -919,6 +919,37 @@ mod tests {
     }
 
     #[test]
+    fn a_block_proposes_the_two_works_holding_most_of_it_however_many_pass_the_sure_share() {
+        let thesaurus = Thesaurus::builtin();
+        let page = "老船夫摇着橹把渡船慢慢撑到对岸的芦苇丛边天色已经暗了下来远处村庄亮起灯火";
+        let page_chars: Vec<char> = page.chars().collect();
+        let mut index = SenseIndex::new();
+        // Works 0..9 hold ever shorter beginnings of the page: every one of them holds more
+        // than the sure share of its block, each less than the one before.
+        for id in 0..9i64 {
+            let held: String = page_chars[..page_chars.len() - 2 * id as usize]
+                .iter()
+                .collect();
+            let (n, sense) = read(&format!("{held}。"));
+            index.insert_work(id, &text_keys(&n.chars, &sense, thesaurus));
+        }
+        // Unrelated works, so that the page's keys are rare enough to be looked up.
+        for id in 100..200i64 {
+            let a = char::from_u32(0x5E00 + id as u32).unwrap();
+            let (n, sense) = read(&format!("{a}今天天气很好，我们一起去公园散步。"));
+            index.insert_work(id, &text_keys(&n.chars, &sense, thesaurus));
+        }
+        let (pn, ps) = read(page);
+        let config = LaunderingConfig::default();
+        let found: Vec<WorkId> = index
+            .query(&pn.chars, &ps, thesaurus, &config)
+            .into_iter()
+            .map(|(work, _)| work)
+            .collect();
+        assert_eq!(found, vec![0, 1]);
+    }
+
+    #[test]
     fn an_index_of_the_short_lists_and_the_other_counts_answers_as_the_full_index() {
         let thesaurus = Thesaurus::builtin();
         let rare = "老船夫摇着橹，把渡船慢慢撑到对岸的芦苇丛边，天色已经暗了下来。";
