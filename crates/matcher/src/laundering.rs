@@ -340,6 +340,13 @@ const BLOCK_LEAD: f64 = 1.2;
 /// flat 2 ms each, which was the whole of the fall in pages matched per second.
 const MAX_BLOCK_PROPOSALS: usize = 2;
 
+/// Fewest looked-up words of a block a work must hold to be proposed for it. A block whose
+/// weight rests on a word or two (the rest too common to look up) gives every work holding
+/// them the whole share, tied: on `copytrace-bench scale`'s pages this proposed 9.2 works a
+/// page at 1,000 works and 25.7 at 10,000, three pages in four copying nothing. A laundered
+/// copy's work holds dozens of a block's words.
+const MIN_BLOCK_WORDS: usize = 8;
+
 /// Every key of a text's tokens, sorted, each once: what the sense index holds for a work.
 pub fn text_keys(chars: &[char], text: &SenseText, thesaurus: &Thesaurus) -> Vec<u32> {
     let mut buffer = [0u32; 1];
@@ -473,7 +480,8 @@ impl SenseIndex {
         }
         let max_df = (self.works / 8).clamp(8, SENSE_LISTED_MAX_WORKS);
         let mut blocks: HashMap<WorkId, usize> = HashMap::new();
-        let mut score: HashMap<WorkId, (f64, u32)> = HashMap::new();
+        // Per work: weight found, the last token counted, and how many tokens it holds.
+        let mut score: HashMap<WorkId, (f64, u32, usize)> = HashMap::new();
         let mut token_number = 0u32;
         let mut buffer = [0u32; 1];
         let mut total = 0.0;
@@ -498,10 +506,11 @@ impl SenseIndex {
                 for list in lists.iter().filter(|l| l.len() <= max_df) {
                     for &work in list.iter() {
                         // A work counts once per token, whichever of its keys it holds.
-                        let (found, last) = score.entry(work).or_insert((0.0, 0));
+                        let (found, last, held) = score.entry(work).or_insert((0.0, 0, 0));
                         if *last != token_number {
                             *last = token_number;
                             *found += w;
+                            *held += 1;
                         }
                     }
                 }
@@ -511,7 +520,9 @@ impl SenseIndex {
                 if total > 0.0 {
                     let mut ranked: Vec<(f64, WorkId)> = score
                         .drain()
-                        .map(|(w, (found, _))| (found / total, w))
+                        // A share of a handful of words is chance, however large.
+                        .filter(|(_, (_, _, held))| *held >= MIN_BLOCK_WORDS)
+                        .map(|(w, (found, _, _))| (found / total, w))
                         .collect();
                     ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
                     let runner_up = ranked.get(1).map_or(0.0, |r| r.0);
