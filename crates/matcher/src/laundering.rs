@@ -961,6 +961,38 @@ mod tests {
     }
 
     #[test]
+    fn works_sharing_only_a_word_or_two_of_a_block_are_not_proposed_for_it() {
+        let thesaurus = Thesaurus::builtin();
+        let common = "今天天气很好，我们一起去公园散步。";
+        let mut index = SenseIndex::new();
+        // Twenty works hold the page's two rare words; the other three hundred only what
+        // everybody writes, which is too common to be looked up.
+        for id in 0..320i64 {
+            let text = if id < 20 {
+                format!("{common}芦苇丛边有一条渡船。")
+            } else {
+                common.to_owned()
+            };
+            let (n, sense) = read(&text);
+            index.insert_work(id, &text_keys(&n.chars, &sense, thesaurus));
+        }
+        let config = LaunderingConfig::default();
+        let (pn, ps) = read(&format!("{common}{common}芦苇渡船。{common}"));
+        assert_eq!(index.query(&pn.chars, &ps, thesaurus, &config), vec![]);
+        // A page holding a work's sentence of many rare words still proposes that work.
+        let rare = "老船夫摇着橹，把渡船慢慢撑到对岸的芦苇丛边，天色已经暗了下来。";
+        let (n, sense) = read(&format!("{common}{rare}"));
+        index.insert_work(1_000, &text_keys(&n.chars, &sense, thesaurus));
+        let (pn, ps) = read(&format!("{common}{rare}"));
+        let found: Vec<WorkId> = index
+            .query(&pn.chars, &ps, thesaurus, &config)
+            .into_iter()
+            .map(|(work, _)| work)
+            .collect();
+        assert_eq!(found, vec![1_000]);
+    }
+
+    #[test]
     fn an_index_of_the_short_lists_and_the_other_counts_answers_as_the_full_index() {
         let thesaurus = Thesaurus::builtin();
         let rare = "老船夫摇着橹，把渡船慢慢撑到对岸的芦苇丛边，天色已经暗了下来。";
