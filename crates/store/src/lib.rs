@@ -139,7 +139,12 @@ impl StoreError {
 }
 
 /// Whether the database refused a write for want of disk space: SQLite's `SQLITE_FULL` (13, or
-/// an extended code whose low byte is 13), PostgreSQL's `disk_full` (53100).
+/// an extended code whose low byte is 13) or `SQLITE_IOERR_SHMSIZE` (4874: the WAL index file
+/// could not be grown, what SQLite answers when a full disk is met while opening the
+/// database; found by the disk-full fault test in a full run), PostgreSQL's `disk_full` (53100).
+/// SQLite's extended code for a WAL index (`-shm`) file that could not be grown.
+const SQLITE_IOERR_SHMSIZE: i64 = 4874;
+
 fn is_disk_full(error: &dyn sqlx::error::DatabaseError) -> bool {
     let code = error.code();
     if error
@@ -147,7 +152,7 @@ fn is_disk_full(error: &dyn sqlx::error::DatabaseError) -> bool {
         .is_some()
     {
         code.and_then(|c| c.parse::<i64>().ok())
-            .is_some_and(|c| c & 0xff == 13)
+            .is_some_and(|c| c & 0xff == 13 || c == SQLITE_IOERR_SHMSIZE)
     } else {
         code.as_deref() == Some("53100")
     }
