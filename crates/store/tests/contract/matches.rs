@@ -25,6 +25,21 @@ contract_tests!(
     every_listed_match_names_its_own_pages_aliases,
 );
 
+/// What `list_matches` lists for `filter`, each match as `view` shows it.
+async fn listed<T>(
+    store: &dyn Store,
+    filter: &MatchFilter,
+    view: impl Fn(copytrace_store::MatchRecord) -> T,
+) -> Vec<T> {
+    store
+        .list_matches(filter)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(view)
+        .collect()
+}
+
 /// A page holding `text` and a work of a new holder, for tests about one pair.
 async fn page_and_work(store: &dyn Store) -> (Id, Id) {
     let holder = store.ensure_rights_holder("Yuewen").await.unwrap();
@@ -167,13 +182,10 @@ async fn matches_are_filtered_by_rights_holder(store: Arc<dyn Store>) {
     let works_of = |filter: MatchFilter| {
         let store = store.clone();
         async move {
-            store
-                .list_matches(&filter)
-                .await
-                .unwrap()
-                .into_iter()
-                .map(|record| (record.rights_holder_id, record.work_id))
-                .collect::<Vec<_>>()
+            listed(&*store, &filter, |record| {
+                (record.rights_holder_id, record.work_id)
+            })
+            .await
         }
     };
     let only_mine = MatchFilter {
@@ -526,13 +538,10 @@ async fn every_listed_match_names_its_own_pages_aliases(store: Arc<dyn Store>) {
     let aliases_listed = |filter: MatchFilter| {
         let store = store.clone();
         async move {
-            store
-                .list_matches(&filter)
-                .await
-                .unwrap()
-                .into_iter()
-                .map(|record| (record.page_id, record.work_id, record.aliases))
-                .collect::<Vec<_>>()
+            listed(&*store, &filter, |record| {
+                (record.page_id, record.work_id, record.aliases)
+            })
+            .await
         }
     };
     let first_aliases = vec![
