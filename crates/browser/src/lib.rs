@@ -469,8 +469,9 @@ fn chromium_args(
         "--disable-component-update".into(),
         "--disable-default-apps".into(),
         "--disable-breakpad".into(),
-        // Every page but one is a hidden tab; Chromium would delay their timers by up to a
-        // second and a page written by `setTimeout` would settle before its text exists.
+        // A page Chromium counts as in the background (hidden or occluded) would have its
+        // timers delayed by up to a second, and a page written by `setTimeout` would settle
+        // before its text exists; each page also gets a window of its own (`render_html`).
         "--disable-background-timer-throttling".into(),
         "--disable-renderer-backgrounding".into(),
         "--disable-backgrounding-occluded-windows".into(),
