@@ -13,6 +13,13 @@ use crate::{
 };
 use sqlx::Sqlite;
 
+/// A page's matches before its new verdict, those of withdrawn works left out. Run for every
+/// page matched: the subquery must use the partial index `works_withdrawn` (migration 0021),
+/// or it reads every work's row, and `status` lies after the work's text, in its overflow
+/// pages (tested in `super::tests`).
+pub(super) const PREVIOUS_MATCHES: &str = "SELECT id, work_id, status, review, evidence_hash, removed_at FROM matches \
+     WHERE page_id = $1 AND work_id NOT IN (SELECT id FROM works WHERE status = 'withdrawn')";
+
 pub(super) async fn record_page_matches(
     store: &SqliteStore,
     page_id: Id,
@@ -41,14 +48,10 @@ pub(super) async fn record_page_matches(
         // The page changed while it was matched: its newer text gets a verdict of its own.
         return Ok(VerdictOutcome::default());
     }
-    let rows: Vec<rules::PreviousRow<i64>> = sqlx::query_as(
-        "SELECT id, work_id, status, review, evidence_hash, removed_at FROM matches \
-         WHERE page_id = $1 \
-           AND work_id NOT IN (SELECT id FROM works WHERE status = 'withdrawn')",
-    )
-    .bind(page_id)
-    .fetch_all(&mut *tx)
-    .await?;
+    let rows: Vec<rules::PreviousRow<i64>> = sqlx::query_as(PREVIOUS_MATCHES)
+        .bind(page_id)
+        .fetch_all(&mut *tx)
+        .await?;
     let decisions = shared::persons_decisions::<Sqlite, _>(&mut *tx, page_id).await?;
     let (plan, outcome) = rules::judge_verdict(rows, decisions, &last_seen, matches, content_hash)?;
 
