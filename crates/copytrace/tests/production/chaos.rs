@@ -106,21 +106,34 @@ impl Fleet {
         }
     }
 
+    /// Kills a process and then starts its replacement, as a supervisor restarts a process
+    /// once it has died: a new `serve` started before the old one is gone finds its port
+    /// taken (a flake of this test before: "Address already in use").
     fn kill(&mut self, deployment: &Deployment, fault: Fault, rng: &mut fastrand::Rng) {
-        let (process, replacement) = match fault {
+        let serve_port = self.serve_port;
+        let (process, restart): (&mut Process, Box<dyn FnOnce() -> Process>) = match fault {
             Fault::KillCrawlWorker => {
                 let i = rng.usize(..self.crawlers.len());
-                (&mut self.crawlers[i], worker(deployment, "crawl"))
+                (
+                    &mut self.crawlers[i],
+                    Box::new(|| worker(deployment, "crawl")),
+                )
             }
             Fault::KillMatchWorker => {
                 let i = rng.usize(..self.matchers.len());
-                (&mut self.matchers[i], worker(deployment, "match"))
+                (
+                    &mut self.matchers[i],
+                    Box::new(|| worker(deployment, "match")),
+                )
             }
-            Fault::KillServe => (&mut self.serve, spawn_serve(deployment, self.serve_port)),
+            Fault::KillServe => (
+                &mut self.serve,
+                Box::new(move || spawn_serve(deployment, serve_port)),
+            ),
             _ => unreachable!("not a process fault"),
         };
         process.kill_hard();
-        let killed = std::mem::replace(process, replacement);
+        let killed = std::mem::replace(process, restart());
         self.dead_logs.push(killed.log());
     }
 
