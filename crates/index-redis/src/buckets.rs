@@ -27,7 +27,7 @@
 //! (128 by default) while no value passes `hash-max-listpack-value` (64 bytes): MinHash buckets
 //! do; DNA buckets whose digit blocks several windows share do not.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use copytrace_matcher::{
@@ -211,11 +211,12 @@ impl<S: Scheme> Buckets<S> {
                 self.record(key, segment, records);
             }
         }
-        let mut listed = redis::cmd("SADD");
-        listed.arg(self.work_key(work_id));
-        for id in buckets.keys() {
-            listed.arg(*id);
-        }
+        // Eight bytes per bucket id, appended: a set of the same ids held 80–90 bytes each
+        // (past 512 members Redis leaves its compact integer encoding), a quarter of the whole
+        // index's memory (docs/benchmarks.md).
+        let packed: Vec<u8> = buckets.keys().flat_map(|id| id.to_be_bytes()).collect();
+        let mut listed = redis::cmd("APPEND");
+        listed.arg(self.work_key(work_id)).arg(packed);
         let mut cmds = vec![listed];
         for (id, fields) in &buckets {
             let mut append = redis::cmd("EVAL");
@@ -269,9 +270,15 @@ impl<S: Scheme> Buckets<S> {
 
     fn remove_work(&self, work_id: WorkId) -> Result<(), IndexError> {
         let work_key = self.work_key(work_id);
-        let ids: Vec<u64> = self
+        let listed: Option<Vec<u8>> = self
             .link
-            .query("remove a work", redis::cmd("SMEMBERS").arg(&work_key))?;
+            .query("remove a work", redis::cmd("GET").arg(&work_key))?;
+        let listed = listed.unwrap_or_default();
+        // Appended once per insert: a bucket may be listed more than once.
+        let ids: BTreeSet<u64> = listed
+            .chunks_exact(8)
+            .map(|id| u64::from_be_bytes(id.try_into().expect("eight bytes")))
+            .collect();
         let removals: Vec<Cmd> = ids
             .iter()
             .map(|&id| {
@@ -297,6 +304,14 @@ impl<S: Scheme> Buckets<S> {
             ),
         ];
         self.link.batch::<Value>("remove a work", &unlisted)?;
+        if !listed.len().is_multiple_of(8) {
+            return Err(IndexError::Corrupt(format!(
+                "the bucket list of work {work_id} was {} bytes, not whole bucket ids: the \
+                 buckets it named were cleared, the rest may hold stale records (`copytrace \
+                 index rebuild`)",
+                listed.len()
+            )));
+        }
         Ok(())
     }
 

@@ -36,6 +36,13 @@ pub fn open_redis_index(url: &str, prefix: &str) -> Result<RedisIndex> {
         .with_context(|| format!("cannot open the Redis index at {}", redact(url)))
 }
 
+/// Opens the Redis index to rebuild it ([`rebuild_redis_index`]), also when it was written
+/// with another layout or distance, which [`open_redis_index`] refuses.
+pub fn open_redis_index_to_rebuild(url: &str, prefix: &str) -> Result<RedisIndex> {
+    RedisIndex::connect_to_replace(url, prefix, MatchConfig::default().max_distance)
+        .with_context(|| format!("cannot open the Redis index at {}", redact(url)))
+}
+
 /// The MinHash and DNA candidate indexes kept under the SimHash index's prefix, opened for
 /// `config`: refused when they were written with other parameters.
 pub fn candidate_indexes(

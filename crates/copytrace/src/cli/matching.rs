@@ -7,7 +7,7 @@ use anyhow::{Result, bail};
 use clap::Subcommand;
 use copytrace_matcher::{CandidateMethods, Index, MatchConfig};
 use copytrace_service::dedup::{self, DedupJob};
-use copytrace_service::index::{open_redis_index, rebuild_redis_index};
+use copytrace_service::index::{open_redis_index_to_rebuild, rebuild_redis_index};
 use copytrace_service::matching::{MatchSummary, default_concurrency};
 use copytrace_service::redact;
 use copytrace_service::review::{DEFAULT_AUTO_CONFIRM_SCORE, ReviewGate};
@@ -185,7 +185,7 @@ pub async fn run_index(globals: &Globals, command: IndexCommand) -> Result<ExitC
     };
     let prefix = &globals.redis_prefix;
     let store = globals.store().await?;
-    let mut index = open_redis_index(url, prefix)?;
+    let mut index = open_redis_index_to_rebuild(url, prefix)?;
     let bar = Bar::counted("indexing works {bar:30} {pos}/{len} [{elapsed}]");
     let summary =
         rebuild_redis_index(store.as_ref(), &mut index, &MatchConfig::default(), &bar).await;

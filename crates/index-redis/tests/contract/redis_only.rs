@@ -119,3 +119,35 @@ fn a_corrupt_bucket_entry_is_reported_not_misread() {
     let error = test.query(&0, &mut hits).unwrap_err();
     assert!(matches!(error, IndexError::Corrupt(_)), "{error:?}");
 }
+
+/// What `copytrace index rebuild` does with an index another version wrote: connecting refuses
+/// it and says to rebuild, so the rebuild opens it without that check and clears it. (Before,
+/// the rebuild connected like every other process and was refused too.)
+#[test]
+fn an_index_of_another_layout_is_refused_and_can_be_replaced() {
+    let mut test = TestRedisIndex::new(3);
+    test.insert_work(1, &[(0, 77)]).unwrap();
+    let prefix = test.index.prefix().to_owned();
+    let client = redis::Client::open(redis_url()).expect("a valid test URL");
+    let mut connection = client
+        .get_connection()
+        .expect("the test Redis server answers");
+    let () = redis::cmd("HSET")
+        .arg(format!("{prefix}:meta"))
+        .arg("layout")
+        .arg(3)
+        .query(&mut connection)
+        .expect("HSET answers");
+
+    let message = RedisIndex::connect(&redis_url(), &prefix, 3)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("layout 3, this process needs") && message.contains("index rebuild"),
+        "{message}"
+    );
+    let mut replaced = RedisIndex::connect_to_replace(&redis_url(), &prefix, 3).unwrap();
+    replaced.clear().unwrap();
+    let reopened = RedisIndex::connect(&redis_url(), &prefix, 3).unwrap();
+    assert_eq!(reopened.len().unwrap(), 0);
+}
