@@ -271,12 +271,17 @@ impl RedisIndex {
     ) -> Result<Self, IndexError> {
         validate_prefix(prefix)?;
         let max_distance = max_distance.min(63);
-        Ok(RedisIndex {
+        let index = RedisIndex {
             link: Arc::new(Link::open(url)?),
             prefix: prefix.to_owned(),
             max_distance,
             blocks: blocks(max_distance),
-        })
+        };
+        // Connecting is lazy: a server that cannot be reached is reported here, on opening.
+        index
+            .link
+            .query::<String>("reach the server", &redis::cmd("PING"))?;
+        Ok(index)
     }
 
     /// The MinHash LSH index kept under the same prefix, on the same connection, for windows

@@ -376,6 +376,35 @@ fn index_rebuild_without_a_redis_url_is_refused() {
     assert!(run.one_line_error().contains("--redis-url"), "{run:#?}");
 }
 
+/// An index written by an older version is refused with the advice to rebuild it, and the
+/// rebuild then works (it was refused too before).
+#[test]
+fn an_index_of_an_older_layout_is_refused_until_index_rebuild_replaces_it() {
+    let url = redis_url();
+    let namespace = Namespace::new();
+    let workspace = Workspace::new();
+    let library = write_sample_library(&workspace);
+    workspace.ok(&["library", "add", library.to_str().expect("UTF-8 path")]);
+    workspace.ok(&namespace.args(&url, &["index", "rebuild"]));
+    let client = redis::Client::open(url.as_str()).expect("a valid test URL");
+    let mut connection = client.get_connection().expect("the test Redis answers");
+    let () = redis::cmd("HSET")
+        .arg(format!("{}:meta", namespace.prefix))
+        .arg("layout")
+        .arg(3)
+        .query(&mut connection)
+        .expect("HSET answers");
+
+    let refused = workspace.run(&namespace.args(&url, &["match"]));
+    let message = refused.one_line_error();
+    assert!(
+        message.contains("layout 3") && message.contains("index rebuild"),
+        "{message}"
+    );
+    workspace.ok(&namespace.args(&url, &["index", "rebuild"]));
+    workspace.ok(&namespace.args(&url, &["match"]));
+}
+
 #[test]
 fn an_unreachable_redis_is_one_error_line_without_the_password() {
     let workspace = Workspace::new();
