@@ -10,13 +10,13 @@
 //! | key | type | holds |
 //! |---|---|---|
 //! | `{prefix}:<kind>:{<kind><table>:<bucket hex>}` | hash | field: table key (8 bytes, big-endian); value: records `value ‖ work id (i64) ‖ ordinal (u32)` |
-//! | `{prefix}:<kind>w:{<kind>w<work id>}` | set | the buckets (`table << 32 | bucket`) the work's records are in |
+//! | `{prefix}:<kind>w:{<kind>w<work id>}` | string | the buckets (`table << 32 | bucket`) the work's records are in, 8 bytes each, big-endian, appended (an id may repeat) |
 //! | `{prefix}:<kind>:windows` | hash | work id → number of windows indexed |
 //!
 //! `kind` is `m` (MinHash: records carry no value, 12 bytes) or `d` (DNA: the value is the
 //! 128-bit code, 28-byte records, so the code distance is checked on the client exactly as in
 //! memory). Every bucket key carries its own hash tag, so buckets spread evenly over a Redis
-//! Cluster's slots; a work's set is tagged by work.
+//! Cluster's slots; a work's bucket list is tagged by work.
 //!
 //! **A probe reads only its own key's records.** A page's probes are `HGET bucket key`, one per
 //! window and table, pipelined: what a probe transfers does not grow with the library, only with
@@ -258,7 +258,9 @@ impl<S: Scheme> Buckets<S> {
         Ok(())
     }
 
-    /// Adds one window to what the work has.
+    /// Adds one window to what the work has. Its buckets are appended to the work's list even
+    /// when listed already (removal reads each once), so a work built window by window has a
+    /// longer list than one inserted whole; the matcher inserts works whole.
     fn insert_window(&self, key: &S::Key, segment: SegmentRef) -> Result<(), IndexError> {
         let mut cmds = self.filing(segment.work_id, &[(segment.ordinal, key.clone())])?;
         let mut count = redis::cmd("HINCRBY");

@@ -29,7 +29,7 @@
 //! | `{prefix}:b:{b<block>:<value hex>}` | string | SimHash: packed entries, concatenated, whose signature has `value` in block `block` |
 //! | `{prefix}:w:{w<work id>}` | set | SimHash: packed entries of one work, to find its buckets on removal |
 //! | `{prefix}:works` | set | SimHash: ids of the works indexed (for [`Index::len`]) |
-//! | `{prefix}:m:…`, `{prefix}:d:…` | | the MinHash and DNA indexes ([`RedisMinHashIndex`], [`RedisDnaIndex`]): buckets, per-work bucket lists and window counts, laid out alike |
+//! | `{prefix}:m:…`, `{prefix}:mw:…`, `{prefix}:d:…`, `{prefix}:dw:…` | | the MinHash and DNA indexes ([`RedisMinHashIndex`], [`RedisDnaIndex`]): buckets, per-work bucket lists and window counts, laid out alike |
 //! | `{prefix}:s:…`, `{prefix}:sw:…`, `{prefix}:common`, `{prefix}:k:…`, `{prefix}:kw:…` | | the library statistics verification reads ([`RedisLibraryStats`]): seed counts and common seeds, the sense index of laundered copies |
 //! | `{prefix}:meta` | hash | the parameters every index was written with (`layout`, `max_distance`, `minhash_*`, `dna_*`); `source`, a digest of the library it was built from |
 //!
@@ -61,12 +61,13 @@
 //! # Consistency
 //!
 //! No write spans keys in one transaction: a cluster cannot offer that across nodes. Instead
-//! every write is idempotent and ordered so that a run stopped half way is finished by running
-//! it again:
+//! every write is idempotent in effect and ordered so that a run stopped half way is finished
+//! by running it again:
 //!
 //! - a SimHash insert appends only the entries its work's set does not hold yet, then records
-//!   them in that set; a MinHash or DNA insert lists its buckets first, removes whatever the work
-//!   had, then appends. Inserting a work twice stores it once.
+//!   them in that set; a MinHash or DNA insert removes whatever the work had, appends the list
+//!   of its buckets, then appends its records to them (a bucket listed twice is cleaned once).
+//!   Inserting a work twice stores it once.
 //! - a removal drops the work's records bucket by bucket, then its bookkeeping keys.
 //!
 //! Readers never see a half-written library as complete: whoever changes the library blanks the
@@ -260,10 +261,11 @@ impl RedisIndex {
         Ok(index)
     }
 
-    /// Opens the index without checking what it was written with, to replace it: a rebuild
-    /// clears the namespace ([`RedisIndex::clear`]) before writing. [`RedisIndex::connect`]
-    /// refuses an index of another layout or distance and says to rebuild it, so the rebuild
-    /// must not refuse it too.
+    /// Opens the index to replace it: a rebuild clears the namespace ([`RedisIndex::clear`])
+    /// before writing. [`RedisIndex::connect`] refuses an index of an older layout or another
+    /// distance and says to rebuild it, so the rebuild must not refuse it too. An index of a
+    /// newer layout than this version's is still refused: replacing it would leave every newer
+    /// process an index it refuses.
     pub fn connect_to_replace(
         url: &str,
         prefix: &str,
@@ -277,10 +279,21 @@ impl RedisIndex {
             max_distance,
             blocks: blocks(max_distance),
         };
-        // Connecting is lazy: a server that cannot be reached is reported here, on opening.
-        index
-            .link
-            .query::<String>("reach the server", &redis::cmd("PING"))?;
+        // One key, so one node of a cluster; connecting is lazy, so this is also where a
+        // server that cannot be reached is reported.
+        let layout: Option<u64> = index.link.query(
+            "read the index metadata",
+            redis::cmd("HGET").arg(index.meta_key()).arg("layout"),
+        )?;
+        if let Some(layout) = layout.filter(|&layout| layout > u64::from(LAYOUT_VERSION)) {
+            return Err(IndexError::Corrupt(format!(
+                "the index under {prefix:?} at {} was written with layout {layout} by a newer \
+                 version; this one writes layout {LAYOUT_VERSION} and would leave the newer \
+                 version an index it refuses: rebuild it with the newer version, or use \
+                 another prefix",
+                index.link.shown_url()
+            )));
+        }
         Ok(index)
     }
 

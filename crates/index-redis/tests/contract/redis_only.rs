@@ -150,4 +150,16 @@ fn an_index_of_another_layout_is_refused_and_can_be_replaced() {
     replaced.clear().unwrap();
     let reopened = RedisIndex::connect(&redis_url(), &prefix, 3).unwrap();
     assert_eq!(reopened.len().unwrap(), 0);
+
+    // A newer layout is not replaced by this version.
+    let () = redis::cmd("HSET")
+        .arg(format!("{prefix}:meta"))
+        .arg("layout")
+        .arg(copytrace_index_redis::LAYOUT_VERSION + 1)
+        .query(&mut connection)
+        .expect("HSET answers");
+    let Err(refused) = RedisIndex::connect_to_replace(&redis_url(), &prefix, 3) else {
+        panic!("an index of a newer layout was opened to be replaced");
+    };
+    assert!(refused.to_string().contains("newer version"), "{refused}");
 }
