@@ -314,15 +314,7 @@ fn match_refuses_a_redis_index_older_than_the_library() {
 
     let second = workspace.write("lib/news-harbor.txt", library_text("news-harbor"));
     workspace.ok(&["library", "add", second.to_str().expect("UTF-8 path")]);
-    let stale = workspace.run(&namespace.args(&url, &["match"]));
-    let message = stale.one_line_error();
-    assert!(
-        message.contains("another state of the library") && message.contains("index rebuild"),
-        "{message}"
-    );
-
-    workspace.ok(&namespace.args(&url, &["index", "rebuild"]));
-    workspace.ok(&namespace.args(&url, &["match"]));
+    refused_until_rebuilt(&workspace, &namespace, &url, "another state of the library");
 }
 
 #[test]
@@ -395,14 +387,20 @@ fn an_index_of_an_older_layout_is_refused_until_index_rebuild_replaces_it() {
         .query(&mut connection)
         .expect("HSET answers");
 
-    let refused = workspace.run(&namespace.args(&url, &["match"]));
+    refused_until_rebuilt(&workspace, &namespace, &url, "layout 3");
+}
+
+/// `match` refuses the index with one error line naming `reason` and the way out, `copytrace
+/// index rebuild`; after that rebuild it matches.
+fn refused_until_rebuilt(workspace: &Workspace, namespace: &Namespace, url: &str, reason: &str) {
+    let refused = workspace.run(&namespace.args(url, &["match"]));
     let message = refused.one_line_error();
     assert!(
-        message.contains("layout 3") && message.contains("index rebuild"),
+        message.contains(reason) && message.contains("index rebuild"),
         "{message}"
     );
-    workspace.ok(&namespace.args(&url, &["index", "rebuild"]));
-    workspace.ok(&namespace.args(&url, &["match"]));
+    workspace.ok(&namespace.args(url, &["index", "rebuild"]));
+    workspace.ok(&namespace.args(url, &["match"]));
 }
 
 #[test]
