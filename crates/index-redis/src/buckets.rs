@@ -211,8 +211,8 @@ impl<S: Scheme> Buckets<S> {
                 self.record(key, segment, records);
             }
         }
-        // Eight bytes per bucket id, appended: a set of the same ids held 80–90 bytes each
-        // (past 512 members Redis leaves its compact integer encoding), a quarter of the whole
+        // Eight bytes per bucket id, appended: a set of the same ids held about 47 bytes each
+        // (past 512 members Redis leaves its compact integer encoding), a fifth of the whole
         // index's memory (docs/benchmarks.md).
         let packed: Vec<u8> = buckets.keys().flat_map(|id| id.to_be_bytes()).collect();
         let mut listed = redis::cmd("APPEND");

@@ -98,8 +98,8 @@ pub const DEFAULT_PREFIX: &str = "copytrace";
 /// an old one instead of misreading it. Layout 2 added the MinHash and DNA indexes, layout 3
 /// the library statistics ([`RedisLibraryStats`]): a worker reading a layout-2 index would find
 /// no common seed and take boilerplate for copied text. Layout 4 keeps the MinHash and DNA
-/// indexes' per-work bucket lists as strings of packed ids instead of sets (a quarter of the
-/// memory), which a layout-3 reader would fail to read.
+/// indexes' per-work bucket lists as strings of packed ids instead of sets (about a fifth of
+/// the memory), which a layout-3 reader would fail to read.
 pub const LAYOUT_VERSION: u32 = 4;
 
 /// Bytes of one packed entry: signature, work id, ordinal.
@@ -256,9 +256,21 @@ impl RedisIndex {
     /// cannot be reached or if the keys under `prefix` were written for another `max_distance`
     /// (their blocks would not match): such an index must be cleared and rebuilt.
     pub fn connect(url: &str, prefix: &str, max_distance: u32) -> Result<Self, IndexError> {
-        let index = RedisIndex::connect_to_replace(url, prefix, max_distance)?;
+        let index = RedisIndex::open(url, prefix, max_distance)?;
         index.check_meta()?;
         Ok(index)
+    }
+
+    /// The index's handle; nothing is sent to the server yet (connecting is lazy).
+    fn open(url: &str, prefix: &str, max_distance: u32) -> Result<Self, IndexError> {
+        validate_prefix(prefix)?;
+        let max_distance = max_distance.min(63);
+        Ok(RedisIndex {
+            link: Arc::new(Link::open(url)?),
+            prefix: prefix.to_owned(),
+            max_distance,
+            blocks: blocks(max_distance),
+        })
     }
 
     /// Opens the index to replace it: a rebuild clears the namespace ([`RedisIndex::clear`])
@@ -271,16 +283,9 @@ impl RedisIndex {
         prefix: &str,
         max_distance: u32,
     ) -> Result<Self, IndexError> {
-        validate_prefix(prefix)?;
-        let max_distance = max_distance.min(63);
-        let index = RedisIndex {
-            link: Arc::new(Link::open(url)?),
-            prefix: prefix.to_owned(),
-            max_distance,
-            blocks: blocks(max_distance),
-        };
-        // One key, so one node of a cluster; connecting is lazy, so this is also where a
-        // server that cannot be reached is reported.
+        let index = RedisIndex::open(url, prefix, max_distance)?;
+        // One key, so one node of a cluster; this is also where a server that cannot be
+        // reached is reported.
         let layout: Option<u64> = index.link.query(
             "read the index metadata",
             redis::cmd("HGET").arg(index.meta_key()).arg("layout"),

@@ -929,6 +929,12 @@ mod tests {
         assert!(passages(page, work).is_empty());
     }
 
+    /// Files `text` in `index` as work `id`, read as the matcher reads a work.
+    fn file(index: &mut SenseIndex, id: WorkId, text: &str) {
+        let (n, sense) = read(text);
+        index.insert_work(id, &text_keys(&n.chars, &sense, Thesaurus::builtin()));
+    }
+
     /// The works the sense index proposes for `page` with the default settings, most blocks
     /// first.
     fn proposed(index: &SenseIndex, page: &str) -> Vec<WorkId> {
@@ -947,7 +953,6 @@ mod tests {
 
     #[test]
     fn a_block_proposes_the_two_works_holding_most_of_it_however_many_pass_the_sure_share() {
-        let thesaurus = Thesaurus::builtin();
         let page = "老船夫摇着橹把渡船慢慢撑到对岸的芦苇丛边天色已经暗了下来远处村庄亮起灯火";
         let page_chars: Vec<char> = page.chars().collect();
         let mut index = SenseIndex::new();
@@ -957,21 +962,22 @@ mod tests {
             let held: String = page_chars[..page_chars.len() - 2 * id as usize]
                 .iter()
                 .collect();
-            let (n, sense) = read(&format!("{held}。"));
-            index.insert_work(id, &text_keys(&n.chars, &sense, thesaurus));
+            file(&mut index, id, &format!("{held}。"));
         }
         // Unrelated works, so that the page's keys are rare enough to be looked up.
         for id in 100..200i64 {
             let a = char::from_u32(0x5E00 + id as u32).unwrap();
-            let (n, sense) = read(&format!("{a}今天天气很好，我们一起去公园散步。"));
-            index.insert_work(id, &text_keys(&n.chars, &sense, thesaurus));
+            file(
+                &mut index,
+                id,
+                &format!("{a}今天天气很好，我们一起去公园散步。"),
+            );
         }
         assert_eq!(proposed(&index, page), vec![0, 1]);
     }
 
     #[test]
     fn works_sharing_only_a_word_or_two_of_a_block_are_not_proposed_for_it() {
-        let thesaurus = Thesaurus::builtin();
         let common = "今天天气很好，我们一起去公园散步。";
         let mut index = SenseIndex::new();
         // Twenty works hold the page's two rare words; the other three hundred only what
@@ -982,8 +988,7 @@ mod tests {
             } else {
                 common.to_owned()
             };
-            let (n, sense) = read(&text);
-            index.insert_work(id, &text_keys(&n.chars, &sense, thesaurus));
+            file(&mut index, id, &text);
         }
         assert_eq!(
             proposed(&index, &format!("{common}{common}芦苇渡船。{common}")),
@@ -991,8 +996,7 @@ mod tests {
         );
         // A page holding a work's sentence of many rare words still proposes that work.
         let rare = "老船夫摇着橹，把渡船慢慢撑到对岸的芦苇丛边，天色已经暗了下来。";
-        let (n, sense) = read(&format!("{common}{rare}"));
-        index.insert_work(1_000, &text_keys(&n.chars, &sense, thesaurus));
+        file(&mut index, 1_000, &format!("{common}{rare}"));
         assert_eq!(proposed(&index, &format!("{common}{rare}")), vec![1_000]);
     }
 
@@ -1013,8 +1017,7 @@ mod tests {
             if id % 700 == 1 {
                 text.push_str(rare);
             }
-            let (n, sense) = read(&text);
-            full.insert_work(id, &text_keys(&n.chars, &sense, thesaurus));
+            file(&mut full, id, &text);
         }
         let listed = full
             .postings

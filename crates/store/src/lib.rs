@@ -138,13 +138,13 @@ impl StoreError {
     }
 }
 
+/// SQLite's extended code for a WAL index (`-shm`) file that could not be grown.
+const SQLITE_IOERR_SHMSIZE: i64 = 4874;
+
 /// Whether the database refused a write for want of disk space: SQLite's `SQLITE_FULL` (13, or
 /// an extended code whose low byte is 13) or `SQLITE_IOERR_SHMSIZE` (4874: the WAL index file
 /// could not be grown, what SQLite answers when a full disk is met while opening the
 /// database; found by the disk-full fault test in a full run), PostgreSQL's `disk_full` (53100).
-/// SQLite's extended code for a WAL index (`-shm`) file that could not be grown.
-const SQLITE_IOERR_SHMSIZE: i64 = 4874;
-
 fn is_disk_full(error: &dyn sqlx::error::DatabaseError) -> bool {
     let code = error.code();
     if error
