@@ -20,7 +20,7 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     let cli = Cli::parse();
-    init_logging(cli.verbose);
+    init_logging(cli.globals.verbose);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(error) => {
@@ -76,15 +76,8 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
 }
 
 fn init_logging(verbose: u8) {
-    // Per-URL crawl failures are summarised by the command itself; the crawler's own warnings
-    // would only repeat them.
-    let default = match verbose {
-        0 => "warn,copytrace_crawler=error",
-        1 => "info,copytrace=debug",
-        _ => "debug",
-    };
     let filter = tracing_subscriber::EnvFilter::try_from_env("COPYTRACE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_log_filter(verbose)));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -92,11 +85,82 @@ fn init_logging(verbose: u8) {
         .init();
 }
 
+/// The log filter for `-v` repeated `verbose` times. By default only Copytrace's own warnings
+/// reach stderr: the libraries' (the HTML parser's "foster parenting not implemented", the
+/// browser protocol's "WS Invalid message") say nothing a user can act on, and per-URL crawl
+/// failures are summarised by the command itself, so the crawler's lines would only repeat them.
+/// `-v` adds Copytrace's debug lines, `-vv` everything.
+fn default_log_filter(verbose: u8) -> &'static str {
+    match verbose {
+        0 => "off,copytrace=warn,copytrace_crawler=error",
+        1 => "off,copytrace=debug",
+        _ => "debug",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::fmt;
+    use std::sync::{Arc, Mutex};
 
-    use super::one_line;
+    use super::{default_log_filter, one_line};
+
+    /// What the default filter for `verbose` lets through of a library's and Copytrace's
+    /// warnings and debug lines.
+    fn logged(verbose: u8) -> String {
+        let buffer = Arc::new(Mutex::new(Vec::new()));
+        let writer = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(default_log_filter(
+                verbose,
+            )))
+            .with_writer(move || Writer(writer.clone()))
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::warn!(target: "html5ever::tree_builder", "foster parenting not implemented");
+            tracing::warn!(target: "chromiumoxide::handler", "WS Invalid message");
+            tracing::warn!(target: "copytrace_service::crawl", "own warning");
+            tracing::info!(target: "copytrace_crawler::crawl", "fetch failed");
+            tracing::debug!(target: "copytrace_service::dedup", "own debug line");
+        });
+        String::from_utf8(buffer.lock().unwrap().clone()).unwrap()
+    }
+
+    struct Writer(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Writer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn library_warnings_are_logged_only_at_the_highest_verbosity() {
+        let quiet = logged(0);
+        assert!(quiet.contains("own warning"), "{quiet}");
+        for hidden in [
+            "foster parenting",
+            "WS Invalid",
+            "fetch failed",
+            "own debug",
+        ] {
+            assert!(
+                !quiet.contains(hidden),
+                "{hidden} at the default level: {quiet}"
+            );
+        }
+        let verbose = logged(1);
+        assert!(verbose.contains("own debug line") && verbose.contains("fetch failed"));
+        assert!(!verbose.contains("foster parenting") && !verbose.contains("WS Invalid"));
+        let everything = logged(2);
+        assert!(everything.contains("foster parenting") && everything.contains("WS Invalid"));
+    }
 
     #[derive(Debug)]
     struct Server;

@@ -20,7 +20,9 @@ use crate::robots::{HostRobots, Verdict};
 use crate::sitemap::{self, MAX_SITEMAP_FILES};
 use crate::stats::CrawlProgress;
 use crate::urls::normalize;
-use crate::{CrawlConfig, CrawlReport, FetchedPage, PageSink, Validators, decode, extract};
+use crate::{
+    CrawlConfig, CrawlFailure, CrawlReport, FetchedPage, PageSink, Validators, decode, extract,
+};
 
 /// Crawls from `seeds`, handing each fetched HTML page to `sink`.
 ///
@@ -208,9 +210,11 @@ impl Run {
                 .not_rendered
                 .push((url.to_string(), reason.clone()));
         }
-        self.report
-            .failures
-            .push((url.to_string(), error.to_string()));
+        self.report.failures.push(CrawlFailure {
+            url: url.to_string(),
+            kind: error.kind(),
+            reason: error.to_string(),
+        });
         sink.failure(url, error).await;
     }
 

@@ -323,13 +323,35 @@ impl PageSink for Vec<FetchedPage> {
     }
 }
 
+/// One URL a crawl could not store as a page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrawlFailure {
+    /// The URL as requested.
+    pub url: String,
+    /// Its class, for summaries (`http-4xx 104`) and statistics.
+    pub kind: ErrorKind,
+    /// The error on one line (it names the URL that answered).
+    pub reason: String,
+}
+
+/// A kind of failure in a [`CrawlReport`]: how many URLs failed so, and the first few of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailureGroup<'a> {
+    /// The kind.
+    pub kind: ErrorKind,
+    /// URLs that failed with it.
+    pub count: usize,
+    /// The first of them, in completion order.
+    pub examples: Vec<&'a CrawlFailure>,
+}
+
 /// What a crawl did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CrawlReport {
     /// Pages handed to [`PageSink::page`].
     pub fetched: usize,
-    /// URLs that failed, with a one-line reason each, in completion order.
-    pub failures: Vec<(String, String)>,
+    /// URLs that failed, with their kind and a one-line reason each, in completion order.
+    pub failures: Vec<CrawlFailure>,
     /// Of `failures`, the pages that needed rendering and were not rendered, with the reason
     /// alone (the browser's error, or that Chromium is not installed), so that a caller can
     /// say it once for all of them.
@@ -341,4 +363,75 @@ pub struct CrawlReport {
     pub skipped: usize,
     /// Requests, retries, bytes, rates and failures by kind.
     pub stats: CrawlStats,
+}
+
+impl CrawlReport {
+    /// The failures grouped by kind, most frequent first, each with at most `examples` of its
+    /// URLs: a crawl of a site with a hundred broken ad links says so in one line, not a
+    /// hundred.
+    pub fn failures_by_kind(&self, examples: usize) -> Vec<FailureGroup<'_>> {
+        let mut groups: Vec<FailureGroup<'_>> = Vec::new();
+        for failure in &self.failures {
+            let group = match groups.iter_mut().position(|g| g.kind == failure.kind) {
+                Some(at) => &mut groups[at],
+                None => {
+                    groups.push(FailureGroup {
+                        kind: failure.kind,
+                        count: 0,
+                        examples: Vec::new(),
+                    });
+                    groups.last_mut().expect("just pushed")
+                }
+            };
+            group.count += 1;
+            if group.examples.len() < examples {
+                group.examples.push(failure);
+            }
+        }
+        groups.sort_by(|a, b| b.count.cmp(&a.count).then(a.kind.cmp(&b.kind)));
+        groups
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failure(url: &str, kind: ErrorKind) -> CrawlFailure {
+        CrawlFailure {
+            url: url.to_owned(),
+            kind,
+            reason: format!("{kind} for {url}"),
+        }
+    }
+
+    #[test]
+    fn failures_are_grouped_by_kind_most_frequent_first_with_a_few_examples() {
+        let mut report = CrawlReport::default();
+        for id in 0..104 {
+            report.failures.push(failure(
+                &format!("http://site.test/ad/click.php?id={id}"),
+                ErrorKind::Http4xx,
+            ));
+            if id % 50 == 0 {
+                report
+                    .failures
+                    .push(failure("http://site.test/slow", ErrorKind::Timeout));
+            }
+        }
+        let groups = report.failures_by_kind(3);
+        let summary: Vec<(ErrorKind, usize, usize)> = groups
+            .iter()
+            .map(|g| (g.kind, g.count, g.examples.len()))
+            .collect();
+        assert_eq!(
+            summary,
+            [(ErrorKind::Http4xx, 104, 3), (ErrorKind::Timeout, 3, 3)]
+        );
+        assert_eq!(
+            groups[0].examples[2].url,
+            "http://site.test/ad/click.php?id=2"
+        );
+        assert!(CrawlReport::default().failures_by_kind(3).is_empty());
+    }
 }

@@ -259,11 +259,11 @@ pub async fn crawl_and_match_now(
 /// Whether the crawl failed on one of its seeds (the crawler reports URLs without their
 /// fragment, so seeds are compared the same way).
 pub fn seed_failed(report: &CrawlReport, seeds: &[Url]) -> bool {
-    report.failures.iter().any(|(failed, _)| {
+    report.failures.iter().any(|failure| {
         seeds.iter().any(|seed| {
             let mut seed = seed.clone();
             seed.set_fragment(None);
-            Url::parse(failed).is_ok_and(|failed| failed == seed)
+            Url::parse(&failure.url).is_ok_and(|failed| failed == seed)
         })
     })
 }

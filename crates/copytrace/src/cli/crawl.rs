@@ -4,6 +4,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use copytrace_crawler::{CrawlReport, ErrorKind};
 use copytrace_service::crawl::{self, CrawlDone, CrawledAndMatched};
 use copytrace_service::jobs::{self, CrawlJob};
 use copytrace_service::{CrawlSettings, MatchEngine};
@@ -55,7 +56,7 @@ pub async fn run(globals: &Globals, args: CrawlArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if !args.match_pages {
-        return crawl_and_print(store, &seeds, &args.settings).await;
+        return crawl_and_print(store, &seeds, &args.settings, globals.verbose).await;
     }
     let engine = MatchEngine::new(
         store.clone(),
@@ -80,7 +81,7 @@ pub async fn run(globals: &Globals, args: CrawlArgs) -> Result<ExitCode> {
     .await;
     crawl_bar.finish();
     match_bar.finish();
-    let code = print_crawl(crawl?, &seeds)?;
+    let code = print_crawl(crawl?, &seeds, globals.verbose)?;
     // The crawl's pages are stored whatever happened to matching; `copytrace match` resumes.
     let summary = matched.context(
         "matching stopped; the crawled pages are stored and `copytrace match` matches them",
@@ -95,15 +96,19 @@ pub async fn crawl_and_print(
     store: Arc<dyn Store>,
     seeds: &[Url],
     settings: &CrawlSettings,
+    verbose: u8,
 ) -> Result<ExitCode> {
     let bar = Bar::spinner("crawling, pages stored:");
     let done = crawl::crawl_now(store, seeds, settings, Arc::new(bar.clone())).await;
     bar.finish();
-    print_crawl(done?, seeds)
+    print_crawl(done?, seeds, verbose)
 }
 
+/// Failed URLs listed per kind of failure, without `-v`.
+const FAILURE_EXAMPLES: usize = 3;
+
 /// Prints what a crawl did; exit code 3 when a seed failed.
-fn print_crawl(done: CrawlDone, seeds: &[Url]) -> Result<ExitCode> {
+fn print_crawl(done: CrawlDone, seeds: &[Url], verbose: u8) -> Result<ExitCode> {
     let CrawlDone { result, pages, .. } = done;
     let Ok(report) = result else {
         println!("crawl cancelled");
@@ -134,11 +139,7 @@ fn print_crawl(done: CrawlDone, seeds: &[Url]) -> Result<ExitCode> {
     if !stats.errors.is_empty() {
         println!("failures by kind: {}", stats.errors_line());
     }
-    for (url, reason) in &report.failures {
-        if !report.not_rendered.iter().any(|(u, _)| u == url) {
-            eprintln!("failed: {url}: {reason}");
-        }
-    }
+    print_failures(&report, verbose);
     // Said once per reason (most often: Chromium is not installed), then the pages.
     let mut reasons: Vec<&str> = report
         .not_rendered
@@ -168,4 +169,48 @@ fn print_crawl(done: CrawlDone, seeds: &[Url]) -> Result<ExitCode> {
         return Ok(ExitCode::from(EXIT_PARTIAL));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The crawl's failed URLs on stderr: per kind, how many and the first few (a site with a
+/// hundred broken ad links takes one line, not a hundred), or every one with `-v`. Pages that
+/// could not be rendered are said apart (once per reason), after this.
+fn print_failures(report: &CrawlReport, verbose: u8) {
+    let rendered_apart = |url: &str| {
+        report
+            .not_rendered
+            .iter()
+            .any(|(not_rendered, _)| not_rendered == url)
+    };
+    if verbose > 0 {
+        for failure in &report.failures {
+            if !rendered_apart(&failure.url) {
+                eprintln!("failed: {}: {}", failure.url, failure.reason);
+            }
+        }
+        return;
+    }
+    for group in report.failures_by_kind(FAILURE_EXAMPLES) {
+        if group.kind == ErrorKind::NotRendered {
+            continue;
+        }
+        let more = group.count - group.examples.len();
+        eprintln!(
+            "failed: {} URL(s), {}{}",
+            group.count,
+            group.kind,
+            if more > 0 {
+                format!(" ({more} more not shown; -v lists every one)")
+            } else {
+                String::new()
+            }
+        );
+        for failure in group.examples {
+            // Most reasons name the URL already ("HTTP 404 Not Found for URL").
+            if failure.reason.contains(&failure.url) {
+                eprintln!("  {}", failure.reason);
+            } else {
+                eprintln!("  {}: {}", failure.url, failure.reason);
+            }
+        }
+    }
 }

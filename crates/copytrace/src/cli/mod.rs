@@ -45,11 +45,6 @@ pub struct Cli {
     #[command(flatten)]
     pub globals: Globals,
 
-    /// More log output on stderr (repeat for more). COPYTRACE_LOG (a tracing filter such as
-    /// `info` or `warn,copytrace=debug`) sets it precisely and wins over this flag.
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
-    pub verbose: u8,
-
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,
@@ -58,6 +53,14 @@ pub struct Cli {
 /// Where the data lives: the options every command shares.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Globals {
+    /// More output on stderr (repeat for more): `-v` lists every failed URL of a crawl instead
+    /// of a few per kind and logs Copytrace's own debug lines; `-vv` logs everything, the
+    /// libraries' lines (HTML parser, browser protocol) included. COPYTRACE_LOG (a tracing
+    /// filter such as `info` or `warn,copytrace=debug`) sets the log precisely and wins over
+    /// this flag.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+
     /// Database URL: `sqlite://PATH` (the embedded default) or
     /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (an existing database; migrated on open).
     #[arg(long, global = true, env = "COPYTRACE_DATABASE_URL", default_value = DEFAULT_DATABASE_URL,

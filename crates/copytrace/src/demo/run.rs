@@ -58,7 +58,7 @@ pub async fn run_demo() -> Result<ExitCode> {
         ..CrawlSettings::default()
     };
     let seeds = parse_seeds(std::slice::from_ref(&base))?;
-    cli::crawl::crawl_and_print(store.clone(), &seeds, &settings).await?;
+    cli::crawl::crawl_and_print(store.clone(), &seeds, &settings, 0).await?;
 
     println!("\n3. Matching pages against the library");
     let engine = MatchEngine::new(store.clone(), IndexSource::Memory, MatchConfig::default());

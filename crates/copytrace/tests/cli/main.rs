@@ -25,6 +25,7 @@ mod holders;
 mod idempotence;
 mod inspect;
 mod postgres_store;
+mod quiet;
 mod recrawl;
 mod redis_index;
 mod rendering;

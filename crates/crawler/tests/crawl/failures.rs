@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::time::Duration;
 
-use copytrace_crawler::{CrawlConfig, ErrorKind, crawl};
+use copytrace_crawler::{CrawlConfig, CrawlFailure, ErrorKind, crawl};
 
 use crate::helpers::{Recorder, Route, TestServer, html_page, local_config};
 
@@ -25,7 +25,7 @@ async fn an_unreachable_host_is_a_failure_and_other_seeds_continue() {
     assert_eq!(report.fetched, 1);
     assert_eq!(sink.urls(), ["/"]);
     assert_eq!(report.failures.len(), 1);
-    assert_eq!(report.failures[0].0, dead.as_str());
+    assert_eq!(report.failures[0].url, dead.as_str());
     let reason = sink.failure(&dead);
     assert!(reason.contains(&format!("127.0.0.1:{closed}")), "{reason}");
     assert!(!reason.contains('\n'));
@@ -193,10 +193,12 @@ async fn seeds_that_are_not_http_are_reported() {
     assert_eq!(report.fetched, 0);
     assert_eq!(
         report.failures,
-        [(
-            "ftp://example.com/file".to_owned(),
-            "unsupported URL scheme in ftp://example.com/file (only http and https are crawled)"
+        [CrawlFailure {
+            url: "ftp://example.com/file".to_owned(),
+            kind: ErrorKind::InvalidUrl,
+            reason: "unsupported URL scheme in ftp://example.com/file (only http and https are \
+                     crawled)"
                 .to_owned()
-        )]
+        }]
     );
 }
