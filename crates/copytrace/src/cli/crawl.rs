@@ -131,6 +131,12 @@ fn print_crawl(done: CrawlDone, seeds: &[Url]) -> Result<ExitCode> {
             stats.rendered
         );
     }
+    if stats.render_skipped > 0 {
+        println!(
+            "{} page(s) not rendered: the first renders of their page template gained no text",
+            stats.render_skipped
+        );
+    }
     if !stats.errors.is_empty() {
         println!("failures by kind: {}", stats.errors_line());
     }
