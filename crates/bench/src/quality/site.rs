@@ -362,20 +362,20 @@ fn content_html(page: &Page, html: &mut String) -> Option<(String, Rendered)> {
 /// lines written for this benchmark, in the manner of real sites, chosen by the page's path.
 fn comments_html(page: &Page) -> String {
     const LINES: [&str; 10] = [
-        "这一章写得太精彩了，看得我热血沸腾，作者大大加油更新！",
-        "前排占座，等了一整天终于更新了，希望明天能多更几章。",
-        "月票已投，打赏也送上了，坐等下一章，千万不要断更啊。",
+        "这一章写得太精彩了，看得我热血沸腾，忍不住拍案叫绝。",
+        "等了一整天终于等到了，这一段读来酣畅淋漓，痛快极了。",
+        "人物的对话很有味道，几句话就把性格写活了，佩服佩服。",
         "这段情节反转得太妙了，完全没想到，伏笔埋得真深。",
         "主角的性格越来越讨喜了，配角也写得有血有肉，好评。",
-        "看了三遍还是觉得不过瘾，强烈推荐给身边的朋友们。",
-        "求加更求加更，一天一章根本不够看，作者辛苦了。",
+        "看了三遍还是觉得不过瘾，每个细节都经得起推敲。",
+        "作者对那个年代的风土人情很熟悉，写得真实可信。",
         "文笔细腻，描写生动，情节紧凑不拖沓，是难得的好书。",
-        "有没有人和我一样，每天晚上都要刷新好几次等更新的？",
-        "这本书我从连载第一天就开始追了，一路看下来真的很感动。",
+        "有没有人和我一样，每天晚上睡前都要来这里看一看的？",
+        "这本书我从第一天就开始看了，一路看下来真的很感动。",
     ];
     let seed = page.path.bytes().map(usize::from).sum::<usize>();
     let mut out = String::from("<div class=\"box\"><h3>书友评论</h3>\n");
-    for i in 0..6 + seed % 5 {
+    for i in 0..8 + seed % 5 {
         out.push_str(&format!(
             "<p>书友{}：{}</p>\n",
             (seed + i * 7) % 9_000 + 1_000,
@@ -425,7 +425,7 @@ fn blurbs_html(page: &Page) -> String {
     ];
     let seed = page.path.bytes().map(usize::from).sum::<usize>();
     let mut out = String::from("<h3>本周强推</h3><ul>");
-    for i in 0..4 + seed % 4 {
+    for i in 0..6 + seed % 3 {
         let (title, blurb) = BOOKS[(seed + i) % BOOKS.len()];
         out.push_str(&format!("<li>《{title}》：{blurb}</li>"));
     }
@@ -446,7 +446,7 @@ fn related_html(page: &Page) -> String {
     ];
     let seed = page.path.bytes().map(usize::from).sum::<usize>();
     let mut out = String::from("<div class=\"other\"><h3>相关章节</h3>\n");
-    for i in 0..5 + seed % 4 {
+    for i in 0..7 + seed % 4 {
         out.push_str(&format!(
             "<div class=\"item\"><p>第{}章：{}</p></div>\n",
             (seed + i * 13) % 900 + 100,

@@ -49,7 +49,7 @@ fn non_whitespace(text: &str) -> usize {
     text.chars().filter(|c| !c.is_whitespace()).count()
 }
 
-/// Reader comments (书友评论) of about 330 characters, in a block no class name marks.
+/// Reader comments (书友评论) of about 450 characters, in a block no class name marks.
 fn comments() -> String {
     let lines = [
         "书友甲：这一章写得太精彩了，天下大势分分合合，作者对历史的理解真是深刻，加油更新！",
@@ -58,12 +58,16 @@ fn comments() -> String {
         "书友丁：宦官弄权这一段写得好，窦武陈蕃太可惜了，机事不密反为所害，读来唏嘘。",
         "书友戊：作者的文笔越来越好了，人物刻画很细腻，情节紧凑不拖沓，期待后面的桃园结义。",
         "书友己：求加更求加更，打赏也送上了，坐等下一章，希望不要断更，拜托拜托。",
+        "书友庚：第一次在这里看书，没想到评论区这么热闹，大家都是老书迷了吧。",
+        "书友辛：桓帝灵帝这一段交代得清清楚楚，比教科书有意思多了，收藏了。",
+        "书友壬：每天下班第一件事就是来看更新，已经成了习惯，感谢作者。",
+        "书友癸：看到这里忍不住又从头看了一遍，细节真的经得起推敲。",
     ];
     let items: String = lines.iter().map(|l| format!("<p>{l}</p>")).collect();
     format!("<div class=\"box\"><h3>书友评论</h3>{items}</div>")
 }
 
-/// A sidebar of book blurbs, about 280 characters.
+/// A sidebar of book blurbs, about 260 characters.
 fn sidebar() -> String {
     let books = [
         "《星辰变》：一个不能修炼内功的少年，凭借坚韧的毅力踏上修仙之路，终成一代强者。",
@@ -71,6 +75,8 @@ fn sidebar() -> String {
         "《苍穹志》：天地不仁，以万物为刍狗，少年逆天而行，只为守护心中所爱之人。",
         "《九天录》：九天之上，神魔并立，一名凡人少年意外得到上古传承，从此风云变色。",
         "《长生劫》：长生之路漫漫，劫难重重，他步步为营，终于看破生死轮回的秘密。",
+        "《山河志》：乱世之中群雄并起，一介书生投笔从戎，以一己之力改写山河格局。",
+        "《大荒纪》：大荒深处妖兽横行，部落少年为寻找失踪的父亲，踏入无尽荒原。",
     ];
     let items: String = books.iter().map(|b| format!("<li>{b}</li>")).collect();
     format!("<div class=\"col-right\"><h3>本周强推</h3><ul>{items}</ul></div>")
@@ -87,6 +93,11 @@ fn related() -> String {
         })
         .collect();
     format!("<div class=\"other\"><h3>相关章节</h3>{items}</div>")
+}
+
+/// The chapter as long as a real one: a few times [`CHAPTER`].
+fn long_chapter() -> String {
+    CHAPTER.repeat(4)
 }
 
 fn chapter_page(title: &str, content: &str, beside: &str) -> String {
@@ -115,19 +126,19 @@ async fn script_written_chapters_beside_comments_sidebars_or_related_lists_are_r
     let server = TestServer::start().await;
     let write = format!(
         "<div id=\"content\"><script>document.write(\"{}\");</script></div>",
-        escaped(&format!("<p>{CHAPTER}</p>"))
+        escaped(&format!("<p>{}</p>", long_chapter()))
     );
     let xhr = "<div id=\"chaptercontent\"></div><script>var xhr = new XMLHttpRequest();\
                xhr.open('GET', '/api/chapter/2.json');\
                xhr.onload = function () { document.getElementById('chaptercontent').innerHTML = \
                JSON.parse(xhr.responseText).html; }; xhr.send();</script>";
-    let blob = base64::engine::general_purpose::STANDARD.encode(CHAPTER.as_bytes());
+    let blob = base64::engine::general_purpose::STANDARD.encode(long_chapter().as_bytes());
     let base64 = format!(
         "<div id=\"txt\"></div><script>var b = \"{blob}\";\
          var bytes = Uint8Array.from(atob(b), function (c) {{ return c.charCodeAt(0); }});\
          document.getElementById('txt').textContent = new TextDecoder().decode(bytes);</script>"
     );
-    let json = format!("{{\"html\":\"<p>{CHAPTER}</p>\"}}");
+    let json = format!("{{\"html\":\"<p>{}</p>\"}}", long_chapter());
     server.route(
         "/api/chapter/2.json",
         Route::with_type("application/json", json),
@@ -259,7 +270,7 @@ async fn a_template_whose_renders_gain_nothing_stops_being_rendered_and_one_that
             "application/javascript",
             format!(
                 "document.getElementById('content').textContent = '{}';",
-                escaped(CHAPTER)
+                escaped(&long_chapter())
             ),
         ),
     );
