@@ -58,6 +58,11 @@ pub struct Args {
     /// The Chromium executable (default: `chromium` on `PATH`).
     #[arg(long)]
     chromium: Option<PathBuf>,
+    /// Every page also loads the site's own `/static/js/common.js` (which writes nothing): a
+    /// script the rules cannot tell from one that writes, so short pages without a content
+    /// element go to the template trials.
+    #[arg(long)]
+    common_script: bool,
 }
 
 const LIST_SIZE: usize = 40;
@@ -70,7 +75,9 @@ struct AdSite {
 }
 
 impl AdSite {
-    fn new(articles: usize) -> AdSite {
+    fn new(articles: usize, common_script: bool) -> AdSite {
+        let page_html =
+            |title: &str, body: &str, n: usize| page_html(title, body, n, common_script);
         let paragraphs = crate::corpus::paragraphs();
         let tags = articles.div_ceil(ARTICLES_PER_TAG).max(1);
         let lists = articles.div_ceil(LIST_SIZE).max(1);
@@ -188,6 +195,13 @@ impl AdSite {
             ("text/plain", b"User-agent: *\nAllow: /\n".to_vec()),
         );
         files.insert(
+            "/static/js/common.js".to_owned(),
+            (
+                "application/javascript",
+                b"window.siteReady = true;".to_vec(),
+            ),
+        );
+        files.insert(
             "/static/js/jquery.min.js".to_owned(),
             (
                 "application/javascript",
@@ -281,10 +295,15 @@ fn ad_scripts(n: usize) -> String {
     out
 }
 
-fn page_html(title: &str, body: &str, n: usize) -> String {
+fn page_html(title: &str, body: &str, n: usize, common_script: bool) -> String {
+    let common = if common_script {
+        "<script src=\"/static/js/common.js\"></script>"
+    } else {
+        ""
+    };
     format!(
         "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{title}</title>\
-         <script src=\"/static/js/jquery.min.js\"></script></head><body>\
+         <script src=\"/static/js/jquery.min.js\"></script>{common}</head><body>\
          <div class=\"nav\"><a href=\"/\">首页</a> <a href=\"/list/1.html\">国内</a> \
          <a href=\"/list/2.html\">国际</a> <a href=\"/tag/1.html\">话题</a></div>\
          <h1>{title}</h1>{body}{ads}\
@@ -450,7 +469,7 @@ pub fn run(args: &Args) -> Result<()> {
         None => copytrace_browser::find_chromium(None, std::env::var_os("PATH").as_deref())
             .map_err(|e| anyhow::anyhow!("{e}"))?,
     };
-    let site = AdSite::new(args.articles);
+    let site = AdSite::new(args.articles, args.common_script);
     let address = site.serve()?;
     let base = Url::parse(&format!("http://{address}/"))?;
     let old_rule_rendered = site
@@ -461,10 +480,15 @@ pub fn run(args: &Args) -> Result<()> {
     let expected: HashSet<String> = site.pages.keys().cloned().collect();
     let bytes: usize = site.pages.values().map(String::len).sum();
     println!(
-        "Site: {} pages ({} articles), {:.1} MB, every page with inline ad and analytics scripts; \
+        "Site: {} pages ({} articles), {:.1} MB, every page with inline ad and analytics scripts{}; \
          concurrency {}; {} cores; load average {:.2}",
         expected.len(),
         args.articles,
+        if args.common_script {
+            " and common.js"
+        } else {
+            ""
+        },
         bytes as f64 / 1e6,
         args.concurrency,
         std::thread::available_parallelism().map_or(0, |n| n.get()),
