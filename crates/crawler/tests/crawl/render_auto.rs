@@ -326,3 +326,197 @@ async fn a_template_whose_renders_gain_nothing_stops_being_rendered_and_one_that
     assert_eq!(report.stats.render_skipped, count - idle_rendered);
     assert_eq!(report.stats.rendered, count + idle_rendered);
 }
+
+/// The rule before issue 38, to count the pages it renders: static text under 200 characters,
+/// and scripts, and an inline script calling a writing function or fewer than 40 links.
+fn old_rule(html: &str, url: &url::Url) -> bool {
+    const CALLS: [&str; 12] = [
+        "document.write",
+        "innerhtml",
+        "insertadjacenthtml",
+        "textcontent",
+        "innertext",
+        "atob(",
+        "decodeuricomponent(",
+        "unescape(",
+        "fetch(",
+        "xmlhttprequest",
+        ".html(",
+        ".load(",
+    ];
+    let doc = copytrace_crawler::extract::parse_html(html);
+    let (_, text) = copytrace_crawler::extract::title_and_text(&doc);
+    let links = copytrace_crawler::links::discover_in(&doc, url).len();
+    if non_whitespace(&text) >= 200 {
+        return false;
+    }
+    let lower = html.to_ascii_lowercase();
+    let mut any = false;
+    let mut rest = lower.as_str();
+    while let Some(start) = rest.find("<script") {
+        any = true;
+        let after = &rest[start..];
+        let Some(open_end) = after.find('>') else {
+            break;
+        };
+        let end = after[open_end + 1..]
+            .find("</script")
+            .map_or(after.len(), |e| open_end + 1 + e);
+        if CALLS.iter().any(|c| after[open_end + 1..end].contains(c)) {
+            return true;
+        }
+        rest = &after[end..];
+    }
+    any && links < 40
+}
+
+/// Not a test but a measurement, run by hand (`cargo test -p copytrace-crawler --test crawl
+/// render_cost -- --ignored --nocapture`; `RENDER_COST_ARTICLES`, `RENDER_COST_COMMON=1`): a
+/// news site of inline ad scripts crawled with `never` and `auto`, alternating, and the pages
+/// the rule before issue 38 renders on it. The release benchmark is `copytrace-bench
+/// crawl-ads`; this is the same site, smaller, for a machine that cannot build it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement, run by hand"]
+async fn render_cost_on_a_site_of_inline_ad_scripts() {
+    let articles: usize = std::env::var("RENDER_COST_ARTICLES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3_000);
+    let common = std::env::var("RENDER_COST_COMMON").is_ok_and(|v| v == "1");
+    let server = TestServer::start().await;
+    let head = if common {
+        "<script src=\"/static/js/jquery.min.js\"></script><script src=\"/static/js/common.js\"></script>"
+    } else {
+        "<script src=\"/static/js/jquery.min.js\"></script>"
+    };
+    server
+        .route(
+            "/static/js/jquery.min.js",
+            Route::with_type(
+                "application/javascript",
+                "window.$ = function () { return { html: function () {} }; };",
+            ),
+        )
+        .route(
+            "/static/js/common.js",
+            Route::with_type("application/javascript", "window.ready = 1;"),
+        );
+    let frame = |title: &str, body: &str| {
+        format!(
+            "<!DOCTYPE html><html><head><meta charset=utf-8><title>{title}</title>{head}</head><body>\
+             <div class=\"nav\"><a href=\"/\">首页</a> <a href=\"/list/1.html\">国内</a></div>\
+             <h1>{title}</h1>{body}{AD_SCRIPTS}<div class=\"footer\">版权所有 © 2026 新闻网</div></body></html>"
+        )
+    };
+    let mut pages: Vec<(String, String)> = Vec::new();
+    let tags = articles.div_ceil(8);
+    let lists = articles.div_ceil(40);
+    let article = |n: usize| format!("/news/{}/{}.html", n % 12 + 1, n + 1);
+    for n in 0..articles {
+        let holder = if n % 2 == 0 {
+            "class=\"article-content\""
+        } else {
+            "id=\"content\""
+        };
+        let body = format!(
+            "<div {holder}><p>{n}。{}</p><p>{}</p></div><div class=\"tags\">\
+             <a href=\"/tag/{}.html\">话题</a></div><ul class=\"related\"><li><a href=\"{}\">相关</a></li></ul>",
+            long_chapter(),
+            &CHAPTER[..(n % 40 + 20) * 3],
+            n % tags + 1,
+            article((n * 7 + 3) % articles)
+        );
+        pages.push((article(n), frame(&format!("新闻{n}"), &body)));
+    }
+    for t in 0..tags {
+        let links: String = (0..articles)
+            .filter(|n| n % tags == t)
+            .take(12)
+            .map(|n| format!("<li><a href=\"{}\">新闻{n}</a></li>", article(n)))
+            .collect();
+        pages.push((
+            format!("/tag/{}.html", t + 1),
+            frame(
+                &format!("话题{t}"),
+                &format!("<div class=\"box\"><ul>{links}</ul></div>"),
+            ),
+        ));
+    }
+    for l in 0..lists {
+        let mut body: String = (l * 40..((l + 1) * 40).min(articles))
+            .map(|n| format!("<li><a href=\"{}\">新闻{n}</a></li>", article(n)))
+            .collect();
+        body = format!("<div id=\"content\"><ul>{body}</ul></div>");
+        if l + 1 < lists {
+            body.push_str(&format!("<a href=\"/list/{}.html\">下一页</a>", l + 2));
+        }
+        pages.push((format!("/list/{}.html", l + 1), frame("最新", &body)));
+    }
+    let home: String = (0..lists)
+        .map(|l| format!("<a href=\"/list/{}.html\">{}</a> ", l + 1, l + 1))
+        .collect();
+    pages.push((
+        "/".to_owned(),
+        frame("新闻网", &format!("<div class=\"box\">{home}</div>")),
+    ));
+    let old_rule_pages = pages
+        .iter()
+        .filter(|(path, html)| old_rule(html, &server.url(path)))
+        .count();
+    for (path, html) in &pages {
+        server.page(path, html);
+    }
+    let crawl_once = |mode: RenderMode| {
+        let config = CrawlConfig {
+            max_pages: pages.len() * 2,
+            concurrency: 16,
+            per_host_concurrency: 16,
+            ..config(mode)
+        };
+        let seed = server.url("/");
+        async move {
+            let mut sink = Recorder::default();
+            let report = crawl(&config, &[seed], &mut sink).await.unwrap();
+            assert!(
+                sink.failures.is_empty(),
+                "{:?}",
+                &sink.failures[..3.min(sink.failures.len())]
+            );
+            report.stats
+        }
+    };
+    let _ = crawl_once(RenderMode::Never).await; // warm-up, untimed
+    let mut rows = Vec::new();
+    for _ in 0..3 {
+        let never = crawl_once(RenderMode::Never).await;
+        let auto = crawl_once(RenderMode::Auto).await;
+        assert_eq!(never.pages, pages.len());
+        assert_eq!(auto.pages, pages.len());
+        println!(
+            "never {:.2} s, auto {:.2} s ({} rendered, {} kept static by the template rule): ratio {:.3}",
+            never.elapsed.as_secs_f64(),
+            auto.elapsed.as_secs_f64(),
+            auto.rendered,
+            auto.render_skipped,
+            auto.elapsed.as_secs_f64() / never.elapsed.as_secs_f64()
+        );
+        rows.push((
+            never.elapsed.as_secs_f64(),
+            auto.elapsed.as_secs_f64(),
+            auto.rendered,
+        ));
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let never = median(rows.iter().map(|r| r.0).collect());
+    let auto = median(rows.iter().map(|r| r.1).collect());
+    println!(
+        "RESULT pages={} common_script={common} never_s={never:.2} auto_s={auto:.2} ratio={:.3} \
+         rendered={:?} old_rule_rendered={old_rule_pages}",
+        pages.len(),
+        auto / never,
+        rows.iter().map(|r| r.2).collect::<Vec<_>>()
+    );
+}
