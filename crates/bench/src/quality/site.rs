@@ -425,7 +425,7 @@ fn blurbs_html(page: &Page) -> String {
     ];
     let seed = page.path.bytes().map(usize::from).sum::<usize>();
     let mut out = String::from("<h3>本周强推</h3><ul>");
-    for i in 0..6 + seed % 3 {
+    for i in 0..7 + seed % 2 {
         let (title, blurb) = BOOKS[(seed + i) % BOOKS.len()];
         out.push_str(&format!("<li>《{title}》：{blurb}</li>"));
     }
@@ -446,7 +446,7 @@ fn related_html(page: &Page) -> String {
     ];
     let seed = page.path.bytes().map(usize::from).sum::<usize>();
     let mut out = String::from("<div class=\"other\"><h3>相关章节</h3>\n");
-    for i in 0..7 + seed % 4 {
+    for i in 0..8 + seed % 3 {
         out.push_str(&format!(
             "<div class=\"item\"><p>第{}章：{}</p></div>\n",
             (seed + i * 13) % 900 + 100,
