@@ -21,6 +21,10 @@
 //! it ends with `RESULT crawler_req_s=… wrk_req_s=… wrk_ratio=… scrapy_pages_s=… scrapy_ratio=…`
 //! (`scripts/bench-crawl` installs wrk and nginx, builds and runs it).
 //!
+//! `copytrace-bench crawl-ads` crawls a generated news site whose every page carries inline ad
+//! and analytics scripts (and no script-written text) with `--render never` and `--render auto`
+//! alternately, and ends with `RESULT never_s=… auto_s=… ratio=… rendered=… …`.
+//!
 //! `copytrace-bench export` exports 1,000,000 generated match rows from SQLite to CSV and XLSX
 //! through the service, each in a fresh process, and ends with
 //! `RESULT rows=… csv_rows_per_s=… csv_peak_mb=… xlsx_rows_per_s=… xlsx_peak_mb=…`.
@@ -93,6 +97,9 @@ enum Command {
     /// Crawler throughput on a local static site of 20,000 pages served by nginx: requests/s
     /// against `wrk` at the same concurrency, pages/s against Scrapy, in one run.
     Crawl(crawl::Args),
+    /// What `--render auto` costs on a site whose every page carries inline ad and analytics
+    /// scripts and whose text no script writes: `never` and `auto` side by side, in one run.
+    CrawlAds(crawl::ads::Args),
     /// Extraction on trafilatura's public evaluation set (about 1,000 real pages with snippets
     /// that must and must not appear): the crawler's stored page text against trafilatura
     /// 2.3.1, precision, recall and F1, in one run.
@@ -128,6 +135,7 @@ fn main() -> anyhow::Result<()> {
         Command::Quality(args) => quality::run(&args),
         Command::Workers(args) => workers::run(&args),
         Command::Crawl(args) => crawl::run(&args),
+        Command::CrawlAds(args) => crawl::ads::run(&args),
         Command::Export(args) => export::run(&args),
         Command::Extraction(args) => extraction::run(&args),
         Command::Web(args) => web::run(&args),

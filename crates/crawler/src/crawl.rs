@@ -15,7 +15,8 @@ use crate::fetch::{
 };
 use crate::frontier::{Frontier, Item, Next, Rules, Scope};
 use crate::links::{self, Link};
-use crate::render::{self, Renderer};
+use crate::render::decide::{RenderMemory, Template};
+use crate::render::{self, RenderMode, Renderer};
 use crate::robots::{HostRobots, Verdict};
 use crate::sitemap::{self, MAX_SITEMAP_FILES};
 use crate::stats::CrawlProgress;
@@ -50,6 +51,7 @@ pub async fn crawl(
         config: config.clone(),
         validators,
         renderer: Renderer::new(config.chromium.clone(), config.render_timeout),
+        render_memory: RenderMemory::default(),
     });
     let mut run = Run {
         report: CrawlReport::default(),
@@ -180,6 +182,8 @@ pub(crate) struct Shared {
     pub(crate) config: CrawlConfig,
     /// The browser of the rendered path, started on first need.
     renderer: Renderer,
+    /// What rendering gained per page template, in auto mode.
+    render_memory: RenderMemory,
     /// [`CrawlConfig::validators`] keyed by normalized URL.
     validators: HashMap<String, Validators>,
 }
@@ -264,6 +268,7 @@ impl Run {
     fn snapshot(&mut self, shared: &Shared) {
         let stats = &mut self.report.stats;
         shared.fetcher.counters.fill(stats);
+        stats.render_skipped = shared.render_memory.skipped();
         stats.disallowed_by_robots = self.report.disallowed_by_robots;
         stats.elapsed = self.started.elapsed();
     }
@@ -421,14 +426,27 @@ async fn fetch_page(
         let doc = extract::parse_html(&html);
         let (title, text) = extract::title_and_text(&doc);
         let links = links::discover_in(&doc, &base);
-        let render = render::needs_rendering(mode, &text, &html, links.len());
-        (title, text, links, encoding, body, render.then_some(html))
+        let render = render::needs_rendering(mode, &doc, &text, links.len());
+        let template = (render && mode == RenderMode::Auto).then(|| Template::of(&base, &doc));
+        (
+            title,
+            text,
+            links,
+            encoding,
+            body,
+            render.then_some((html, template)),
+        )
     })
     .await;
     let (mut title, mut text, mut links, encoding, body, to_render) =
         parsed.map_err(|e| Failure::Internal(e.to_string()))?;
+    // In auto mode, a template whose renders never gained text keeps its static text.
+    let to_render = match to_render {
+        Some((_, Some(template))) if !shared.render_memory.admit(template).await => None,
+        to_render => to_render,
+    };
     let mut rendered = false;
-    if let Some(html) = to_render {
+    if let Some((html, template)) = to_render {
         let dom = shared
             .renderer
             .render(Arc::downgrade(shared), &final_url, html)
@@ -444,6 +462,10 @@ async fn fetch_page(
                 .await
                 .map_err(|e| Failure::Internal(e.to_string()))?;
                 // The rendered DOM holds what the served HTML did, and what scripts added.
+                if let Some(template) = template {
+                    let gained = render::decide::gained_text(&text, &read.1);
+                    shared.render_memory.record(template, Some(gained));
+                }
                 title = read.0.or(title);
                 text = read.1;
                 let known: HashSet<Url> = links.iter().map(|l| l.url.clone()).collect();
@@ -451,6 +473,9 @@ async fn fetch_page(
                 rendered = true;
             }
             Err(reason) => {
+                if let Some(template) = template {
+                    shared.render_memory.record(template, None);
+                }
                 let error = CrawlError::NotRendered {
                     url: final_url.clone(),
                     reason,

@@ -32,9 +32,12 @@
 //! Disallowed URLs are never requested. `Crawl-delay` is honoured per host, capped by
 //! [`CrawlConfig::max_crawl_delay`]. Details in the `robots` module source.
 //!
-//! **Pages written by scripts are rendered, under the same rules.** When a page's static text
-//! is short and its scripts may write it, it is read again in headless Chromium
-//! ([`render`], [`CrawlConfig::render`]): the fetched bytes are served to the browser from
+//! **Pages written by scripts are rendered, under the same rules.** When a page's content says
+//! a script writes its text (its content element is empty, an inline script writes text from a
+//! payload or a request; ad and analytics scripts do not count, and the static text's size
+//! alone decides nothing), it is read again in headless Chromium ([`render`],
+//! [`render::decide`], [`CrawlConfig::render`]); a page template whose first renders gained no
+//! text is not rendered again in the crawl. The fetched bytes are served to the browser from
 //! memory, and every subrequest of the page goes through a proxy that asks this crawl's guard
 //! (resolving and pinning names itself), robots.txt and per-host pace. Without Chromium such a
 //! page is a [`CrawlError::NotRendered`] failure, never a stored page with no text.
@@ -197,7 +200,7 @@ pub struct CrawlConfig {
     /// links.
     pub sitemaps: bool,
     /// When pages are rendered in headless Chromium (see [`render`]). Default
-    /// [`RenderMode::Auto`]: pages whose static text is short and that have scripts.
+    /// [`RenderMode::Auto`]: pages whose content a script writes ([`render::decide`]).
     pub render: RenderMode,
     /// The Chromium executable (`copytrace_browser::find_chromium`); `None` when it is not
     /// installed, in which case pages that need rendering are reported as

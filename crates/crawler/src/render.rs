@@ -1,10 +1,15 @@
 //! The rendered path: pages whose text only scripts write, read in headless Chromium.
 //!
-//! Most pages keep the fast static path. A page goes to the browser when [`RenderMode::Auto`]
-//! finds that its static text is short (under [`RENDER_BELOW_CHARS`] characters) and it has
-//! scripts that may write it ([`needs_rendering`]), or always with [`RenderMode::Always`]. The browser is the
-//! `copytrace-browser` crate's: started once per crawl on first need (and again if it dies), in a process group of its
-//! own that is killed when the crawl ends, errs or is dropped.
+//! Most pages keep the fast static path. In [`RenderMode::Auto`] a page goes to the browser when
+//! its content says a script writes it ([`decide`]): its content element is empty, an inline
+//! script writes text from a payload or a request, or its text is short and a script may write
+//! it, and an ad or analytics script that writes an `<ins>`, a frame or a pixel is not such a
+//! script. The size of the static text alone decides nothing: a script-written chapter beside a
+//! static block of comments is rendered. Per host and page template the crawl remembers whether
+//! rendering gained text, and stops rendering a template whose first renders never did. With
+//! [`RenderMode::Always`] every page is rendered, with [`RenderMode::Never`] none. The browser
+//! is the `copytrace-browser` crate's: started once per crawl on first need (and again if it
+//! dies), in a process group of its own that is killed when the crawl ends, errs or is dropped.
 //!
 //! The rendered fetch obeys what the static one does:
 //! * **the page itself** is not fetched again: the bytes the static fetch received (under
@@ -28,6 +33,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use copytrace_browser::{Browser, BrowserConfig, Document, Network, Vetter};
+use scraper::Html;
 use tokio::sync::Semaphore;
 use url::Url;
 
@@ -35,12 +41,14 @@ use crate::crawl::Shared;
 use crate::robots::Verdict;
 use crate::urls::host_key;
 
+pub mod decide;
+
 /// When pages are rendered in the browser.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RenderMode {
     /// Never: the static text is the page's text.
     Never,
-    /// When the static text is short and the page has scripts (the default).
+    /// When the page's content says a script writes its text (the default; see [`decide`]).
     #[default]
     Auto,
     /// Every HTML page (slow; for sites known to write all their text by script).
@@ -79,9 +87,9 @@ impl std::fmt::Display for RenderMode {
     }
 }
 
-/// In [`RenderMode::Auto`], a page whose static text has fewer characters than this (and which
-/// has scripts) is rendered. A chapter or article is longer; an empty content element with a
-/// title, a menu line and a copyright line is shorter.
+/// In [`RenderMode::Auto`], a page without a named content element whose static text has fewer
+/// characters than this is rendered when a script may write it ([`decide`]'s last rule). A
+/// chapter or article is longer; a title, a menu line and a copyright line are shorter.
 pub const RENDER_BELOW_CHARS: usize = 200;
 
 /// A page has settled when its DOM has not changed for this long after the load event.
@@ -90,77 +98,22 @@ pub const SETTLE_QUIET: Duration = Duration::from_millis(500);
 /// Pages rendered at once (tabs of the one browser).
 const MAX_TABS: usize = 2;
 
-/// In [`RenderMode::Auto`], a short page with only external scripts and at least this many
-/// links is a navigation page (a home page, a table of contents, whose text is in its links)
-/// with analytics or ad scripts, not a chapter waiting for a script: it is not rendered.
+/// In [`RenderMode::Auto`], a short page without a content slot, with only external scripts
+/// and at least this many links is a navigation page (a home page, a table of contents, whose
+/// text is in its links) with analytics or ad scripts, not a chapter waiting for a script: it
+/// is not rendered.
 pub const NAVIGATION_LINKS: usize = 40;
 
-/// Calls by which an inline script writes or fetches a page's text.
-pub const WRITING_CALLS: [&str; 12] = [
-    "document.write",
-    "innerhtml",
-    "insertadjacenthtml",
-    "textcontent",
-    "innertext",
-    "atob(",
-    "decodeuricomponent(",
-    "unescape(",
-    "fetch(",
-    "xmlhttprequest",
-    ".html(",
-    ".load(",
-];
-
-/// Whether a page with this static text, HTML and number of links should be rendered under
-/// `mode`. In [`RenderMode::Auto`]: its text is shorter than [`RENDER_BELOW_CHARS`] and it has
-/// scripts, and either an inline script writes or fetches text ([`WRITING_CALLS`]) or it has
-/// fewer than [`NAVIGATION_LINKS`] links.
-pub fn needs_rendering(mode: RenderMode, text: &str, html: &str, links: usize) -> bool {
+/// Whether a page should be rendered under `mode`, given its parsed document, its extracted
+/// static text and its number of links. In [`RenderMode::Auto`], when [`decide::assess`] finds
+/// a reason: the page's content slots are empty, a script writes its text, or its text is short
+/// and a script may write it. (The crawl also asks [`decide`]'s per-template memory, which this
+/// function, having no crawl, does not.)
+pub fn needs_rendering(mode: RenderMode, doc: &Html, text: &str, links: usize) -> bool {
     match mode {
         RenderMode::Never => false,
         RenderMode::Always => true,
-        RenderMode::Auto => {
-            if text.chars().filter(|c| !c.is_whitespace()).count() >= RENDER_BELOW_CHARS {
-                return false;
-            }
-            let scripts = Scripts::of(html);
-            scripts.any && (scripts.inline_writes || links < NAVIGATION_LINKS)
-        }
-    }
-}
-
-/// What a page's `<script>` elements look like, from a scan of the HTML (no parse).
-struct Scripts {
-    any: bool,
-    inline_writes: bool,
-}
-
-impl Scripts {
-    fn of(html: &str) -> Self {
-        let lower = html.to_ascii_lowercase();
-        let mut scripts = Scripts {
-            any: false,
-            inline_writes: false,
-        };
-        let mut rest = lower.as_str();
-        while let Some(start) = rest.find("<script") {
-            scripts.any = true;
-            let after = &rest[start..];
-            let Some(open_end) = after.find('>') else {
-                break;
-            };
-            let body_start = open_end + 1;
-            let body_end = after[body_start..]
-                .find("</script")
-                .map_or(after.len(), |end| body_start + end);
-            let body = &after[body_start..body_end];
-            if WRITING_CALLS.iter().any(|call| body.contains(call)) {
-                scripts.inline_writes = true;
-                break;
-            }
-            rest = &after[body_end..];
-        }
-        scripts
+        RenderMode::Auto => decide::assess(doc, text, links).is_some(),
     }
 }
 
@@ -344,22 +297,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_short_pages_with_scripts_are_rendered_in_auto_mode() {
-        let writing = "<html><body><div id=c></div><SCRIPT>document.write('x')</SCRIPT>";
-        let external = r#"<html><body><div id=c></div><script src="/app.js"></script>"#;
-        let analytics = r#"<script>var hm = document.createElement("script");</script>"#;
-        let plain = "<html><body><p>短</p></body></html>";
-        let long = "长".repeat(RENDER_BELOW_CHARS);
-        assert!(needs_rendering(RenderMode::Auto, "短", writing, 0));
-        assert!(needs_rendering(RenderMode::Auto, "短", writing, 500));
-        assert!(needs_rendering(RenderMode::Auto, "短", external, 5));
-        // A table of contents with an external or analytics script has its text in links.
-        assert!(!needs_rendering(RenderMode::Auto, "短", external, 500));
-        assert!(!needs_rendering(RenderMode::Auto, "短", analytics, 500));
-        assert!(!needs_rendering(RenderMode::Auto, "短", plain, 0));
-        assert!(!needs_rendering(RenderMode::Auto, &long, writing, 0));
-        assert!(needs_rendering(RenderMode::Always, &long, plain, 500));
-        assert!(!needs_rendering(RenderMode::Never, "", writing, 0));
+    fn modes_never_and_always_ignore_the_content() {
+        let writing =
+            Html::parse_document("<html><body><div id=c></div><SCRIPT>document.write(x)</SCRIPT>");
+        let plain = Html::parse_document("<html><body><p>短</p></body></html>");
+        assert!(needs_rendering(RenderMode::Always, &plain, "短", 500));
+        assert!(!needs_rendering(RenderMode::Never, &writing, "", 0));
+        assert!(needs_rendering(RenderMode::Auto, &writing, "", 0));
+        assert!(!needs_rendering(RenderMode::Auto, &plain, "短", 0));
     }
 
     #[test]

@@ -36,6 +36,10 @@ pub struct CrawlStats {
     pub sitemap_urls: usize,
     /// Pages whose text was read in headless Chromium (included in `pages`).
     pub rendered: usize,
+    /// Pages that `--render auto` would have rendered but kept static, because the first
+    /// renders of their template (same host, URL shape and page skeleton) never gained text
+    /// (see [`render::decide`](crate::render::decide)).
+    pub render_skipped: usize,
     /// Wall time since the crawl started.
     pub elapsed: Duration,
 }

@@ -75,6 +75,8 @@ pub fn crawl_stats_json(stats: &CrawlStats) -> serde_json::Value {
             .collect::<std::collections::BTreeMap<_, _>>(),
         "link_limits": stats.link_limits,
         "sitemap_urls": stats.sitemap_urls,
+        "rendered": stats.rendered,
+        "render_skipped": stats.render_skipped,
         "elapsed_secs": stats.elapsed.as_secs_f64(),
         "pages_per_second": stats.pages_per_second(),
     })

@@ -24,6 +24,7 @@
 //! `RESULT crawler_req_s=… crawler_pages_s=… wrk_req_s=… wrk_ratio=… scrapy_pages_s=…
 //! scrapy_ratio=… …`.
 
+pub mod ads;
 pub mod cpu;
 mod http_only;
 mod server;

@@ -245,8 +245,10 @@ fn render_page(page: &Page, sidebar: &[(&str, &str)]) -> (Rendered, Option<(Stri
 
 /// The page's text as its disguise delivers it: plain paragraphs, or (the rendered classes) an
 /// empty content element filled by a script, from `document.write` of escaped string literals,
-/// a percent-encoded blob or an `XMLHttpRequest` of a JSON fragment (returned, to be served),
-/// or (`hidden-junk`) paragraphs strewn with junk that styles hide from a reader.
+/// a percent-encoded or base64 blob or an `XMLHttpRequest` of a JSON fragment (returned, to be
+/// served), the last three classes beside 200 to 600 characters of static reader comments, a
+/// sidebar of blurbs or a list of related chapters (so the static text is not short), or
+/// (`hidden-junk`) paragraphs strewn with junk that styles hide from a reader.
 fn content_html(page: &Page, html: &mut String) -> Option<(String, Rendered)> {
     let paragraphs: String = page
         .paragraphs
@@ -254,6 +256,43 @@ fn content_html(page: &Page, html: &mut String) -> Option<(String, Rendered)> {
         .map(|p| format!("<p>{}</p>", escape(p)))
         .collect();
     match page.disguise {
+        "rendered-write-comments" => {
+            html.push_str(&format!(
+                "<div id=\"content\"><script>document.write(\"{}\");</script></div>\n",
+                js_escaped(&paragraphs)
+            ));
+            html.push_str(&comments_html(page));
+            None
+        }
+        "rendered-xhr-sidebar" => {
+            let path = format!("/api/chapter{}.json", page.path.trim_end_matches(".html"));
+            html.push_str(&format!(
+                "<div class=\"col-right\">{}</div>\n<div id=\"chaptercontent\"></div>\n\
+                 <script>var xhr = new XMLHttpRequest(); xhr.open('GET', '{path}');\
+                 xhr.onload = function () {{ document.getElementById('chaptercontent').innerHTML = \
+                 JSON.parse(xhr.responseText).html; }}; xhr.send();</script>\n",
+                blurbs_html(page)
+            ));
+            let json = serde_json::json!({ "title": page.title, "html": paragraphs });
+            Some((
+                path,
+                Rendered {
+                    body: json.to_string().into_bytes(),
+                    content_type: "application/json",
+                },
+            ))
+        }
+        "rendered-blob-related" => {
+            use base64::Engine as _;
+            let blob = base64::engine::general_purpose::STANDARD.encode(paragraphs.as_bytes());
+            html.push_str(&format!(
+                "<div id=\"txt\"></div>\n<script>var b = \"{blob}\";\
+                 var bytes = Uint8Array.from(atob(b), function (c) {{ return c.charCodeAt(0); }});\
+                 document.getElementById('txt').innerHTML = new TextDecoder().decode(bytes);</script>\n"
+            ));
+            html.push_str(&related_html(page));
+            None
+        }
         "rendered-write" => {
             html.push_str(&format!(
                 "<div id=\"content\"><script>document.write(\"{}\");</script></div>\n",
@@ -317,6 +356,105 @@ fn content_html(page: &Page, html: &mut String) -> Option<(String, Rendered)> {
             None
         }
     }
+}
+
+/// Reader comments (书友评论) of 200 to 600 characters, static beside a script-written chapter:
+/// lines written for this benchmark, in the manner of real sites, chosen by the page's path.
+fn comments_html(page: &Page) -> String {
+    const LINES: [&str; 10] = [
+        "这一章写得太精彩了，看得我热血沸腾，忍不住拍案叫绝。",
+        "等了一整天终于等到了，这一段读来酣畅淋漓，痛快极了。",
+        "人物的对话很有味道，几句话就把性格写活了，佩服佩服。",
+        "这段情节反转得太妙了，完全没想到，伏笔埋得真深。",
+        "主角的性格越来越讨喜了，配角也写得有血有肉，好评。",
+        "看了三遍还是觉得不过瘾，每个细节都经得起推敲。",
+        "作者对那个年代的风土人情很熟悉，写得真实可信。",
+        "文笔细腻，描写生动，情节紧凑不拖沓，是难得的好书。",
+        "有没有人和我一样，每天晚上睡前都要来这里看一看的？",
+        "这本书我从第一天就开始看了，一路看下来真的很感动。",
+    ];
+    let seed = page.path.bytes().map(usize::from).sum::<usize>();
+    let mut out = String::from("<div class=\"box\"><h3>书友评论</h3>\n");
+    for i in 0..8 + seed % 5 {
+        out.push_str(&format!(
+            "<p>书友{}：{}</p>\n",
+            (seed + i * 7) % 9_000 + 1_000,
+            LINES[(seed + i) % LINES.len()]
+        ));
+    }
+    out.push_str("</div>\n");
+    out
+}
+
+/// A sidebar of book blurbs of 200 to 600 characters (titles and blurbs written for this
+/// benchmark).
+fn blurbs_html(page: &Page) -> String {
+    const BOOKS: [(&str, &str); 8] = [
+        (
+            "星辰变",
+            "一个不能修炼内功的少年，凭借坚韧的毅力踏上修仙之路，终成一代强者。",
+        ),
+        (
+            "剑道独尊",
+            "少年剑客出身寒微，一剑在手，横扫八荒六合，问鼎剑道之巅。",
+        ),
+        (
+            "苍穹志",
+            "天地不仁，以万物为刍狗，少年逆天而行，只为守护心中所爱之人。",
+        ),
+        (
+            "九天录",
+            "九天之上神魔并立，一名凡人少年意外得到上古传承，从此风云变色。",
+        ),
+        (
+            "长生劫",
+            "长生之路漫漫，劫难重重，他步步为营，终于看破生死轮回的秘密。",
+        ),
+        (
+            "山河志",
+            "乱世之中群雄并起，一介书生投笔从戎，以一己之力改写山河格局。",
+        ),
+        (
+            "大荒纪",
+            "大荒深处妖兽横行，部落少年为寻找失踪的父亲，踏入无尽荒原。",
+        ),
+        (
+            "青云歌",
+            "青云山下有少年，剑心通明，一路斩妖除魔，终成一代宗师。",
+        ),
+    ];
+    let seed = page.path.bytes().map(usize::from).sum::<usize>();
+    let mut out = String::from("<h3>本周强推</h3><ul>");
+    for i in 0..7 + seed % 2 {
+        let (title, blurb) = BOOKS[(seed + i) % BOOKS.len()];
+        out.push_str(&format!("<li>《{title}》：{blurb}</li>"));
+    }
+    out.push_str("</ul>");
+    out
+}
+
+/// Related chapters with their opening lines, 200 to 600 characters (written for this
+/// benchmark).
+fn related_html(page: &Page) -> String {
+    const OPENINGS: [&str; 6] = [
+        "夜色渐深，城中灯火次第熄灭，只有城楼上的更鼓声远远传来。",
+        "清晨的山谷里雾气弥漫，几声鸟鸣打破了四下的寂静。",
+        "马车在官道上颠簸前行，车帘被风吹起，露出一张苍白的脸。",
+        "客栈里人声鼎沸，说书先生一拍醒木，众人顿时安静下来。",
+        "大雪封山已有半月，村里的粮食一天比一天少了。",
+        "江面上一叶扁舟顺流而下，船头立着一个披蓑衣的老人。",
+    ];
+    let seed = page.path.bytes().map(usize::from).sum::<usize>();
+    let mut out = String::from("<div class=\"other\"><h3>相关章节</h3>\n");
+    for i in 0..8 + seed % 3 {
+        out.push_str(&format!(
+            "<div class=\"item\"><p>第{}章：{}</p></div>\n",
+            (seed + i * 13) % 900 + 100,
+            OPENINGS[(seed + i) % OPENINGS.len()]
+        ));
+    }
+    out.push_str("</div>\n");
+    out
 }
 
 /// Class, id and descendant rules that hide the `hidden-junk` class's anti-copy characters.
@@ -419,6 +557,53 @@ mod tests {
             encoding,
             prev: None,
             next: None,
+        }
+    }
+
+    /// The crawl side of the classes whose script-written chapter sits beside a static block:
+    /// as served, the page's extracted text is that block, 200 to 600 characters (more than
+    /// the old rule's 200, which therefore never rendered them), and `--render auto` renders
+    /// it. (`render_auto` in the crawler's tests renders such pages in Chromium.)
+    #[test]
+    fn chapters_written_beside_static_blocks_have_long_static_text_and_are_rendered() {
+        let chapter = "却说曹操引兵追赶，行至半路，忽见前面尘头大起，一彪军马拦住去路。".repeat(20);
+        for (i, disguise) in [
+            "rendered-write-comments",
+            "rendered-xhr-sidebar",
+            "rendered-blob-related",
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            for n in 0..8 {
+                let mut p = page(&format!("/book/{i}{n:04}.html"), PageEncoding::Utf8);
+                p.disguise = disguise;
+                p.paragraphs = vec![chapter.clone()];
+                let (rendered, _) = render_page(&p, &[("/a.html", "别的书")]);
+                let html = String::from_utf8(rendered.body).unwrap();
+                assert!(
+                    !html.contains(&chapter[..30]),
+                    "{disguise}: the chapter is static"
+                );
+                let doc = copytrace_crawler::extract::parse_html(&html);
+                let (_, text) = copytrace_crawler::extract::title_and_text(&doc);
+                let chars = text.chars().filter(|c| !c.is_whitespace()).count();
+                assert!(
+                    (200..=600).contains(&chars),
+                    "{disguise} {n}: {chars} static characters: {text}"
+                );
+                let url = url::Url::parse("http://127.0.0.1/").unwrap();
+                let links = copytrace_crawler::links::discover_in(&doc, &url).len();
+                assert!(
+                    copytrace_crawler::render::needs_rendering(
+                        copytrace_crawler::RenderMode::Auto,
+                        &doc,
+                        &text,
+                        links
+                    ),
+                    "{disguise} {n} is not rendered"
+                );
+            }
         }
     }
 

@@ -136,6 +136,12 @@ fn print_crawl(done: CrawlDone, seeds: &[Url], verbose: u8) -> Result<ExitCode> 
             stats.rendered
         );
     }
+    if stats.render_skipped > 0 {
+        println!(
+            "{} page(s) not rendered: the first renders of their page template gained no text",
+            stats.render_skipped
+        );
+    }
     if !stats.errors.is_empty() {
         println!("failures by kind: {}", stats.errors_line());
     }

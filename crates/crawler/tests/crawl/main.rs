@@ -12,4 +12,5 @@ mod hostile_pages;
 mod links;
 mod politeness;
 mod render;
+mod render_auto;
 mod robots;

@@ -1,0 +1,316 @@
+//! Tests of the render decision on HTML fixtures, and a by-hand measurement of its cost.
+
+use super::*;
+
+/// A chapter's text, long enough to be one.
+const CHAPTER: &str = "却说曹操引兵追赶，行至半路，忽见前面尘头大起，一彪军马拦住去路。\
+    为首一员大将，手提长枪，高声大叫：丞相休走，赵子龙在此！曹操大惊，急令军士退后。\
+    赵云纵马挺枪，杀入阵中，左冲右突，如入无人之境，曹军四散奔走，死伤无数。\
+    曹操叹曰：真虎将也！遂传令休要放冷箭，只要捉活的。赵云怀抱幼主，直透重围而去。";
+
+/// About 300 characters of reader comments, as a static block beside the chapter.
+fn comments() -> String {
+    let lines = [
+        "书友甲：这一章写得太精彩了，赵云真是一身是胆，作者大大加油更新！",
+        "书友乙：前排占座，等了一整天终于更新了，希望明天能多更几章。",
+        "书友丙：曹操这个时候还想着捉活的，真是爱才如命，可惜赵云不会投降。",
+        "书友丁：这段看了好几遍，每次都热血沸腾，强烈推荐给身边的朋友们。",
+        "书友戊：作者的文笔越来越好了，人物刻画很细腻，情节紧凑不拖沓。",
+        "书友己：求加更求加更，月票已投，打赏也送上了，坐等下一章。",
+    ];
+    let items: String = lines.iter().map(|l| format!("<li>{l}</li>")).collect();
+    format!("<div class=\"pl\"><h3>书友评论</h3><ul>{items}</ul></div>")
+}
+
+fn escaped(s: &str) -> String {
+    s.encode_utf16().map(|u| format!("\\u{u:04x}")).collect()
+}
+
+fn page(head: &str, body: &str) -> Html {
+    Html::parse_document(&format!(
+        "<!DOCTYPE html><html><head><meta charset=utf-8><title>第一章</title>{head}</head>\
+         <body><div class=\"header\"><a href=\"/\">笔趣阁</a></div><h1>第一章 风起</h1>\
+         {body}<div class=\"footer\">本站所有小说均来自网友上传。</div></body></html>"
+    ))
+}
+
+/// The inline ad and analytics scripts of the issue's second site: `document.write` of a
+/// script tag and of a CNZZ counter, an `innerHTML` banner, AdSense, Baidu and a pixel.
+const AD_SCRIPTS: &str = "<div id=\"a1\"></div>\
+    <script>document.write('<script src=\"https://ads.example.net/show.js?id=7\"></scr'+'ipt>');</script>\
+    <script>document.write(unescape(\"%3Cspan id='cnzz_stat_icon_1'%3E%3C/span%3E%3Cscript src='https://s4.cnzz.com/z_stat.php%3Fid%3D1' type='text/javascript'%3E%3C/script%3E\"));</script>\
+    <script>document.getElementById('a1').innerHTML = '<a href=\"https://app.example.com/\"><img src=\"/img/app.png\"></a>';</script>\
+    <ins class=\"adsbygoogle\" data-ad-slot=\"1\"></ins><script>(adsbygoogle = window.adsbygoogle || []).push({});</script>\
+    <script>var _hmt = _hmt || []; (function() { var hm = document.createElement('script'); hm.src = 'https://hm.baidu.com/hm.js?abc'; var s = document.getElementsByTagName('script')[0]; s.parentNode.insertBefore(hm, s); })();</script>\
+    <script>document.write('<img src=\"/stat.gif?r=' + escape(document.referrer) + '&t=' + Math.random() + '\" width=1 height=1>');</script>";
+
+#[test]
+fn a_chapter_written_by_document_write_beside_static_comments_is_rendered() {
+    let doc = page(
+        "",
+        &format!(
+            "<div id=\"content\"><script>document.write(\"{}\");</script></div>{}",
+            escaped(&format!("<p>{CHAPTER}</p>")),
+            comments()
+        ),
+    );
+    // The static text is the comments: over 200 characters, which the old rule trusted.
+    assert!(assess(&doc, &comments(), 3).is_some());
+}
+
+#[test]
+fn a_chapter_fetched_by_xhr_beside_a_sidebar_is_rendered() {
+    let sidebar: String = (0..12)
+        .map(|i| {
+            format!("<li><a href=\"/b/{i}.html\">热门小说第{i}部：重生之都市修仙传奇</a></li>")
+        })
+        .collect();
+    let doc = page(
+        "",
+        &format!(
+            "<div class=\"side\"><ul>{sidebar}</ul></div><div id=\"chaptercontent\"></div>\
+             <script>var xhr = new XMLHttpRequest(); xhr.open('GET', '/api/c/1.json');\
+             xhr.onload = function () {{ document.getElementById('chaptercontent').innerHTML = \
+             JSON.parse(xhr.responseText).html; }}; xhr.send();</script>"
+        ),
+    );
+    assert_eq!(
+        assess(&doc, &"热门小说".repeat(80), 12),
+        Some(Reason::ScriptWritesText)
+    );
+}
+
+#[test]
+fn a_base64_chapter_in_an_unnamed_element_beside_related_links_is_rendered() {
+    use base64::Engine as _;
+    let blob = base64::engine::general_purpose::STANDARD.encode(CHAPTER.repeat(3));
+    let related: String = (0..8)
+        .map(|i| format!("<p>相关阅读：第{i}章 重逢故人，夜探古城，血战雪山之巅</p>"))
+        .collect();
+    let doc = page(
+        "",
+        &format!(
+            "<div id=\"x7f\"></div><div>{related}</div><script>var b = \"{blob}\";\
+             var t = new TextDecoder().decode(Uint8Array.from(atob(b), function (c) \
+             {{ return c.charCodeAt(0); }})); document.getElementById('x7f').textContent = t;\
+             </script>"
+        ),
+    );
+    assert_eq!(
+        assess(&doc, &"相关阅读".repeat(60), 8),
+        Some(Reason::ScriptWritesText)
+    );
+}
+
+#[test]
+fn an_empty_content_element_filled_by_an_external_script_is_rendered() {
+    let doc = page(
+        "",
+        &format!(
+            "<div id=\"booktext\">正在加载…</div>{}<script src=\"/js/read.js\"></script>",
+            comments()
+        ),
+    );
+    assert_eq!(assess(&doc, &comments(), 3), Some(Reason::EmptyContent));
+    let app = page(
+        "",
+        "<div id=\"app\"></div><script src=\"/static/js/app.3f9.js\"></script>",
+    );
+    assert_eq!(assess(&app, "", 0), Some(Reason::EmptyContent));
+}
+
+#[test]
+fn an_element_a_script_fills_from_a_variable_is_rendered_when_no_slot_holds_the_body() {
+    let doc = page(
+        "<script>var chapter = window.name;</script>",
+        "<div id=\"q9\"></div><script>document.getElementById('q9').innerHTML = chapter;</script>\
+         <ul><li><a href=\"/1.html\">上一章</a></li></ul>",
+    );
+    assert_eq!(assess(&doc, "上一章", 1), Some(Reason::ScriptFillsElement));
+}
+
+#[test]
+fn pages_whose_only_scripts_are_ads_or_analytics_are_not_rendered() {
+    let article = page(
+        "",
+        &format!("<div class=\"article-content\"><p>{CHAPTER}</p></div>{AD_SCRIPTS}"),
+    );
+    assert_eq!(assess(&article, CHAPTER, 20), None);
+    // A short list page and a near-empty tag page, the same ads: still nothing to render.
+    let items: String = (0..15)
+        .map(|i| format!("<li><a href=\"/a/{i}.html\">第{i}篇</a></li>"))
+        .collect();
+    let list = page(
+        "",
+        &format!("<div id=\"content\"><ul>{items}</ul></div>{AD_SCRIPTS}"),
+    );
+    assert_eq!(assess(&list, "第1篇", 15), None);
+    let tag = page(
+        "",
+        &format!("<div id=\"content\">暂无文章</div>{AD_SCRIPTS}"),
+    );
+    assert_eq!(assess(&tag, "暂无文章", 3), None);
+    let bare = page(
+        "",
+        &format!("<div class=\"box\">标签：历史</div>{AD_SCRIPTS}"),
+    );
+    assert_eq!(assess(&bare, "标签：历史", 3), None);
+}
+
+#[test]
+fn a_page_whose_content_element_holds_the_text_is_not_rendered_for_a_small_write() {
+    let doc = page(
+        "",
+        &format!(
+            "<div id=\"content\"><p>{CHAPTER}</p><span id=\"views\"></span></div>\
+             <script>document.getElementById('views').innerHTML = count;\
+             document.write(new Date().getFullYear());</script>"
+        ),
+    );
+    assert_eq!(assess(&doc, CHAPTER, 5), None);
+    let plain = page("", "<div id=\"content\"></div>");
+    assert_eq!(assess(&plain, "", 0), None, "no script, nothing to render");
+}
+
+#[test]
+fn short_pages_keep_the_old_rule_for_scripts_that_may_write() {
+    let external = page(
+        "",
+        "<div class=\"box\"></div><script src=\"/app.js\"></script>",
+    );
+    assert_eq!(assess(&external, "短", 5), Some(Reason::ShortText));
+    // A table of contents with an external or analytics script has its text in links.
+    assert_eq!(assess(&external, "短", 500), None);
+    let analytics = page(
+        "",
+        "<script>var hm = document.createElement(\"script\");</script>",
+    );
+    assert_eq!(assess(&analytics, "短", 5), None);
+}
+
+#[test]
+fn literals_are_decoded_for_prose() {
+    let lits = literals("var a = '\\u4f60\\u597d'; // it's a comment\nvar b = \"x\\\"y\";");
+    assert_eq!(lits, ["你好", "x\"y"]);
+    assert_eq!(prose_chars(&"%E4%BD%A0".repeat(10)), 10);
+    assert_eq!(prose_chars("https://hm.baidu.com/hm.js?abcdef"), 0);
+    assert_eq!(prose_chars("<a href=\"/x\"><img src=\"/a.png\"></a>"), 0);
+    assert!(is_literal(
+        "'<img src=\"/s.gif?r=' + escape(document.referrer) + '\">');"
+    ));
+    assert!(!is_literal("'<p>' + data.html + '</p>';"));
+    assert!(!is_literal("content;"));
+}
+
+#[test]
+fn templates_fold_digits_and_tell_page_shapes_apart() {
+    let url = |s: &str| Url::parse(s).unwrap();
+    let chapter = |n: usize| {
+        page(
+            "",
+            &format!("<div id=\"content\"><p>{n}{CHAPTER}</p></div><div class=\"pl{n}\"></div>"),
+        )
+    };
+    let a = Template::of(&url("http://s.example/book/12/345.html"), &chapter(1));
+    let b = Template::of(&url("http://s.example/book/7/8.html"), &chapter(22));
+    assert_eq!(a, b);
+    let list = page("", "<ul class=\"list\"><li>1</li></ul>");
+    assert_ne!(
+        a,
+        Template::of(&url("http://s.example/book/7/8.html"), &list)
+    );
+    assert_ne!(
+        a,
+        Template::of(&url("http://s.example/tag/8.html"), &chapter(1))
+    );
+    assert_ne!(
+        a,
+        Template::of(&url("http://t.example/book/7/8.html"), &chapter(1))
+    );
+}
+
+#[tokio::test]
+async fn a_template_whose_renders_gain_nothing_stops_being_rendered_and_one_that_gains_does_not() {
+    let memory = std::sync::Arc::new(RenderMemory::default());
+    let (idle, busy) = (Template(1), Template(2));
+    for _ in 0..TEMPLATE_TRIALS {
+        assert!(memory.admit(idle).await);
+    }
+    // A fourth page waits while the trials render; a failed trial lets it take its place.
+    let waiting = tokio::spawn({
+        let memory = memory.clone();
+        async move { memory.admit(idle).await }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    assert!(!waiting.is_finished());
+    memory.record(idle, None);
+    assert!(waiting.await.unwrap());
+    for _ in 0..TEMPLATE_TRIALS {
+        memory.record(idle, Some(false));
+    }
+    assert!(!memory.admit(idle).await);
+    assert!(!memory.admit(idle).await);
+    assert_eq!(memory.skipped(), 2);
+    assert!(memory.admit(busy).await);
+    memory.record(busy, Some(true));
+    for _ in 0..10 {
+        assert!(memory.admit(busy).await);
+        memory.record(busy, Some(false));
+    }
+    assert_eq!(memory.skipped(), 2);
+}
+
+#[test]
+fn gained_text_counts_only_paragraphs_the_static_text_lacked() {
+    let comments = "书友甲：好看\n书友乙：加油";
+    assert!(gained_text(comments, &format!("{CHAPTER}\n{comments}")));
+    assert!(!gained_text(comments, comments));
+    assert!(!gained_text(
+        comments,
+        &format!("{comments}\n广告：下载APP")
+    ));
+}
+
+#[test]
+fn a_deeply_nested_page_is_assessed_without_recursion() {
+    let html = format!(
+        "<html><body>{}<div id=content></div><script>document.write(x)</script></body></html>",
+        "<div>".repeat(5_000)
+    );
+    let doc = Html::parse_document(&html);
+    assert!(assess(&doc, "", 0).is_some());
+    let _ = Template::of(&Url::parse("http://s.example/").unwrap(), &doc);
+}
+
+mod cost {
+    /// Not a test: the time of [`crate::render::decide::assess`] against the extraction of the same page, run
+    /// by hand (`cargo test -p copytrace-crawler --lib decide::tests::cost -- --ignored --nocapture`).
+    #[test]
+    #[ignore = "a measurement, run by hand"]
+    fn assess_costs_a_fraction_of_the_extraction() {
+        let paragraphs: String = (0..12)
+            .map(|i| format!("<p>{i}却说曹操引兵追赶，行至半路，忽见前面尘头大起，一彪军马拦住去路。为首一员大将，手提长枪，高声大叫。</p>"))
+            .collect();
+        let ads = "<div id=\"a1\"></div><script>document.write('<script src=\"/show.js\"></scr'+'ipt>');</script>\
+            <script>document.getElementById('a1').innerHTML = '<a href=\"/app/\"><img src=\"/app.png\"></a>';</script>\
+            <script>var _hmt = _hmt || []; (function() { var hm = document.createElement('script'); hm.src = '/hm.js'; })();</script>";
+        let html = format!(
+            "<html><head><title>t</title><script src=\"/jquery.js\"></script></head><body><div class=\"nav\"><a href=\"/\">首页</a></div>\
+             <h1>t</h1><div class=\"article-content\">{paragraphs}</div><ul class=\"related\"><li><a href=\"/1\">x</a></li></ul>{ads}</body></html>"
+        );
+        let doc = crate::extract::parse_html(&html);
+        let (_, text) = crate::extract::title_and_text(&doc);
+        let rounds = 300;
+        let started = std::time::Instant::now();
+        for _ in 0..rounds {
+            std::hint::black_box(crate::extract::title_and_text(&doc));
+        }
+        let extract = started.elapsed() / rounds;
+        let started = std::time::Instant::now();
+        for _ in 0..rounds {
+            std::hint::black_box(crate::render::decide::assess(&doc, &text, 3));
+        }
+        let assess = started.elapsed() / rounds;
+        println!("extraction {extract:?} per page, assess {assess:?} per page");
+    }
+}
