@@ -27,6 +27,7 @@ mod inspect;
 mod postgres_store;
 mod recrawl;
 mod redis_index;
+mod removal_days;
 mod rendering;
 mod review;
 mod schedules;
