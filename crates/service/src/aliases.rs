@@ -17,9 +17,18 @@
 //!
 //! The earliest stored page of a group is its page; the others record no matches of their
 //! own and are listed beside it (the `aliases` column of the match export, the match page).
-//! When that page's text changes, its aliases are freed and matched on their own again.
+//! When that page's text changes, its aliases are freed and matched on their own again, except
+//! those whose text is the evidence of a copy the group is known for: matched from their
+//! stored text, they would report that known copy as new.
+//!
+//! **Aliases are re-checked, never assumed.** When a removal check (or a crawl) finds a page
+//! gone or without the copy, its aliases are fetched again in the same run before any of them
+//! could be matched on its own ([`crate::alias_checks`]): an alias that is gone is removed with
+//! the page; one that still shows the copy takes the group's matches over under its own URL,
+//! with the group's first-seen time, and the group keeps it as its page from then on. No
+//! export row, alert or statistic calls such a copy new.
 
-use copytrace_store::{Id, Page, Store};
+use copytrace_store::{Id, Page, Store, StoreError};
 
 use crate::error::Result;
 
@@ -70,9 +79,12 @@ pub fn site_of_url(url: &str) -> Option<String> {
     }))
 }
 
-/// The page `page` is an alias of: the earliest stored page of the same site whose current
-/// text is the same as `page`'s. `None` when `page` is the first with its text on its site,
-/// or has no text at all (empty pages are not the same page, only equally empty).
+/// The page `page` is an alias of: the page of the group it is already in (a group whose
+/// matches an alias took over keeps that alias as its page, see [`crate::alias_checks`]); else
+/// the page of the group of the earliest
+/// stored page of the same site whose current text is the same as `page`'s. `None` when `page`
+/// is the first with its text on its site (or the page of that group), or has no text at all
+/// (empty pages are not the same page, only equally empty).
 pub async fn primary_of(store: &dyn Store, page: &Page) -> Result<Option<Id>> {
     if page.text.trim().is_empty() {
         return Ok(None);
@@ -80,13 +92,39 @@ pub async fn primary_of(store: &dyn Store, page: &Page) -> Result<Option<Id>> {
     let Some(site) = site_of_url(&page.url) else {
         return Ok(None);
     };
+    // An alias stays in its group: the store frees it where its text, or its page's text, is
+    // no longer the same, except when its text is the evidence of a copy the group is known
+    // for (matched on its own it would report that copy as new), and a removal check hands
+    // the group to an alias that still shows the copy.
+    if let Some(head) = page.alias_of {
+        match store.get_page(head).await {
+            Ok(found) => {
+                let head = found.alias_of.unwrap_or(found.id);
+                if head != page.id {
+                    return Ok(Some(head));
+                }
+            }
+            Err(StoreError::NotFound(_)) => {}
+            Err(error) => return Err(error.into()),
+        }
+    }
     let earlier = store
         .earlier_pages_with_text(&page.content_hash, &site, page.id, CANDIDATES)
         .await?;
-    Ok(earlier
+    let Some((first, _)) = earlier
         .into_iter()
         .find(|(_, url)| site_of_url(url).as_deref() == Some(site.as_str()))
-        .map(|(id, _)| id))
+    else {
+        return Ok(None);
+    };
+    // An earlier alias stands for its group: the page is an alias of the group's page, unless
+    // it is that page itself.
+    let head = match store.get_page(first).await {
+        Ok(found) => found.alias_of.unwrap_or(first),
+        Err(StoreError::NotFound(_)) => first,
+        Err(error) => return Err(error.into()),
+    };
+    Ok((head != page.id).then_some(head))
 }
 
 #[cfg(test)]

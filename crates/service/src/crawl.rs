@@ -113,16 +113,59 @@ pub struct CrawlDone {
     pub run_counts: RunCounts,
     /// The crawler's statistics as stored with the run.
     pub stats: serde_json::Value,
+    /// Why no seed could be crawled, when none could (every seed refused by the address guard,
+    /// unreachable or failing): the run then failed, though the crawler finished.
+    pub seeds_failed: Option<String>,
 }
 
 impl CrawlDone {
-    /// How the run ended: succeeded, cancelled, or the reason it failed.
+    /// How the run ended: succeeded, cancelled, or the reason it failed (the crawl stopped as
+    /// a whole, or none of its seeds could be crawled).
     pub fn run_outcome(&self) -> std::result::Result<RunState, String> {
         match &self.result {
-            Ok(_) => Ok(RunState::Succeeded),
+            Ok(_) => match &self.seeds_failed {
+                Some(reason) => Err(reason.clone()),
+                None => Ok(RunState::Succeeded),
+            },
             Err(_) if self.cancelled => Ok(RunState::Cancelled),
             Err(error) => Err(format!("crawl aborted: {error}")),
         }
+    }
+}
+
+/// Why none of `seeds` could be crawled, when every one of them failed: `no seed could be
+/// crawled: URL: reason; …`. `None` when a seed was crawled.
+pub fn every_seed_failed(report: &CrawlReport, seeds: &[Url]) -> Option<String> {
+    if seeds.is_empty() || report.fetched > 0 {
+        return None;
+    }
+    let mut reasons = Vec::with_capacity(seeds.len());
+    for seed in seeds {
+        let mut seed = seed.clone();
+        seed.set_fragment(None);
+        let failed = report
+            .failures
+            .iter()
+            .find(|(failed, _)| Url::parse(failed).is_ok_and(|failed| failed == seed))?;
+        reasons.push(format!("{}: {}", failed.0, failed.1));
+    }
+    Some(format!("no seed could be crawled: {}", reasons.join("; ")))
+}
+
+/// How the removal checks of a crawl (the aliases of pages it found gone) fetch: the crawl's
+/// politeness, no link followed.
+fn recheck_politeness(config: &CrawlConfig) -> CrawlConfig {
+    CrawlConfig {
+        allow_private_addresses: config.allow_private_addresses,
+        allowed_addresses: config.allowed_addresses.clone(),
+        user_agent: config.user_agent.clone(),
+        concurrency: config.concurrency,
+        per_host_concurrency: config.per_host_concurrency,
+        host_delay: config.host_delay,
+        request_timeout: config.request_timeout,
+        max_retries: config.max_retries,
+        chromium: config.chromium.clone(),
+        ..CrawlConfig::default()
     }
 }
 
@@ -140,6 +183,19 @@ pub async fn crawl_for_run(
     let mut intake = PageIntake::new(store, RunTracker::new(run_id), queue_matches, progress);
     let result = copytrace_crawler::crawl(config, seeds, &mut intake).await;
     let cancelled = matches!(result, Err(CrawlError::Sink(_))) && intake.cancelled();
+    // Known copies found gone whose pages have other URLs: those are fetched now, before any
+    // of them could be matched on its own.
+    if let Err(error) = intake
+        .recrawl
+        .settle_removals(&recheck_politeness(config))
+        .await
+    {
+        tracing::warn!(run = run_id, %error, "cannot re-check the aliases of removed pages");
+    }
+    let seeds_failed = match &result {
+        Ok(report) => every_seed_failed(report, seeds),
+        Err(_) => None,
+    };
     let stats = match &result {
         Ok(report) => report.stats.clone(),
         Err(_) if cancelled => intake.latest.clone(),
@@ -152,14 +208,27 @@ pub async fn crawl_for_run(
         pages: intake.counts,
         run_counts: intake.run_counts(),
         stats: crawl_stats_json(&stats),
+        seeds_failed,
         result,
     }
 }
 
 /// `copytrace crawl`: crawls `seeds` now, in this process, as a manual run that is recorded
 /// like a scheduled one. Pages are stored, not matched (a match run does that). A crawl that
-/// stops as a whole fails the run and is returned as the error.
+/// stops as a whole fails the run and is returned as the error; a crawl none of whose seeds
+/// could be crawled fails the run with the reasons, and is returned (its report lists them).
 pub async fn crawl_now(
+    store: Arc<dyn Store>,
+    seeds: &[Url],
+    settings: &CrawlSettings,
+    progress: Arc<dyn Progress>,
+) -> Result<CrawlDone> {
+    let done = crawl_unended(store.clone(), seeds, settings, progress).await?;
+    end_crawl(store.as_ref(), done, RunCounts::default()).await
+}
+
+/// Starts a manual crawl run and crawls; the run is left running.
+async fn crawl_unended(
     store: Arc<dyn Store>,
     seeds: &[Url],
     settings: &CrawlSettings,
@@ -167,12 +236,25 @@ pub async fn crawl_now(
 ) -> Result<CrawlDone> {
     let config = crawl_config(store.as_ref(), seeds, settings).await?;
     let run_id = start_manual_run(store.as_ref(), RunKind::Crawl).await?;
-    let done = crawl_for_run(store.clone(), run_id, seeds, &config, false, progress).await;
+    Ok(crawl_for_run(store.clone(), run_id, seeds, &config, false, progress).await)
+}
+
+/// Ends the run of a manual crawl, with the counts of matching done alongside it (`matched`:
+/// new, removed and reopened matches) added to the crawl's own.
+async fn end_crawl(
+    store: &dyn Store,
+    mut done: CrawlDone,
+    matched: RunCounts,
+) -> Result<CrawlDone> {
+    done.run_counts.new_matches += matched.new_matches;
+    done.run_counts.matches_removed += matched.matches_removed;
+    done.run_counts.matches_reopened += matched.matches_reopened;
+    let outcome = done.run_outcome();
     // A failure is final: no retry will take the run up.
     let recorded = end_run(
-        store.as_ref(),
-        run_id,
-        done.run_outcome(),
+        store,
+        done.run_id,
+        outcome.clone(),
         &done.run_counts,
         &done.stats,
         true,
@@ -181,7 +263,10 @@ pub async fn crawl_now(
     match done.result {
         Err(error) if !done.cancelled => Err(error).context("crawl aborted"),
         result => {
-            recorded.map_err(ServiceError::unavailable)?;
+            // A run failed for its seeds is recorded (`end_run` returns the reason again).
+            if outcome.is_ok() {
+                recorded.map_err(ServiceError::unavailable)?;
+            }
             Ok(CrawlDone { result, ..done })
         }
     }
@@ -223,7 +308,7 @@ pub async fn crawl_and_match_now(
     let crawl_ended = AtomicBool::new(false);
     let ended = Notify::new();
     let crawl = async {
-        let done = crawl_now(store, seeds, settings, crawl_progress).await;
+        let done = crawl_unended(store.clone(), seeds, settings, crawl_progress).await;
         crawl_ended.store(true, Ordering::SeqCst);
         ended.notify_one();
         done
@@ -252,7 +337,21 @@ pub async fn crawl_and_match_now(
             }
         }
     };
-    let (crawl, matched) = tokio::join!(crawl, matching);
+    let (crawl, matched): (Result<CrawlDone>, Result<MatchSummary>) = tokio::join!(crawl, matching);
+    // The run ends once its matching has: it counts the matches its pages gave.
+    let counts = matched.as_ref().map_or_else(
+        |_| RunCounts::default(),
+        |summary| RunCounts {
+            new_matches: summary.new_matches,
+            matches_removed: summary.removed,
+            matches_reopened: summary.reopened,
+            ..RunCounts::default()
+        },
+    );
+    let crawl = match crawl {
+        Ok(done) => end_crawl(store.as_ref(), done, counts).await,
+        Err(error) => Err(error),
+    };
     CrawledAndMatched { crawl, matched }
 }
 
@@ -266,4 +365,40 @@ pub fn seed_failed(report: &CrawlReport, seeds: &[Url]) -> bool {
             Url::parse(&failure.url).is_ok_and(|failed| failed == seed)
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_crawl_fails_only_when_no_seed_could_be_crawled() {
+        let seeds = parse_seeds(&["http://127.0.0.1:9/#top".to_owned()]).unwrap();
+        let refused = CrawlReport {
+            failures: vec![(
+                "http://127.0.0.1:9/".to_owned(),
+                "address 127.0.0.1 is not public".to_owned(),
+            )],
+            ..CrawlReport::default()
+        };
+        assert_eq!(
+            every_seed_failed(&refused, &seeds).as_deref(),
+            Some("no seed could be crawled: http://127.0.0.1:9/: address 127.0.0.1 is not public")
+        );
+        let some_page = CrawlReport {
+            fetched: 1,
+            ..refused.clone()
+        };
+        assert_eq!(every_seed_failed(&some_page, &seeds), None);
+        let two = parse_seeds(&[
+            "http://127.0.0.1:9/".to_owned(),
+            "http://127.0.0.1:10/".to_owned(),
+        ])
+        .unwrap();
+        assert_eq!(
+            every_seed_failed(&refused, &two),
+            None,
+            "a seed that did not fail (here: robots.txt disallowed it) is no failure"
+        );
+    }
 }

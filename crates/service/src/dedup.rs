@@ -12,6 +12,13 @@
 //!    is still online (and moves the page's `last_seen`). Matches whose copy is gone become
 //!    `removed` with the time it was seen gone; a copy that comes back reopens its match. The
 //!    stored text and evidence are never replaced: they are the proof.
+//!
+//!    A page found gone or soft-removed is recorded only after its **aliases** (the same page
+//!    under other URLs, see [`crate::aliases`]) are fetched again in the same pass: one that
+//!    is gone is removed with it; one that still shows the copy takes the group's matches over
+//!    under its own URL, open, with the group's first-seen time ([`crate::alias_checks`]).
+//!    Aliases are never freed to be matched from their stored, stale text: that reported a
+//!    known copy as a new one (open, confirmed, alerted as `new`) under each of its other URLs.
 //! 2. **Matching.** Every page whose text was not yet matched against the current library is
 //!    matched and its verdict recorded. This is what makes the run incremental: a page is due
 //!    when its text is new or changed, or when the library changed and its sketch collides with
@@ -27,7 +34,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use chrono::Utc;
-use copytrace_crawler::{CrawlError, FetchedPage, PageSink, Validators};
+use copytrace_crawler::{CrawlConfig, Validators};
 use copytrace_store::{
     Availability, Id, InfringingPage, PageCheck, Run, RunCounts, RunKind, RunState, Store,
 };
@@ -35,11 +42,11 @@ use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-use crate::error::{Context, Result, one_line};
+use crate::alias_checks::{Fetched, RemovalTally, crawl_key, fetch_pages, record_removals};
+use crate::error::{Result, one_line};
 use crate::library::content_hash;
 use crate::matching::{MatchEngine, PageOutcome, default_concurrency};
 use crate::progress::Progress;
-use crate::recrawl::classify_failure;
 use crate::runs::{RunTracker, end_run, start_manual_run};
 use crate::settings::CrawlSettings;
 
@@ -138,6 +145,7 @@ async fn recheck_pass(
     progress: &dyn Progress,
 ) -> Result<DedupEnd> {
     let store = engine.store().as_ref();
+    let politeness = recheck_politeness(&job.fetch);
     let mut after = 0;
     loop {
         let batch = store.infringing_pages(after, RECHECK_BATCH).await?;
@@ -145,33 +153,14 @@ async fn recheck_pass(
             return Ok(DedupEnd::Finished);
         };
         after = last.page_id;
-        let fetched = fetch_again(&batch, &job.fetch).await?;
+        let fetched = fetch_again(&batch, &politeness).await?;
+        // Pages found removed are recorded after their aliases are fetched (below).
+        let mut removals = Vec::new();
+        let mut cancelled = false;
         for page in &batch {
             let key = crawl_key(&page.url);
             let outcome = fetched.get(&key);
             let check = judge(engine, page, outcome, tracker.run_id()).await?;
-            if check.availability == Availability::Unreachable {
-                counts.errors += 1;
-            }
-            let changed = store.record_page_check(&check).await?;
-            if matches!(
-                check.availability,
-                Availability::Gone | Availability::SoftRemoved
-            ) {
-                // The copy left this URL; its other URLs may still serve it. Freed, they are
-                // matched on their own by the match pass that follows.
-                let freed = store.release_aliases(page.page_id, "").await?;
-                if freed > 0 {
-                    tracing::info!(
-                        page = page.page_id,
-                        "{freed} alias(es) of a removed page freed"
-                    );
-                }
-            }
-            counts.pages_checked += 1;
-            counts.matches_removed += changed.removed;
-            counts.matches_reopened += changed.reopened;
-            progress.advance(1);
             tracing::debug!(
                 page = page.page_id,
                 url = %page.url,
@@ -179,14 +168,48 @@ async fn recheck_pass(
                 detail = %check.detail,
                 "removal check"
             );
+            counts.pages_checked += 1;
+            progress.advance(1);
+            match check.availability {
+                Availability::Gone | Availability::SoftRemoved => removals.push(check),
+                availability => {
+                    if availability == Availability::Unreachable {
+                        counts.errors += 1;
+                    }
+                    let changed = store.record_page_check(&check).await?;
+                    counts.matches_removed += changed.removed;
+                    counts.matches_reopened += changed.reopened;
+                }
+            }
             if tracker
                 .save(store, counts, &serde_json::Value::Null)
                 .await?
             {
-                return Ok(DedupEnd::Cancelled);
+                cancelled = true;
+                break;
             }
         }
+        // The copy left these URLs; their aliases may still serve it. They are fetched now,
+        // before any could be matched on its own (see `crate::alias_checks`).
+        let tally = record_removals(store, Some(engine), removals, &politeness).await?;
+        add_tally(counts, &tally);
+        if cancelled
+            || tracker
+                .save(store, counts, &serde_json::Value::Null)
+                .await?
+        {
+            return Ok(DedupEnd::Cancelled);
+        }
     }
+}
+
+/// Adds what recording removals did to a run's counts.
+pub(crate) fn add_tally(counts: &mut RunCounts, tally: &RemovalTally) {
+    counts.matches_removed += tally.matches_removed;
+    counts.matches_reopened += tally.matches_reopened;
+    counts.aliases_checked += tally.aliases_checked;
+    counts.aliases_kept += tally.aliases_kept;
+    counts.aliases_removed += tally.aliases_removed;
 }
 
 /// `copytrace dedup`: runs a dedup run now, in this process, recorded like a scheduled one.
@@ -220,57 +243,9 @@ pub async fn dedup_now(
     Ok(store.get_run(run_id).await?)
 }
 
-/// The crawler's form of a stored URL, to find a page's fetch among the crawl's results.
-fn crawl_key(url: &str) -> String {
-    Url::parse(url).map_or_else(
-        |_| url.to_owned(),
-        |u| copytrace_crawler::urls::normalize(&u).to_string(),
-    )
-}
-
-/// What fetching a page again gave.
-enum Fetched {
-    Page(Box<FetchedPage>),
-    /// The conditional request was answered 304: the stored text is current.
-    NotModified,
-    Failed(String, Option<u16>, Availability),
-}
-
-/// Collects the re-fetched pages and failures by URL.
-#[derive(Default)]
-struct RecheckSink {
-    results: HashMap<String, Fetched>,
-}
-
-#[async_trait::async_trait]
-impl PageSink for RecheckSink {
-    async fn page(
-        &mut self,
-        page: FetchedPage,
-    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-        self.results.insert(
-            page.requested_url.to_string(),
-            Fetched::Page(Box::new(page)),
-        );
-        Ok(())
-    }
-
-    async fn not_modified(&mut self, url: &Url) {
-        self.results.insert(url.to_string(), Fetched::NotModified);
-    }
-
-    async fn failure(&mut self, url: &Url, error: &CrawlError) {
-        let (status, availability) = classify_failure(error);
-        self.results.insert(
-            url.to_string(),
-            Fetched::Failed(error.to_string(), status, availability),
-        );
-    }
-}
-
 async fn fetch_again(
     batch: &[InfringingPage],
-    settings: &CrawlSettings,
+    politeness: &CrawlConfig,
 ) -> Result<HashMap<String, Fetched>> {
     let mut seeds = Vec::with_capacity(batch.len());
     let mut validators = HashMap::new();
@@ -287,15 +262,16 @@ async fn fetch_again(
         }
         seeds.push(url);
     }
-    let mut sink = RecheckSink::default();
-    let mut config = settings.recheck_config(seeds.len(), validators);
-    // A copy first read in Chromium is read the same way again (without Chromium it is
-    // "unreachable", never "gone").
+    fetch_pages(&seeds, validators, politeness).await
+}
+
+/// How a removal check fetches: the settings' politeness, no link followed, and the Chromium
+/// of the crawler's rendered path (a copy first read in Chromium is read the same way again;
+/// without Chromium it is "unreachable", never "gone").
+fn recheck_politeness(settings: &CrawlSettings) -> CrawlConfig {
+    let mut config = settings.recheck_config(0, HashMap::new());
     config.chromium = crate::crawl::find_chromium();
-    copytrace_crawler::crawl(&config, &seeds, &mut sink)
-        .await
-        .context("the removal check crawl failed")?;
-    Ok(sink.results)
+    config
 }
 
 /// The verdict on one page.

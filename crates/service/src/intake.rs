@@ -55,7 +55,7 @@ pub fn crawl_counts(stats: &CrawlStats) -> RunCounts {
         new_matches: 0,
         matches_removed: 0,
         errors: stats.failed() as u64,
-        matches_reopened: 0,
+        ..RunCounts::default()
     }
 }
 
@@ -127,6 +127,9 @@ impl PageIntake {
         let mut counts = crawl_counts(&self.latest);
         counts.matches_removed = self.recrawl.removed;
         counts.matches_reopened = self.recrawl.reopened;
+        counts.aliases_checked = self.recrawl.aliases.aliases_checked;
+        counts.aliases_kept = self.recrawl.aliases.aliases_kept;
+        counts.aliases_removed = self.recrawl.aliases.aliases_removed;
         counts
     }
 

@@ -252,15 +252,23 @@ impl JobHandler for CrawlJobs {
             Arc::new(NoProgress),
         )
         .await;
+        // A crawl none of whose seeds could be crawled failed for good: retrying would fetch
+        // the same refused or unreachable seeds.
         let ended = end_run(
             store,
             run.id,
             done.run_outcome(),
             &done.run_counts,
             &done.stats,
-            job.attempts >= job.max_attempts,
+            job.attempts >= job.max_attempts || done.seeds_failed.is_some(),
         )
-        .await?;
+        .await;
+        let ended = match ended {
+            Err(reason) if done.seeds_failed.is_some() => {
+                format!("run {} failed: {reason}", run.id)
+            }
+            ended => ended?,
+        };
         // Pages stored by an earlier, interrupted attempt of this crawl (or by `copytrace crawl`)
         // may still lack their match job: the sweep enqueues every due page once.
         let due = enqueue_due_matches(store)

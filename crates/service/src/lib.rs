@@ -24,6 +24,7 @@
 
 pub mod accounts;
 pub mod alerts;
+pub mod alias_checks;
 pub mod aliases;
 pub mod catalog;
 pub mod chapters;

@@ -19,15 +19,22 @@
 //! before; a timeout or a 5xx is `unreachable` and changes nothing. A new text is judged by
 //! the match that follows ([`copytrace_store::Store::record_page_matches`]): a copy missing from
 //! it is `soft_removed`, with its evidence and the text it points into kept.
+//!
+//! A gone page with aliases (the same page under other URLs) is recorded at the end of the
+//! crawl, once its aliases are fetched again ([`crate::alias_checks`]): one still showing the
+//! copy takes the group's matches over, one gone is removed with it. A page whose text changed
+//! keeps the aliases whose text is the evidence of its copies (the store does not free them to
+//! be matched from a stale text); the next removal check fetches them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use chrono::Utc;
-use copytrace_crawler::{CrawlError, FetchedPage, Validators};
+use copytrace_crawler::{CrawlConfig, CrawlError, FetchedPage, Validators};
 use copytrace_store::{Availability, Id, NewCapture, NewPage, PageCheck, Store, ValidatorScope};
 use url::Url;
 
+use crate::alias_checks::{RemovalTally, record_removals};
 use crate::error::Result;
 use crate::library::content_hash;
 
@@ -140,6 +147,11 @@ pub struct Recrawl {
     pub removed: u64,
     /// Matches reopened so far.
     pub reopened: u64,
+    /// What re-checking the aliases of pages found gone did.
+    pub aliases: RemovalTally,
+    /// Pages found gone that have aliases: recorded by [`Recrawl::settle_removals`] once the
+    /// aliases are fetched again.
+    removals: Vec<PageCheck>,
 }
 
 impl Recrawl {
@@ -150,7 +162,27 @@ impl Recrawl {
             run_id,
             removed: 0,
             reopened: 0,
+            aliases: RemovalTally::default(),
+            removals: Vec::new(),
         }
+    }
+
+    /// Records the pages found gone that have aliases, after fetching their aliases with
+    /// `politeness` (see [`crate::alias_checks`]): an alias still showing the copy takes the
+    /// group's matches over, one gone is removed with its page. An alias whose text changed is
+    /// left to the next removal check (a crawl does not match).
+    pub async fn settle_removals(&mut self, politeness: &CrawlConfig) -> Result<()> {
+        let removals = std::mem::take(&mut self.removals);
+        if removals.is_empty() {
+            return Ok(());
+        }
+        let tally = record_removals(self.store.as_ref(), None, removals, politeness).await?;
+        self.removed += tally.matches_removed;
+        self.reopened += tally.matches_reopened;
+        self.aliases.aliases_checked += tally.aliases_checked;
+        self.aliases.aliases_kept += tally.aliases_kept;
+        self.aliases.aliases_removed += tally.aliases_removed;
+        Ok(())
     }
 
     /// A page was fetched again with the text already stored (`status` 2xx): its copies are
@@ -227,23 +259,29 @@ impl Recrawl {
             return Ok(());
         };
         let (http_status, availability) = classify_failure(error);
-        let outcome = self
-            .store
-            .record_page_check(&PageCheck {
-                page_id: page.page_id,
-                run_id: self.run_id,
-                checked_at: Utc::now(),
-                availability,
-                http_status,
-                detail: format!("re-crawl: {error}"),
-                still_present: Vec::new(),
-                removed: if availability == Availability::Gone {
-                    page.work_ids
-                } else {
-                    Vec::new()
-                },
-            })
-            .await?;
+        let check = PageCheck {
+            page_id: page.page_id,
+            run_id: self.run_id,
+            checked_at: Utc::now(),
+            availability,
+            http_status,
+            detail: format!("re-crawl: {error}"),
+            still_present: Vec::new(),
+            removed: if availability == Availability::Gone {
+                page.work_ids
+            } else {
+                Vec::new()
+            },
+        };
+        // A gone page's other URLs may still serve the copy: it is recorded once they are
+        // fetched again, at the end of the crawl.
+        if availability == Availability::Gone
+            && !self.store.alias_pages(page.page_id).await?.is_empty()
+        {
+            self.removals.push(check);
+            return Ok(());
+        }
+        let outcome = self.store.record_page_check(&check).await?;
         self.removed += outcome.removed;
         Ok(())
     }

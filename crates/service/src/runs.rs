@@ -80,12 +80,17 @@ pub async fn end_run(
                 .await
                 .map_err(|e| e.to_string())?;
             Ok(format!(
-                "run {run_id} {}: {} page(s) checked, {} new match(es), {} removed, {} error(s)",
+                "run {run_id} {}: {} page(s) checked, {} new match(es), {} removed, {} error(s), \
+                 {} reopened, {} alias(es) of removed pages fetched again ({} kept, {} gone)",
                 state.as_str(),
                 counts.pages_checked,
                 counts.new_matches,
                 counts.matches_removed,
-                counts.errors
+                counts.errors,
+                counts.matches_reopened,
+                counts.aliases_checked,
+                counts.aliases_kept,
+                counts.aliases_removed
             ))
         }
         Err(error) => {

@@ -5,7 +5,7 @@
 //! `pages`, `matches`, `jobs`, `schedules` and `users`), each function taking the store as its
 //! first argument. A method whose SQL is the same on both backends is not in either: it is one
 //! generic function of `crate::shared`, run on the backend's pool. [`impl_store_by_section!`]
-//! writes the `impl Store` that forwards every method to its function, so the list of the 111
+//! writes the `impl Store` that forwards every method to its function, so the list of the 113
 //! methods and where each lives is written once instead of once per backend, and a method
 //! missing from a section file is a compile error naming it.
 
@@ -71,6 +71,9 @@ macro_rules! impl_store_by_section {
             shared::set_page_alias(page_id: $crate::Id, alias_of: Option<$crate::Id>) -> ();
             shared::release_aliases(page_id: $crate::Id, content_hash: &str) -> u64;
             shared::page_aliases(page_id: $crate::Id) -> Vec<String>;
+            shared::alias_pages(page_id: $crate::Id) -> Vec<($crate::Id, String)>;
+            pages::hand_over_matches(from: $crate::Id, to: $crate::Id, works: &[$crate::Id])
+                -> Vec<$crate::Id>;
             shared::list_sites() -> Vec<$crate::Site>;
             shared::count_pages() -> u64;
 

@@ -315,10 +315,29 @@ pub trait Store: Send + Sync {
     async fn set_page_alias(&self, page_id: Id, alias_of: Option<Id>) -> Result<()>;
     /// Frees the aliases of page `page_id` whose text is no longer `content_hash` (the page
     /// changed under them) and marks them due for matching, so each is judged on its own
-    /// again. Returns how many were freed.
+    /// again. Returns how many were freed. An alias whose text is the evidence of one of the
+    /// page's unrejected matches is not freed: matched from that stored text it would report a
+    /// known copy as new; it stays in the group until a removal check fetches it (see
+    /// [`Store::hand_over_matches`]).
     async fn release_aliases(&self, page_id: Id, content_hash: &str) -> Result<u64>;
     /// The URLs of the aliases of page `page_id`, oldest first.
     async fn page_aliases(&self, page_id: Id) -> Result<Vec<String>>;
+    /// `(id, url)` of the aliases of page `page_id`, oldest first: what a removal check fetches
+    /// again when it finds the page removed.
+    async fn alias_pages(&self, page_id: Id) -> Result<Vec<(Id, String)>>;
+    /// Hands the matches of page `from` for `works` over to page `to`, an alias of it that a
+    /// removal check found still showing the copy while `from` no longer does, atomically: the
+    /// same match rows move (their id, first-seen time, status, review, evidence, notices and
+    /// alerts already sent stay theirs) with the pair's review decisions, so the copy is never
+    /// reported again as new. Only a match whose evidence is `to`'s stored text moves (the
+    /// proof stays on the page that holds it), and none for a work `to` already has a match
+    /// of. When any moves, `to` stops being an alias; when `from` keeps no match, `from` and
+    /// its other aliases become aliases of `to`. Returns the works moved.
+    ///
+    /// The status is not changed here: the caller records `to`'s check
+    /// ([`Store::record_page_check`]), which reopens a match an earlier check had removed.
+    /// `NotFound` if either page is absent, `Invalid` when `from` is `to`.
+    async fn hand_over_matches(&self, from: Id, to: Id, works: &[Id]) -> Result<Vec<Id>>;
     /// Marks every page as due for matching (after the library changed). Returns how many pages
     /// were matched before and are now due.
     async fn mark_all_pages_unmatched(&self) -> Result<u64>;

@@ -352,6 +352,9 @@ pub struct Page {
     pub availability: Option<Availability>,
     /// When the latest removal check ran.
     pub availability_checked_at: Option<DateTime<Utc>>,
+    /// The page this one is an alias of (the same page under another URL, see
+    /// [`crate::Store::set_page_alias`]); `None` for a page that is nobody's alias.
+    pub alias_of: Option<Id>,
     /// `ETag` of the fetch that gave the stored text (see [`NewPage::etag`]).
     pub etag: Option<String>,
     /// `Last-Modified` of the fetch that gave the stored text.
@@ -1058,6 +1061,17 @@ pub struct RunCounts {
     /// Copies found online again after they were seen removed (their matches reopened).
     #[serde(default)]
     pub matches_reopened: u64,
+    /// Other URLs (aliases) of pages found removed that were fetched again before any of them
+    /// could be matched on its own (see `copytrace_service::alias_checks`).
+    #[serde(default)]
+    pub aliases_checked: u64,
+    /// Of those, the URLs that still showed the copy: the group's matches stay open under one
+    /// of them, with the group's first-seen time.
+    #[serde(default)]
+    pub aliases_kept: u64,
+    /// Of those, the URLs that were gone with their page.
+    #[serde(default)]
+    pub aliases_removed: u64,
 }
 
 /// A stored run.

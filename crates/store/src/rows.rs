@@ -313,7 +313,7 @@ macro_rules! page_select {
     () => {
         "SELECT id, site_id, url, title, text, content_hash, http_status, \
          first_seen, last_seen, matched_hash, availability, availability_checked_at, etag, \
-         last_modified FROM pages"
+         last_modified, alias_of FROM pages"
     };
 }
 pub(crate) use page_select;
@@ -346,6 +346,7 @@ pub(crate) struct PageRow<C: Columns> {
     availability_checked_at: Option<C::Time>,
     etag: Option<String>,
     last_modified: Option<String>,
+    alias_of: Option<i64>,
 }
 
 impl<C: Columns> PageRow<C> {
@@ -369,6 +370,7 @@ impl<C: Columns> PageRow<C> {
             availability_checked_at: opt_time(self.availability_checked_at)?,
             etag: self.etag,
             last_modified: self.last_modified,
+            alias_of: self.alias_of,
         })
     }
 }
@@ -656,8 +658,8 @@ macro_rules! run_select {
     () => {
         "SELECT r.id, r.kind, r.schedule_id, s.name AS schedule_name, r.job_id, r.trigger, \
          r.state, r.scheduled_for, r.created_at, r.started_at, r.finished_at, r.pages_checked, \
-         r.new_matches, r.matches_removed, r.errors, r.matches_reopened, r.stats, r.error, \
-         r.cancel_requested \
+         r.new_matches, r.matches_removed, r.errors, r.matches_reopened, r.aliases_checked, \
+         r.aliases_kept, r.aliases_removed, r.stats, r.error, r.cancel_requested \
          FROM runs r LEFT JOIN schedules s ON s.id = r.schedule_id"
     };
 }
@@ -681,6 +683,9 @@ pub(crate) struct RunRow<C: Columns> {
     matches_removed: i64,
     errors: i64,
     matches_reopened: i64,
+    aliases_checked: i64,
+    aliases_kept: i64,
+    aliases_removed: i64,
     stats: C::Json,
     error: Option<String>,
     cancel_requested: bool,
@@ -706,6 +711,9 @@ impl<C: Columns> RunRow<C> {
                 self.matches_removed,
                 self.errors,
                 self.matches_reopened,
+                self.aliases_checked,
+                self.aliases_kept,
+                self.aliases_removed,
             ])?,
             stats: self.stats.into_value("run stats")?,
             error: self.error,

@@ -584,25 +584,31 @@ pub(crate) fn run_already_ended(id: Id, state: &str) -> StoreError {
 }
 
 /// A run's counts as stored: `[pages_checked, new_matches, matches_removed, errors,
-/// matches_reopened]`.
-pub(crate) fn run_counts_to_db(counts: &RunCounts) -> Result<[i64; 5]> {
+/// matches_reopened, aliases_checked, aliases_kept, aliases_removed]`.
+pub(crate) fn run_counts_to_db(counts: &RunCounts) -> Result<[i64; 8]> {
     Ok([
         to_i64(counts.pages_checked, "pages checked")?,
         to_i64(counts.new_matches, "new matches")?,
         to_i64(counts.matches_removed, "matches removed")?,
         to_i64(counts.errors, "errors")?,
         to_i64(counts.matches_reopened, "matches reopened")?,
+        to_i64(counts.aliases_checked, "aliases checked")?,
+        to_i64(counts.aliases_kept, "aliases kept")?,
+        to_i64(counts.aliases_removed, "aliases removed")?,
     ])
 }
 
 /// A run's counts from stored values, in the order of [`run_counts_to_db`].
-pub(crate) fn run_counts(stored: [i64; 5]) -> Result<RunCounts> {
+pub(crate) fn run_counts(stored: [i64; 8]) -> Result<RunCounts> {
     let [
         pages_checked,
         new_matches,
         matches_removed,
         errors,
         matches_reopened,
+        aliases_checked,
+        aliases_kept,
+        aliases_removed,
     ] = stored;
     Ok(RunCounts {
         pages_checked: to_u64(pages_checked, "pages checked")?,
@@ -610,6 +616,9 @@ pub(crate) fn run_counts(stored: [i64; 5]) -> Result<RunCounts> {
         matches_removed: to_u64(matches_removed, "matches removed")?,
         errors: to_u64(errors, "errors")?,
         matches_reopened: to_u64(matches_reopened, "matches reopened")?,
+        aliases_checked: to_u64(aliases_checked, "aliases checked")?,
+        aliases_kept: to_u64(aliases_kept, "aliases kept")?,
+        aliases_removed: to_u64(aliases_removed, "aliases removed")?,
     })
 }
 

@@ -284,13 +284,17 @@ pub async fn run_dedup(globals: &Globals, args: DedupArgs) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&run)?);
     } else {
         println!(
-            "dedup run {} {}: {} page(s) checked, {} new match(es), {} match(es) removed, {} page(s) unreachable",
+            "dedup run {} {}: {} page(s) checked, {} new match(es), {} match(es) removed, {} page(s) unreachable, {} match(es) reopened; {} alias URL(s) of removed pages fetched again: {} still show the copy, {} gone",
             run.id,
             run.state.as_str(),
             run.counts.pages_checked,
             run.counts.new_matches,
             run.counts.matches_removed,
-            run.counts.errors
+            run.counts.errors,
+            run.counts.matches_reopened,
+            run.counts.aliases_checked,
+            run.counts.aliases_kept,
+            run.counts.aliases_removed
         );
     }
     super::alerts::after_run(globals, store).await;

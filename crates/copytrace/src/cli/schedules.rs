@@ -230,12 +230,14 @@ pub fn schedule_details_text(details: &ScheduleDetails) -> String {
     out
 }
 
-/// `runs list` as text.
+/// `runs list` as text: per run its pages, new, removed and reopened matches, the aliases of
+/// removed pages it fetched again (`aliases`), of which still showed the copy (`kept`) or were
+/// gone with their page (`gone`), and its errors.
 pub fn runs_table(runs: &[Run]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:>6}  {:<5} {:<9} {:<9} {:<16} {:<19} {:<19} {:<19} {:>7} {:>5} {:>7} {:>6}",
+        "{:>6}  {:<5} {:<9} {:<9} {:<16} {:<19} {:<19} {:<19} {:>7} {:>5} {:>7} {:>8} {:>7} {:>5} {:>5} {:>6}",
         "run",
         "kind",
         "trigger",
@@ -247,6 +249,10 @@ pub fn runs_table(runs: &[Run]) -> String {
         "pages",
         "new",
         "removed",
+        "reopened",
+        "aliases",
+        "kept",
+        "gone",
         "errors"
     );
     for run in runs {
@@ -257,7 +263,7 @@ pub fn runs_table(runs: &[Run]) -> String {
         };
         let _ = writeln!(
             out,
-            "{:>6}  {:<5} {:<9} {:<9} {:<16} {:<19} {:<19} {:<19} {:>7} {:>5} {:>7} {:>6}",
+            "{:>6}  {:<5} {:<9} {:<9} {:<16} {:<19} {:<19} {:<19} {:>7} {:>5} {:>7} {:>8} {:>7} {:>5} {:>5} {:>6}",
             run.id,
             run.kind.as_str(),
             run.trigger.as_str(),
@@ -269,6 +275,10 @@ pub fn runs_table(runs: &[Run]) -> String {
             run.counts.pages_checked,
             run.counts.new_matches,
             run.counts.matches_removed,
+            run.counts.matches_reopened,
+            run.counts.aliases_checked,
+            run.counts.aliases_kept,
+            run.counts.aliases_removed,
             run.counts.errors
         );
         if let Some(error) = &run.error {

@@ -28,6 +28,7 @@ mod postgres_store;
 mod quiet;
 mod recrawl;
 mod redis_index;
+mod removal_days;
 mod rendering;
 mod review;
 mod schedules;

@@ -219,3 +219,15 @@ pub(super) async fn mark_unsketched_pages_unmatched(
     .await?;
     Ok(done.rows_affected())
 }
+
+pub(super) async fn hand_over_matches(
+    store: &PostgresStore,
+    from: Id,
+    to: Id,
+    works: &[Id],
+) -> Result<Vec<Id>> {
+    let mut tx = store.pool.begin().await?;
+    let moved = shared::hand_over_matches_in::<Postgres>(&mut tx, from, to, works).await?;
+    tx.commit().await?;
+    Ok(moved)
+}

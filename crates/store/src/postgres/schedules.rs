@@ -218,10 +218,14 @@ pub(super) async fn update_run_progress(
         matches_removed,
         errors,
         reopened,
+        aliases_checked,
+        aliases_kept,
+        aliases_removed,
     ] = rules::run_counts_to_db(counts)?;
     let cancel: Option<bool> = sqlx::query_scalar(
         "UPDATE runs SET pages_checked = $2, new_matches = $3, matches_removed = $4, \
-         errors = $5, stats = $6, matches_reopened = $7 WHERE id = $1 AND state = 'running' \
+         errors = $5, stats = $6, matches_reopened = $7, aliases_checked = $8, \
+         aliases_kept = $9, aliases_removed = $10 WHERE id = $1 AND state = 'running' \
          RETURNING cancel_requested",
     )
     .bind(id)
@@ -231,6 +235,9 @@ pub(super) async fn update_run_progress(
     .bind(errors)
     .bind(stats)
     .bind(reopened)
+    .bind(aliases_checked)
+    .bind(aliases_kept)
+    .bind(aliases_removed)
     .fetch_optional(&store.pool)
     .await?;
     match cancel {
@@ -260,11 +267,15 @@ pub(super) async fn finish_run(
         matches_removed,
         errors,
         reopened,
+        aliases_checked,
+        aliases_kept,
+        aliases_removed,
     ] = rules::run_counts_to_db(counts)?;
     let done = sqlx::query(
         "UPDATE runs SET state = $2, pages_checked = $3, new_matches = $4, \
          matches_removed = $5, errors = $6, stats = $7, error = $8, finished_at = $9, \
-         matches_reopened = $10 WHERE id = $1",
+         matches_reopened = $10, aliases_checked = $11, aliases_kept = $12, \
+         aliases_removed = $13 WHERE id = $1",
     )
     .bind(id)
     .bind(state.as_str())
@@ -276,6 +287,9 @@ pub(super) async fn finish_run(
     .bind(error)
     .bind(stored(at))
     .bind(reopened)
+    .bind(aliases_checked)
+    .bind(aliases_kept)
+    .bind(aliases_removed)
     .execute(&store.pool)
     .await?;
     if done.rows_affected() == 0 {

@@ -278,9 +278,14 @@ where
     i64: for<'q> Encode<'q, DB> + Type<DB>,
     for<'q> &'q str: Encode<'q, DB> + Type<DB>,
 {
+    // An alias whose text is the evidence of a copy the page is known for stays in the group:
+    // matched from its stored text it would be that copy reported again as new. A removal
+    // check fetches it before anything is decided (see `copytrace_service::alias_checks`).
     let done = sqlx::query(
         "UPDATE pages SET alias_of = NULL, matched_hash = NULL \
-         WHERE alias_of = $1 AND content_hash <> $2",
+         WHERE alias_of = $1 AND content_hash <> $2 \
+         AND content_hash NOT IN (SELECT evidence_hash FROM matches \
+                                  WHERE page_id = $1 AND review <> 'rejected')",
     )
     .bind(page_id)
     .bind(content_hash)
@@ -303,4 +308,105 @@ where
             .fetch_all(executor)
             .await?,
     )
+}
+
+/// [`crate::Store::alias_pages`].
+pub(crate) async fn alias_pages<'e, DB, E>(executor: E, page_id: Id) -> Result<Vec<(Id, String)>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    (i64, String): for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    Ok(
+        sqlx::query_as("SELECT id, url FROM pages WHERE alias_of = $1 ORDER BY id")
+            .bind(page_id)
+            .fetch_all(executor)
+            .await?,
+    )
+}
+
+/// The dialect-free body of [`crate::Store::hand_over_matches`], in the backend's transaction.
+pub(crate) async fn hand_over_matches_in<DB>(
+    conn: &mut DB::Connection,
+    from: Id,
+    to: Id,
+    works: &[Id],
+) -> Result<Vec<Id>>
+where
+    DB: Db,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    (String,): for<'r> FromRow<'r, DB::Row>,
+    (i64,): for<'r> FromRow<'r, DB::Row>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+{
+    if from == to {
+        return Err(StoreError::Invalid(format!(
+            "page {from} cannot hand its matches over to itself"
+        )));
+    }
+    let text_of_heir: Option<String> =
+        sqlx::query_scalar("SELECT content_hash FROM pages WHERE id = $1")
+            .bind(to)
+            .fetch_optional(&mut *conn)
+            .await?;
+    let Some(text_of_heir) = text_of_heir else {
+        return Err(StoreError::NotFound(format!("page {to}")));
+    };
+    let giver: Option<i64> = sqlx::query_scalar("SELECT id FROM pages WHERE id = $1")
+        .bind(from)
+        .fetch_optional(&mut *conn)
+        .await?;
+    if giver.is_none() {
+        return Err(StoreError::NotFound(format!("page {from}")));
+    }
+    let mut moved = Vec::new();
+    for &work in works {
+        // Only a match whose evidence is the heir's own stored text moves: the proof stays on
+        // the page that holds the match.
+        let done = sqlx::query(
+            "UPDATE matches SET page_id = $2 \
+             WHERE page_id = $1 AND work_id = $3 AND evidence_hash = $4 \
+             AND NOT EXISTS (SELECT 1 FROM matches o WHERE o.page_id = $2 AND o.work_id = $3)",
+        )
+        .bind(from)
+        .bind(to)
+        .bind(work)
+        .bind(text_of_heir.as_str())
+        .execute(&mut *conn)
+        .await?;
+        if DB::rows_affected(&done) == 0 {
+            continue;
+        }
+        // A person's decisions belong to the pair, and the pair is now the heir's.
+        sqlx::query("UPDATE match_decisions SET page_id = $2 WHERE page_id = $1 AND work_id = $3")
+            .bind(from)
+            .bind(to)
+            .bind(work)
+            .execute(&mut *conn)
+            .await?;
+        moved.push(work);
+    }
+    if moved.is_empty() {
+        return Ok(moved);
+    }
+    sqlx::query("UPDATE pages SET alias_of = NULL WHERE id = $1")
+        .bind(to)
+        .execute(&mut *conn)
+        .await?;
+    let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM matches WHERE page_id = $1")
+        .bind(from)
+        .fetch_one(&mut *conn)
+        .await?;
+    if left == 0 {
+        // The page that lost the copy, and its other URLs, are the heir's group now: a later
+        // check of the heir fetches them again (a restored page is found that way).
+        sqlx::query("UPDATE pages SET alias_of = $2 WHERE (alias_of = $1 AND id <> $2) OR id = $1")
+            .bind(from)
+            .bind(to)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(moved)
 }

@@ -23,6 +23,8 @@ contract_tests!(
     a_refused_check_records_nothing,
     checks_are_listed_oldest_first,
     a_status_other_than_removed_clears_removed_at,
+    an_alias_still_showing_the_copy_takes_the_match_over_with_its_first_seen_time,
+    an_alias_whose_text_is_evidence_stays_in_its_group_when_the_page_changes,
 );
 
 /// Works `a`, `b`, `c`, `d` of one holder, in this order.
@@ -535,5 +537,177 @@ async fn a_status_other_than_removed_clears_removed_at(store: Arc<dyn Store>) {
     assert_eq!(
         statuses(&*store, page).await,
         [(a, MatchStatus::NoticeSent, None)]
+    );
+}
+
+/// A removal check found a page gone while its alias still shows the copy: the alias takes the
+/// very match over (its id, first-seen time and review), the page and its other URLs become the
+/// alias's aliases, and the alias's check reopens the match.
+async fn an_alias_still_showing_the_copy_takes_the_match_over_with_its_first_seen_time(
+    store: Arc<dyn Store>,
+) {
+    let [a, b, ..] = works(&*store).await;
+    let page = stored_page(&*store, "https://pirate.example/7.html", "chapter seven").await;
+    let alias = stored_page(
+        &*store,
+        "https://pirate.example/7.html?from=hot",
+        "chapter seven",
+    )
+    .await;
+    let mobile = stored_page(&*store, "https://m.pirate.example/7.html", "chapter seven").await;
+    let other = stored_page(&*store, "https://pirate.example/8.html", "chapter eight").await;
+    store
+        .record_page_matches(
+            page,
+            &hash_of("chapter seven"),
+            &[found(a, 0.9, &[(0, 0)]), found(b, 0.8, &[(0, 0)])],
+            at(1),
+        )
+        .await
+        .unwrap();
+    for url_variant in [alias, mobile] {
+        store.set_page_alias(url_variant, Some(page)).await.unwrap();
+    }
+    let before = matches_of(&*store, page).await;
+    let gone = PageCheck {
+        page_id: page,
+        run_id: None,
+        checked_at: at(5),
+        availability: Availability::Gone,
+        http_status: Some(404),
+        detail: "HTTP 404".to_owned(),
+        still_present: Vec::new(),
+        removed: vec![a, b],
+    };
+    store.record_page_check(&gone).await.unwrap();
+
+    // A page of another text cannot hold evidence into this one.
+    assert!(
+        store
+            .hand_over_matches(page, other, &[a])
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    invalid(store.hand_over_matches(page, page, &[a]).await);
+    not_found(store.hand_over_matches(page, 9_999, &[a]).await);
+    not_found(store.hand_over_matches(9_999, alias, &[a]).await);
+
+    assert_eq!(
+        store.hand_over_matches(page, alias, &[a]).await.unwrap(),
+        [a]
+    );
+    let taken = matches_of(&*store, alias).await;
+    assert_eq!(taken.len(), 1);
+    let (was, now) = (&before[0], &taken[0]);
+    assert_eq!(
+        (now.id, now.work_id, now.first_seen),
+        (was.id, a, was.first_seen)
+    );
+    assert_eq!(now.page_url, "https://pirate.example/7.html?from=hot");
+    assert_eq!(
+        now.status,
+        MatchStatus::Removed,
+        "the caller's check decides the status"
+    );
+    // The page keeps the match of b: it stays the page of its group, and the alias heads a
+    // group of its own.
+    assert_eq!(matches_of(&*store, page).await.len(), 1);
+    assert_eq!(store.get_page(alias).await.unwrap().alias_of, None);
+    assert_eq!(store.get_page(mobile).await.unwrap().alias_of, Some(page));
+
+    let online = PageCheck {
+        page_id: alias,
+        availability: Availability::Online,
+        http_status: Some(200),
+        still_present: vec![a],
+        removed: Vec::new(),
+        checked_at: at(6),
+        ..gone.clone()
+    };
+    assert_eq!(store.record_page_check(&online).await.unwrap().reopened, 1);
+    assert_eq!(
+        statuses(&*store, alias).await,
+        [(a, MatchStatus::Open, None)]
+    );
+
+    // Once the page keeps no match, it and its other URLs join the alias's group.
+    assert_eq!(
+        store.hand_over_matches(page, alias, &[b]).await.unwrap(),
+        [b]
+    );
+    assert!(matches_of(&*store, page).await.is_empty());
+    assert_eq!(store.get_page(page).await.unwrap().alias_of, Some(alias));
+    assert_eq!(store.get_page(mobile).await.unwrap().alias_of, Some(alias));
+    let mut listed = store.page_aliases(alias).await.unwrap();
+    listed.sort();
+    assert_eq!(
+        listed,
+        [
+            "https://m.pirate.example/7.html",
+            "https://pirate.example/7.html"
+        ]
+    );
+    assert_eq!(
+        store.alias_pages(alias).await.unwrap(),
+        [
+            (page, "https://pirate.example/7.html".to_owned()),
+            (mobile, "https://m.pirate.example/7.html".to_owned())
+        ]
+    );
+    // Handing over again moves nothing.
+    assert!(
+        store
+            .hand_over_matches(page, alias, &[a, b])
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+/// A page whose text changed frees only the aliases that carry no evidence of its copies: an
+/// alias showing a known copy, matched on its own from that stored text, would report it as new.
+async fn an_alias_whose_text_is_evidence_stays_in_its_group_when_the_page_changes(
+    store: Arc<dyn Store>,
+) {
+    let [a, ..] = works(&*store).await;
+    let page = stored_page(&*store, "https://pirate.example/7.html", "chapter seven").await;
+    let alias = stored_page(
+        &*store,
+        "https://pirate.example/7.html?from=hot",
+        "chapter seven",
+    )
+    .await;
+    store
+        .record_page_matches(
+            page,
+            &hash_of("chapter seven"),
+            &[found(a, 0.9, &[(0, 0)])],
+            at(1),
+        )
+        .await
+        .unwrap();
+    store
+        .record_page_matches(alias, &hash_of("chapter seven"), &[], at(1))
+        .await
+        .unwrap();
+    store.set_page_alias(alias, Some(page)).await.unwrap();
+    store
+        .upsert_page(&crate::helpers::page(
+            "https://pirate.example/7.html",
+            "chapter seven, taken down",
+            at(4),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(store.get_page(alias).await.unwrap().alias_of, Some(page));
+    assert_eq!(
+        store.get_page(alias).await.unwrap().matched_hash.as_deref(),
+        Some(hash_of("chapter seven").as_str()),
+        "not due: it is never matched from its stored text"
+    );
+    assert_eq!(
+        store.release_aliases(page, "another text").await.unwrap(),
+        0
     );
 }

@@ -51,6 +51,9 @@ fn counts(pages_checked: u64) -> RunCounts {
         matches_removed: pages_checked / 3,
         errors: pages_checked / 4,
         matches_reopened: pages_checked / 5,
+        aliases_checked: pages_checked / 6,
+        aliases_kept: pages_checked / 7,
+        aliases_removed: pages_checked / 8,
     }
 }
 
