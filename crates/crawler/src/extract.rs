@@ -1541,11 +1541,11 @@ mod tests {
             ),
             reply(
                 "quietreader",
-                "Is there a map of the old river anywhere? I would love to see where the village stood."
+                "Is there a map of the old river anywhere? I would love to see where it stood."
             ),
             reply(
                 "saltroad",
-                "The part about the school house made me laugh, we had engineers lodging with us too."
+                "The school house part made me laugh, we had engineers lodging with us too."
             ),
         );
         let text = extract(&html, &base()).text;

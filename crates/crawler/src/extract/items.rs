@@ -41,10 +41,11 @@ struct Open<'a> {
     node: NodeRef<'a, Node>,
     /// Its [`shape`].
     key: u64,
-    /// Significant characters of its own text (not in nested blocks): outside links, in
-    /// links elsewhere, in links within the page (`#top`) or to scripts.
+    /// Significant characters of its own text (not in nested blocks) outside links.
     own_text: usize,
+    /// … in links to somewhere else.
     own_link: usize,
+    /// … in links within the page (`#top`) or to scripts.
     own_link_raw: usize,
     heading: bool,
     /// What its nested blocks hold.
