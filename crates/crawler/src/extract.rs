@@ -42,12 +42,14 @@
 //!    blocks whose text is mostly links ("More on this story" lists with their heading) and
 //!    that hold little else (a wrapper whose menus outweigh its article keeps the article).
 //!
-//!    When that block holds under half of the page's prose, the text is spread over several
+//!    When that block holds under 70 % of the page's prose, the text is spread over several
 //!    blocks (an article in sibling sections, a page builder's text columns): every paragraph
-//!    of at least 60 characters outside boilerplate and outside list items then joins it, in
-//!    page order, while short lines elsewhere (dates, categories, widget headings) and lists
-//!    of long items (book blurbs, reviews, replies) stay out. Pages with one main block,
-//!    chapters on piracy sites among them, keep exactly that block's text.
+//!    of at least 60 characters outside boilerplate, outside list items and outside runs of
+//!    repeated items then joins it, in page order, while short lines elsewhere (dates,
+//!    categories, widget headings), lists of long items and reply threads (book blurbs,
+//!    reviews, forum replies: sibling blocks of one shape, each with a link line and no
+//!    heading; the `items` submodule) stay out. Pages with one main block, chapters on piracy
+//!    sites among them, keep exactly that block's text.
 //! 4. Clean the paragraphs (the `lines` submodule): site ads written into the text
 //!    ("天才一秒记住本站地址…", "最新章节请访问…"), page furniture ("本章未完，点击下一页继续阅读",
 //!    "(本章完)", "Advertisement"), byline and editor lines at the ends, the heading repeated
@@ -64,6 +66,7 @@
 //! malformed input), and nothing here panics on any input.
 
 mod css;
+mod items;
 mod lines;
 mod nesting;
 
@@ -726,14 +729,17 @@ fn main_text(doc: &Html, title: Option<&str>) -> String {
     let page = Page::new(doc, title);
     for mode in [Mode::Full, Mode::TagsOnly] {
         if let Some(best) = best_block(root, mode, &page) {
-            let mut paragraphs = lines::clean_rendered(render(best.node, mode, &page), title);
+            let mut paragraphs = lines::clean_rendered(render(best.node, mode, &page, None), title);
             let own = paragraphs
                 .iter()
                 .map(|p| lines::significant_len(p))
                 .sum::<usize>();
-            // Cheap test first: the best block cannot hold under a share of the page's prose
-            // when it holds that share of all the page's text.
+            // Cheap tests first: no paragraph of the spread's length can lie outside the best
+            // block when the rest of the page holds fewer characters, and the best block
+            // cannot hold under a share of the page's prose when it holds that share of all
+            // the page's text.
             if mode == Mode::Full
+                && best.page_text >= own + SPREAD_PROSE_MIN
                 && own * SPREAD_SHARE.1 < best.page_text * SPREAD_SHARE.0
                 && let Some(spread) = spread_text(root, best.node, own, &page, title)
             {
@@ -749,7 +755,7 @@ fn main_text(doc: &Html, title: Option<&str>) -> String {
 
 /// Below this share (numerator, denominator) of the page's prose, the best block is one part
 /// of a text spread over several ([`spread_text`]).
-const SPREAD_SHARE: (usize, usize) = (1, 2);
+const SPREAD_SHARE: (usize, usize) = (7, 10);
 
 /// Shortest paragraph (significant characters) that counts as prose outside the best block.
 const SPREAD_PROSE_MIN: usize = 60;
@@ -759,9 +765,10 @@ const SPREAD_PROSE_MIN: usize = 60;
 /// in blocks of their own. Then every paragraph of at least [`SPREAD_PROSE_MIN`] characters
 /// outside boilerplate (the class, tag and hiding rules, link lists) joins the best block's
 /// paragraphs, in page order. Short lines outside the best block (dates, bylines, widget
-/// headings) stay out, and so do list items (`<li>`, `<dd>`): lists of book blurbs, reviews
-/// and replies are lists of long items, while an article's own lists are inside its best
-/// block or short. `None` when the best block holds enough of the prose, so pages with one
+/// headings) stay out, and so do list items (`<li>`, `<dd>`) and runs of repeated items
+/// ([`items::repeated_items`]): lists of book blurbs, reviews and replies are lists of long
+/// items, while an article's own lists are inside its best block or short, and its sections
+/// open with headings. `None` when the best block holds enough of the prose, so pages with one
 /// main block (chapters on piracy sites, most articles) keep exactly the best block's text.
 fn spread_text(
     root: NodeRef<'_, Node>,
@@ -770,11 +777,12 @@ fn spread_text(
     page: &Page,
     title: Option<&str>,
 ) -> Option<Vec<String>> {
-    let own_paragraphs: HashSet<String> = render(best, Mode::Full, page)
+    let own_paragraphs: HashSet<String> = render(best, Mode::Full, page, None)
         .into_iter()
         .map(|r| r.text)
         .collect();
-    let kept: Vec<lines::Rendered> = render(root, Mode::Full, page)
+    let items = items::repeated_items(root, Mode::Full, page);
+    let kept: Vec<lines::Rendered> = render(root, Mode::Full, page, Some(&items))
         .into_iter()
         .filter(|r| {
             own_paragraphs.contains(&r.text)
@@ -1083,7 +1091,12 @@ fn link_heavy_blocks(root: NodeRef<'_, Node>, mode: Mode, page: &Page) -> HashSe
 const LINK_HEAVY_MAX_PROSE: usize = 200;
 
 /// Renders an element's text as paragraphs.
-fn render(root: NodeRef<'_, Node>, mode: Mode, page: &Page) -> Vec<lines::Rendered> {
+fn render(
+    root: NodeRef<'_, Node>,
+    mode: Mode,
+    page: &Page,
+    items: Option<&HashSet<NodeId>>,
+) -> Vec<lines::Rendered> {
     let link_heavy = link_heavy_blocks(root, mode, page);
     let mut p = Paragraphs::default();
     let mut skip: Option<NodeId> = None;
@@ -1118,7 +1131,12 @@ fn render(root: NodeRef<'_, Node>, mode: Mode, page: &Page) -> Vec<lines::Render
                                 debug_assert!(is_block(name));
                                 p.end_paragraph();
                             }
-                            name if is_block(name) => p.end_paragraph(),
+                            name if is_block(name) => {
+                                if items.is_some_and(|i| i.contains(&node.id())) {
+                                    item_depth += 1;
+                                }
+                                p.end_paragraph()
+                            }
                             _ => {}
                         }
                     }
@@ -1158,7 +1176,12 @@ fn render(root: NodeRef<'_, Node>, mode: Mode, page: &Page) -> Vec<lines::Render
                             item_depth = item_depth.saturating_sub(1);
                             p.end_paragraph();
                         }
-                        name if is_block(name) => p.end_paragraph(),
+                        name if is_block(name) => {
+                            p.end_paragraph();
+                            if items.is_some_and(|i| i.contains(&node.id())) {
+                                item_depth = item_depth.saturating_sub(1);
+                            }
+                        }
                         _ => {}
                     }
                 }
@@ -1478,6 +1501,96 @@ mod tests {
         }
         assert!(!text.contains("January 13"), "{text}");
         assert!(!text.contains("Category"), "{text}");
+    }
+
+    #[test]
+    fn a_reply_thread_beside_an_article_in_sections_is_left_out_and_the_sections_read_whole() {
+        // The article's sections are blocks of one shape, each opening with a heading; the
+        // replies below are blocks of one shape too, each with a user link and no heading,
+        // and no class name that says "comment". Sections join, replies do not.
+        let section =
+            |n: u32, body: &str| format!("<div class=\"sec\"><h2>Part {n}</h2><p>{body}</p></div>");
+        let reply = |user: &str, body: &str| {
+            format!(
+                "<div class=\"t\"><div class=\"u\"><a href=\"/u/{user}\">{user}</a> 2 days ago</div>\
+                 <p>{body}</p></div>"
+            )
+        };
+        let html = format!(
+            "<html><head><title>The dam</title></head><body><div class=\"row\">{}{}{}{}</div>\
+             <div class=\"thread\">{}{}{}</div></body></html>",
+            section(
+                1,
+                "The first part explains how the river was measured before the dam was planned, in detail."
+            ),
+            section(
+                2,
+                "The second part tells how the village argued about the dam for three long winters and springs."
+            ),
+            section(
+                3,
+                "The third part follows the engineers who came from the city and stayed in the old school house."
+            ),
+            section(
+                4,
+                "The fourth part is about the flood that came anyway, two years after the dam was finished."
+            ),
+            reply(
+                "marginalia",
+                "Great piece, my grandfather worked on that dam and never talked about the flood."
+            ),
+            reply(
+                "quietreader",
+                "Is there a map of the old river anywhere? I would love to see where it stood."
+            ),
+            reply(
+                "saltroad",
+                "The school house part made me laugh, we had engineers lodging with us too."
+            ),
+        );
+        let text = extract(&html, &base()).text;
+        for part in ["first part", "second part", "third part", "fourth part"] {
+            assert!(text.contains(part), "{part} missing: {text}");
+        }
+        for reply in ["grandfather", "map of the old river", "lodging with us"] {
+            assert!(!text.contains(reply), "reply {reply:?} joined: {text}");
+        }
+    }
+
+    #[test]
+    fn forum_posts_named_by_numbered_ids_are_repeated_items_and_sections_are_not() {
+        let post = |n: u32, user: &str| {
+            format!(
+                "<div id=\"post_{n}\"><table><tr><td><a href=\"/space-uid-{n}.html\">{user}</a></td>\
+                 <td>楼主写得真好，坐等更新，这一段我反复看了好几遍，每一遍都有新的感受。</td></tr></table></div>"
+            )
+        };
+        let html = format!(
+            "<html><body><div id=\"postlist\">{}{}{}</div>\
+             <div class=\"sec\"><h2>一</h2><p>正文第一节。<a href=\"/x\">链接</a></p></div>\
+             <div class=\"sec\"><h2>二</h2><p>正文第二节。</p></div></body></html>",
+            post(1290031, "南山有竹"),
+            post(1290107, "晚风与茶"),
+            post(1290245, "老猫不吃鱼"),
+        );
+        let doc = parse_html(&html);
+        let page = Page::new(&doc, None);
+        let items = items::repeated_items(doc.tree.root(), Mode::Full, &page);
+        let ids: Vec<&str> = doc
+            .tree
+            .nodes()
+            .filter(|n| items.contains(&n.id()))
+            .filter_map(|n| n.value().as_element().and_then(|el| plain_attr(el, "id")))
+            .collect();
+        assert_eq!(ids, ["post_1290031", "post_1290107", "post_1290245"]);
+        let sections = doc.tree.nodes().filter(|n| {
+            n.value()
+                .as_element()
+                .is_some_and(|el| plain_attr(el, "class") == Some("sec"))
+        });
+        for section in sections {
+            assert!(!items.contains(&section.id()));
+        }
     }
 
     #[test]

@@ -298,7 +298,7 @@ const HOST_PREFIXES: &[&str] = &["www", "m", "wap"];
 pub(super) struct Rendered {
     pub(super) text: String,
     pub(super) significant_len: usize,
-    /// Inside a list item (`<li>`, `<dd>`).
+    /// Inside a list item (`<li>`, `<dd>`) or a repeated item (a reply, a review, a blurb).
     pub(super) in_item: bool,
 }
 
