@@ -27,6 +27,7 @@ mod inspect;
 mod postgres_store;
 mod recrawl;
 mod redis_index;
+mod rendered_evidence;
 mod rendering;
 mod review;
 mod schedules;
