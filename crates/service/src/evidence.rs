@@ -1059,20 +1059,24 @@ fn check_rendering_listed(
     listed: &[FileEntry],
     problems: &mut Vec<Problem>,
 ) {
-    let mut expect =
-        |file: &str, stored: &str, what: &str| match listed.iter().find(|f| f.name == file) {
-            Some(entry) if entry.sha256 == stored => {}
-            Some(_) => problems.push(Problem::Manifest(format!(
-                "the SHA-256 it lists for {file} is not the one stored with the {what}"
-            ))),
-            None => problems.push(Problem::Manifest(format!(
-                "does not list the {what} ({file})"
-            ))),
-        };
-    expect(&rendering.dom_file, &rendering.dom_sha256, "rendered DOM");
+    let expect = |file: &str, stored: &str, what: &str| match listed.iter().find(|f| f.name == file)
+    {
+        Some(entry) if entry.sha256 == stored => None,
+        Some(_) => Some(Problem::Manifest(format!(
+            "the SHA-256 it lists for {file} is not the one stored with the {what}"
+        ))),
+        None => Some(Problem::Manifest(format!(
+            "does not list the {what} ({file})"
+        ))),
+    };
+    problems.extend(expect(
+        &rendering.dom_file,
+        &rendering.dom_sha256,
+        "rendered DOM",
+    ));
     for response in &rendering.subresponses {
         match (&response.body_file, &response.body_sha256) {
-            (Some(file), Some(stored)) => expect(file, stored, "response body"),
+            (Some(file), Some(stored)) => problems.extend(expect(file, stored, "response body")),
             (Some(file), None) => problems.push(Problem::Manifest(format!(
                 "lists {file} without the SHA-256 stored with it"
             ))),

@@ -18,9 +18,9 @@ fn escaped(s: &str) -> String {
     s.encode_utf16().map(|u| format!("\\u{u:04x}")).collect()
 }
 
-/// The paragraphs of the sample work, without its title line.
-fn paragraphs() -> Vec<&'static str> {
-    library_text("xingchen-ch1")
+/// The paragraphs of a sample work, without its title line.
+fn paragraphs_of(work: &str) -> Vec<&'static str> {
+    library_text(work)
         .lines()
         .skip(1)
         .map(str::trim)
@@ -28,9 +28,14 @@ fn paragraphs() -> Vec<&'static str> {
         .collect()
 }
 
+/// The paragraphs of `xingchen-ch1`, which the XHR chapter copies.
+fn paragraphs() -> Vec<&'static str> {
+    paragraphs_of("xingchen-ch1")
+}
+
 /// A chapter page with an empty content element, a heading and a short static line, whose text
 /// `script` writes.
-fn chapter_page(path: &str, script: &str) -> SamplePage {
+fn chapter_page(path: &str, script: &str, work: &'static str) -> SamplePage {
     SamplePage {
         path: path.to_owned(),
         label: "written by a script",
@@ -42,7 +47,7 @@ fn chapter_page(path: &str, script: &str) -> SamplePage {
              line-height:1.6;margin:8px\"></div>{script}</body></html>"
         )
         .into_bytes(),
-        copies: vec!["xingchen-ch1"],
+        copies: vec![work],
         disallowed: false,
     }
 }
@@ -58,13 +63,14 @@ fn chapter_json() -> Vec<u8> {
 }
 
 /// The site: `/book/xhr.html` (an external script asks `/api/chapter/1.json` by XHR and writes
-/// its paragraphs) and `/book/write.html` (an inline `document.write`).
+/// its paragraphs; it copies `xingchen-ch1`) and `/book/write.html` (an inline
+/// `document.write`; it copies `xingchen-ch2`, so it is no alias of the first).
 fn scripted_site() -> SampleSite {
     let loader = "var x = new XMLHttpRequest(); x.open('GET', '/api/chapter/1.json');\n\
                   x.onload = function () { var d = JSON.parse(x.responseText);\n\
                   document.getElementById('content').innerHTML = d.paragraphs.map(function (p) \
                   { return '<p>' + p + '</p>'; }).join(''); };\nx.send();\n";
-    let written: String = paragraphs()
+    let written: String = paragraphs_of("xingchen-ch2")
         .iter()
         .map(|p| format!("<p>{}</p>", escaped(p)))
         .collect();
@@ -81,6 +87,7 @@ fn scripted_site() -> SampleSite {
             chapter_page(
                 "/book/xhr.html",
                 "<script src=\"/static/chapter.js\"></script>",
+                "xingchen-ch1",
             ),
             chapter_page(
                 "/book/write.html",
@@ -89,6 +96,7 @@ fn scripted_site() -> SampleSite {
                      document.write(\"<div style='font-size:20px;margin:8px'>{written}</div>\");\
                      </script>"
                 ),
+                "xingchen-ch2",
             ),
             resource(
                 "/static/chapter.js",
@@ -256,8 +264,10 @@ fn flip_last_byte(path: &Path) {
 #[test]
 fn the_evidence_of_a_script_written_chapter_shows_what_the_browser_showed() {
     let workspace = Workspace::new();
-    let library = workspace.write("library/xingchen-ch1.txt", library_text("xingchen-ch1"));
-    workspace.ok(&["library".as_ref(), "add".as_ref(), library.as_os_str()]);
+    for work in ["xingchen-ch1", "xingchen-ch2"] {
+        let file = workspace.write(&format!("library/{work}.txt"), library_text(work));
+        workspace.ok(&["library".as_ref(), "add".as_ref(), file.as_os_str()]);
+    }
     let site = TestSite::serve(scripted_site());
     for path in ["/book/xhr.html", "/book/write.html"] {
         let run = workspace.ok(&[
@@ -284,10 +294,13 @@ fn the_evidence_of_a_script_written_chapter_shows_what_the_browser_showed() {
             .as_i64()
             .unwrap()
     };
-    let passage = paragraphs()[1];
     let baseline = dark_pixels_in_content(&static_screenshot(&site.site.pages[0]));
 
-    for (path, label) in [("/book/xhr.html", "xhr"), ("/book/write.html", "write")] {
+    for (path, label, work) in [
+        ("/book/xhr.html", "xhr", "xingchen-ch1"),
+        ("/book/write.html", "write", "xingchen-ch2"),
+    ] {
+        let passage = paragraphs_of(work)[1];
         let dir = workspace.path(&format!("package-{label}"));
         workspace.ok(&[
             "evidence".as_ref(),
