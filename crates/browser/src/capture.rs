@@ -4,8 +4,8 @@
 //! from an `XMLHttpRequest` answer, a decoded string in a script file, a frame. So while
 //! [`Browser::render_page`](crate::Browser::render_page) renders a page it records, through the
 //! DevTools protocol's Network domain of the page itself, every response of the kinds a script
-//! writes text from ([`KEPT_TYPES`]: scripts, XHR, `fetch`, event streams, frame documents and
-//! "other"), with its URL, status, headers and body (`Network.getResponseBody`).
+//! writes text from ([`KEPT_TYPES`]: scripts, XHR, `fetch`, event streams and frame
+//! documents), with its URL, status, headers and body (`Network.getResponseBody`).
 //!
 //! Why the DevTools protocol and not the proxy: for `https` the proxy sees only a `CONNECT`
 //! tunnel, and the bytes inside are encrypted; the browser sees the responses as the page did.
@@ -33,7 +33,8 @@ use url::Url;
 use crate::BrowserError;
 
 /// The kinds of response a page's scripts may write its text from, and which are kept.
-pub const KEPT_TYPES: [&str; 6] = ["Script", "XHR", "Fetch", "EventSource", "Document", "Other"];
+/// ("Other", e.g. the browser's own `favicon.ico` request, is not: no script asked for it.)
+pub const KEPT_TYPES: [&str; 5] = ["Script", "XHR", "Fetch", "EventSource", "Document"];
 
 /// How much of a rendered page's traffic is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
