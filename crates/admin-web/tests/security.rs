@@ -1493,6 +1493,7 @@ async fn an_evidence_screenshot_of_a_hostile_page_reaches_no_address() {
         headers: vec![("content-type".into(), "text/html; charset=utf-8".into())],
         encoding: "UTF-8".into(),
         body: html.into_bytes(),
+        rendering: None,
     };
     let hostile = copy_on(
         site.store.as_ref(),

@@ -20,8 +20,13 @@
 //!   ([`Network::Guarded`]): a page on a public host cannot make the browser reach
 //!   `127.0.0.1:6379` or `169.254.169.254`, not even by DNS rebinding.
 //! * **Screenshots** are of the whole page, not the viewport, up to [`MAX_SCREENSHOT_HEIGHT`]
-//!   CSS pixels tall (taller pages are cut there and say so).
+//!   CSS pixels tall (taller pages are cut there and say so); a DOM rendered earlier is
+//!   pictured with scripts disabled ([`Browser::screenshot_document_without_scripts`]).
+//! * **What a rendered page received.** [`Browser::render_page`] returns, with the DOM, the
+//!   responses the page's scripts used to write it, recorded through the DevTools protocol
+//!   ([`capture`]): evidence of where a script-written text came from.
 
+pub mod capture;
 pub mod proxy;
 
 use std::ffi::OsStr;
@@ -33,6 +38,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use chromiumoxide::cdp::browser_protocol::emulation::{
     ClearDeviceMetricsOverrideParams, SetDeviceMetricsOverrideParams,
+    SetScriptExecutionDisabledParams,
 };
 use chromiumoxide::cdp::browser_protocol::page::{
     CaptureScreenshotFormat, CaptureScreenshotParams, GetLayoutMetricsParams, Viewport,
@@ -48,6 +54,7 @@ use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 use url::Url;
 
+pub use capture::{CaptureLimits, RenderedPage, Subresponse};
 pub use proxy::{Document, Network, Proxy, ProxyEvent, Vetter};
 
 /// Executable names tried on the search path, in order.
@@ -326,6 +333,28 @@ impl Browser {
         shot
     }
 
+    /// Like [`Browser::screenshot_document`], with the page's scripts disabled: how a DOM
+    /// rendered earlier ([`RenderedPage::html`]) is pictured as it was, without its scripts
+    /// running a second time over the text they already wrote.
+    pub async fn screenshot_document_without_scripts(
+        &self,
+        url: &Url,
+        document: Document,
+    ) -> Result<Screenshot, BrowserError> {
+        self.proxy.serve(url, document);
+        let seconds = self.config.timeout.as_secs();
+        let shot = tokio::time::timeout(self.config.timeout, self.render(url, false))
+            .await
+            .unwrap_or_else(|_| {
+                Err(BrowserError::Timeout {
+                    url: url.to_string(),
+                    seconds,
+                })
+            });
+        self.proxy.forget(url);
+        shot
+    }
+
     /// Loads `url` through the proxy and takes a full-page screenshot. A refused or failed
     /// navigation is an error, not a picture of Chromium's error page.
     pub async fn screenshot_url(&self, url: &Url) -> Result<Screenshot, BrowserError> {
@@ -334,14 +363,18 @@ impl Browser {
             url: url.to_string(),
             seconds,
         };
-        tokio::time::timeout(self.config.timeout, self.render(url))
+        tokio::time::timeout(self.config.timeout, self.render(url, true))
             .await
             .map_err(timeout)?
     }
 
-    async fn render(&self, url: &Url) -> Result<Screenshot, BrowserError> {
+    async fn render(&self, url: &Url, scripts: bool) -> Result<Screenshot, BrowserError> {
         let page = self.browser.new_page("about:blank").await?;
         let shot = async {
+            if !scripts {
+                page.execute(SetScriptExecutionDisabledParams::new(true))
+                    .await?;
+            }
             page.goto(url.as_str()).await?;
             // The page's own document, not whichever request finished last: its URL is an
             // error page when the navigation failed, and its status is the document's.
@@ -371,18 +404,36 @@ impl Browser {
     }
 
     /// Renders `document` as if it had been served at `url` and returns the HTML of its DOM
-    /// once scripts have written the page: the crawler's rendered path. Nothing is fetched for
-    /// `url` itself (the crawler fetched it, under robots.txt, the address guard and the size
-    /// cap); the page's subrequests (scripts, `XMLHttpRequest`, `fetch`, frames) go through the
-    /// proxy and its [`Network`]. The page has settled when the length of its DOM's HTML has not
-    /// changed for `quiet` after the load event; a page that has not settled within the
-    /// browser's timeout is abandoned ([`BrowserError::Timeout`]), not taken half-written.
+    /// once scripts have written the page (see [`Browser::render_page`], which also returns
+    /// what the page received).
     pub async fn render_html(
         &self,
         url: &Url,
         document: Document,
         quiet: Duration,
     ) -> Result<String, BrowserError> {
+        let limits = CaptureLimits {
+            max_responses: 0,
+            ..CaptureLimits::default()
+        };
+        Ok(self.render_page(url, document, quiet, limits).await?.html)
+    }
+
+    /// Renders `document` as if it had been served at `url` and returns the HTML of its DOM
+    /// once scripts have written the page, with the responses its scripts received (within
+    /// `limits`, see [`capture`]): the crawler's rendered path. Nothing is fetched for `url`
+    /// itself (the crawler fetched it, under robots.txt, the address guard and the size cap);
+    /// the page's subrequests (scripts, `XMLHttpRequest`, `fetch`, frames) go through the proxy
+    /// and its [`Network`]. The page has settled when the length of its DOM's HTML has not
+    /// changed for `quiet` after the load event; a page that has not settled within the
+    /// browser's timeout is abandoned ([`BrowserError::Timeout`]), not taken half-written.
+    pub async fn render_page(
+        &self,
+        url: &Url,
+        document: Document,
+        quiet: Duration,
+        limits: CaptureLimits,
+    ) -> Result<RenderedPage, BrowserError> {
         let seconds = self.config.timeout.as_secs();
         self.proxy.serve(url, document);
         // A window of its own: a second tab of one window would be hidden, and a hidden page
@@ -400,7 +451,24 @@ impl Browser {
                 return Err(error.into());
             }
         };
-        let html = tokio::time::timeout(self.config.timeout, settled_html(&page, url, quiet))
+        let rendered = async {
+            let recorder = capture::Recorder::listen(&page).await?;
+            let started = tokio::time::Instant::now();
+            let html = settled_html(&page, url, quiet).await?;
+            let settled_after = started.elapsed();
+            let (subresponses, responses_not_kept) = if limits.max_responses == 0 {
+                (Vec::new(), 0)
+            } else {
+                recorder.collect(&page, url, limits).await
+            };
+            Ok(RenderedPage {
+                html,
+                subresponses,
+                responses_not_kept,
+                settled_after,
+            })
+        };
+        let rendered = tokio::time::timeout(self.config.timeout, rendered)
             .await
             .unwrap_or_else(|_| {
                 Err(BrowserError::Timeout {
@@ -412,7 +480,7 @@ impl Browser {
         if let Err(error) = page.close().await {
             tracing::debug!(%error, "closing a page");
         }
-        html
+        rendered
     }
 
     /// Closes the browser and waits for it to exit; its process group is killed either way.
@@ -551,8 +619,12 @@ async fn settled_html(
         }
         tokio::time::sleep(poll).await;
     }
+    // With its doctype: the DOM pictured again later is laid out in the same mode.
     let html: String = page
-        .evaluate("document.documentElement ? document.documentElement.outerHTML : ''")
+        .evaluate(
+            "(document.doctype ? new XMLSerializer().serializeToString(document.doctype) + '\\n' \
+             : '') + (document.documentElement ? document.documentElement.outerHTML : '')",
+        )
         .await?
         .into_value()
         .map_err(|e| BrowserError::Protocol(format!("reading the rendered page: {e}")))?;

@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use axum::Router;
 use axum::routing::get;
 use copytrace_browser::{
-    Browser, BrowserConfig, BrowserError, Document, Network, PNG_SIGNATURE, Vetter, find_chromium,
+    Browser, BrowserConfig, BrowserError, CaptureLimits, Document, Network, PNG_SIGNATURE, Vetter,
+    find_chromium,
 };
 use url::Url;
 
@@ -195,4 +196,139 @@ async fn pages_rendered_at_once_each_run_their_timers_and_animation_frames() {
             "page {i} was not rendered as a visible page: {html}"
         );
     }
+}
+
+/// A chapter whose external script asks a JSON file by XHR and writes it, on a loopback server.
+async fn scripted_site() -> SocketAddr {
+    let page = "<!DOCTYPE html><html><body><div id=content></div>\
+                <script src=\"/chapter.js\"></script></body></html>";
+    let script = "var x = new XMLHttpRequest(); x.open('GET', '/chapter.json'); \
+                  x.onload = function () { document.getElementById('content').textContent = \
+                  JSON.parse(x.responseText).text; }; x.send();";
+    let app = Router::new()
+        .route(
+            "/page.html",
+            get(move || async move { axum::response::Html(page) }),
+        )
+        .route(
+            "/chapter.js",
+            get(move || async move { ([("content-type", "application/javascript")], script) }),
+        )
+        .route(
+            "/chapter.json",
+            get(|| async {
+                (
+                    [
+                        ("content-type", "application/json"),
+                        ("x-served-by", "pirate"),
+                    ],
+                    "{\"text\":\"第一章 雨夜来客\"}",
+                )
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    addr
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rendered_page_returns_the_responses_its_scripts_wrote_it_from() {
+    let addr = scripted_site().await;
+    let network = Network::Guarded(Arc::new(Loopback { allow: true }));
+    let browser = Browser::launch(BrowserConfig::new(chromium(), network))
+        .await
+        .unwrap();
+    let url = Url::parse(&format!("http://{addr}/page.html")).unwrap();
+    let document = || Document {
+        content_type: "text/html; charset=utf-8".into(),
+        body: b"<!DOCTYPE html><html><body><div id=content></div>\
+                <script src=\"/chapter.js\"></script></body></html>"
+            .to_vec(),
+    };
+    let quiet = std::time::Duration::from_millis(300);
+    let page = browser
+        .render_page(&url, document(), quiet, CaptureLimits::default())
+        .await
+        .unwrap();
+    assert!(page.html.starts_with("<!DOCTYPE html>"), "{}", page.html);
+    assert!(page.html.contains("第一章 雨夜来客"), "{}", page.html);
+    assert!(page.settled_after >= quiet);
+    let kinds: Vec<(&str, &str)> = page
+        .subresponses
+        .iter()
+        .map(|r| (r.resource_type.as_str(), r.url.rsplit('/').next().unwrap()))
+        .collect();
+    // The page's own document is not among them: it is the crawler's to keep.
+    assert_eq!(
+        kinds,
+        [("Script", "chapter.js"), ("XHR", "chapter.json")],
+        "{:?}",
+        page.subresponses
+    );
+    let json = &page.subresponses[1];
+    assert_eq!(json.status, 200);
+    assert_eq!(
+        json.body.as_deref(),
+        Some("{\"text\":\"第一章 雨夜来客\"}".as_bytes())
+    );
+    assert!(json.decoded_text);
+    assert!(
+        json.headers
+            .contains(&("x-served-by".to_owned(), "pirate".to_owned())),
+        "{:?}",
+        json.headers
+    );
+
+    // Over the caps: later responses only counted, a large body recorded without it.
+    let limits = CaptureLimits {
+        max_responses: 1,
+        max_body_bytes: 10,
+        max_total_bytes: 10,
+    };
+    let page = browser
+        .render_page(&url, document(), quiet, limits)
+        .await
+        .unwrap();
+    assert_eq!(page.subresponses.len(), 1);
+    assert_eq!(page.responses_not_kept, 1);
+    assert_eq!(page.subresponses[0].body, None);
+    assert!(
+        page.subresponses[0]
+            .body_note
+            .as_deref()
+            .unwrap()
+            .contains("over the 10 bytes"),
+        "{:?}",
+        page.subresponses[0]
+    );
+    browser.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dom_pictured_without_scripts_is_not_written_again() {
+    let browser = Browser::launch(BrowserConfig::new(chromium(), Network::Offline))
+        .await
+        .unwrap();
+    let url = Url::parse("http://evidence.copytrace.invalid/dom").unwrap();
+    // A script that would blank the page if it ran a second time.
+    let dom = "<!DOCTYPE html><html><body style=\"margin:0\"><div id=content \
+               style=\"height:3000px\">已写入的正文</div><script>\
+               document.body.innerHTML = '';</script></body></html>";
+    let document = || Document {
+        content_type: "text/html; charset=utf-8".into(),
+        body: dom.as_bytes().to_vec(),
+    };
+    let shot = browser
+        .screenshot_document_without_scripts(&url, document())
+        .await
+        .unwrap();
+    assert!(shot.height >= 3000, "the text stayed: {}", shot.height);
+    let run = browser.screenshot_document(&url, document()).await.unwrap();
+    assert!(
+        run.height < 3000,
+        "with scripts, it is blanked: {}",
+        run.height
+    );
+    browser.close().await;
 }

@@ -446,21 +446,25 @@ async fn fetch_page(
         to_render => to_render,
     };
     let mut rendered = false;
+    let mut rendering = None;
     if let Some((html, template)) = to_render {
         let dom = shared
             .renderer
             .render(Arc::downgrade(shared), &final_url, html)
             .await;
         match dom {
-            Ok(dom) => {
+            Ok(mut capture) => {
                 let base = final_url.clone();
+                let dom = std::mem::take(&mut capture.dom);
                 let read = tokio::task::spawn_blocking(move || {
                     let doc = extract::parse_html(&dom);
                     let (title, text) = extract::title_and_text(&doc);
-                    (title, text, links::discover_in(&doc, &base))
+                    (title, text, links::discover_in(&doc, &base), dom)
                 })
                 .await
                 .map_err(|e| Failure::Internal(e.to_string()))?;
+                capture.dom = read.3;
+                rendering = Some(capture);
                 // The rendered DOM holds what the served HTML did, and what scripts added.
                 if let Some(template) = template {
                     let gained = render::decide::gained_text(&text, &read.1);
@@ -497,6 +501,7 @@ async fn fetch_page(
         headers,
         body,
         rendered,
+        rendering,
     };
     Ok(Fetched::Page(Box::new(page), links))
 }

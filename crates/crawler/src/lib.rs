@@ -288,8 +288,33 @@ pub struct FetchedPage {
     /// `rendered`), kept as evidence.
     pub body: Vec<u8>,
     /// Whether `text` (and `title`) were read from the page as headless Chromium rendered it,
-    /// its scripts run, rather than from the HTML as served.
+    /// its scripts run, rather than from the HTML as served (`rendering` says how).
     pub rendered: bool,
+    /// The page as headless Chromium rendered it, when it was: the DOM `text` was read from,
+    /// the responses its scripts received, and how it was rendered; kept as evidence of what
+    /// the browser showed.
+    pub rendering: Option<Rendering>,
+}
+
+/// A page as headless Chromium rendered it ([`render`]): what its evidence shows besides the
+/// bytes served.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendering {
+    /// The DOM's HTML once the page settled, with its doctype.
+    pub dom: String,
+    /// The responses the page's scripts received (scripts, XHR, `fetch`, frames), with their
+    /// bodies within the crawl's caps, in the order they arrived.
+    pub subresponses: Vec<copytrace_browser::Subresponse>,
+    /// Responses over [`render::MAX_KEPT_RESPONSES`], only counted.
+    pub responses_not_kept: usize,
+    /// The browser's product and version (`HeadlessChrome/…`).
+    pub browser: String,
+    /// How long the DOM had to stay unchanged to count as settled.
+    pub settle_quiet: Duration,
+    /// From navigation to the moment the DOM was read.
+    pub settled_after: Duration,
+    /// When the DOM was read.
+    pub rendered_at: chrono::DateTime<chrono::Utc>,
 }
 
 /// Receives the crawl's results. Called from a single task, in completion order.

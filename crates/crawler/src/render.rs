@@ -21,6 +21,11 @@
 //!   refused, and there is no second lookup to rebind), robots.txt is checked for the URL and
 //!   the request waits for the host's turn like any other request of the crawl; responses are
 //!   cut at the crawl's body cap, and images are not loaded at all;
+//! * **evidence**: besides the DOM, the responses the page's scripts received (scripts, XHR,
+//!   `fetch`, frames) are kept, with the browser's version and the settle time
+//!   ([`Rendering`](crate::Rendering)), at most [`MAX_KEPT_RESPONSES`] a page, each within the
+//!   crawl's body cap and [`KEPT_RESPONSE_BODIES`] times it in all; the service stores them with
+//!   the page's capture for its evidence packages;
 //! * **time**: a page must settle (its DOM unchanged for [`SETTLE_QUIET`]) within
 //!   [`CrawlConfig::render_timeout`](crate::CrawlConfig::render_timeout), else it is abandoned
 //!   and reported as not rendered.
@@ -32,11 +37,12 @@ use std::path::PathBuf;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use copytrace_browser::{Browser, BrowserConfig, Document, Network, Vetter};
+use copytrace_browser::{Browser, BrowserConfig, CaptureLimits, Document, Network, Vetter};
 use scraper::Html;
 use tokio::sync::Semaphore;
 use url::Url;
 
+use crate::Rendering;
 use crate::crawl::Shared;
 use crate::robots::Verdict;
 use crate::urls::host_key;
@@ -95,6 +101,15 @@ pub const RENDER_BELOW_CHARS: usize = 200;
 /// A page has settled when its DOM has not changed for this long after the load event.
 pub const SETTLE_QUIET: Duration = Duration::from_millis(500);
 
+/// Responses of one rendered page kept as evidence (scripts, XHR, `fetch`, frames); later ones
+/// are only counted. A chapter page uses a handful.
+pub const MAX_KEPT_RESPONSES: usize = 64;
+
+/// The bodies kept of one rendered page's responses, all together, are at most this many times
+/// the crawl's body cap ([`CrawlConfig::max_body_bytes`](crate::CrawlConfig::max_body_bytes),
+/// which also bounds each one).
+pub const KEPT_RESPONSE_BODIES: usize = 4;
+
 /// Pages rendered at once (tabs of the one browser).
 const MAX_TABS: usize = 2;
 
@@ -151,17 +166,29 @@ impl Renderer {
         }
     }
 
-    /// The rendered DOM's HTML of the page served at `url` as `html` (the page as the crawler
-    /// decoded it, served as UTF-8 so that a GBK page is not decoded a second time), or why it
-    /// could not be had. A page whose browser died under it is rendered again in a new browser
-    /// (up to [`RENDER_ATTEMPTS`] times in all): a killed Chromium costs the pages in flight
-    /// nothing, and the pages after them are not all reported as not rendered.
+    /// The page served at `url` as `html` (the page as the crawler decoded it, served as UTF-8
+    /// so that a GBK page is not decoded a second time) as the browser rendered it: its DOM and
+    /// the responses its scripts received (within the crawl's body cap,
+    /// [`KEPT_RESPONSE_BODIES`] and [`MAX_KEPT_RESPONSES`]), or why it could not be had. A page
+    /// whose browser died under it is rendered again in a new browser (up to
+    /// [`RENDER_ATTEMPTS`] times in all): a killed Chromium costs the pages in flight nothing,
+    /// and the pages after them are not all reported as not rendered.
     pub(crate) async fn render(
         &self,
         shared: Weak<Shared>,
         url: &Url,
         html: String,
-    ) -> Result<String, String> {
+    ) -> Result<Rendering, String> {
+        let max_body_bytes = shared
+            .upgrade()
+            .map_or(CaptureLimits::default().max_body_bytes, |s| {
+                s.config.max_body_bytes
+            });
+        let limits = CaptureLimits {
+            max_responses: MAX_KEPT_RESPONSES,
+            max_body_bytes,
+            max_total_bytes: max_body_bytes.saturating_mul(KEPT_RESPONSE_BODIES),
+        };
         let _tab = self
             .tabs
             .acquire()
@@ -175,8 +202,21 @@ impl Renderer {
                 content_type: "text/html; charset=utf-8".to_owned(),
                 body: html.clone().into_bytes(),
             };
-            match browser.render_html(url, document, SETTLE_QUIET).await {
-                Ok(dom) => return Ok(dom),
+            match browser
+                .render_page(url, document, SETTLE_QUIET, limits)
+                .await
+            {
+                Ok(page) => {
+                    return Ok(Rendering {
+                        dom: page.html,
+                        subresponses: page.subresponses,
+                        responses_not_kept: page.responses_not_kept,
+                        browser: browser.version().to_owned(),
+                        settle_quiet: SETTLE_QUIET,
+                        settled_after: page.settled_after,
+                        rendered_at: chrono::Utc::now(),
+                    });
+                }
                 Err(error) if attempts < RENDER_ATTEMPTS && died_under(&browser, &error).await => {
                     tracing::warn!(%url, %error, "Chromium exited while rendering; rendering the page again in a new browser");
                 }

@@ -146,8 +146,8 @@ pub fn every_seed_failed(report: &CrawlReport, seeds: &[Url]) -> Option<String> 
         let failed = report
             .failures
             .iter()
-            .find(|(failed, _)| Url::parse(failed).is_ok_and(|failed| failed == seed))?;
-        reasons.push(format!("{}: {}", failed.0, failed.1));
+            .find(|failure| Url::parse(&failure.url).is_ok_and(|failed| failed == seed))?;
+        reasons.push(format!("{}: {}", failed.url, failed.reason));
     }
     Some(format!("no seed could be crawled: {}", reasons.join("; ")))
 }
@@ -375,10 +375,11 @@ mod tests {
     fn a_crawl_fails_only_when_no_seed_could_be_crawled() {
         let seeds = parse_seeds(&["http://127.0.0.1:9/#top".to_owned()]).unwrap();
         let refused = CrawlReport {
-            failures: vec![(
-                "http://127.0.0.1:9/".to_owned(),
-                "address 127.0.0.1 is not public".to_owned(),
-            )],
+            failures: vec![copytrace_crawler::CrawlFailure {
+                url: "http://127.0.0.1:9/".to_owned(),
+                kind: copytrace_crawler::ErrorKind::RefusedAddress,
+                reason: "address 127.0.0.1 is not public".to_owned(),
+            }],
             ..CrawlReport::default()
         };
         assert_eq!(

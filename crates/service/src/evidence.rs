@@ -7,28 +7,46 @@
 //! | file | what |
 //! |---|---|
 //! | `page.html` | the raw response body as fetched (after HTTP content decoding, in the page's own charset), byte for byte; its SHA-256 is the one stored when it was fetched |
+//! | `rendered.html` | for a page whose text was read in headless Chromium: the DOM once its scripts had written it (UTF-8, with its doctype), as stored at crawl time with its SHA-256 |
+//! | `subresources/NNN` | for a rendered page: the body of each response its scripts received (scripts, XHR, `fetch`, frames), numbered in order of arrival; URL, type, status, headers and stored SHA-256 of each are in the manifest |
 //! | `page.txt` | the text extracted from it, UTF-8: the text the evidence offsets point into |
 //! | `passages.html` | the aligned passages side by side, page ↔ work, HTML-escaped |
-//! | `screenshot.png` | a full-page screenshot of `page.html` rendered by headless Chromium, offline |
-//! | `manifest.json` | the match, the fetch (URLs, status, headers, encoding, time), the stored SHA-256 of the raw bytes, the package time, and the SHA-256 and size of every other file |
+//! | `screenshot.png` | a full-page screenshot by headless Chromium, offline: of `rendered.html` with JavaScript disabled for a rendered page, of `page.html` otherwise |
+//! | `manifest.json` | the match, the fetch (URLs, status, headers, encoding, time), the stored SHA-256 of the raw bytes, how the page was rendered (browser version, settle time, when, the responses) or that it was not, the package time, and the SHA-256 and size of every other file |
 //!
 //! **The screenshot is of the stored bytes, not of the live URL.** It then shows exactly what
-//! the hashed `page.html` holds, however long after the fetch the package is made, even once
-//! the page is gone, and making a package contacts no pirate server: Chromium runs behind a
-//! proxy that serves it `page.html` and refuses every other request (see `copytrace-browser`).
-//! The price: images, styles and scripts the page loads from elsewhere are not shown. The
-//! manifest says how the screenshot was made, or why there is none (Chromium not installed, no
-//! raw bytes stored).
+//! the hashed files hold, however long after the fetch the package is made, even once the page
+//! is gone, and making a package contacts no pirate server: Chromium runs behind a proxy that
+//! serves it the stored document and refuses every other request (see `copytrace-browser`).
+//! The price: images and styles the page loads from elsewhere are not shown. The manifest says
+//! how the screenshot was made, or why there is none (Chromium not installed, no raw bytes
+//! stored).
+//!
+//! **A rendered page is pictured from its rendered DOM, with JavaScript disabled.** Its served
+//! bytes show an empty content element; the text the reader saw is in the DOM the crawler's
+//! browser read after the scripts ran, stored with the capture. Rendering that DOM again with
+//! scripts off shows that text exactly as stored, deterministically (no timer, no randomness,
+//! no second run of a script over text it already wrote, as `document.write` would do), and
+//! needs nothing but the hashed `rendered.html`. Replaying the page with its stored responses
+//! served by the proxy was the alternative; it re-runs code from a pirate site, depends on
+//! every response having been kept within the caps and on the script behaving the same twice,
+//! and pictures something no file of the package pins down. The responses are kept all the
+//! same (`subresources/`): they show where the text came from.
 //!
 //! **Pages stored before raw captures were kept** have no `page.html` and no screenshot; the
 //! manifest says so (`capture: null` with a `capture_note`), the rest of the package is written.
+//! Pages read without the browser, or stored before renderings were kept (migration 0022), have
+//! no `rendered.html`: the manifest says `rendering: null` with a `rendering_note` starting "not
+//! rendered".
 //!
 //! **Verification** ([`verify_package`]) recomputes the SHA-256 of every file the manifest
-//! lists and names each altered, missing or unlisted file. A manifest rewritten together with
+//! lists (in `subresources/` too) and names each altered, missing or unlisted file; the rendered
+//! DOM and every kept response body must be listed with the SHA-256 stored with them. A manifest rewritten together with
 //! the files it lists cannot be caught from the directory alone, so the SHA-256 of every
 //! manifest written is recorded in the store ([`Store::record_evidence_package`]); with the
 //! database at hand, verification also requires the manifest to be one Copytrace recorded for
-//! that match, and the raw bytes' hash to be the one stored with the capture.
+//! that match, and the hashes of the raw bytes, the rendered DOM and the responses to be the
+//! ones stored with the capture.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -38,8 +56,8 @@ use std::time::Duration;
 use chrono::{DateTime, SecondsFormat, Utc};
 use copytrace_browser::{Browser, BrowserConfig, Document, Network};
 use copytrace_store::{
-    EvidencePassage, Id, MatchFilter, MatchRecord, NewEvidencePackage, PageCapture, Store,
-    StoreError, sha256_hex,
+    EvidencePassage, Id, MatchFilter, MatchRecord, NewEvidencePackage, PageCapture, Rendering,
+    Store, StoreError, sha256_hex,
 };
 use serde::{Deserialize, Serialize};
 use url::Url;
@@ -59,6 +77,15 @@ pub mod files {
     pub const PASSAGES: &str = "passages.html";
     /// The screenshot.
     pub const SCREENSHOT: &str = "screenshot.png";
+    /// The DOM as headless Chromium rendered it at crawl time (rendered pages only).
+    pub const RENDERED: &str = "rendered.html";
+    /// The directory of the bodies of the responses a rendered page's scripts received.
+    pub const SUBRESOURCES: &str = "subresources";
+
+    /// The file of the body of response `seq` (from 1) of a rendered page.
+    pub fn subresource(seq: u32) -> String {
+        format!("{SUBRESOURCES}/{seq:03}")
+    }
     /// The manifest.
     pub const MANIFEST: &str = "manifest.json";
 }
@@ -199,6 +226,54 @@ pub struct ManifestScreenshot {
     pub truncated: bool,
 }
 
+/// How the page was rendered in headless Chromium when it was crawled: what the browser showed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestRendering {
+    /// Always true: the page text was read from the DOM the browser rendered.
+    pub rendered: bool,
+    /// The browser's product and version.
+    pub browser: String,
+    /// How long the DOM had to stay unchanged to count as settled, in milliseconds.
+    pub settle_quiet_ms: u64,
+    /// From navigation to the moment the DOM was read, in milliseconds.
+    pub settled_after_ms: u64,
+    /// When the DOM was read.
+    pub rendered_at: DateTime<Utc>,
+    /// The file holding the rendered DOM.
+    pub dom_file: String,
+    /// The SHA-256 stored with the rendered DOM when it was crawled.
+    pub dom_sha256: String,
+    /// The responses the page's scripts received, in the order they arrived.
+    pub subresponses: Vec<ManifestSubresponse>,
+    /// Responses over the crawler's count cap, not kept.
+    pub responses_not_kept: u64,
+}
+
+/// One response a rendered page's scripts received.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestSubresponse {
+    /// Its number, from 1, in the order of arrival.
+    pub seq: u32,
+    /// The URL that answered.
+    pub url: String,
+    /// Chromium's resource type (`Script`, `XHR`, `Fetch`, `Document`…).
+    pub resource_type: String,
+    /// HTTP status.
+    pub http_status: u16,
+    /// Response headers as the browser reported them.
+    pub headers: Vec<(String, String)>,
+    /// The MIME type the browser took it for.
+    pub mime_type: String,
+    /// Whether the body file is the text the browser decoded (UTF-8), not the bytes received.
+    pub decoded_text: bool,
+    /// The file holding the body, when it was kept.
+    pub body_file: Option<String>,
+    /// The SHA-256 stored with the body when it was crawled.
+    pub body_sha256: Option<String>,
+    /// Why there is no body.
+    pub body_note: Option<String>,
+}
+
 /// `manifest.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
@@ -215,6 +290,12 @@ pub struct Manifest {
     pub capture: Option<ManifestCapture>,
     /// Why there is no capture.
     pub capture_note: Option<String>,
+    /// How the page was rendered in headless Chromium, when its text was read that way.
+    #[serde(default)]
+    pub rendering: Option<ManifestRendering>,
+    /// Why there is no rendering (absent from packages written before renderings were kept).
+    #[serde(default)]
+    pub rendering_note: Option<String>,
     /// The screenshot.
     pub screenshot: ManifestScreenshot,
     /// Every file of the package but the manifest, with its SHA-256.
@@ -275,14 +356,7 @@ pub async fn write_package(store: &dyn Store, request: &PackageRequest) -> Resul
         .page_capture(record.page_id, &record.evidence_hash)
         .await?;
     if let Some(capture) = &capture {
-        let actual = sha256_hex(&capture.body);
-        if actual != capture.body_sha256 {
-            return Err(ServiceError::unavailable(format!(
-                "the stored raw bytes of page {} hash to {actual}, not to the SHA-256 stored \
-                 with them ({}): the capture is damaged",
-                record.page_id, capture.body_sha256
-            )));
-        }
+        check_stored_hashes(record.page_id, capture)?;
     }
     prepare_dir(&request.out)?;
 
@@ -299,6 +373,20 @@ pub async fn write_package(store: &dyn Store, request: &PackageRequest) -> Resul
     };
     if let Some(capture) = &capture {
         put(files::RAW, &capture.body)?;
+    }
+    let rendering = capture.as_ref().and_then(|c| c.rendering.as_ref());
+    if let Some(rendering) = rendering {
+        put(files::RENDERED, rendering.dom.as_bytes())?;
+        let dir = request.out.join(files::SUBRESOURCES);
+        if rendering.subresponses.iter().any(|r| r.body.is_some()) {
+            std::fs::create_dir(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        for response in &rendering.subresponses {
+            if let Some(body) = &response.body {
+                put(&files::subresource(response.seq), body)?;
+            }
+        }
     }
     put(files::TEXT, text.as_bytes())?;
     put(
@@ -331,6 +419,13 @@ pub async fn write_package(store: &dyn Store, request: &PackageRequest) -> Resul
              extracted then"
                 .to_owned()
         }),
+        rendering: rendering.map(manifest_rendering),
+        rendering_note: rendering.is_none().then(|| {
+            "not rendered: no rendered DOM is stored for this page text; it was read from the \
+             HTML as served, without the browser (or stored before Copytrace kept renderings, \
+             migration 0022)"
+                .to_owned()
+        }),
         screenshot,
         files: written,
     };
@@ -352,6 +447,69 @@ pub async fn write_package(store: &dyn Store, request: &PackageRequest) -> Resul
         manifest,
         manifest_sha256,
     })
+}
+
+/// Refuses a capture whose stored bytes no longer hash to the SHA-256 stored with them: the raw
+/// body, the rendered DOM and every kept subresponse body.
+fn check_stored_hashes(page_id: Id, capture: &PageCapture) -> Result<()> {
+    let damaged = |what: &str, actual: &str, stored: &str| {
+        ServiceError::unavailable(format!(
+            "the stored {what} of page {page_id} hash to {actual}, not to the SHA-256 stored \
+             with them ({stored}): the capture is damaged"
+        ))
+    };
+    let actual = sha256_hex(&capture.body);
+    if actual != capture.body_sha256 {
+        return Err(damaged("raw bytes", &actual, &capture.body_sha256));
+    }
+    if let Some(rendering) = &capture.rendering {
+        let actual = sha256_hex(rendering.dom.as_bytes());
+        if actual != rendering.dom_sha256 {
+            return Err(damaged("rendered DOM", &actual, &rendering.dom_sha256));
+        }
+        for response in &rendering.subresponses {
+            if let (Some(body), Some(stored)) = (&response.body, &response.body_sha256) {
+                let actual = sha256_hex(body);
+                if &actual != stored {
+                    return Err(damaged(
+                        &format!("response {} ({})", response.seq, response.url),
+                        &actual,
+                        stored,
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn manifest_rendering(rendering: &Rendering) -> ManifestRendering {
+    ManifestRendering {
+        rendered: true,
+        browser: rendering.browser.clone(),
+        settle_quiet_ms: rendering.settle_quiet_ms,
+        settled_after_ms: rendering.settled_after_ms,
+        rendered_at: rendering.rendered_at,
+        dom_file: files::RENDERED.to_owned(),
+        dom_sha256: rendering.dom_sha256.clone(),
+        subresponses: rendering
+            .subresponses
+            .iter()
+            .map(|r| ManifestSubresponse {
+                seq: r.seq,
+                url: r.url.clone(),
+                resource_type: r.resource_type.clone(),
+                http_status: r.http_status,
+                headers: r.headers.clone(),
+                mime_type: r.mime_type.clone(),
+                decoded_text: r.decoded_text,
+                body_file: r.body.is_some().then(|| files::subresource(r.seq)),
+                body_sha256: r.body_sha256.clone(),
+                body_note: r.body_note.clone(),
+            })
+            .collect(),
+        responses_not_kept: rendering.responses_not_kept,
+    }
 }
 
 /// Creates `dir` or accepts it empty: files already there would be mistaken for the package's.
@@ -404,19 +562,31 @@ fn render_url(match_id: Id) -> Url {
     .expect("a valid URL")
 }
 
-/// Renders the stored raw bytes offline and pictures them; the manifest section says what
+/// Pictures the page offline: the DOM the browser rendered at crawl time, with scripts
+/// disabled, for a rendered page; the stored raw bytes otherwise. The manifest section says what
 /// happened either way.
 async fn screenshot(
     settings: &ScreenshotSettings,
     record: &MatchRecord,
     capture: Option<&PageCapture>,
 ) -> (ManifestScreenshot, Option<Vec<u8>>) {
-    let source = format!(
-        "{} (the stored raw bytes) rendered offline by headless Chromium, served as \
-         text/html in the charset the crawler decoded it with; no request left the renderer, \
-         so images, styles and scripts loaded from the network are not shown",
-        files::RAW
-    );
+    let rendering = capture.and_then(|c| c.rendering.as_ref());
+    let source = if rendering.is_some() {
+        format!(
+            "{} (the DOM headless Chromium rendered when the page was crawled, the text its \
+             scripts wrote included) rendered offline by headless Chromium with JavaScript \
+             disabled, served as UTF-8 text/html; no request left the renderer, so images and \
+             styles loaded from the network are not shown",
+            files::RENDERED
+        )
+    } else {
+        format!(
+            "{} (the stored raw bytes) rendered offline by headless Chromium, served as \
+             text/html in the charset the crawler decoded it with; no request left the renderer, \
+             so images, styles and scripts loaded from the network are not shown",
+            files::RAW
+        )
+    };
     let skipped = |reason: String| ManifestScreenshot {
         file: None,
         source: source.clone(),
@@ -441,15 +611,26 @@ async fn screenshot(
         timeout,
         ..BrowserConfig::new(executable, Network::Offline)
     };
-    let document = Document {
-        content_type: format!("text/html; charset={}", capture.encoding),
-        body: capture.body.clone(),
+    let document = match rendering {
+        Some(rendering) => Document {
+            content_type: "text/html; charset=utf-8".to_owned(),
+            body: rendering.dom.clone().into_bytes(),
+        },
+        None => Document {
+            content_type: format!("text/html; charset={}", capture.encoding),
+            body: capture.body.clone(),
+        },
     };
     let shot = async {
         let browser = Browser::launch(config).await?;
-        let shot = browser
-            .screenshot_document(&render_url(record.id), document)
-            .await;
+        let url = render_url(record.id);
+        let shot = if rendering.is_some() {
+            browser
+                .screenshot_document_without_scripts(&url, document)
+                .await
+        } else {
+            browser.screenshot_document(&url, document).await
+        };
         let version = browser.version().to_owned();
         browser.close().await;
         shot.map(|shot| (shot, version))
@@ -487,17 +668,8 @@ pub fn zip_package(
     use zip::write::SimpleFileOptions;
     let mut archive = zip::ZipWriter::new(out);
     let options = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
-    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("cannot read package {}", dir.display()))?
-        .map(|entry| entry.map(|e| e.path()))
-        .collect::<std::io::Result<_>>()
-        .with_context(|| format!("cannot read package {}", dir.display()))?;
-    names.sort();
-    for path in names.into_iter().filter(|p| p.is_file()) {
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+    for name in package_files(dir)? {
+        let path = dir.join(&name);
         archive
             .start_file(format!("evidence-{match_id}/{name}"), options)
             .map_err(|e| ServiceError::unavailable(format!("cannot write the archive: {e}")))?;
@@ -750,7 +922,7 @@ pub async fn verify_package(dir: &Path, store: Option<&dyn Store>) -> Result<Ver
     let mut listed = BTreeSet::from([files::MANIFEST.to_owned()]);
     for entry in &manifest.files {
         let name = &entry.name;
-        if name.is_empty() || name.contains(['/', '\\']) || name == "." || name == ".." {
+        if !inside_package(name) {
             check.problems.push(Problem::Manifest(format!(
                 "lists a file outside the package: {name:?}"
             )));
@@ -798,13 +970,10 @@ pub async fn verify_package(dir: &Path, store: Option<&dyn Store>) -> Result<Ver
             "does not list the screenshot {file}"
         )));
     }
-    let mut present: Vec<String> = Vec::new();
-    for entry in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
-        let entry = entry.with_context(|| format!("cannot list {}", dir.display()))?;
-        present.push(entry.file_name().to_string_lossy().into_owned());
+    if let Some(rendering) = &manifest.rendering {
+        check_rendering_listed(rendering, &manifest.files, &mut check.problems);
     }
-    present.sort();
-    for name in present {
+    for name in package_files(dir)? {
         if !listed.contains(&name) {
             check.problems.push(Problem::Extra(name));
         }
@@ -827,22 +996,155 @@ pub async fn verify_package(dir: &Path, store: Option<&dyn Store>) -> Result<Ver
             let stored = store
                 .page_capture(manifest.subject.page_id, &manifest.subject.evidence_hash)
                 .await?;
-            if let Some(stored) = stored
-                && stored.body_sha256 != capture.raw_sha256
-            {
-                check.problems.push(Problem::Manifest(format!(
-                    "the raw bytes' SHA-256 differs from the one stored in the database ({})",
-                    stored.body_sha256
-                )));
+            if let Some(stored) = stored {
+                if stored.body_sha256 != capture.raw_sha256 {
+                    check.problems.push(Problem::Manifest(format!(
+                        "the raw bytes' SHA-256 differs from the one stored in the database ({})",
+                        stored.body_sha256
+                    )));
+                }
+                check_rendering_stored(
+                    manifest.rendering.as_ref(),
+                    stored.rendering.as_ref(),
+                    &mut check.problems,
+                );
             }
         }
     }
     Ok(check)
 }
 
+/// Whether a manifest's file name is a plain relative path inside the package: normal
+/// components only (no `..`, no root, no drive), `/`-separated, no backslash.
+fn inside_package(name: &str) -> bool {
+    !name.is_empty()
+        && !name.contains('\\')
+        && name
+            .split('/')
+            .all(|part| !part.is_empty() && part != "." && part != "..")
+        && Path::new(name)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+}
+
+/// Every file in the package directory and its subdirectories, as `/`-separated relative names,
+/// sorted. A directory is not a file: an empty one is not reported.
+fn package_files(dir: &Path) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    let mut pending = vec![(dir.to_owned(), String::new())];
+    while let Some((path, prefix)) = pending.pop() {
+        let entries =
+            std::fs::read_dir(&path).with_context(|| format!("cannot list {}", path.display()))?;
+        for entry in entries {
+            let entry = entry.with_context(|| format!("cannot list {}", path.display()))?;
+            let name = format!("{prefix}{}", entry.file_name().to_string_lossy());
+            let kind = entry
+                .file_type()
+                .with_context(|| format!("cannot list {}", path.display()))?;
+            if kind.is_dir() {
+                pending.push((entry.path(), format!("{name}/")));
+            } else {
+                names.push(name);
+            }
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// The rendered DOM and every kept subresponse body are listed, with the SHA-256 the manifest
+/// says was stored with them.
+fn check_rendering_listed(
+    rendering: &ManifestRendering,
+    listed: &[FileEntry],
+    problems: &mut Vec<Problem>,
+) {
+    let expect = |file: &str, stored: &str, what: &str| match listed.iter().find(|f| f.name == file)
+    {
+        Some(entry) if entry.sha256 == stored => None,
+        Some(_) => Some(Problem::Manifest(format!(
+            "the SHA-256 it lists for {file} is not the one stored with the {what}"
+        ))),
+        None => Some(Problem::Manifest(format!(
+            "does not list the {what} ({file})"
+        ))),
+    };
+    problems.extend(expect(
+        &rendering.dom_file,
+        &rendering.dom_sha256,
+        "rendered DOM",
+    ));
+    for response in &rendering.subresponses {
+        match (&response.body_file, &response.body_sha256) {
+            (Some(file), Some(stored)) => problems.extend(expect(file, stored, "response body")),
+            (Some(file), None) => problems.push(Problem::Manifest(format!(
+                "lists {file} without the SHA-256 stored with it"
+            ))),
+            (None, _) => {}
+        }
+    }
+}
+
+/// The rendering the manifest describes is the one stored in the database: the DOM's and every
+/// body's SHA-256, and no response left out.
+fn check_rendering_stored(
+    described: Option<&ManifestRendering>,
+    stored: Option<&Rendering>,
+    problems: &mut Vec<Problem>,
+) {
+    match (described, stored) {
+        (None, None) => {}
+        (Some(_), None) => problems.push(Problem::Manifest(
+            "describes a rendering the database does not hold for this page text".into(),
+        )),
+        (None, Some(_)) => problems.push(Problem::Manifest(
+            "leaves out the rendering stored in the database for this page text".into(),
+        )),
+        (Some(described), Some(stored)) => {
+            if described.dom_sha256 != stored.dom_sha256 {
+                problems.push(Problem::Manifest(format!(
+                    "the rendered DOM's SHA-256 differs from the one stored in the database ({})",
+                    stored.dom_sha256
+                )));
+            }
+            let hashes = |r: &ManifestSubresponse| (r.seq, r.url.clone(), r.body_sha256.clone());
+            let described: Vec<_> = described.subresponses.iter().map(hashes).collect();
+            let stored: Vec<_> = stored
+                .subresponses
+                .iter()
+                .map(|r| (r.seq, r.url.clone(), r.body_sha256.clone()))
+                .collect();
+            if described != stored {
+                problems.push(Problem::Manifest(
+                    "its responses (URLs and SHA-256) differ from those stored in the database"
+                        .into(),
+                ));
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn package_file_names_stay_inside_the_package() {
+        assert!(inside_package("page.html"));
+        assert!(inside_package("subresources/001"));
+        for outside in [
+            "",
+            "../x",
+            "a/../../x",
+            "/etc/passwd",
+            "a//b",
+            "./a",
+            "a\\b",
+            "a/",
+        ] {
+            assert!(!inside_package(outside), "{outside:?}");
+        }
+    }
 
     #[test]
     fn a_laundered_match_lists_its_substituted_words_and_others_none() {

@@ -31,7 +31,10 @@ use std::sync::Arc;
 
 use chrono::Utc;
 use copytrace_crawler::{CrawlConfig, CrawlError, FetchedPage, Validators};
-use copytrace_store::{Availability, Id, NewCapture, NewPage, PageCheck, Store, ValidatorScope};
+use copytrace_store::{
+    Availability, Id, NewCapture, NewPage, NewRendering, NewSubresponse, PageCheck, Store,
+    ValidatorScope,
+};
 use url::Url;
 
 use crate::alias_checks::{RemovalTally, record_removals};
@@ -45,8 +48,10 @@ pub const VALIDATOR_LIMIT: u32 = 50_000;
 const DNS_FAILURE: &str = "could not resolve ";
 
 /// The store form of a fetched page, with the validators of its response and the raw response
-/// itself (kept as evidence, see [`Store::page_capture`]).
+/// itself, and for a rendered page the DOM and the responses its scripts received (kept as
+/// evidence, see [`Store::page_capture`]).
 pub fn new_page(page: FetchedPage) -> NewPage {
+    let rendering = page.rendering.map(new_rendering);
     NewPage {
         url: page.url.to_string(),
         title: page.title,
@@ -62,7 +67,35 @@ pub fn new_page(page: FetchedPage) -> NewPage {
             headers: page.headers,
             encoding: page.encoding.to_owned(),
             body: page.body,
+            rendering,
         }),
+    }
+}
+
+/// The store form of a page as the browser rendered it.
+fn new_rendering(rendering: copytrace_crawler::Rendering) -> NewRendering {
+    let millis = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    NewRendering {
+        dom: rendering.dom,
+        browser: rendering.browser,
+        settle_quiet_ms: millis(rendering.settle_quiet),
+        settled_after_ms: millis(rendering.settled_after),
+        rendered_at: rendering.rendered_at,
+        responses_not_kept: u64::try_from(rendering.responses_not_kept).unwrap_or(u64::MAX),
+        subresponses: rendering
+            .subresponses
+            .into_iter()
+            .map(|r| NewSubresponse {
+                url: r.url,
+                resource_type: r.resource_type,
+                http_status: r.status,
+                headers: r.headers,
+                mime_type: r.mime_type,
+                decoded_text: r.decoded_text,
+                body: r.body,
+                body_note: r.body_note,
+            })
+            .collect(),
     }
 }
 

@@ -270,6 +270,96 @@ pub struct NewCapture {
     pub encoding: String,
     /// The body as received (after HTTP content decoding, before charset decoding).
     pub body: Vec<u8>,
+    /// When the text was read from the page as headless Chromium rendered it: the rendered DOM
+    /// and the responses its scripts received (see [`crate::Store::page_capture`]).
+    pub rendering: Option<NewRendering>,
+}
+
+/// A page as headless Chromium rendered it: what the browser showed, beside the bytes served.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewRendering {
+    /// The DOM's HTML once the page settled.
+    pub dom: String,
+    /// The browser's product and version (`HeadlessChrome/…`).
+    pub browser: String,
+    /// How long the DOM had to stay unchanged to count as settled, in milliseconds.
+    pub settle_quiet_ms: u64,
+    /// From navigation to the moment the DOM was read, in milliseconds.
+    pub settled_after_ms: u64,
+    /// When the DOM was read.
+    pub rendered_at: DateTime<Utc>,
+    /// Responses over the crawler's count cap, not kept.
+    pub responses_not_kept: u64,
+    /// The responses the page's scripts received, in the order they arrived.
+    pub subresponses: Vec<NewSubresponse>,
+}
+
+/// One response a rendered page received besides its own document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewSubresponse {
+    /// The URL that answered.
+    pub url: String,
+    /// Chromium's resource type (`Script`, `XHR`, `Fetch`, `Document`…).
+    pub resource_type: String,
+    /// HTTP status.
+    pub http_status: u16,
+    /// Response headers.
+    pub headers: Vec<(String, String)>,
+    /// The MIME type Chromium took it for.
+    pub mime_type: String,
+    /// Whether `body` is the text Chromium decoded, as UTF-8, rather than the bytes received.
+    pub decoded_text: bool,
+    /// The body, when it was kept.
+    pub body: Option<Vec<u8>>,
+    /// Why there is no body.
+    pub body_note: Option<String>,
+}
+
+/// A stored rendering: the DOM of a page as headless Chromium rendered it and the responses
+/// its scripts received, kept with the capture of the same text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rendering {
+    /// The browser's product and version.
+    pub browser: String,
+    /// How long the DOM had to stay unchanged to count as settled, in milliseconds.
+    pub settle_quiet_ms: u64,
+    /// From navigation to the moment the DOM was read, in milliseconds.
+    pub settled_after_ms: u64,
+    /// When the DOM was read.
+    pub rendered_at: DateTime<Utc>,
+    /// Responses over the crawler's count cap, not kept.
+    pub responses_not_kept: u64,
+    /// SHA-256 of `dom` (its UTF-8 bytes), lower-case hex, computed when it was stored.
+    pub dom_sha256: String,
+    /// The rendered DOM's HTML.
+    pub dom: String,
+    /// The responses, in the order they arrived.
+    pub subresponses: Vec<Subresponse>,
+}
+
+/// A stored response of a rendered page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Subresponse {
+    /// Its place in the order of arrival, from 1.
+    pub seq: u32,
+    /// The URL that answered.
+    pub url: String,
+    /// Chromium's resource type.
+    pub resource_type: String,
+    /// HTTP status.
+    pub http_status: u16,
+    /// Response headers.
+    pub headers: Vec<(String, String)>,
+    /// The MIME type Chromium took it for.
+    pub mime_type: String,
+    /// Whether `body` is the text Chromium decoded, as UTF-8.
+    pub decoded_text: bool,
+    /// SHA-256 of `body`, computed when it was stored.
+    pub body_sha256: Option<String>,
+    /// The body, when it was kept.
+    pub body: Option<Vec<u8>>,
+    /// Why there is no body.
+    pub body_note: Option<String>,
 }
 
 /// A stored capture: the raw response one page text was extracted from.
@@ -295,6 +385,9 @@ pub struct PageCapture {
     pub body_sha256: String,
     /// The body, decompressed: byte for byte what was received.
     pub body: Vec<u8>,
+    /// The page as headless Chromium rendered it, when the text was read from it; `None` for
+    /// pages read without the browser and for captures stored before migration 0022.
+    pub rendering: Option<Rendering>,
 }
 
 /// An evidence package written for a match: the hash of its manifest, recorded so that a

@@ -29,6 +29,7 @@ mod quiet;
 mod recrawl;
 mod redis_index;
 mod removal_days;
+mod rendered_evidence;
 mod rendering;
 mod review;
 mod schedules;

@@ -461,3 +461,91 @@ async fn scripts_that_loop_allocate_or_flood_are_abandoned_and_the_next_page_ren
     let sink = crawl_one(&config, &server, "/after.html").await;
     assert_has_chapter(&sink, &server, "/after.html");
 }
+
+/// Evidence of what the browser showed: a rendered page carries its DOM, the responses its
+/// scripts used (with bodies within the crawl's body cap) and how it was rendered; a page read
+/// without the browser carries none.
+#[tokio::test]
+async fn a_rendered_page_keeps_its_dom_and_the_responses_its_scripts_used() {
+    let server = TestServer::start().await;
+    let json = format!("{{\"content\":{}}}", serde_json_string(CHAPTER));
+    let padding = "x".repeat(50_000);
+    server
+        .route(
+            "/api/chapter/6.json",
+            Route::with_type("application/json", json.clone()),
+        )
+        .route(
+            "/app6.js",
+            Route::with_type(
+                "application/javascript",
+                "var xhr = new XMLHttpRequest(); xhr.open('GET', '/api/chapter/6.json');\
+                 xhr.onload = function () { document.getElementById('content').textContent = \
+                 JSON.parse(xhr.responseText).content; }; xhr.send();",
+            ),
+        )
+        .route(
+            "/big.js",
+            Route::with_type("application/javascript", format!("/*{padding}*/")),
+        )
+        .page(
+            "/6.html",
+            &shell(
+                "第六回",
+                "<script src=\"/app6.js\"></script><script src=\"/big.js\"></script>",
+            ),
+        )
+        .page(
+            "/7.html",
+            &format!("<html><body><p>{CHAPTER}</p></body></html>"),
+        );
+    let config = CrawlConfig {
+        max_body_bytes: 40_000,
+        ..rendering(RenderMode::Auto)
+    };
+    let sink = crawl_one(&config, &server, "/6.html").await;
+    assert_has_chapter(&sink, &server, "/6.html");
+    let page = sink.page(&server.url("/6.html"));
+    let rendering = page
+        .rendering
+        .as_ref()
+        .expect("a rendered page keeps its rendering");
+    assert!(canonical(&rendering.dom).contains(&canonical(CHAPTER)));
+    assert!(
+        rendering.browser.contains("Chrome"),
+        "{}",
+        rendering.browser
+    );
+    assert_eq!(
+        rendering.settle_quiet,
+        copytrace_crawler::render::SETTLE_QUIET
+    );
+    assert!(rendering.settled_after >= rendering.settle_quiet);
+    let response = |suffix: &str| {
+        rendering
+            .subresponses
+            .iter()
+            .find(|r| r.url.ends_with(suffix))
+            .unwrap_or_else(|| panic!("no {suffix}: {:?}", rendering.subresponses))
+    };
+    let xhr = response("/api/chapter/6.json");
+    assert_eq!((xhr.resource_type.as_str(), xhr.status), ("XHR", 200));
+    assert_eq!(xhr.body.as_deref(), Some(json.as_bytes()));
+    assert_eq!(response("/app6.js").resource_type, "Script");
+    // Over the crawl's body cap: listed, with no more of it than the cap.
+    let big = response("/big.js");
+    let kept = big.body.as_ref().map_or(0, Vec::len);
+    assert!(kept <= 40_000, "{kept} bytes of big.js kept");
+    // The page's own document is the capture's, not a subresponse.
+    assert!(
+        rendering
+            .subresponses
+            .iter()
+            .all(|r| !r.url.ends_with("/6.html"))
+    );
+
+    let sink = crawl_one(&config, &server, "/7.html").await;
+    let page = sink.page(&server.url("/7.html"));
+    assert!(!page.rendered);
+    assert_eq!(page.rendering, None);
+}

@@ -189,8 +189,7 @@ mod tests {
         assert_eq!(postgres, steps(&crate::sqlite::MIGRATOR));
         assert_eq!(
             postgres.iter().map(|(v, _)| *v).collect::<Vec<_>>(),
-            // 0022 is another branch's of issue 38; once merged this is 1..=23.
-            (1..=21).chain([23]).collect::<Vec<i64>>()
+            (1..=23).collect::<Vec<i64>>()
         );
     }
 

@@ -8,7 +8,10 @@ use super::Db;
 use crate::capture::{self, GZIP};
 use crate::rows::{Columns, StoredJson, StoredTime};
 use crate::rules::to_u32;
-use crate::{EvidencePackage, Id, NewCapture, NewEvidencePackage, PageCapture, Result, StoreError};
+use crate::{
+    EvidencePackage, Id, NewCapture, NewEvidencePackage, NewRendering, PageCapture, Rendering,
+    Result, StoreError, Subresponse,
+};
 
 /// Stores the capture of text `content_hash` of page `page_id`, fetched at `fetched_at` with
 /// status `http_status`, unless that text has one already (the first fetch of a text is its
@@ -28,6 +31,9 @@ where
     i64: for<'q> Encode<'q, DB> + Type<DB>,
     for<'q> &'q str: Encode<'q, DB> + Type<DB>,
     Vec<u8>: for<'q> Encode<'q, DB> + Type<DB>,
+    Option<Vec<u8>>: for<'q> Encode<'q, DB> + Type<DB>,
+    Option<i64>: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> Option<&'q str>: Encode<'q, DB> + Type<DB>,
     Json<Vec<(String, String)>>: for<'q> Encode<'q, DB> + Type<DB>,
     DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
 {
@@ -62,6 +68,81 @@ where
     .bind(packed.data)
     .execute(&mut *conn)
     .await?;
+    if let Some(rendering) = &capture.rendering {
+        save_rendering::<DB>(conn, page_id, content_hash, rendering).await?;
+    }
+    Ok(())
+}
+
+/// Stores the rendering of a capture just stored: its DOM and the responses its scripts
+/// received.
+async fn save_rendering<DB>(
+    conn: &mut DB::Connection,
+    page_id: Id,
+    content_hash: &str,
+    rendering: &NewRendering,
+) -> Result<()>
+where
+    DB: Db,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    Vec<u8>: for<'q> Encode<'q, DB> + Type<DB>,
+    Option<Vec<u8>>: for<'q> Encode<'q, DB> + Type<DB>,
+    Option<i64>: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> Option<&'q str>: Encode<'q, DB> + Type<DB>,
+    Json<Vec<(String, String)>>: for<'q> Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    let dom = capture::pack(rendering.dom.as_bytes())?;
+    let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    sqlx::query(
+        "INSERT INTO page_renderings (page_id, content_hash, browser, settle_quiet_ms, \
+         settled_after_ms, rendered_at, responses_not_kept, dom_sha256, dom_size, compression, \
+         dom) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+    )
+    .bind(page_id)
+    .bind(content_hash)
+    .bind(rendering.browser.as_str())
+    .bind(count(rendering.settle_quiet_ms))
+    .bind(count(rendering.settled_after_ms))
+    .bind(DB::time(rendering.rendered_at))
+    .bind(count(rendering.responses_not_kept))
+    .bind(dom.sha256.as_str())
+    .bind(dom.size)
+    .bind(GZIP)
+    .bind(dom.data)
+    .execute(&mut *conn)
+    .await?;
+    for (seq, response) in rendering.subresponses.iter().enumerate() {
+        let body = response.body.as_deref().map(capture::pack).transpose()?;
+        let (sha256, size, data) = match body {
+            Some(packed) => (Some(packed.sha256), Some(packed.size), Some(packed.data)),
+            None => (None, None, None),
+        };
+        sqlx::query(
+            "INSERT INTO page_subresponses (page_id, content_hash, seq, url, resource_type, \
+             http_status, headers, mime_type, decoded_text, body_note, body_sha256, body_size, \
+             compression, body) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+        )
+        .bind(page_id)
+        .bind(content_hash)
+        .bind(i64::try_from(seq + 1).unwrap_or(i64::MAX))
+        .bind(response.url.as_str())
+        .bind(response.resource_type.as_str())
+        .bind(i64::from(response.http_status))
+        .bind(Json(response.headers.clone()))
+        .bind(response.mime_type.as_str())
+        .bind(i64::from(response.decoded_text))
+        .bind(response.body_note.as_deref())
+        .bind(sha256.as_deref())
+        .bind(size)
+        .bind(data.is_some().then_some(GZIP))
+        .bind(data)
+        .execute(&mut *conn)
+        .await?;
+    }
     Ok(())
 }
 
@@ -125,11 +206,14 @@ impl<C: Columns> CaptureRow<C> {
             fetched_at: self.fetched_at.into_time()?,
             body_sha256: self.body_sha256,
             body: capture::unpack(&self.compression, &self.body, self.body_size)?,
+            rendering: None,
         })
     }
 }
 
-/// [`crate::Store::page_capture`].
+/// [`crate::Store::page_capture`], with its rendering when it has one. Three reads on the
+/// pool (`executor` is the pool, hence `Copy`): a capture pruned between them is read without
+/// its rendering, as it would have been a moment later not at all.
 pub(crate) async fn page_capture<'e, DB, E>(
     executor: E,
     page_id: Id,
@@ -137,12 +221,14 @@ pub(crate) async fn page_capture<'e, DB, E>(
 ) -> Result<Option<PageCapture>>
 where
     DB: Db,
-    E: Executor<'e, Database = DB>,
+    E: Executor<'e, Database = DB> + Copy,
     CaptureRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    RenderingRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    SubresponseRow<DB>: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
     i64: for<'q> Encode<'q, DB> + Type<DB>,
     for<'q> &'q str: Encode<'q, DB> + Type<DB>,
 {
-    sqlx::query_as::<_, CaptureRow<DB>>(
+    let capture = sqlx::query_as::<_, CaptureRow<DB>>(
         "SELECT page_id, content_hash, requested_url, final_url, http_status, headers, \
          encoding, fetched_at, body_sha256, body_size, compression, body \
          FROM page_captures WHERE page_id = $1 AND content_hash = $2",
@@ -152,7 +238,113 @@ where
     .fetch_optional(executor)
     .await?
     .map(CaptureRow::into_model)
-    .transpose()
+    .transpose()?;
+    let Some(mut capture) = capture else {
+        return Ok(None);
+    };
+    let rendering = sqlx::query_as::<_, RenderingRow<DB>>(
+        "SELECT browser, settle_quiet_ms, settled_after_ms, rendered_at, responses_not_kept, \
+         dom_sha256, dom_size, compression, dom \
+         FROM page_renderings WHERE page_id = $1 AND content_hash = $2",
+    )
+    .bind(page_id)
+    .bind(content_hash)
+    .fetch_optional(executor)
+    .await?;
+    if let Some(rendering) = rendering {
+        let responses = sqlx::query_as::<_, SubresponseRow<DB>>(
+            "SELECT seq, url, resource_type, http_status, headers, mime_type, decoded_text, \
+             body_note, body_sha256, body_size, compression, body \
+             FROM page_subresponses WHERE page_id = $1 AND content_hash = $2 ORDER BY seq",
+        )
+        .bind(page_id)
+        .bind(content_hash)
+        .fetch_all(executor)
+        .await?
+        .into_iter()
+        .map(SubresponseRow::into_model)
+        .collect::<Result<Vec<_>>>()?;
+        capture.rendering = Some(rendering.into_model(responses)?);
+    }
+    Ok(Some(capture))
+}
+
+#[derive(FromRow)]
+pub(crate) struct RenderingRow<C: Columns> {
+    browser: String,
+    settle_quiet_ms: i64,
+    settled_after_ms: i64,
+    rendered_at: C::Time,
+    responses_not_kept: i64,
+    dom_sha256: String,
+    dom_size: i64,
+    compression: String,
+    dom: Vec<u8>,
+}
+
+impl<C: Columns> RenderingRow<C> {
+    fn into_model(self, subresponses: Vec<Subresponse>) -> Result<Rendering> {
+        let dom = capture::unpack(&self.compression, &self.dom, self.dom_size)?;
+        let dom = String::from_utf8(dom)
+            .map_err(|_| StoreError::Invalid("a stored rendered DOM is not UTF-8".into()))?;
+        let count = |n: i64| u64::try_from(n).unwrap_or(0);
+        Ok(Rendering {
+            browser: self.browser,
+            settle_quiet_ms: count(self.settle_quiet_ms),
+            settled_after_ms: count(self.settled_after_ms),
+            rendered_at: self.rendered_at.into_time()?,
+            responses_not_kept: count(self.responses_not_kept),
+            dom_sha256: self.dom_sha256,
+            dom,
+            subresponses,
+        })
+    }
+}
+
+#[derive(FromRow)]
+pub(crate) struct SubresponseRow<C: Columns> {
+    seq: i64,
+    url: String,
+    resource_type: String,
+    http_status: i64,
+    headers: C::Json,
+    mime_type: String,
+    decoded_text: i64,
+    body_note: Option<String>,
+    body_sha256: Option<String>,
+    body_size: Option<i64>,
+    compression: Option<String>,
+    body: Option<Vec<u8>>,
+}
+
+impl<C: Columns> SubresponseRow<C> {
+    fn into_model(self) -> Result<Subresponse> {
+        let headers: serde_json::Value = self.headers.into_value("subresponse headers")?;
+        let headers: Vec<(String, String)> = serde_json::from_value(headers).map_err(|e| {
+            StoreError::Invalid(format!(
+                "stored subresponse headers are not name/value pairs: {e}"
+            ))
+        })?;
+        let body = match (self.compression, self.body, self.body_size) {
+            (Some(compression), Some(body), Some(size)) => {
+                Some(capture::unpack(&compression, &body, size)?)
+            }
+            _ => None,
+        };
+        Ok(Subresponse {
+            seq: to_u32(self.seq, "subresponse number")?,
+            url: self.url,
+            resource_type: self.resource_type,
+            http_status: u16::try_from(to_u32(self.http_status, "subresponse status")?)
+                .map_err(|_| StoreError::Invalid("stored subresponse status is not HTTP".into()))?,
+            headers,
+            mime_type: self.mime_type,
+            decoded_text: self.decoded_text != 0,
+            body_sha256: self.body_sha256,
+            body,
+            body_note: self.body_note,
+        })
+    }
 }
 
 /// [`crate::Store::match_subject`].

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use copytrace_store::{Id, NewCapture, NewEvidencePackage, NewPage, PageCapture, Store};
+use copytrace_store::{
+    Id, NewCapture, NewEvidencePackage, NewPage, NewRendering, NewSubresponse, PageCapture, Store,
+};
 use sha2::{Digest, Sha256};
 
 use crate::helpers::{
@@ -15,6 +17,8 @@ contract_tests!(
     a_later_fetch_of_the_same_text_keeps_the_first_capture,
     a_page_keeps_only_the_captures_its_evidence_points_into,
     a_page_stored_without_raw_bytes_has_no_capture,
+    a_rendered_capture_keeps_its_dom_and_responses_with_their_sha256,
+    a_rendering_goes_with_its_capture,
     evidence_packages_are_recorded_per_match,
 );
 
@@ -42,6 +46,7 @@ fn fetch(text: &str, seconds: i64, body: &[u8]) -> NewPage {
             ],
             encoding: "GBK".into(),
             body: body.to_vec(),
+            rendering: None,
         }),
         ..page(URL, text, at(seconds))
     }
@@ -160,6 +165,137 @@ async fn a_page_stored_without_raw_bytes_has_no_capture(store: Arc<dyn Store>) {
         .unwrap();
     let capture = capture_of(&*store, id, COPY).await;
     assert_eq!(capture.fetched_at, at(30));
+}
+
+/// A rendered fetch of `URL` giving `text`: the DOM, a script and an XHR answer with bodies,
+/// and a failed request without one.
+fn rendered_fetch(text: &str, seconds: i64, dom: &str) -> NewPage {
+    let mut page = fetch(
+        text,
+        seconds,
+        b"<div id=content></div><script src=/a.js></script>",
+    );
+    let response = |url: &str, kind: &str, body: Option<&[u8]>| NewSubresponse {
+        url: url.to_owned(),
+        resource_type: kind.to_owned(),
+        http_status: 200,
+        headers: vec![("content-type".into(), "application/json".into())],
+        mime_type: "application/json".into(),
+        decoded_text: true,
+        body: body.map(<[u8]>::to_vec),
+        body_note: body
+            .is_none()
+            .then(|| "the load failed: net::ERR_FAILED".to_owned()),
+    };
+    if let Some(capture) = &mut page.capture {
+        capture.rendering = Some(NewRendering {
+            dom: dom.to_owned(),
+            browser: "HeadlessChrome/142.0.0.0".into(),
+            settle_quiet_ms: 500,
+            settled_after_ms: 812,
+            rendered_at: at(seconds + 1),
+            responses_not_kept: 2,
+            subresponses: vec![
+                response(
+                    "https://pirate.example/a.js",
+                    "Script",
+                    Some(b"load('/c.json')"),
+                ),
+                response(
+                    "https://pirate.example/c.json",
+                    "XHR",
+                    Some("{\"t\":\"第七章\"}".as_bytes()),
+                ),
+                response("https://ads.example/x.js", "Script", None),
+            ],
+        });
+    }
+    page
+}
+
+async fn a_rendered_capture_keeps_its_dom_and_responses_with_their_sha256(store: Arc<dyn Store>) {
+    let dom = "<!DOCTYPE html>\n<html><body><div id=\"content\">第七章 The stolen chapter</div></body></html>";
+    let id = store
+        .upsert_page(&rendered_fetch(COPY, 5, dom))
+        .await
+        .unwrap()
+        .id;
+    let capture = capture_of(&*store, id, COPY).await;
+    let rendering = capture.rendering.expect("the rendering is kept");
+    assert_eq!(rendering.dom, dom);
+    assert_eq!(rendering.dom_sha256, sha256(dom.as_bytes()));
+    assert_eq!(rendering.browser, "HeadlessChrome/142.0.0.0");
+    assert_eq!(
+        (rendering.settle_quiet_ms, rendering.settled_after_ms),
+        (500, 812)
+    );
+    assert_eq!(rendering.rendered_at, at(6));
+    assert_eq!(rendering.responses_not_kept, 2);
+    let responses = &rendering.subresponses;
+    assert_eq!(
+        responses
+            .iter()
+            .map(|r| (r.seq, r.url.as_str(), r.resource_type.as_str()))
+            .collect::<Vec<_>>(),
+        [
+            (1, "https://pirate.example/a.js", "Script"),
+            (2, "https://pirate.example/c.json", "XHR"),
+            (3, "https://ads.example/x.js", "Script"),
+        ]
+    );
+    let json = "{\"t\":\"第七章\"}".as_bytes();
+    assert_eq!(responses[1].body.as_deref(), Some(json));
+    assert_eq!(
+        responses[1].body_sha256.as_deref(),
+        Some(sha256(json).as_str())
+    );
+    assert_eq!(responses[1].http_status, 200);
+    assert!(responses[1].decoded_text);
+    assert_eq!(
+        responses[1].headers,
+        [("content-type".to_owned(), "application/json".to_owned())]
+    );
+    assert_eq!(responses[2].body, None);
+    assert_eq!(responses[2].body_sha256, None);
+    assert!(
+        responses[2]
+            .body_note
+            .as_deref()
+            .unwrap()
+            .contains("failed")
+    );
+}
+
+async fn a_rendering_goes_with_its_capture(store: Arc<dyn Store>) {
+    let id = store
+        .upsert_page(&rendered_fetch(COPY, 5, "<html>first</html>"))
+        .await
+        .unwrap()
+        .id;
+    // The same text fetched again, rendered anew: the first capture and its rendering stay.
+    store
+        .upsert_page(&rendered_fetch(COPY, 50, "<html>second</html>"))
+        .await
+        .unwrap();
+    let rendering = capture_of(&*store, id, COPY).await.rendering.unwrap();
+    assert_eq!(rendering.dom, "<html>first</html>");
+    // A new text read without the browser: the old capture is let go with its rendering and
+    // responses, and the new one has none.
+    let new_text = "An index page now, nothing copied.";
+    store
+        .upsert_page(&fetch(new_text, 60, b"<p>index</p>"))
+        .await
+        .unwrap();
+    assert_eq!(store.page_capture(id, &hash_of(COPY)).await.unwrap(), None);
+    assert_eq!(capture_of(&*store, id, new_text).await.rendering, None);
+    // The old text comes back, rendered: stored afresh, with no response left over.
+    store
+        .upsert_page(&rendered_fetch(COPY, 70, "<html>third</html>"))
+        .await
+        .unwrap();
+    let rendering = capture_of(&*store, id, COPY).await.rendering.unwrap();
+    assert_eq!(rendering.dom, "<html>third</html>");
+    assert_eq!(rendering.subresponses.len(), 3);
 }
 
 async fn evidence_packages_are_recorded_per_match(store: Arc<dyn Store>) {
