@@ -87,7 +87,7 @@ impl AdSite {
         for n in 0..articles {
             let mut state = 0xAD51_7E00_0000_0000 ^ n as u64;
             let mut body = String::with_capacity(8 * 1024);
-            let holder = if n % SECTIONS % 2 == 0 {
+            let holder = if (n % SECTIONS).is_multiple_of(2) {
                 "class=\"article-content\""
             } else {
                 "id=\"content\""
