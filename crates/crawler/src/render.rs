@@ -23,7 +23,7 @@
 //!   cut at the crawl's body cap, and images are not loaded at all;
 //! * **evidence**: besides the DOM, the responses the page's scripts received (scripts, XHR,
 //!   `fetch`, frames) are kept, with the browser's version and the settle time
-//!   ([`Rendering`](crate::Rendering)), at most [`MAX_KEPT_RESPONSES`] a page, each within the
+//!   ([`Rendering`]), at most [`MAX_KEPT_RESPONSES`] a page, each within the
 //!   crawl's body cap and [`KEPT_RESPONSE_BODIES`] times it in all; the service stores them with
 //!   the page's capture for its evidence packages;
 //! * **time**: a page must settle (its DOM unchanged for [`SETTLE_QUIET`]) within

@@ -30,9 +30,9 @@
 //!   `$('#x')`) and that is empty is a slot too, when no named slot holds the body:
 //!   [`Reason::ScriptFillsElement`].
 //! * **Short pages.** The old rule stays as the last resort for pages without a named slot: a
-//!   static text under [`RENDER_BELOW_CHARS`](super::RENDER_BELOW_CHARS) characters with a
+//!   static text under [`RENDER_BELOW_CHARS`] characters with a
 //!   non-ad script that writes something not given as a literal, or with a non-ad external
-//!   script and fewer than [`NAVIGATION_LINKS`](super::NAVIGATION_LINKS) links:
+//!   script and fewer than [`NAVIGATION_LINKS`] links:
 //!   [`Reason::ShortText`].
 //!
 //! **What rendering found before.** The crawl keeps, per host and [`Template`] (the URL path
