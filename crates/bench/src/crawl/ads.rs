@@ -484,12 +484,12 @@ pub fn run(args: &Args) -> Result<()> {
          concurrency {}; {} cores; load average {:.2}",
         expected.len(),
         args.articles,
+        bytes as f64 / 1e6,
         if args.common_script {
             " and common.js"
         } else {
             ""
         },
-        bytes as f64 / 1e6,
         args.concurrency,
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         cpu::load_average(),
