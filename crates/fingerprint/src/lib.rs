@@ -37,6 +37,7 @@ pub mod simhash;
 pub mod thesaurus;
 pub mod weighted_features;
 pub mod window;
+pub mod winnow;
 
 pub use algorithm::{
     Algorithm, AlgorithmError, Comparison, Fingerprint, algorithm_by_name, default_algorithms,

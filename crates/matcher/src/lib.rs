@@ -27,6 +27,7 @@ pub mod dna_index;
 pub mod index;
 pub mod laundering;
 pub mod lsh;
+pub mod postings;
 pub mod romanized;
 pub mod simhash_index;
 pub mod sketch;
@@ -51,6 +52,7 @@ pub use dna_index::DnaIndex;
 pub use index::{Hit, Index, IndexError, SegmentRef, WorkId};
 pub use laundering::LaunderingConfig;
 pub use lsh::{LshConfig, MinHashLshIndex, MinHashSignature};
+pub use postings::{MemoryPostings, PostingConfig, PostingIndex};
 pub use romanized::{RomanizedPage, read_romanized};
 pub use simhash_index::SimHashIndex;
 
@@ -195,14 +197,21 @@ impl CandidateMethods {
     pub const DNA: Self = CandidateMethods(4);
     /// Words and synonyms of page blocks ([`laundering::SenseIndex`]): laundered copies.
     pub const SENSE: Self = CandidateMethods(8);
+    /// Winnowed k-gram postings of characters and syllables ([`postings`]), with the
+    /// consistent-diagonal rule.
+    pub const KGRAM: Self = CandidateMethods(16);
     /// Every source.
-    pub const ALL: Self = CandidateMethods(15);
+    pub const ALL: Self = CandidateMethods(31);
+    /// The sources matching uses unless told otherwise: the window indexes and the sense index.
+    /// The k-gram postings are not among them until a shared (Redis) posting index exists.
+    pub const DEFAULT: Self = CandidateMethods(15);
 
-    const NAMES: [(Self, &'static str); 4] = [
+    const NAMES: [(Self, &'static str); 5] = [
         (Self::SIMHASH, "simhash"),
         (Self::MINHASH, "minhash"),
         (Self::DNA, "dna"),
         (Self::SENSE, "sense"),
+        (Self::KGRAM, "kgram"),
     ];
 
     /// Whether every source of `other` is in `self`.
@@ -277,9 +286,13 @@ pub fn verification_counts() -> VerificationCounts {
     }
 }
 
-/// A candidate source name that is not `simhash`, `minhash`, `dna`, `sense`, `all` or `none`.
+/// A candidate source name that is not `simhash`, `minhash`, `dna`, `sense`, `kgram`, `all`,
+/// `default` or `none`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown candidate method {0:?} (expected simhash, minhash, dna, sense, all or none)")]
+#[error(
+    "unknown candidate method {0:?} (expected simhash, minhash, dna, sense, kgram, all, default \
+     or none)"
+)]
 pub struct UnknownCandidateMethod(pub String);
 
 impl FromStr for CandidateMethods {
@@ -292,6 +305,7 @@ impl FromStr for CandidateMethods {
             .try_fold(CandidateMethods::NONE, |set, name| {
                 let method = match name {
                     "all" => CandidateMethods::ALL,
+                    "default" => CandidateMethods::DEFAULT,
                     "none" => CandidateMethods::NONE,
                     _ => Self::NAMES
                         .iter()
@@ -323,19 +337,22 @@ pub struct CandidateConfig {
     /// Largest [`copytrace_fingerprint::code_distance`] between a page code and a work code
     /// that makes the work a candidate.
     pub dna_max_distance: u32,
+    /// Shape of the winnowed k-gram postings.
+    pub postings: PostingConfig,
 }
 
 impl Default for CandidateConfig {
-    /// All three sources; MinHash of 3-shingles with the default [`LshConfig`]; DNA with the
-    /// default [`DnaConfig`] and near codes within distance 2 (one or two digits moved, what a
-    /// replaced character or two in a 64-initial window does).
+    /// The [`CandidateMethods::DEFAULT`] sources; MinHash of 3-shingles with the default
+    /// [`LshConfig`]; DNA with the default [`DnaConfig`] and near codes within distance 2 (one
+    /// or two digits moved, what a replaced character or two in a 64-initial window does).
     fn default() -> Self {
         CandidateConfig {
-            methods: CandidateMethods::ALL,
+            methods: CandidateMethods::DEFAULT,
             minhash_shingle: 3,
             lsh: LshConfig::default(),
             dna: DnaConfig::default(),
             dna_max_distance: 2,
+            postings: PostingConfig::default(),
         }
     }
 }
@@ -355,11 +372,29 @@ pub struct Candidate {
     pub dna_windows: usize,
     /// Page blocks whose words (or their synonyms) the work holds.
     pub sense_blocks: usize,
+    /// Consistent k-gram hits (see [`postings`]).
+    pub kgram_hits: usize,
 }
 
 impl Candidate {
+    fn new(work_id: WorkId) -> Self {
+        Candidate {
+            work_id,
+            methods: CandidateMethods::NONE,
+            simhash_windows: 0,
+            minhash_windows: 0,
+            dna_windows: 0,
+            sense_blocks: 0,
+            kgram_hits: 0,
+        }
+    }
+
     fn windows(&self) -> usize {
-        self.simhash_windows + self.minhash_windows + self.dna_windows + self.sense_blocks
+        self.simhash_windows
+            + self.minhash_windows
+            + self.dna_windows
+            + self.sense_blocks
+            + self.kgram_hits
     }
 }
 
@@ -375,6 +410,8 @@ pub struct IndexSizes {
     pub dna: usize,
     /// Keys (synonym groups and characters) in the sense index.
     pub sense: usize,
+    /// Postings in the k-gram posting index.
+    pub postings: usize,
 }
 
 /// One evidence passage, as byte ranges of both original texts.
@@ -460,6 +497,8 @@ pub struct Matcher<I: Index = SimHashIndex> {
     index: I,
     lsh: Box<dyn Index<MinHashSignature>>,
     dna: Box<dyn Index<u128>>,
+    /// Winnowed k-gram postings (the `kgram` source).
+    postings: Box<dyn PostingIndex>,
     /// Whether the SimHash, MinHash and DNA indexes are shared with other processes (Redis):
     /// they are then written by whoever changes the library, never by this matcher.
     shared: bool,
@@ -637,6 +676,7 @@ impl<I: Index> Matcher<I> {
         Matcher {
             lsh,
             dna,
+            postings: Box::new(MemoryPostings::new()),
             shared,
             sense: laundering::SenseIndex::new(),
             hasher: MinHasher::new(candidates.lsh.num_perm, minhash::DEFAULT_SEED),
@@ -844,6 +884,10 @@ impl<I: Index> Matcher<I> {
             let keys = self.keys_of(&normalized, windows);
             self.lsh.insert_work(work_id, &keys.minhash)?;
             self.dna.insert_work(work_id, &keys.dna)?;
+            if self.kgram_enabled() {
+                let keys = postings::work_keys(&normalized.chars, &self.config.candidates.postings);
+                self.postings.insert_work(work_id, &keys)?;
+            }
         }
         if self.sense_enabled() {
             let keys = self.sense_keys(&normalized.chars, &sentences);
@@ -901,6 +945,14 @@ impl<I: Index> Matcher<I> {
                 self.index.remove_work(work_id)?;
                 self.lsh.remove_work(work_id)?;
                 self.dna.remove_work(work_id)?;
+                if self.kgram_enabled() {
+                    // The keys are recomputed from the text: the index keeps no list of them.
+                    let keys = postings::work_keys(
+                        &work.normalized.chars,
+                        &self.config.candidates.postings,
+                    );
+                    self.postings.remove_work(work_id, &keys)?;
+                }
             }
             if self.sense_enabled() {
                 let keys = self.sense_keys(&work.normalized.chars, &work.sentences);
@@ -960,6 +1012,14 @@ impl<I: Index> Matcher<I> {
         }
     }
 
+    /// Whether the k-gram postings are filed and looked up.
+    fn kgram_enabled(&self) -> bool {
+        self.config
+            .candidates
+            .methods
+            .contains(CandidateMethods::KGRAM)
+    }
+
     /// Whether laundered copies are looked for through the sense index.
     fn sense_enabled(&self) -> bool {
         self.config.laundering.enabled
@@ -984,6 +1044,7 @@ impl<I: Index> Matcher<I> {
             minhash: self.lsh.len()?,
             dna: self.dna.len()?,
             sense: self.sense.len(),
+            postings: self.postings.len()?,
         })
     }
 
@@ -1134,6 +1195,34 @@ impl<I: Index> Matcher<I> {
             found[2].extend(hits.iter().flatten().map(|hit| hit.segment));
         }
         let mut per_work: HashMap<WorkId, Candidate> = HashMap::new();
+        if methods.contains(CandidateMethods::KGRAM) {
+            if self.shared {
+                return Err(IndexError::Backend(
+                    "the kgram candidate source has no shared index yet: leave it out of \
+                     --candidates when the index is in Redis"
+                        .to_owned(),
+                ));
+            }
+            let config = &self.config.candidates.postings;
+            let syllables = match romanized {
+                Some(romanized) => romanized.syllables.clone(),
+                None if config.syllables => {
+                    copytrace_fingerprint::pinyin::syllable_ids(&page.chars)
+                }
+                None => Vec::new(),
+            };
+            let keys = postings::text_keys(&page.chars, &syllables, config);
+            let hashes = postings::distinct_hashes(&keys);
+            let mut found = Vec::new();
+            self.postings.lookup(&hashes, config.common, &mut found)?;
+            for (work_id, hits) in postings::consistent_works(&keys, &hashes, &found, config) {
+                let candidate = per_work
+                    .entry(work_id)
+                    .or_insert_with(|| Candidate::new(work_id));
+                candidate.methods = candidate.methods | CandidateMethods::KGRAM;
+                candidate.kgram_hits = hits;
+            }
+        }
         let sources = [
             CandidateMethods::SIMHASH,
             CandidateMethods::MINHASH,
@@ -1141,14 +1230,9 @@ impl<I: Index> Matcher<I> {
         ];
         for (segments, method) in found.iter().zip(sources) {
             for segment in segments {
-                let candidate = per_work.entry(segment.work_id).or_insert(Candidate {
-                    work_id: segment.work_id,
-                    methods: CandidateMethods::NONE,
-                    simhash_windows: 0,
-                    minhash_windows: 0,
-                    dna_windows: 0,
-                    sense_blocks: 0,
-                });
+                let candidate = per_work
+                    .entry(segment.work_id)
+                    .or_insert_with(|| Candidate::new(segment.work_id));
                 candidate.methods = candidate.methods | method;
                 match method {
                     CandidateMethods::SIMHASH => candidate.simhash_windows += 1,
@@ -1163,14 +1247,9 @@ impl<I: Index> Matcher<I> {
                 .sense
                 .query(&page.chars, sense, thesaurus, &self.config.laundering);
             for (work_id, blocks) in found {
-                let candidate = per_work.entry(work_id).or_insert(Candidate {
-                    work_id,
-                    methods: CandidateMethods::NONE,
-                    simhash_windows: 0,
-                    minhash_windows: 0,
-                    dna_windows: 0,
-                    sense_blocks: 0,
-                });
+                let candidate = per_work
+                    .entry(work_id)
+                    .or_insert_with(|| Candidate::new(work_id));
                 candidate.methods = candidate.methods | CandidateMethods::SENSE;
                 candidate.sense_blocks = blocks;
             }

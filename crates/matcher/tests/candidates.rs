@@ -164,6 +164,32 @@ fn a_page_with_15_percent_homophones_is_a_dna_candidate_though_simhash_finds_not
     );
 }
 
+#[test]
+fn the_kgram_postings_alone_find_heavy_homophones_and_romanized_copies() {
+    let (_, work) = LIBRARY[0];
+    let kgram = matcher(CandidateMethods::KGRAM);
+    let (heavy, _) = homophone_disguise(work, 0.3, 9);
+    for page in [wrapped(&heavy), wrapped(&romanized(work, 0.3, 3))] {
+        let found = kgram.candidates_for(&page).unwrap();
+        assert_eq!(found.first().map(|c| c.work_id), Some(1), "{found:?}");
+        assert_eq!(found[0].methods, CandidateMethods::KGRAM);
+        let verdict = kgram.match_text(&page).unwrap();
+        assert_eq!(verdict.first().map(|m| m.work_id), Some(1), "{verdict:?}");
+    }
+    // The characters alone cannot see through 30 % homophones; the syllables can.
+    let mut chars_only = MatchConfig::default();
+    chars_only.candidates.methods = CandidateMethods::KGRAM;
+    chars_only.candidates.postings.syllables = false;
+    let mut m = Matcher::new(chars_only);
+    m.add_work(1, work).unwrap();
+    let by_chars = m.candidates_for(&wrapped(&heavy)).unwrap();
+    let by_both = kgram.candidates_for(&wrapped(&heavy)).unwrap();
+    assert!(
+        by_chars.first().map_or(0, |c| c.kgram_hits) * 2 < by_both[0].kgram_hits,
+        "{by_chars:?} vs {by_both:?}"
+    );
+}
+
 fn work_dna_windows(work: &str) -> usize {
     let mut m = Matcher::new(MatchConfig::default());
     m.add_work(1, work).unwrap();
@@ -233,7 +259,7 @@ fn a_verbatim_copy_is_found_by_every_source_and_the_verdict_names_them() {
     assert_eq!(found[0].methods, CandidateMethods::ALL);
     let verdict = m.match_text(&page).unwrap();
     assert_eq!(verdict[0].work_id, 3);
-    assert_eq!(verdict[0].method, "simhash+minhash+dna+sense+align");
+    assert_eq!(verdict[0].method, "simhash+minhash+dna+sense+kgram+align");
 }
 
 #[test]
@@ -255,16 +281,23 @@ fn disabled_sources_are_neither_indexed_nor_reported() {
 fn removing_a_work_removes_it_from_every_index() {
     let mut m = matcher(CandidateMethods::ALL);
     let before = m.index_sizes().unwrap();
-    let mut only_jianghu = Matcher::new(MatchConfig::default());
-    only_jianghu.add_work(1, LIBRARY[0].1).unwrap();
+    let only_jianghu = {
+        let mut m = matcher(CandidateMethods::ALL);
+        for (id, _) in &LIBRARY[1..] {
+            m.remove_work(*id).unwrap();
+        }
+        m
+    };
     let own = only_jianghu.index_sizes().unwrap();
     assert!(own.simhash > 0 && own.minhash > 0 && own.dna > 0 && own.sense > 0);
+    assert!(own.postings > 0);
 
     m.remove_work(1).unwrap();
     let after = m.index_sizes().unwrap();
     assert_eq!(after.simhash, before.simhash - own.simhash);
     assert_eq!(after.minhash, before.minhash - own.minhash);
     assert_eq!(after.dna, before.dna - own.dna);
+    assert_eq!(after.postings, before.postings - own.postings);
     // Keys are shared between works: the jianghu story's own keys go, the shared ones stay.
     assert!(after.sense < before.sense && after.sense >= before.sense - own.sense);
     let found = m.candidates_for(LIBRARY[0].1).unwrap();
@@ -275,15 +308,23 @@ fn removing_a_work_removes_it_from_every_index() {
     }
     let empty = m.index_sizes().unwrap();
     assert_eq!(
-        (empty.simhash, empty.minhash, empty.dna, empty.sense),
-        (0, 0, 0, 0)
+        (
+            empty.simhash,
+            empty.minhash,
+            empty.dna,
+            empty.sense,
+            empty.postings
+        ),
+        (0, 0, 0, 0, 0)
     );
 }
 
 #[test]
 fn stored_simhash_windows_give_the_same_candidates_as_fingerprinting_afresh() {
     let fresh = matcher(CandidateMethods::ALL);
-    let mut stored = Matcher::new(MatchConfig::default());
+    let mut config = MatchConfig::default();
+    config.candidates.methods = CandidateMethods::ALL;
+    let mut stored = Matcher::new(config);
     for (id, text) in LIBRARY {
         let windows = fingerprint_text(text, &FingerprintConfig::default()).windows;
         stored
@@ -304,7 +345,15 @@ fn stored_simhash_windows_give_the_same_candidates_as_fingerprinting_afresh() {
 fn candidate_methods_print_and_parse_as_plus_joined_names() {
     assert_eq!(
         CandidateMethods::ALL.to_string(),
+        "simhash+minhash+dna+sense+kgram"
+    );
+    assert_eq!(
+        CandidateMethods::DEFAULT.to_string(),
         "simhash+minhash+dna+sense"
+    );
+    assert_eq!(
+        "default".parse::<CandidateMethods>().unwrap(),
+        CandidateMethods::DEFAULT
     );
     assert_eq!(
         (CandidateMethods::SIMHASH | CandidateMethods::DNA).to_string(),

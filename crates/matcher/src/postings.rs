@@ -1,0 +1,480 @@
+//! The compact candidate source: winnowed k-gram postings over two projections, and the
+//! consistent-diagonal rule that turns their hits into candidate works.
+//!
+//! **What is stored.** Each work's canonical characters are read twice, as characters and as
+//! toneless syllables (homophones, and romanized syllables, read alike), and each reading is
+//! winnowed ([`copytrace_fingerprint::winnow`]): about `2 / (window + 1)` of its k-grams are
+//! selected, and each selected k-gram files one [`Posting`] (work, position) under its hash.
+//! Any passage a page shares with a work over `window + k − 1` characters in either reading
+//! shares a selected hash with it, wherever it stands on either side. At the defaults that is a
+//! tenth of a posting per character and projection, each [`PACKED_POSTING`] bytes when packed:
+//! a few bytes per library character where the window indexes took about a hundred.
+//!
+//! **What a page costs.** A page selects its k-grams the same way and looks up each distinct
+//! hash once: one batch of a few hundred keys ([`PostingIndex::lookup`]). A hash filed more than
+//! [`PostingConfig::common`] times is text many works share (set phrases, a publisher's notice)
+//! and proposes nothing.
+//!
+//! **From hits to candidates.** A hit says "the page's k-gram at `p` is the work's at `q`": its
+//! *diagonal* is `q − p`. A copied passage, however it was moved, keeps its k-grams on one
+//! diagonal (give or take the characters a disguise inserted or dropped), while k-grams that
+//! two unrelated texts happen to share scatter over all diagonals. A work is a candidate when
+//! at least [`PostingConfig::min_hits`] of its hits have another hit within
+//! [`PostingConfig::slack`] of their diagonal, and works are ranked by those hits. Verification
+//! (alignment) decides the rest, as for every source.
+//!
+//! Removing a work recomputes its keys from its text ([`work_keys`]) instead of keeping a list
+//! of them: the index holds only what a lookup reads.
+
+use foldhash::{HashMap, HashMapExt};
+
+use copytrace_fingerprint::pinyin::syllable_ids;
+use copytrace_fingerprint::winnow::{Projection, winnowed};
+
+use crate::index::{IndexError, WorkId};
+
+/// Shape of the posting index. Works and pages must be read with the same values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PostingConfig {
+    /// Characters per k-gram of the character projection. 5: a five-character sequence is
+    /// specific enough in Chinese prose that most are filed a few times in a large library,
+    /// and short enough that a copy with one character in ten misread keeps most of them.
+    pub char_k: usize,
+    /// Syllables per k-gram of the syllable projection. Syllables are fewer than characters
+    /// (about 400 toneless ones), so a syllable k-gram is longer to be as specific.
+    pub syllable_k: usize,
+    /// Winnowing window, in k-grams: one hash in about `(window + 1) / 2` positions is kept,
+    /// and any shared run of `window + k − 1` symbols is guaranteed a shared hash.
+    pub window: usize,
+    /// Whether the character projection is filed and looked up.
+    pub chars: bool,
+    /// Whether the syllable projection is filed and looked up.
+    pub syllables: bool,
+    /// A hash filed more than this many times is common text and proposes nothing.
+    pub common: usize,
+    /// Least number of consistent hits (see the module docs) that makes a work a candidate.
+    pub min_hits: usize,
+    /// Largest difference between two hits' diagonals that still counts them as one passage.
+    pub slack: u32,
+}
+
+impl Default for PostingConfig {
+    fn default() -> Self {
+        PostingConfig {
+            char_k: 5,
+            syllable_k: 6,
+            window: 16,
+            chars: true,
+            syllables: true,
+            common: 64,
+            min_hits: 2,
+            slack: 24,
+        }
+    }
+}
+
+/// One selected k-gram of a text: what a work files and what a page looks up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Key {
+    /// Hash of the k-gram (each projection hashes with its own seed).
+    pub hash: u64,
+    /// Position of the k-gram's first character in the text's canonical characters (or, for
+    /// a page read with romanized syllables, in that reading).
+    pub position: u32,
+    /// The reading it was selected from.
+    pub projection: Projection,
+}
+
+/// Where one selected k-gram of a work stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Posting {
+    /// The work.
+    pub work_id: WorkId,
+    /// Position of the k-gram in the work's canonical characters.
+    pub position: u32,
+}
+
+/// Bytes of one packed posting: a 32-bit check of the hash (the bucket a posting is filed in
+/// is chosen by the hash's other bits), the work id and the position, each a big-endian `u32`.
+pub const PACKED_POSTING: usize = 12;
+
+/// The check stored with a packed posting: the hash's low 32 bits (buckets take the top bits).
+pub fn hash_check(hash: u64) -> u32 {
+    hash as u32
+}
+
+/// Appends `posting`, filed under `hash`, to `out` in the packed layout.
+///
+/// # Errors
+/// [`IndexError::Corrupt`] when the work id does not fit the layout's 32 bits.
+pub fn pack(hash: u64, posting: Posting, out: &mut Vec<u8>) -> Result<(), IndexError> {
+    let work = u32::try_from(posting.work_id).map_err(|_| {
+        IndexError::Corrupt(format!(
+            "work id {} does not fit a packed posting (0 to {})",
+            posting.work_id,
+            u32::MAX
+        ))
+    })?;
+    out.extend_from_slice(&hash_check(hash).to_be_bytes());
+    out.extend_from_slice(&work.to_be_bytes());
+    out.extend_from_slice(&posting.position.to_be_bytes());
+    Ok(())
+}
+
+/// The postings of `hash` among packed postings (a bucket holds several hashes' postings).
+/// Trailing bytes short of a whole posting are ignored.
+pub fn unpack(bytes: &[u8], hash: u64) -> impl Iterator<Item = Posting> + '_ {
+    let check = hash_check(hash).to_be_bytes();
+    bytes
+        .chunks_exact(PACKED_POSTING)
+        .filter(move |record| record[..4] == check)
+        .map(|record| Posting {
+            work_id: i64::from(u32::from_be_bytes([
+                record[4], record[5], record[6], record[7],
+            ])),
+            position: u32::from_be_bytes([record[8], record[9], record[10], record[11]]),
+        })
+}
+
+/// The keys a work is filed under: both projections of its canonical characters, winnowed.
+pub fn work_keys(chars: &[char], config: &PostingConfig) -> Vec<Key> {
+    let syllables = if config.syllables {
+        syllable_ids(chars)
+    } else {
+        Vec::new()
+    };
+    text_keys(chars, &syllables, config)
+}
+
+/// The keys a page is looked up with: its characters, and its syllables (`syllables` is the
+/// page's reading with romanized runs as syllables when it has one, else
+/// [`syllable_ids`] of `chars`).
+pub fn text_keys(chars: &[char], syllables: &[u32], config: &PostingConfig) -> Vec<Key> {
+    let mut keys = Vec::new();
+    if config.chars {
+        let symbols: Vec<u32> = chars.iter().map(|&c| c as u32).collect();
+        keys.extend(
+            winnowed(&symbols, config.char_k, config.window, Projection::Chars)
+                .into_iter()
+                .map(|s| Key {
+                    hash: s.hash,
+                    position: s.position,
+                    projection: Projection::Chars,
+                }),
+        );
+    }
+    if config.syllables {
+        keys.extend(
+            winnowed(
+                syllables,
+                config.syllable_k,
+                config.window,
+                Projection::Syllables,
+            )
+            .into_iter()
+            .map(|s| Key {
+                hash: s.hash,
+                position: s.position,
+                projection: Projection::Syllables,
+            }),
+        );
+    }
+    keys
+}
+
+/// Distinct hashes of `keys`, sorted: what a page looks up, each once.
+pub fn distinct_hashes(keys: &[Key]) -> Vec<u64> {
+    let mut hashes: Vec<u64> = keys.iter().map(|k| k.hash).collect();
+    hashes.sort_unstable();
+    hashes.dedup();
+    hashes
+}
+
+/// Where the postings are kept: in this process ([`MemoryPostings`]) or shared (Redis).
+pub trait PostingIndex: Send + Sync {
+    /// Files a work's keys (after [`PostingIndex::remove_work`] when it was filed before).
+    fn insert_work(&mut self, work_id: WorkId, keys: &[Key]) -> Result<(), IndexError>;
+    /// Removes the postings of a work, given the keys it was filed under.
+    fn remove_work(&mut self, work_id: WorkId, keys: &[Key]) -> Result<(), IndexError>;
+    /// `out[i]` receives the postings of `hashes[i]`: all of them, or any `limit + 1` or more
+    /// when there are more than `limit` (the caller then treats the hash as common).
+    fn lookup(
+        &self,
+        hashes: &[u64],
+        limit: usize,
+        out: &mut Vec<Vec<Posting>>,
+    ) -> Result<(), IndexError>;
+    /// Number of postings filed.
+    fn len(&self) -> Result<usize, IndexError>;
+    /// Whether nothing is filed.
+    fn is_empty(&self) -> Result<bool, IndexError> {
+        Ok(self.len()? == 0)
+    }
+}
+
+/// Postings in this process's memory: the embedded deployment's index.
+#[derive(Debug, Default)]
+pub struct MemoryPostings {
+    by_hash: HashMap<u64, Vec<Posting>>,
+    postings: usize,
+}
+
+impl MemoryPostings {
+    /// An empty index.
+    pub fn new() -> Self {
+        MemoryPostings::default()
+    }
+}
+
+impl PostingIndex for MemoryPostings {
+    fn insert_work(&mut self, work_id: WorkId, keys: &[Key]) -> Result<(), IndexError> {
+        for key in keys {
+            self.by_hash.entry(key.hash).or_default().push(Posting {
+                work_id,
+                position: key.position,
+            });
+            self.postings += 1;
+        }
+        Ok(())
+    }
+
+    fn remove_work(&mut self, work_id: WorkId, keys: &[Key]) -> Result<(), IndexError> {
+        for hash in distinct_hashes(keys) {
+            if let Some(postings) = self.by_hash.get_mut(&hash) {
+                let before = postings.len();
+                postings.retain(|p| p.work_id != work_id);
+                self.postings -= before - postings.len();
+                if postings.is_empty() {
+                    self.by_hash.remove(&hash);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn lookup(
+        &self,
+        hashes: &[u64],
+        limit: usize,
+        out: &mut Vec<Vec<Posting>>,
+    ) -> Result<(), IndexError> {
+        out.clear();
+        out.extend(hashes.iter().map(|hash| {
+            self.by_hash
+                .get(hash)
+                .map(|p| p[..p.len().min(limit + 1)].to_vec())
+                .unwrap_or_default()
+        }));
+        Ok(())
+    }
+
+    fn len(&self) -> Result<usize, IndexError> {
+        Ok(self.postings)
+    }
+}
+
+/// Works whose hits hold together, with their consistent hits, most first (ties by id).
+///
+/// `hashes` and `postings` are a lookup's question and answer ([`PostingIndex::lookup`]);
+/// `keys` are the page's keys. A hash with more than `config.common` postings is skipped.
+pub fn consistent_works(
+    keys: &[Key],
+    hashes: &[u64],
+    postings: &[Vec<Posting>],
+    config: &PostingConfig,
+) -> Vec<(WorkId, usize)> {
+    let by_hash: HashMap<u64, &[Posting]> = hashes
+        .iter()
+        .zip(postings)
+        .filter(|(_, p)| !p.is_empty() && p.len() <= config.common)
+        .map(|(&h, p)| (h, p.as_slice()))
+        .collect();
+    // (work, projection, diagonal, page position) of every hit.
+    let mut hits: Vec<(WorkId, Projection, i64, u32)> = Vec::new();
+    for key in keys {
+        if let Some(found) = by_hash.get(&key.hash) {
+            hits.extend(found.iter().map(|p| {
+                (
+                    p.work_id,
+                    key.projection,
+                    i64::from(p.position) - i64::from(key.position),
+                    key.position,
+                )
+            }));
+        }
+    }
+    hits.sort_unstable();
+    hits.dedup();
+    let slack = i64::from(config.slack);
+    let mut consistent: HashMap<WorkId, usize> = HashMap::new();
+    for (i, &(work, projection, diagonal, page)) in hits.iter().enumerate() {
+        let near = |&(w, p, d, q): &(WorkId, Projection, i64, u32)| {
+            w == work && p == projection && (d - diagonal).abs() <= slack && q != page
+        };
+        let before = hits[..i]
+            .iter()
+            .rev()
+            .take_while(|h| h.0 == work && h.1 == projection && diagonal - h.2 <= slack)
+            .any(near);
+        let after = || {
+            hits[i + 1..]
+                .iter()
+                .take_while(|h| h.0 == work && h.1 == projection && h.2 - diagonal <= slack)
+                .any(near)
+        };
+        if before || after() {
+            *consistent.entry(work).or_default() += 1;
+        }
+    }
+    let mut works: Vec<(WorkId, usize)> = consistent
+        .into_iter()
+        .filter(|&(_, hits)| hits >= config.min_hits)
+        .collect();
+    works.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    works
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use copytrace_fingerprint::normalize;
+
+    const WORK: &str = "天下大势，分久必合，合久必分。周末七国分争，并入于秦。及秦灭之后，\
+        楚、汉分争，又并入于汉。汉朝自高祖斩白蛇而起义，一统天下，后来光武中兴，传至献帝，\
+        遂分为三国。推其致乱之由，殆始于桓、灵二帝。桓帝禁锢善类，崇信宦官。";
+
+    fn index_of(works: &[(WorkId, &str)], config: &PostingConfig) -> MemoryPostings {
+        let mut index = MemoryPostings::new();
+        for (id, text) in works {
+            index
+                .insert_work(*id, &work_keys(&normalize(text).chars, config))
+                .unwrap();
+        }
+        index
+    }
+
+    fn candidates(index: &MemoryPostings, page: &str, config: &PostingConfig) -> Vec<WorkId> {
+        let chars = normalize(page).chars;
+        let keys = text_keys(&chars, &syllable_ids(&chars), config);
+        let hashes = distinct_hashes(&keys);
+        let mut found = Vec::new();
+        index.lookup(&hashes, config.common, &mut found).unwrap();
+        consistent_works(&keys, &hashes, &found, config)
+            .into_iter()
+            .map(|(w, _)| w)
+            .collect()
+    }
+
+    #[test]
+    fn a_copy_behind_boilerplate_finds_its_work() {
+        let config = PostingConfig::default();
+        let index = index_of(
+            &[
+                (1, WORK),
+                (2, "今天天气很好，我们去公园散步，看见很多人在放风筝。"),
+            ],
+            &config,
+        );
+        let page = format!("本站最新章节免费阅读，请收藏本站网址。{WORK}上一章 目录 下一章");
+        assert_eq!(candidates(&index, &page, &config), vec![1]);
+    }
+
+    #[test]
+    fn a_homophone_copy_is_found_through_syllables_alone() {
+        let config = PostingConfig {
+            chars: false,
+            ..PostingConfig::default()
+        };
+        let index = index_of(&[(7, WORK)], &config);
+        // 势→事, 合→和, 国→果, 帝→第: same syllables, other characters.
+        let page = WORK
+            .replace('势', "事")
+            .replace('合', "和")
+            .replace('国', "果")
+            .replace('帝', "第");
+        assert_eq!(candidates(&index, &page, &config), vec![7]);
+        let chars_only = PostingConfig {
+            syllables: false,
+            ..PostingConfig::default()
+        };
+        let index = index_of(&[(7, WORK)], &chars_only);
+        assert!(candidates(&index, "今天天气很好，我们去公园散步。", &chars_only).is_empty());
+    }
+
+    #[test]
+    fn unrelated_text_proposes_nothing() {
+        let config = PostingConfig::default();
+        let index = index_of(&[(1, WORK)], &config);
+        let page = "春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。床前明月光，疑是地上霜。";
+        assert!(candidates(&index, page, &config).is_empty());
+    }
+
+    #[test]
+    fn text_every_work_files_is_common_and_proposes_nothing() {
+        let config = PostingConfig {
+            common: 3,
+            ..PostingConfig::default()
+        };
+        let notice =
+            "本书由网友上传整理，仅供试读交流，版权归原作者和出版社所有，请于下载后尽快删除。";
+        let works: Vec<(WorkId, String)> = (1..=5)
+            .map(|i| {
+                (
+                    i,
+                    format!("{notice}第{i}部的正文各不相同，独一无二的故事{i}。"),
+                )
+            })
+            .collect();
+        let refs: Vec<(WorkId, &str)> = works.iter().map(|(i, t)| (*i, t.as_str())).collect();
+        let index = index_of(&refs, &config);
+        assert!(candidates(&index, notice, &config).is_empty());
+    }
+
+    #[test]
+    fn removing_a_work_with_its_recomputed_keys_leaves_nothing_of_it() {
+        let config = PostingConfig::default();
+        let mut index = index_of(
+            &[
+                (1, WORK),
+                (2, "另一部作品的文字，与第一部毫无关系，讲的是海上的故事。"),
+            ],
+            &config,
+        );
+        let before = index.len().unwrap();
+        let keys = work_keys(&normalize(WORK).chars, &config);
+        index.remove_work(1, &keys).unwrap();
+        assert_eq!(index.len().unwrap(), before - keys.len());
+        assert!(candidates(&index, WORK, &config).is_empty());
+    }
+
+    #[test]
+    fn packed_postings_read_back_only_under_their_own_hash() {
+        let mut bytes = Vec::new();
+        let a = Posting {
+            work_id: 42,
+            position: 7,
+        };
+        let b = Posting {
+            work_id: 3_000_000_000,
+            position: 1 << 30,
+        };
+        pack(0xdead_beef_0000_0001, a, &mut bytes).unwrap();
+        pack(0xdead_beef_0000_0002, b, &mut bytes).unwrap();
+        assert_eq!(bytes.len(), 2 * PACKED_POSTING);
+        assert_eq!(
+            unpack(&bytes, 0xdead_beef_0000_0002).collect::<Vec<_>>(),
+            vec![b]
+        );
+        assert!(
+            pack(
+                1,
+                Posting {
+                    work_id: -1,
+                    position: 0
+                },
+                &mut bytes
+            )
+            .is_err()
+        );
+    }
+}
