@@ -31,6 +31,7 @@
 //! | `{prefix}:works` | set | SimHash: ids of the works indexed (for [`Index::len`]) |
 //! | `{prefix}:m:…`, `{prefix}:mw:…`, `{prefix}:d:…`, `{prefix}:dw:…` | | the MinHash and DNA indexes ([`RedisMinHashIndex`], [`RedisDnaIndex`]): buckets, per-work bucket lists and window counts, laid out alike |
 //! | `{prefix}:s:…`, `{prefix}:sw:…`, `{prefix}:common`, `{prefix}:k:…`, `{prefix}:kw:…` | | the library statistics verification reads ([`RedisLibraryStats`]): seed counts and common seeds, the sense index of laundered copies |
+//! | `{prefix}:p:…` | | the winnowed k-gram postings ([`RedisPostings`]): packed postings in buckets by hash, and their count |
 //! | `{prefix}:meta` | hash | the parameters every index was written with (`layout`, `max_distance`, `minhash_*`, `dna_*`); `source`, a digest of the library it was built from |
 //!
 //! A packed SimHash entry is 20 bytes: signature (u64), work id (i64), window ordinal (u32),
@@ -77,6 +78,7 @@
 
 mod buckets;
 mod link;
+mod postings;
 mod stats;
 
 use std::collections::BTreeSet;
@@ -89,6 +91,7 @@ use redis::{Cmd, Value};
 pub use buckets::{DEFAULT_BUCKET_BITS, RedisDnaIndex, RedisMinHashIndex, bucket_bits_for};
 use link::Link;
 pub use link::requests;
+pub use postings::{POSTINGS_PER_BUCKET, RedisPostings, posting_bucket_bits_for};
 pub use stats::RedisLibraryStats;
 
 /// The key prefix used when none is configured.
@@ -345,6 +348,22 @@ impl RedisIndex {
             levels,
             max_distance,
             bucket_bits_for(windows),
+        )
+    }
+
+    /// The winnowed k-gram postings kept under the same prefix, on the same connection, for
+    /// keys selected with `config` (see [`RedisPostings`]), sized for about `postings` postings
+    /// if new (see [`posting_bucket_bits_for`]).
+    pub fn postings_sized(
+        &self,
+        config: &copytrace_matcher::PostingConfig,
+        postings: u64,
+    ) -> Result<RedisPostings, IndexError> {
+        RedisPostings::open(
+            self.link.clone(),
+            &self.prefix,
+            config,
+            posting_bucket_bits_for(postings),
         )
     }
 

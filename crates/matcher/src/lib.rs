@@ -499,6 +499,8 @@ pub struct Matcher<I: Index = SimHashIndex> {
     dna: Box<dyn Index<u128>>,
     /// Winnowed k-gram postings (the `kgram` source).
     postings: Box<dyn PostingIndex>,
+    /// Whether `postings` is shared with other processes ([`Matcher::with_shared_postings`]).
+    postings_shared: bool,
     /// Whether the SimHash, MinHash and DNA indexes are shared with other processes (Redis):
     /// they are then written by whoever changes the library, never by this matcher.
     shared: bool,
@@ -677,6 +679,7 @@ impl<I: Index> Matcher<I> {
             lsh,
             dna,
             postings: Box::new(MemoryPostings::new()),
+            postings_shared: false,
             shared,
             sense: laundering::SenseIndex::new(),
             hasher: MinHasher::new(candidates.lsh.num_perm, minhash::DEFAULT_SEED),
@@ -730,6 +733,15 @@ impl<I: Index> Matcher<I> {
                 PreparedWeight,
             ),
         });
+        self
+    }
+
+    /// Looks the `kgram` source up in postings other processes share (Redis), which whoever
+    /// changes the library files ([`postings::work_keys`] of each work's text); this matcher
+    /// never writes them.
+    pub fn with_shared_postings(mut self, postings: Box<dyn PostingIndex>) -> Self {
+        self.postings = postings;
+        self.postings_shared = true;
         self
     }
 
@@ -1196,7 +1208,7 @@ impl<I: Index> Matcher<I> {
         }
         let mut per_work: HashMap<WorkId, Candidate> = HashMap::new();
         if methods.contains(CandidateMethods::KGRAM) {
-            if self.shared {
+            if self.shared && !self.postings_shared {
                 return Err(IndexError::Backend(
                     "the kgram candidate source has no shared index yet: leave it out of \
                      --candidates when the index is in Redis"

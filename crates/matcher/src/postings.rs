@@ -192,7 +192,8 @@ pub fn distinct_hashes(keys: &[Key]) -> Vec<u64> {
 
 /// Where the postings are kept: in this process ([`MemoryPostings`]) or shared (Redis).
 pub trait PostingIndex: Send + Sync {
-    /// Files a work's keys (after [`PostingIndex::remove_work`] when it was filed before).
+    /// Files a work's keys, replacing what it had under them (a work filed twice is stored
+    /// once). A work whose text changed is removed with its old keys first.
     fn insert_work(&mut self, work_id: WorkId, keys: &[Key]) -> Result<(), IndexError>;
     /// Removes the postings of a work, given the keys it was filed under.
     fn remove_work(&mut self, work_id: WorkId, keys: &[Key]) -> Result<(), IndexError>;
@@ -228,6 +229,8 @@ impl MemoryPostings {
 
 impl PostingIndex for MemoryPostings {
     fn insert_work(&mut self, work_id: WorkId, keys: &[Key]) -> Result<(), IndexError> {
+        // Filing a work twice stores it once, as in the shared index.
+        self.remove_work(work_id, keys)?;
         for key in keys {
             self.by_hash.entry(key.hash).or_default().push(Posting {
                 work_id,

@@ -9,6 +9,7 @@
 
 mod candidates;
 mod helpers;
+mod postings;
 mod redis_only;
 mod statistics;
 mod suite;

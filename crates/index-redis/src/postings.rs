@@ -1,0 +1,248 @@
+//! The winnowed k-gram postings ([`copytrace_matcher::postings`]) kept in Redis: the compact
+//! candidate source, a few bytes per library character.
+//!
+//! | key | type | holds |
+//! |---|---|---|
+//! | `{prefix}:p:{p<bucket hex>}` | string | packed postings ([`PACKED_POSTING`] bytes each: hash check, work id, position) of every hash whose top `bits` bits are `bucket` |
+//! | `{prefix}:p:count` | string | number of postings filed, for [`PostingIndex::len`] |
+//!
+//! **Why buckets of packed strings.** A Redis key costs about 50–70 bytes of its own (dictionary
+//! entry, key and value headers) whatever it holds, and a set member 45–75 bytes; a posting is
+//! 12 bytes. One key per hash would spend five times the posting on bookkeeping; buckets of
+//! about [`POSTINGS_PER_BUCKET`] postings spend a few bytes per posting, and a page still reads
+//! one key per distinct hash it selected, all in one `MGET` batch (one pipeline per node on a
+//! cluster). Each bucket key carries its own hash tag, so buckets spread over a cluster's slots.
+//!
+//! **Common hashes stop growing.** A bucket keeps at most `keep` postings of one hash: a hash
+//! filed that often is text many works share, which proposes nothing (the matcher ignores a
+//! hash with more postings than its `common` limit, which must be below `keep`), so its
+//! further postings would only cost memory and transfer.
+//!
+//! **No per-work bookkeeping.** Removing a work needs the keys it was filed under, recomputed
+//! from its text by the caller ([`copytrace_matcher::postings::work_keys`]): the index holds
+//! only what a lookup reads. Filing a work replaces whatever it had in the buckets it touches,
+//! in one server-side script per bucket, so a run stopped half way is finished by running it
+//! again and a work filed twice is stored once.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use copytrace_matcher::postings::{Key, PACKED_POSTING, Posting, PostingIndex, pack, unpack};
+use copytrace_matcher::{IndexError, PostingConfig, WorkId};
+use redis::{Cmd, Value};
+
+use crate::link::Link;
+use crate::{check_params, recorded_bucket_bits, validate_prefix};
+
+/// Postings a bucket should hold on average when its bit count is chosen from the expected
+/// number of postings: a key's own overhead (about 60 bytes) is then under 2 bytes a posting,
+/// while a page's lookup reads under half a kilobyte per hash.
+pub const POSTINGS_PER_BUCKET: u64 = 32;
+
+/// Replaces one work's postings in one bucket: drops the records of work `ARGV[1]` (4 bytes),
+/// then appends the records of `ARGV[2]`, skipping any whose hash check already has `ARGV[3]`
+/// records in the bucket. Returns the change in the bucket's number of records. One key per
+/// call, so it runs on a cluster.
+const REFILE_WORK: &str = r"
+local size = 12
+local keep = tonumber(ARGV[3])
+local held = redis.call('GET', KEYS[1]) or ''
+local kept = {}
+local per_check = {}
+local before = #held / size
+for i = 1, #held, size do
+  local record = string.sub(held, i, i + size - 1)
+  if string.sub(record, 5, 8) ~= ARGV[1] then
+    kept[#kept + 1] = record
+    local check = string.sub(record, 1, 4)
+    per_check[check] = (per_check[check] or 0) + 1
+  end
+end
+local new = ARGV[2]
+for i = 1, #new, size do
+  local record = string.sub(new, i, i + size - 1)
+  local check = string.sub(record, 1, 4)
+  local n = per_check[check] or 0
+  if n < keep then
+    kept[#kept + 1] = record
+    per_check[check] = n + 1
+  end
+end
+if #kept == 0 then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], table.concat(kept)) end
+return #kept - before
+";
+
+/// Bucket bits for about `postings` postings: the fewest that keep about
+/// [`POSTINGS_PER_BUCKET`] postings a bucket, between 12 and 28.
+pub fn posting_bucket_bits_for(postings: u64) -> u32 {
+    let buckets = (postings / POSTINGS_PER_BUCKET).max(1);
+    (64 - buckets.leading_zeros()).clamp(12, 28)
+}
+
+/// The k-gram postings in Redis. See the [module documentation](self).
+pub struct RedisPostings {
+    link: Arc<Link>,
+    prefix: String,
+    bits: u32,
+    keep: usize,
+}
+
+impl std::fmt::Debug for RedisPostings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisPostings")
+            .field("server", &self.link.shown_url())
+            .field("prefix", &self.prefix)
+            .field("bits", &self.bits)
+            .field("keep", &self.keep)
+            .finish()
+    }
+}
+
+impl RedisPostings {
+    /// Opens the postings under `prefix`, refusing ones filed with another `config` (other
+    /// k-gram lengths, window or projections would select other hashes). A new index gets
+    /// `bits` bucket bits (see [`posting_bucket_bits_for`]); an existing one keeps its own.
+    /// At most `config.common + 1` postings of one hash are kept.
+    pub(crate) fn open(
+        link: Arc<Link>,
+        prefix: &str,
+        config: &PostingConfig,
+        bits: u32,
+    ) -> Result<Self, IndexError> {
+        validate_prefix(prefix)?;
+        let projections = u64::from(config.chars) | (u64::from(config.syllables) << 1);
+        check_params(
+            &link,
+            prefix,
+            &[
+                ("postings_char_k", config.char_k as u64),
+                ("postings_syllable_k", config.syllable_k as u64),
+                ("postings_window", config.window as u64),
+                ("postings_projections", projections),
+            ],
+        )?;
+        let bits = recorded_bucket_bits(&link, prefix, "p_bucket_bits", bits)?;
+        Ok(RedisPostings {
+            link,
+            prefix: prefix.to_owned(),
+            bits,
+            keep: config.common + 1,
+        })
+    }
+
+    /// Bucket bits in use.
+    pub fn bucket_bits(&self) -> u32 {
+        self.bits
+    }
+
+    fn bucket(&self, hash: u64) -> u64 {
+        hash >> (64 - self.bits)
+    }
+
+    fn bucket_key(&self, bucket: u64) -> String {
+        format!("{}:p:{{p{bucket:x}}}", self.prefix)
+    }
+
+    fn count_key(&self) -> String {
+        format!("{}:p:count", self.prefix)
+    }
+
+    /// One script per bucket the keys fall in, replacing the work's postings there with
+    /// `keys`' (none, to remove).
+    fn refile(&self, work_id: WorkId, keys: &[Key], filing: bool) -> Result<(), IndexError> {
+        let work = u32::try_from(work_id).map_err(|_| {
+            IndexError::Corrupt(format!("work id {work_id} does not fit a packed posting"))
+        })?;
+        let mut buckets: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
+        for key in keys {
+            let records = buckets.entry(self.bucket(key.hash)).or_default();
+            if filing {
+                let posting = Posting {
+                    work_id,
+                    position: key.position,
+                };
+                pack(key.hash, posting, records)?;
+            }
+        }
+        let cmds: Vec<Cmd> = buckets
+            .iter()
+            .map(|(&bucket, records)| {
+                let mut eval = redis::cmd("EVAL");
+                eval.arg(REFILE_WORK)
+                    .arg(1)
+                    .arg(self.bucket_key(bucket))
+                    .arg(&work.to_be_bytes()[..])
+                    .arg(&records[..])
+                    .arg(self.keep);
+                eval
+            })
+            .collect();
+        let changes: Vec<i64> = self.link.batch("file a work's postings", &cmds)?;
+        let change: i64 = changes.iter().sum();
+        if change != 0 {
+            self.link.query::<Value>(
+                "count the postings",
+                redis::cmd("INCRBY").arg(self.count_key()).arg(change),
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl PostingIndex for RedisPostings {
+    fn insert_work(&mut self, work_id: WorkId, keys: &[Key]) -> Result<(), IndexError> {
+        self.refile(work_id, keys, true)
+    }
+
+    fn remove_work(&mut self, work_id: WorkId, keys: &[Key]) -> Result<(), IndexError> {
+        self.refile(work_id, keys, false)
+    }
+
+    fn lookup(
+        &self,
+        hashes: &[u64],
+        limit: usize,
+        out: &mut Vec<Vec<Posting>>,
+    ) -> Result<(), IndexError> {
+        out.clear();
+        if hashes.is_empty() {
+            return Ok(());
+        }
+        // Each bucket read once, however many of the page's hashes fall in it.
+        let mut buckets: Vec<u64> = hashes.iter().map(|&h| self.bucket(h)).collect();
+        buckets.sort_unstable();
+        buckets.dedup();
+        let keys: Vec<String> = buckets.iter().map(|&b| self.bucket_key(b)).collect();
+        let replies = self.link.get_many("look up a page's postings", &keys)?;
+        let mut held: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
+        for (bucket, reply) in buckets.into_iter().zip(replies) {
+            match reply {
+                Value::BulkString(bytes) if bytes.len() % PACKED_POSTING == 0 => {
+                    held.insert(bucket, bytes);
+                }
+                Value::Nil => {}
+                other => {
+                    return Err(IndexError::Corrupt(format!(
+                        "posting bucket {bucket:x} under {:?} is not whole packed postings: \
+                         {other:?}",
+                        self.prefix
+                    )));
+                }
+            }
+        }
+        out.extend(hashes.iter().map(|&hash| {
+            held.get(&self.bucket(hash))
+                .map(|bytes| unpack(bytes, hash).take(limit + 1).collect())
+                .unwrap_or_default()
+        }));
+        Ok(())
+    }
+
+    fn len(&self) -> Result<usize, IndexError> {
+        let count: Option<i64> = self.link.query(
+            "count the postings",
+            redis::cmd("GET").arg(self.count_key()),
+        )?;
+        Ok(count.unwrap_or(0).max(0) as usize)
+    }
+}
