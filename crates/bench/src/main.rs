@@ -50,6 +50,7 @@ mod incremental;
 mod index;
 mod ingest;
 mod pgcluster;
+mod postings;
 mod quality;
 mod redis;
 mod scale;
@@ -113,6 +114,10 @@ enum Command {
     /// A match worker over the shared Redis indexes as the library grows: peak memory, pages
     /// per second per core, Redis bytes per library character, time to add 1,000 works.
     Scale(scale::Args),
+    /// The compact candidate source (winnowed k-gram postings in Redis) as the library grows:
+    /// postings and Redis bytes per library character, pages per second per core of the
+    /// candidate stage, Redis commands and CPU per page, copies found.
+    Postings(postings::Args),
     /// Matching over Redis in this process (run by `scale`).
     #[command(hide = true)]
     ScaleMatch(scale::MatchArgs),
@@ -141,6 +146,7 @@ fn main() -> anyhow::Result<()> {
         Command::Web(args) => web::run(&args),
         Command::ExportOne(args) => export::run_one(&args),
         Command::Scale(args) => scale::run(&args),
+        Command::Postings(args) => postings::run(&args),
         Command::ScaleMatch(args) => scale::run_match(&args),
         Command::QualityCorpus(args) => quality::corpus::run_stats(&args),
     }

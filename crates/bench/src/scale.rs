@@ -79,7 +79,7 @@ pub struct MatchArgs {
 }
 
 /// Texts made from the bundled prose, distinct per seed (see the module documentation).
-struct Texts {
+pub(crate) struct Texts {
     chars: Vec<char>,
     /// The CJK characters the prose uses, in order of first use.
     alphabet: Vec<char>,
@@ -88,7 +88,7 @@ struct Texts {
 }
 
 impl Texts {
-    fn new() -> Texts {
+    pub(crate) fn new() -> Texts {
         let chars: Vec<char> = corpus::chinese_prose(4 << 20).chars().collect();
         let mut alphabet = Vec::new();
         let mut position = std::collections::HashMap::new();
@@ -106,7 +106,7 @@ impl Texts {
     }
 
     /// `len` characters from a place `seed` picks, through the permutation of `seed`.
-    fn text(&self, seed: u64, len: usize) -> String {
+    pub(crate) fn text(&self, seed: u64, len: usize) -> String {
         let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
         let mut next = || {
             state ^= state << 13;
@@ -148,7 +148,7 @@ pub fn run(args: &Args) -> Result<()> {
 }
 
 /// `used_memory` and the CPU seconds Redis has used, from `INFO`.
-fn redis_figures(url: &str) -> Result<(u64, f64)> {
+pub(crate) fn redis_figures(url: &str) -> Result<(u64, f64)> {
     let mut connection = redis::Client::open(url)?.get_connection()?;
     let info: String = redis::cmd("INFO").arg("memory").query(&mut connection)?;
     let cpu: String = redis::cmd("INFO").arg("cpu").query(&mut connection)?;
@@ -354,7 +354,7 @@ pub fn run_match(args: &MatchArgs) -> Result<()> {
 }
 
 /// User and system CPU seconds of this process so far, from `/proc/self/stat`.
-fn cpu_seconds() -> Result<f64> {
+pub(crate) fn cpu_seconds() -> Result<f64> {
     let stat = std::fs::read_to_string("/proc/self/stat").context("CPU time (Linux only)")?;
     // Fields after the command name (which may hold spaces) start after the last ')'.
     let fields: Vec<&str> = stat

@@ -189,6 +189,72 @@ impl RedisPostings {
     }
 }
 
+impl RedisPostings {
+    /// Files many works at once into an index nobody reads yet (a build from scratch): their
+    /// postings are grouped by bucket in this process, at most `common + 1` kept per hash, and
+    /// each bucket is written with one `SET`, pipelined, where filing work by work runs a
+    /// script per bucket and work. Buckets already holding postings are replaced. Returns the
+    /// postings written.
+    pub fn load(
+        &mut self,
+        works: impl IntoIterator<Item = (WorkId, Vec<Key>)>,
+    ) -> Result<u64, IndexError> {
+        let mut buckets: std::collections::HashMap<u64, Vec<u8>> = std::collections::HashMap::new();
+        for (work_id, keys) in works {
+            for key in keys {
+                let posting = Posting {
+                    work_id,
+                    position: key.position,
+                };
+                pack(
+                    key.hash,
+                    posting,
+                    buckets.entry(self.bucket(key.hash)).or_default(),
+                )?;
+            }
+        }
+        let mut written = 0u64;
+        let mut cmds = Vec::with_capacity(BUCKETS_PER_BATCH);
+        let mut buckets: Vec<(u64, Vec<u8>)> = buckets.into_iter().collect();
+        buckets.sort_unstable_by_key(|(bucket, _)| *bucket);
+        for (bucket, records) in buckets {
+            let records = self.capped(&records);
+            written += (records.len() / PACKED_POSTING) as u64;
+            let mut set = redis::cmd("SET");
+            set.arg(self.bucket_key(bucket)).arg(records);
+            cmds.push(set);
+            if cmds.len() == BUCKETS_PER_BATCH {
+                self.link.batch::<Value>("load the postings", &cmds)?;
+                cmds.clear();
+            }
+        }
+        self.link.batch::<Value>("load the postings", &cmds)?;
+        self.link.query::<Value>(
+            "count the postings",
+            redis::cmd("SET").arg(self.count_key()).arg(written),
+        )?;
+        Ok(written)
+    }
+
+    /// `records` with at most `keep` records of one hash check, in their order.
+    fn capped(&self, records: &[u8]) -> Vec<u8> {
+        let mut per_check: std::collections::HashMap<&[u8], usize> =
+            std::collections::HashMap::new();
+        let mut kept = Vec::with_capacity(records.len());
+        for record in records.chunks_exact(PACKED_POSTING) {
+            let n = per_check.entry(&record[..4]).or_default();
+            if *n < self.keep {
+                *n += 1;
+                kept.extend_from_slice(record);
+            }
+        }
+        kept
+    }
+}
+
+/// Bucket writes sent in one pipeline by [`RedisPostings::load`].
+const BUCKETS_PER_BATCH: usize = 10_000;
+
 impl PostingIndex for RedisPostings {
     fn insert_work(&mut self, work_id: WorkId, keys: &[Key]) -> Result<(), IndexError> {
         self.refile(work_id, keys, true)

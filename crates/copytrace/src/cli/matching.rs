@@ -23,7 +23,8 @@ use super::progress::Bar;
 #[derive(Debug, Clone, clap::Args)]
 pub struct MatchArgs {
     /// Candidate sources, joined by `+`: simhash, minhash, dna, sense (words and synonyms, for
-    /// laundered copies), or all
+    /// laundered copies), kgram (winnowed k-gram postings; in-memory index only for now), or
+    /// default, or all
     #[arg(long, env = "COPYTRACE_CANDIDATES",
           default_value_t = MatchConfig::default().candidates.methods)]
     pub candidates: CandidateMethods,
