@@ -153,7 +153,10 @@ impl PrivatePostgres {
             user,
             data,
             log,
-            port: free_port(),
+            // Restarted on the same port by the fault tests: an ephemeral port could be taken
+            // as an outgoing connection's source port meanwhile (seen: "Address already in
+            // use" at start, under load).
+            port: free_fixed_port(),
             durable,
             _dir: dir,
         };
