@@ -39,6 +39,9 @@ use crate::{check_params, recorded_bucket_bits, validate_prefix};
 /// while a page's lookup reads under half a kilobyte per hash.
 pub const POSTINGS_PER_BUCKET: u64 = 32;
 
+// The script below reads records of this size.
+const _: () = assert!(PACKED_POSTING == 12);
+
 /// Replaces one work's postings in one bucket: drops the records of work `ARGV[1]` (4 bytes),
 /// then appends the records of `ARGV[2]`, skipping any whose hash check already has `ARGV[3]`
 /// records in the bucket. Returns the change in the bucket's number of records. One key per
@@ -79,7 +82,8 @@ pub fn posting_bucket_bits_for(postings: u64) -> u32 {
     (64 - buckets.leading_zeros()).clamp(12, 28)
 }
 
-/// The k-gram postings in Redis. See the [module documentation](self).
+/// The k-gram postings in Redis: packed postings in buckets by hash, one script per bucket
+/// and work filed, no per-work lists (the key layout is in the [crate documentation](crate)).
 pub struct RedisPostings {
     link: Arc<Link>,
     prefix: String,

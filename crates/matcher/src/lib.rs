@@ -1216,14 +1216,16 @@ impl<I: Index> Matcher<I> {
                 ));
             }
             let config = &self.config.candidates.postings;
-            let syllables = match romanized {
-                Some(romanized) => romanized.syllables.clone(),
+            let read;
+            let syllables: &[u32] = match romanized {
+                Some(romanized) => &romanized.syllables,
                 None if config.syllables => {
-                    copytrace_fingerprint::pinyin::syllable_ids(&page.chars)
+                    read = copytrace_fingerprint::pinyin::syllable_ids(&page.chars);
+                    &read
                 }
-                None => Vec::new(),
+                None => &[],
             };
-            let keys = postings::text_keys(&page.chars, &syllables, config);
+            let keys = postings::text_keys(&page.chars, syllables, config);
             let hashes = postings::distinct_hashes(&keys);
             let mut found = Vec::new();
             self.postings.lookup(&hashes, config.common, &mut found)?;
