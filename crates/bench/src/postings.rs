@@ -3,15 +3,16 @@
 //!
 //! For each size `N`, in a fresh Redis namespace: `N − 1,000` works of `--chars` characters
 //! (the permuted prose of `copytrace-bench scale`: distinct works with real text's character
-//! frequencies) are loaded in bulk, then the last 1,000 are filed work by work as a library
-//! that grows does (timed: `add_1000_s`). Then `--pages` pages are looked up one at a time, one
+//! frequencies) are loaded in bulk, then the last 1,000 are added as `library add` adds new
+//! works, appended together (timed: `add_1000_s`), and 100 of them filed again one by one as a
+//! changed work is, each replacing its postings (timed: `refile_100_s`). Then `--pages` pages are looked up one at a time, one
 //! in four carrying 1,200 characters of a random work inside 600 of its own, the others
 //! unrelated text of the same kind: each page is winnowed, its distinct hashes read in one
 //! batch, and the consistent-diagonal rule applied, which is the whole candidate stage of the
 //! `kgram` source.
 //!
 //! Per size it prints `RESULT works=N postings_per_char=… redis_bytes_per_char=… load_s=…
-//! add_1000_s=… pages_per_s_core=… keys_per_page=… commands_per_page=…
+//! add_1000_s=… refile_100_s=… pages_per_s_core=… keys_per_page=… commands_per_page=…
 //! round_trips_per_page=… redis_cpu_ms_per_page=… copies_found=… unrelated_with_candidates=…`.
 //! `redis_bytes_per_char` is Redis's `used_memory` growth over the library's canonical
 //! characters; commands are counted by `INFO commandstats`, Redis CPU by `INFO cpu`, and pages
@@ -31,8 +32,10 @@ use copytrace_matcher::postings::{
 
 use crate::scale::{Texts, cpu_seconds, redis_figures};
 
-/// Works filed one by one, timed.
+/// Works added last, timed.
 const TIMED_WORKS: usize = 1000;
+/// Works filed again one by one (a changed text), timed.
+const REFILED_WORKS: usize = 100;
 
 /// Options of `copytrace-bench postings`.
 #[derive(Debug, clap::Args)]
@@ -103,11 +106,17 @@ fn measure(args: &Args, texts: &Texts, works: usize) -> Result<()> {
     let bulk = works - TIMED_WORKS;
     postings.load((0..bulk).map(|i| (i as i64 + 1, keys_of(i))))?;
     let load_s = started.elapsed().as_secs_f64();
+    // Added as `library add` adds new works: their keys computed, then appended together.
     let started = Instant::now();
-    for i in bulk..works {
-        postings.insert_work(i as i64 + 1, &keys_of(i))?;
-    }
+    let added: Vec<(i64, Vec<_>)> = (bulk..works).map(|i| (i as i64 + 1, keys_of(i))).collect();
+    postings.append_new_works(&added)?;
     let add_s = started.elapsed().as_secs_f64();
+    // Changed works are filed again one by one, each replacing its postings bucket by bucket.
+    let started = Instant::now();
+    for (id, keys) in added.iter().take(REFILED_WORKS) {
+        postings.insert_work(*id, keys)?;
+    }
+    let refile_s = started.elapsed().as_secs_f64();
     let (memory_after, redis_cpu_before) = redis_figures(&args.redis_url)?;
     let library_chars = library_chars.get();
     let filed = postings.len()?;
@@ -166,7 +175,7 @@ fn measure(args: &Args, texts: &Texts, works: usize) -> Result<()> {
     let pages_n = pages.len() as f64;
     println!(
         "RESULT works={works} postings_per_char={:.3} redis_bytes_per_char={:.2} load_s={load_s:.1} \
-         add_1000_s={add_s:.1} pages_per_s_core={:.0} keys_per_page={:.0} \
+         add_1000_s={add_s:.1} refile_100_s={refile_s:.1} pages_per_s_core={:.0} keys_per_page={:.0} \
          commands_per_page={:.2} round_trips_per_page=1 redis_cpu_ms_per_page={:.3} \
          copies_found={found}/{copies} unrelated_with_candidates={noisy}/{}",
         filed as f64 / library_chars as f64,

@@ -85,13 +85,13 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::Arc;
 
-use copytrace_matcher::{Hit, Index, IndexError, SegmentRef, WorkId};
+use copytrace_matcher::{CandidateMethods, Hit, Index, IndexError, SegmentRef, WorkId};
 use redis::{Cmd, Value};
 
 pub use buckets::{DEFAULT_BUCKET_BITS, RedisDnaIndex, RedisMinHashIndex, bucket_bits_for};
 use link::Link;
 pub use link::requests;
-pub use postings::{POSTINGS_PER_BUCKET, RedisPostings, posting_bucket_bits_for};
+pub use postings::{POSTINGS_PER_BUCKET, PostingLoader, RedisPostings, posting_bucket_bits_for};
 pub use stats::RedisLibraryStats;
 
 /// The key prefix used when none is configured.
@@ -351,6 +351,15 @@ impl RedisIndex {
         )
     }
 
+    /// The winnowed k-gram postings kept under the same prefix, for keys selected with `config`
+    /// (refused when they were filed with another one): what a match worker reads.
+    pub fn postings(
+        &self,
+        config: &copytrace_matcher::PostingConfig,
+    ) -> Result<RedisPostings, IndexError> {
+        self.postings_sized(config, 0)
+    }
+
     /// The winnowed k-gram postings kept under the same prefix, on the same connection, for
     /// keys selected with `config` (see [`RedisPostings`]), sized for about `postings` postings
     /// if new (see [`posting_bucket_bits_for`]).
@@ -537,6 +546,79 @@ impl RedisIndex {
             "count the indexed works",
             redis::cmd("SCARD").arg(self.works_key()),
         )
+    }
+
+    /// Records that `works`'s ids are in the library the index holds, without SimHash windows:
+    /// what whoever files a work does when the SimHash source is not in use, so that
+    /// [`RedisIndex::work_count`] still tells an index that holds works from a fresh one.
+    pub fn list_works(&self, works: &[WorkId]) -> Result<(), IndexError> {
+        if works.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<String> = works.iter().map(ToString::to_string).collect();
+        self.link.query::<Value>(
+            "list the indexed works",
+            &command(
+                "SADD",
+                [self.works_key().as_bytes()]
+                    .into_iter()
+                    .chain(ids.iter().map(String::as_bytes)),
+            ),
+        )?;
+        Ok(())
+    }
+
+    /// Whether each of `works` is listed in the index (filed by an earlier change of the
+    /// library): one `SMISMEMBER`.
+    pub fn listed_works(&self, works: &[WorkId]) -> Result<Vec<bool>, IndexError> {
+        if works.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<String> = works.iter().map(ToString::to_string).collect();
+        self.link.query(
+            "look up the indexed works",
+            &command(
+                "SMISMEMBER",
+                [self.works_key().as_bytes()]
+                    .into_iter()
+                    .chain(ids.iter().map(String::as_bytes)),
+            ),
+        )
+    }
+
+    /// Records which candidate sources the index was filed for (`sources` in `{prefix}:meta`),
+    /// so that a worker configured for a source nobody filed (a `kgram` worker over an index
+    /// built before that source existed) refuses the index instead of finding nothing in it.
+    pub fn set_filed_sources(&self, sources: CandidateMethods) -> Result<(), IndexError> {
+        self.link.query(
+            "record the filed candidate sources",
+            redis::cmd("HSET")
+                .arg(self.meta_key())
+                .arg("sources")
+                .arg(sources.to_string()),
+        )
+    }
+
+    /// The sources recorded by [`RedisIndex::set_filed_sources`]. An index written before the
+    /// record existed holds the four sources every writer filed then
+    /// (`simhash+minhash+dna+sense`).
+    pub fn filed_sources(&self) -> Result<CandidateMethods, IndexError> {
+        let recorded: Option<String> = self.link.query(
+            "read the filed candidate sources",
+            redis::cmd("HGET").arg(self.meta_key()).arg("sources"),
+        )?;
+        match recorded {
+            None => Ok(CandidateMethods::SIMHASH
+                | CandidateMethods::MINHASH
+                | CandidateMethods::DNA
+                | CandidateMethods::SENSE),
+            Some(recorded) => recorded.parse().map_err(|_| {
+                IndexError::Corrupt(format!(
+                    "the index under {:?} records unknown candidate sources {recorded:?}",
+                    self.prefix
+                ))
+            }),
+        }
     }
 
     /// The digest recorded by [`RedisIndex::set_source_digest`], if any.

@@ -202,9 +202,12 @@ impl CandidateMethods {
     pub const KGRAM: Self = CandidateMethods(16);
     /// Every source.
     pub const ALL: Self = CandidateMethods(31);
-    /// The sources matching uses unless told otherwise: the window indexes and the sense index.
-    /// The k-gram postings are not among them until a shared (Redis) posting index exists.
-    pub const DEFAULT: Self = CandidateMethods(15);
+    /// The sources matching uses unless told otherwise: the k-gram postings and the sense
+    /// index. On the quality benchmark they find every disguise the four older sources find
+    /// (the k-gram postings alone find what MinHash alone finds, SimHash and DNA nothing the
+    /// pair misses) at a few bytes per library character instead of about 140
+    /// (docs/algorithms.md, docs/benchmarks.md).
+    pub const DEFAULT: Self = CandidateMethods(24);
 
     const NAMES: [(Self, &'static str); 5] = [
         (Self::SIMHASH, "simhash"),
@@ -319,8 +322,7 @@ impl FromStr for CandidateMethods {
 }
 
 /// Candidate sources and their parameters. A source left out of `methods` is neither indexed
-/// nor queried (the SimHash index is always filled, since stored window fingerprints feed it,
-/// but only queried when enabled).
+/// nor queried.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CandidateConfig {
     /// The sources that propose candidates.
@@ -892,7 +894,14 @@ impl<I: Index> Matcher<I> {
     ) -> Result<(), IndexError> {
         self.remove_work(work_id)?;
         if !self.shared {
-            self.index.insert_work(work_id, simhashes)?;
+            if self
+                .config
+                .candidates
+                .methods
+                .contains(CandidateMethods::SIMHASH)
+            {
+                self.index.insert_work(work_id, simhashes)?;
+            }
             let keys = self.keys_of(&normalized, windows);
             self.lsh.insert_work(work_id, &keys.minhash)?;
             self.dna.insert_work(work_id, &keys.dna)?;
@@ -1004,6 +1013,13 @@ impl<I: Index> Matcher<I> {
             .collect();
         }
         keys
+    }
+
+    /// The k-gram postings keys of `text`, exactly as [`Matcher::add_work`] files them: what is
+    /// written to (or, to remove the work, dropped from) shared postings for the work.
+    pub fn posting_keys(&self, text: &str) -> Vec<postings::Key> {
+        let normalized = normalize(text);
+        postings::work_keys(&normalized.chars, &self.config.candidates.postings)
     }
 
     /// The seeds and sense keys of `text`, exactly as [`Matcher::add_work`] counts them: what

@@ -347,10 +347,7 @@ fn candidate_methods_print_and_parse_as_plus_joined_names() {
         CandidateMethods::ALL.to_string(),
         "simhash+minhash+dna+sense+kgram"
     );
-    assert_eq!(
-        CandidateMethods::DEFAULT.to_string(),
-        "simhash+minhash+dna+sense"
-    );
+    assert_eq!(CandidateMethods::DEFAULT.to_string(), "sense+kgram");
     assert_eq!(
         "default".parse::<CandidateMethods>().unwrap(),
         CandidateMethods::DEFAULT

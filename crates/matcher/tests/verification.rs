@@ -6,7 +6,9 @@ use std::collections::HashMap;
 
 use copytrace_fingerprint::normalize;
 use copytrace_fingerprint::pinyin::syllable_ids;
-use copytrace_matcher::{AlignConfig, Index, MatchConfig, Matcher, WorkId, WorkMatch};
+use copytrace_matcher::{
+    AlignConfig, Index, MatchConfig, Matcher, PostingIndex, WorkId, WorkMatch,
+};
 
 const NOTICE: &str = include_str!("data/notice.txt");
 const RAIN: &str = include_str!("data/novel_rain.txt");
@@ -204,7 +206,7 @@ fn a_pirated_chapter_with_the_notice_is_reported_without_counting_the_notice() {
         m.copied_chars
     );
     assert!(m.coverage > 0.95, "coverage {}", m.coverage);
-    assert!(m.method.starts_with("simhash+"), "{}", m.method);
+    assert!(m.method.contains("kgram+"), "{}", m.method);
     assert!(
         m.method.ends_with("+align"),
         "a verbatim copy needs no pinyin projection: {}",
@@ -289,14 +291,14 @@ fn assert_homophone_copy_found(share: f64) {
         "{differing} of {replaced} differ"
     );
     let m = homophone_library();
-    // The whole matcher finds it (the DNA index survives homophones) ...
+    // The whole matcher finds it (the syllable k-grams survive homophones) ...
     let found = m.match_text(&page).unwrap();
     assert_eq!(
         found.iter().map(|f| f.work_id).collect::<Vec<_>>(),
         [1],
         "{found:?}"
     );
-    assert!(found[0].method.contains("dna"), "{}", found[0].method);
+    assert!(found[0].method.contains("kgram"), "{}", found[0].method);
     // ... with the same verdict as verifying the work directly.
     let verdict = m
         .verify_work(&page, 1)
@@ -696,7 +698,7 @@ fn romanized_copies_combined_with_traditional_homophones_and_ads_are_found() {
         let (coverage, method) = found_with_evidence(&m, &page, &copy, id, work, 0.0)
             .unwrap_or_else(|why| panic!("work {id}: {why}"));
         assert!(method.ends_with("+pinyin+romanized"), "{method}");
-        assert!(method.contains("dna"), "{method}");
+        assert!(method.contains("kgram"), "{method}");
         // The ads alone leave 0.89-0.99 of a verbatim copy. The other disguises cost 0.03 to
         // 0.07 more (measured): where a character changes its syllable (a Traditional form
         // read back differently) near the end of a paragraph, the rest of the paragraph is
@@ -1106,6 +1108,7 @@ fn shared_library_statistics_give_the_verdicts_of_counting_every_work() {
     let mut minhash = copytrace_matcher::MinHashLshIndex::new(&candidates.lsh);
     let mut dna =
         copytrace_matcher::DnaIndex::new(candidates.dna.levels(), candidates.dna_max_distance);
+    let mut postings = copytrace_matcher::postings::MemoryPostings::new();
     for id in ids {
         let text = work_text(id);
         let windows: Vec<(u32, u64)> =
@@ -1118,9 +1121,13 @@ fn shared_library_statistics_give_the_verdicts_of_counting_every_work() {
         let keys = resident.candidate_keys(&text);
         minhash.insert_work(id, &keys.minhash).unwrap();
         dna.insert_work(id, &keys.dna).unwrap();
+        postings
+            .insert_work(id, &resident.posting_keys(&text))
+            .unwrap();
     }
     let mut shared =
         Matcher::with_shared_indexes(config, simhash, Box::new(minhash), Box::new(dna))
+            .with_shared_postings(Box::new(postings))
             .with_texts_on_demand(Box::new(texts), 64 << 20)
             .with_library_statistics(
                 frequency,

@@ -6,8 +6,11 @@
 //! index that reflects the library from a flushed, stale or half-rebuilt one.
 
 use copytrace_fingerprint::fingerprint_text;
-use copytrace_index_redis::{RedisDnaIndex, RedisIndex, RedisLibraryStats, RedisMinHashIndex};
-use copytrace_matcher::{Index, IndexError, MatchConfig, Matcher};
+use copytrace_index_redis::{
+    PostingLoader, RedisDnaIndex, RedisIndex, RedisLibraryStats, RedisMinHashIndex, RedisPostings,
+};
+use copytrace_matcher::postings::{Key, PostingIndex};
+use copytrace_matcher::{CandidateMethods, Index, IndexError, MatchConfig, Matcher};
 use copytrace_store::{Id, Store, WorkStatus};
 
 use crate::error::{Context, Result, ServiceError};
@@ -62,12 +65,14 @@ pub fn library_statistics(index: &RedisIndex, config: &MatchConfig) -> Result<Re
     Ok(index.statistics(config.align.common_seed_min_works)?)
 }
 
-/// Writes works into the shared candidate indexes and statistics: their stored SimHash
-/// windows, the MinHash and DNA keys of their text, and their seeds and sense keys, computed as
-/// a matcher computes them.
+/// Writes works into the shared candidate indexes and statistics: for each candidate source
+/// the configuration enables, what a matcher would file for the work (stored SimHash windows,
+/// MinHash and DNA keys, k-gram postings), and the work's seeds and sense keys.
 struct SharedWriter {
-    minhash: RedisMinHashIndex,
-    dna: RedisDnaIndex,
+    methods: CandidateMethods,
+    minhash: Option<RedisMinHashIndex>,
+    dna: Option<RedisDnaIndex>,
+    postings: Option<RedisPostings>,
     stats: RedisLibraryStats,
     /// An empty matcher with the configuration in use, for [`Matcher::candidate_keys`].
     keys: Matcher,
@@ -84,18 +89,35 @@ impl SharedWriter {
         text_bytes: u64,
     ) -> Result<Self> {
         let candidates = &config.candidates;
-        let minhash = index.minhash_sized(&candidates.lsh, windows)?;
-        let dna = index.dna_sized(
-            candidates.dna.levels(),
-            candidates.dna_max_distance,
-            windows,
-        )?;
-        // Two seeds per character (one per projection); Chinese text is 3 bytes a character.
+        let methods = candidates.methods;
+        let minhash = methods
+            .contains(CandidateMethods::MINHASH)
+            .then(|| index.minhash_sized(&candidates.lsh, windows))
+            .transpose()?;
+        let dna = methods
+            .contains(CandidateMethods::DNA)
+            .then(|| {
+                index.dna_sized(
+                    candidates.dna.levels(),
+                    candidates.dna_max_distance,
+                    windows,
+                )
+            })
+            .transpose()?;
+        // About a quarter of a posting per character (two projections, one hash kept per
+        // window of 16); Chinese text is 3 bytes a character.
+        let postings = methods
+            .contains(CandidateMethods::KGRAM)
+            .then(|| index.postings_sized(&candidates.postings, text_bytes / 12))
+            .transpose()?;
+        // Two seeds per character (one per projection).
         let stats =
             index.statistics_sized(config.align.common_seed_min_works, text_bytes * 2 / 3)?;
         Ok(SharedWriter {
+            methods,
             minhash,
             dna,
+            postings,
             stats,
             keys: Matcher::new(*config),
         })
@@ -103,52 +125,112 @@ impl SharedWriter {
 
     /// Files one active work in every index, replacing what it had there: its stored SimHash
     /// `windows`, or (`None`) those of its text, for a work just stored with the configuration
-    /// in use (what the store holds, without reading every work's windows).
+    /// in use (what the store holds, without reading every work's windows). Its k-gram
+    /// postings are filed as `postings` says.
     async fn insert(
         &mut self,
         store: &dyn Store,
         index: &mut RedisIndex,
         work_id: Id,
         windows: Option<&[(u32, u64)]>,
+        postings: PostingFiling<'_, '_>,
     ) -> Result<()> {
         let work = store.get_work(work_id).await?;
-        let keys = self.keys.candidate_keys(&work.content);
-        match windows {
-            Some(windows) => index.insert_work(work_id, windows)?,
-            None => {
-                let fingerprint = &self.keys.config().fingerprint;
-                let windows: Vec<(u32, u64)> = fingerprint_text(&work.content, fingerprint)
-                    .windows
-                    .iter()
-                    .map(|w| (w.ordinal, w.simhash))
-                    .collect();
-                index.insert_work(work_id, &windows)?;
+        if self.methods.contains(CandidateMethods::SIMHASH) {
+            match windows {
+                Some(windows) => index.insert_work(work_id, windows)?,
+                None => {
+                    let fingerprint = &self.keys.config().fingerprint;
+                    let windows: Vec<(u32, u64)> = fingerprint_text(&work.content, fingerprint)
+                        .windows
+                        .iter()
+                        .map(|w| (w.ordinal, w.simhash))
+                        .collect();
+                    index.insert_work(work_id, &windows)?;
+                }
             }
         }
-        self.minhash.insert_work(work_id, &keys.minhash)?;
-        self.dna.insert_work(work_id, &keys.dna)?;
+        // Listed in any case (a work without windows files none): the list tells a built
+        // index from a fresh one.
+        index.list_works(&[work_id])?;
+        if self.minhash.is_some() || self.dna.is_some() {
+            let keys = self.keys.candidate_keys(&work.content);
+            if let Some(minhash) = &mut self.minhash {
+                minhash.insert_work(work_id, &keys.minhash)?;
+            }
+            if let Some(dna) = &mut self.dna {
+                dna.insert_work(work_id, &keys.dna)?;
+            }
+        }
+        if self.methods.contains(CandidateMethods::KGRAM) {
+            let keys = self.keys.posting_keys(&work.content);
+            match (postings, &mut self.postings) {
+                (PostingFiling::Load(loader), _) => loader.add(work_id, &keys)?,
+                (PostingFiling::Append(pending), _) => pending.push((work_id, keys)),
+                (PostingFiling::Replace, Some(postings)) => postings.insert_work(work_id, &keys)?,
+                (PostingFiling::Replace, None) => {}
+            }
+        }
         self.stats
             .insert_work(work_id, &self.keys.statistics_keys(&work.content))?;
         Ok(())
     }
 
-    /// Takes one work out of every index.
-    fn remove(&mut self, index: &mut RedisIndex, work_id: Id) -> Result<()> {
+    /// Appends the postings of new works gathered by [`PostingFiling::Append`], emptying
+    /// `pending`.
+    fn append_pending(&mut self, pending: &mut Vec<(Id, Vec<Key>)>) -> Result<()> {
+        if let Some(postings) = &mut self.postings
+            && !pending.is_empty()
+        {
+            postings.append_new_works(pending)?;
+        }
+        pending.clear();
+        Ok(())
+    }
+
+    /// Takes one work out of every index. Its k-gram postings are found from `text`, the text
+    /// it was filed with where the store still has it (a withdrawn work); a work whose text
+    /// was replaced since has its postings replaced where the new text files any, and any left
+    /// elsewhere name a text the work no longer has: a candidate they propose is verified
+    /// against the work's current text and dropped, and `index rebuild` sheds them.
+    fn remove(&mut self, index: &mut RedisIndex, work_id: Id, text: Option<&str>) -> Result<()> {
         index.remove_work(work_id)?;
-        self.minhash.remove_work(work_id)?;
-        self.dna.remove_work(work_id)?;
+        if let Some(minhash) = &mut self.minhash {
+            minhash.remove_work(work_id)?;
+        }
+        if let Some(dna) = &mut self.dna {
+            dna.remove_work(work_id)?;
+        }
+        if let (Some(postings), Some(text)) = (&mut self.postings, text) {
+            postings.remove_work(work_id, &self.keys.posting_keys(text))?;
+        }
         self.stats.remove_work(work_id)?;
         Ok(())
     }
 }
+
+/// How [`SharedWriter::insert`] files a work's k-gram postings.
+enum PostingFiling<'a, 'b> {
+    /// Replacing whatever the work had, one script per bucket (a work filed before).
+    Replace,
+    /// Gathered for one bulk write of every bucket (a build from scratch).
+    Load(&'a mut PostingLoader<'b>),
+    /// Gathered to be appended with other new works ([`RedisPostings::append_new_works`]).
+    Append(&'a mut Vec<(Id, Vec<Key>)>),
+}
+
+/// Postings of new works gathered before they are appended: a batch of about 50 MB.
+const APPEND_POSTINGS_BATCH: usize = 2_000_000;
 
 /// What `index rebuild` did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RebuildSummary {
     /// Works indexed.
     pub works: usize,
-    /// Windows indexed.
+    /// Windows of the works' texts (filed in Redis when the SimHash source is in use).
     pub windows: usize,
+    /// k-gram postings filed (when the `kgram` source is in use).
+    pub postings: u64,
     /// Works fingerprinted by an older algorithm version, fingerprinted again and stored.
     pub refingerprinted: usize,
 }
@@ -248,14 +330,25 @@ async fn fill_redis_index(
     let windows: usize = segments.values().map(Vec::len).sum();
     let text_bytes: u64 = works.iter().map(|w| w.content_len).sum();
     let mut writer = SharedWriter::new(index, config, windows as u64, text_bytes)?;
+    index.set_filed_sources(config.candidates.methods)?;
     let mut summary = RebuildSummary {
         refingerprinted,
         ..RebuildSummary::default()
     };
+    // The postings are gathered and written bucket by bucket at the end: one write per bucket
+    // instead of one script per bucket and work.
+    let mut postings = writer.postings.take();
+    let mut loader = postings.as_mut().map(RedisPostings::loader);
     let mut renewed = std::time::Instant::now();
     for work in &works {
         let windows = segments.remove(&work.id).unwrap_or_default();
-        writer.insert(store, index, work.id, Some(&windows)).await?;
+        let filing = match loader.as_mut() {
+            Some(loader) => PostingFiling::Load(loader),
+            None => PostingFiling::Replace,
+        };
+        writer
+            .insert(store, index, work.id, Some(&windows), filing)
+            .await?;
         if renewed.elapsed() >= BUILD_CLAIM_RENEW_EVERY {
             index.renew_build(BUILD_CLAIM_SECONDS)?;
             renewed = std::time::Instant::now();
@@ -263,6 +356,9 @@ async fn fill_redis_index(
         summary.works += 1;
         summary.windows += windows.len();
         progress.advance(1);
+    }
+    if let Some(loader) = loader {
+        summary.postings = loader.finish()?;
     }
     index.set_source_digest(&library_digest(store).await?)?;
     Ok(summary)
@@ -283,7 +379,9 @@ pub async fn update_redis_index(
     before: &str,
     changed: &[Id],
 ) -> Result<bool> {
-    if index.source_digest()?.as_deref() != Some(before) {
+    if index.source_digest()?.as_deref() != Some(before)
+        || !index.filed_sources()?.contains(config.candidates.methods)
+    {
         return Ok(false);
     }
     if changed.is_empty() {
@@ -291,14 +389,38 @@ pub async fn update_redis_index(
     }
     let mut writer = SharedWriter::new(index, config, 0, 0)?;
     index.set_source_digest("")?;
-    for &work_id in changed {
-        writer.remove(index, work_id)?;
-        if store.work_summary(work_id).await?.status == WorkStatus::Active {
-            // Changed works were just stored, fingerprinted with the configuration in use: their
-            // windows are those of their text, and no other work's windows need reading.
-            writer.insert(store, index, work_id, None).await?;
+    let mut changed = changed.to_vec();
+    changed.sort_unstable();
+    changed.dedup();
+    let listed = index.listed_works(&changed)?;
+    // New works' postings are appended together, in batches: nothing to replace.
+    let mut pending: Vec<(Id, Vec<Key>)> = Vec::new();
+    let mut pending_keys = 0;
+    for (&work_id, listed) in changed.iter().zip(listed) {
+        let work = store.get_work(work_id).await?;
+        if listed {
+            writer.remove(index, work_id, Some(&work.content))?;
+        }
+        if work.summary.status != WorkStatus::Active {
+            continue;
+        }
+        // Changed works were just stored, fingerprinted with the configuration in use: their
+        // windows are those of their text, and no other work's windows need reading.
+        let filing = if listed {
+            PostingFiling::Replace
+        } else {
+            PostingFiling::Append(&mut pending)
+        };
+        writer.insert(store, index, work_id, None, filing).await?;
+        if !listed {
+            pending_keys += pending.last().map_or(0, |(_, keys)| keys.len());
+        }
+        if pending_keys >= APPEND_POSTINGS_BATCH {
+            writer.append_pending(&mut pending)?;
+            pending_keys = 0;
         }
     }
+    writer.append_pending(&mut pending)?;
     index.set_source_digest(&library_digest(store).await?)?;
     Ok(true)
 }
@@ -324,4 +446,22 @@ pub fn check_redis_index(index: &RedisIndex, library: &str) -> Result<()> {
             index.prefix()
         ))),
     }
+}
+
+/// Fails unless `index` was filed for every candidate source `config` looks up: a worker
+/// looking up the k-gram postings of an index built before they existed would find nothing
+/// and record every page clean.
+pub fn check_filed_sources(index: &RedisIndex, config: &MatchConfig) -> Result<()> {
+    let filed = index.filed_sources()?;
+    let wanted = config.candidates.methods;
+    if filed.contains(wanted) {
+        return Ok(());
+    }
+    Err(ServiceError::unavailable(format!(
+        "the Redis index under {:?} was filed for the candidate sources {filed}, and this \
+         process looks up {wanted}: run `copytrace index rebuild` (it files the default \
+         sources, {}) and look up only those",
+        index.prefix(),
+        CandidateMethods::DEFAULT
+    )))
 }

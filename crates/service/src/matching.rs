@@ -14,7 +14,7 @@ use chrono::Utc;
 use copytrace_fingerprint::FINGERPRINT_VERSION;
 use copytrace_index_redis::RedisIndex;
 use copytrace_matcher::sketch::{SKETCH_VERSION, Sketcher};
-use copytrace_matcher::{IndexError, MatchConfig, Matcher, WorkMatch};
+use copytrace_matcher::{CandidateMethods, IndexError, MatchConfig, Matcher, WorkMatch};
 use copytrace_store::{
     EvidencePassage, Id, NewMatch, Page, PageSketch, Store, StoreError, VerdictOutcome,
 };
@@ -23,8 +23,8 @@ use tokio::sync::Mutex;
 use crate::aliases;
 use crate::error::{Context, Result, ServiceError};
 use crate::index::{
-    IndexSource, build_if_fresh, candidate_indexes, check_redis_index, library_statistics,
-    open_redis_index,
+    IndexSource, build_if_fresh, candidate_indexes, check_filed_sources, check_redis_index,
+    library_statistics, open_redis_index,
 };
 use crate::library::{active_works, library_digest, refresh_outdated_works, stored_windows};
 use crate::review::ReviewGate;
@@ -376,7 +376,15 @@ impl MatchEngine {
                     tracing::info!("built the empty Redis index from the library");
                 }
                 check_redis_index(&index, library)?;
+                check_filed_sources(&index, &self.config)?;
                 let (minhash, dna) = candidate_indexes(&index, &self.config)?;
+                let postings = self
+                    .config
+                    .candidates
+                    .methods
+                    .contains(CandidateMethods::KGRAM)
+                    .then(|| index.postings(&self.config.candidates.postings))
+                    .transpose()?;
                 let texts = StoreTexts {
                     store: self.store.clone(),
                     runtime: tokio::runtime::Handle::current(),
@@ -392,6 +400,9 @@ impl MatchEngine {
                 )
                 .with_texts_on_demand(Box::new(texts), PREPARED_WORKS_BUDGET)
                 .with_library_statistics(common, sense);
+                if let Some(postings) = postings {
+                    matcher = matcher.with_shared_postings(Box::new(postings));
+                }
                 for summary in active_works(store).await? {
                     matcher.add_shared_work(summary.id)?;
                     works.insert(summary.id, summary.content_hash);

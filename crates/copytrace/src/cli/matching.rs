@@ -193,13 +193,16 @@ pub async fn run_index(globals: &Globals, command: IndexCommand) -> Result<ExitC
     bar.finish();
     let summary = summary?;
     println!(
-        "indexed {} window(s) of {} work(s) in Redis at {} under {prefix:?} ({} re-fingerprinted)",
-        summary.windows,
+        "indexed {} work(s) in Redis at {} under {prefix:?} ({} re-fingerprinted)",
         summary.works,
         redact(url),
         summary.refingerprinted
     );
-    println!("index holds {} window(s)", index.len()?);
+    println!(
+        "index holds {} k-gram posting(s) and {} SimHash window(s)",
+        summary.postings,
+        index.len()?
+    );
     Ok(ExitCode::SUCCESS)
 }
 

@@ -136,6 +136,33 @@ impl Workspace {
         serde_json::from_str(&run.stdout).expect("library list --json prints a JSON array")
     }
 
+    /// The stored text of work `id`, read from the workspace's store (SQLite or PostgreSQL)
+    /// after the binary exited: what the binary filed the work's keys from.
+    pub fn work_text(&self, id: i64) -> String {
+        use copytrace_store::Store;
+        let db = self.db.clone();
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime")
+            .block_on(async move {
+                let store: Box<dyn Store> = if db.starts_with("postgres") {
+                    Box::new(
+                        copytrace_store::postgres::PostgresStore::connect(&db)
+                            .await
+                            .expect("the store opens"),
+                    )
+                } else {
+                    Box::new(
+                        copytrace_store::sqlite::SqliteStore::connect(&db)
+                            .await
+                            .expect("the store opens"),
+                    )
+                };
+                store.get_work(id).await.expect("the work").content
+            })
+    }
+
     /// External ids of the works in the library.
     pub fn work_ids(&self) -> BTreeSet<String> {
         self.works()

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use copytrace_index_redis::RedisIndex;
-use copytrace_matcher::Index;
+use copytrace_matcher::{Index, PostingIndex};
 
 use crate::helpers::{TestSite, Workspace, closed_port, library_text, write_sample_library};
 
@@ -88,13 +88,25 @@ fn matches_every_copy_through_redis(
     assert_eq!(found, site.expected_matches());
 }
 
-/// Total windows of the library, from `library list --json`.
-fn stored_windows(workspace: &Workspace) -> usize {
-    workspace
-        .works()
-        .iter()
-        .map(|w| w["segment_count"].as_u64().expect("segment_count") as usize)
-        .sum()
+/// The k-gram postings the index holds (the default candidate source's records).
+fn postings(namespace: &Namespace) -> usize {
+    let config = copytrace_matcher::MatchConfig::default();
+    namespace
+        .index()
+        .postings(&config.candidates.postings)
+        .expect("the postings open")
+        .len()
+        .expect("the postings count")
+}
+
+/// Asserts that the namespace's index holds what `index rebuild` builds from the library as
+/// it is now (the postings filed change by change are those of a build from scratch), leaving
+/// the rebuilt index.
+fn same_as_rebuilt(workspace: &Workspace, namespace: &Namespace, url: &str) {
+    let kept = postings(namespace);
+    assert!(kept > 0, "the index holds postings");
+    workspace.ok(&namespace.args(url, &["index", "rebuild"]));
+    assert_eq!(kept, postings(namespace), "kept in step = rebuilt");
 }
 
 fn work_id(workspace: &Workspace, external_id: &str) -> i64 {
@@ -116,17 +128,22 @@ fn matching_through_a_rebuilt_redis_index_finds_every_pirated_page() {
     workspace.ok(&["library", "add", library.to_str().expect("UTF-8 path")]);
 
     let rebuilt = workspace.ok(&namespace.args(&url, &["index", "rebuild"]));
-    let windows = stored_windows(&workspace);
-    assert!(windows > 100, "the sample library has {windows} windows");
     assert!(
-        rebuilt
-            .stdout
-            .contains(&format!("indexed {windows} window(s) of 4 work(s)")),
+        rebuilt.stdout.contains("indexed 4 work(s)"),
         "{}",
         rebuilt.stdout
     );
-    // The windows are really in Redis, under the test's prefix.
-    assert_eq!(namespace.index().len().expect("len"), windows);
+    // The postings are really in Redis, under the test's prefix: about a quarter of one per
+    // character of the sample library (two projections, one hash kept per window of 16).
+    let filed = postings(&namespace);
+    assert!(filed > 400, "the sample library has {filed} postings");
+    assert!(
+        rebuilt
+            .stdout
+            .contains(&format!("index holds {filed} k-gram posting(s)")),
+        "{}",
+        rebuilt.stdout
+    );
 
     workspace.ok(&["crawl", &site.base_url(), "--allow-private-addresses"]);
     matches_every_copy_through_redis(&workspace, &namespace, &url, &site);
@@ -142,21 +159,19 @@ fn candidates_come_from_redis_not_from_the_database() {
     workspace.ok(&["library", "add", library.to_str().expect("UTF-8 path")]);
     workspace.ok(&namespace.args(&url, &["index", "rebuild"]));
 
-    // Take one work out of every Redis candidate index behind the binary's back, while the
-    // database still holds its text and fingerprints: no window source may propose it any more
-    // (they all read Redis), so only the in-process sense index (laundered copies) could.
+    // Take one work out of the Redis postings behind the binary's back, while the database
+    // still holds its text and fingerprints: the k-gram source may not propose it any more (it
+    // reads Redis), so only the sense index (laundered copies) could.
     let removed = work_id(&workspace, "xingchen-ch1");
-    let mut index = namespace.index();
     let config = copytrace_matcher::MatchConfig::default();
-    let candidates = &config.candidates;
-    let mut minhash = index.minhash(&candidates.lsh).expect("minhash index");
-    let mut dna = index
-        .dna(candidates.dna.levels(), candidates.dna_max_distance)
-        .expect("dna index");
-    assert!(minhash.len().expect("len") > 0 && dna.len().expect("len") > 0);
-    index.remove_work(removed).expect("remove_work");
-    minhash.remove_work(removed).expect("remove_work");
-    dna.remove_work(removed).expect("remove_work");
+    let mut postings = namespace
+        .index()
+        .postings(&config.candidates.postings)
+        .expect("the postings open");
+    let before = postings.len().expect("len");
+    let keys = copytrace_matcher::Matcher::new(config).posting_keys(&workspace.work_text(removed));
+    PostingIndex::remove_work(&mut postings, removed, &keys).expect("remove_work");
+    assert!(postings.len().expect("len") < before, "its postings left");
     workspace.ok(&["crawl", &site.base_url(), "--allow-private-addresses"]);
     workspace.ok(&namespace.args(&url, &["match"]));
     let export = workspace.export_csv();
@@ -170,15 +185,14 @@ fn candidates_come_from_redis_not_from_the_database() {
             .collect()
     };
     for method in methods("xingchen-ch1") {
-        for source in ["simhash", "minhash", "dna"] {
-            assert!(
-                !method.contains(source),
-                "{source} candidates came from somewhere other than Redis: {method}"
-            );
-        }
+        assert!(
+            !method.contains("kgram"),
+            "kgram candidates came from somewhere other than Redis: {method}"
+        );
     }
+    assert!(!methods("jianghu-ch1").is_empty());
     for method in methods("jianghu-ch1") {
-        assert!(method.contains("simhash"), "{method}");
+        assert!(method.contains("kgram"), "{method}");
     }
     let expected: BTreeSet<(String, String)> = site
         .expected_matches()
@@ -263,25 +277,29 @@ fn a_fresh_build_that_did_not_finish_is_built_again_by_the_next_match() {
     // What a match worker killed half-way through building a fresh index leaves (or one whose
     // database restarted under it): the build's mark, a blank digest, part of the windows (here
     // one that is not even the work's), and no claim once its claim has lapsed.
-    let mut index = namespace.index();
+    let index = namespace.index();
     index.mark_fresh_build().expect("mark");
     index.set_source_digest("").expect("blank the digest");
-    index
-        .insert_work(
-            work_id(&workspace, "xingchen-ch1"),
-            &[(0, 0x0123_4567_89ab_cdef)],
-        )
-        .expect("a stray window");
+    let config = copytrace_matcher::MatchConfig::default();
+    let mut stray = index
+        .postings(&config.candidates.postings)
+        .expect("the postings open");
+    let key = copytrace_matcher::postings::Key {
+        hash: 0x0123_4567_89ab_cdef,
+        position: 0,
+        projection: copytrace_fingerprint::winnow::Projection::Chars,
+    };
+    PostingIndex::insert_work(&mut stray, work_id(&workspace, "xingchen-ch1"), &[key])
+        .expect("a stray posting");
 
     // The next match builds it again from scratch, instead of refusing it until `index rebuild`.
     matches_every_copy_through_redis(&workspace, &namespace, &url, &site);
     let index = namespace.index();
     assert!(!index.fresh_build_unfinished().expect("read the mark"));
-    assert_eq!(
-        index.len().expect("len"),
-        stored_windows(&workspace),
-        "the stray window is gone"
-    );
+    let built = postings(&namespace);
+    let mut found = Vec::new();
+    PostingIndex::lookup(&stray, &[key.hash], 64, &mut found).expect("lookup");
+    assert!(found[0].is_empty(), "the stray posting is gone: {found:?}");
 
     // An `index rebuild` that did not finish has no such mark: it is still refused, since only
     // a rebuild can tell which works it is missing.
@@ -292,6 +310,8 @@ fn a_fresh_build_that_did_not_finish_is_built_again_by_the_next_match() {
         refused.stderr.contains("run `copytrace index rebuild`"),
         "{refused:#?}"
     );
+    workspace.ok(&namespace.args(&url, &["index", "rebuild"]));
+    assert_eq!(postings(&namespace), built, "the fresh build = a rebuild");
 }
 
 #[test]
@@ -307,10 +327,7 @@ fn match_refuses_a_redis_index_older_than_the_library() {
         first_match.stdout.contains("(Redis index)"),
         "{first_match:#?}"
     );
-    assert_eq!(
-        namespace.index().len().expect("len"),
-        stored_windows(&workspace)
-    );
+    assert!(postings(&namespace) > 0, "the first match filed the work");
 
     let second = workspace.write("lib/news-harbor.txt", library_text("news-harbor"));
     workspace.ok(&["library", "add", second.to_str().expect("UTF-8 path")]);
@@ -329,36 +346,37 @@ fn library_add_with_a_redis_url_keeps_a_built_index_in_step() {
         added.stdout.contains("built from the library (1 work(s))"),
         "the first add builds a fresh index: {added:#?}"
     );
-    assert_eq!(
-        namespace.index().len().expect("len"),
-        stored_windows(&workspace)
-    );
+    same_as_rebuilt(&workspace, &namespace, &url);
     workspace.ok(&["crawl", &site.base_url(), "--allow-private-addresses"]);
 
-    // The rest of the library arrives after the crawl; the index follows without a rebuild.
+    // The rest of the library arrives after the crawl; the index follows without a rebuild
+    // (the new works' postings appended), holding what a rebuild would.
     let library = write_sample_library(&workspace);
     let added = workspace.ok(&namespace.args(&url, &["library", "add", library.to_str().unwrap()]));
     assert!(added.stdout.contains("Redis index under"), "{added:#?}");
-    assert_eq!(
-        namespace.index().len().expect("len"),
-        stored_windows(&workspace)
-    );
+    let grown = postings(&namespace);
     workspace.ok(&namespace.args(&url, &["match"]));
     let found: BTreeSet<(String, String)> = workspace.export_csv().pairs().into_iter().collect();
     assert_eq!(found, site.expected_matches());
+    same_as_rebuilt(&workspace, &namespace, &url);
+    assert_eq!(postings(&namespace), grown);
 
-    // A changed work replaces its windows instead of adding to them.
+    // A changed work replaces its postings instead of adding to them: filing it again with
+    // one sentence more leaves the other works' postings and adds about that sentence's.
     let changed = format!(
         "{}\n新增的一段文字，作者修订了本章。\n",
         library_text("xingchen-ch1")
     );
     let revised = workspace.write("lib2/xingchen-ch1.txt", changed);
     workspace.ok(&namespace.args(&url, &["library", "add", revised.to_str().unwrap()]));
-    assert_eq!(
-        namespace.index().len().expect("len"),
-        stored_windows(&workspace)
+    let revised_postings = postings(&namespace);
+    assert!(
+        revised_postings >= grown && revised_postings <= grown + 10,
+        "{grown} postings before, {revised_postings} after"
     );
     workspace.ok(&namespace.args(&url, &["match"]));
+    let found: BTreeSet<(String, String)> = workspace.export_csv().pairs().into_iter().collect();
+    assert_eq!(found, site.expected_matches());
 }
 
 #[test]
@@ -388,6 +406,33 @@ fn an_index_of_an_older_layout_is_refused_until_index_rebuild_replaces_it() {
         .expect("HSET answers");
 
     refused_until_rebuilt(&workspace, &namespace, &url, "layout 3");
+}
+
+/// An index filed before the k-gram postings existed (its metadata names no sources: the four
+/// older ones were filed) would answer every page "no candidates": it is refused with the
+/// advice to rebuild it, and the rebuild files the postings.
+#[test]
+fn an_index_filed_without_the_kgram_source_is_refused_until_index_rebuild() {
+    let url = redis_url();
+    let namespace = Namespace::new();
+    let workspace = Workspace::new();
+    let library = write_sample_library(&workspace);
+    workspace.ok(&["library", "add", library.to_str().expect("UTF-8 path")]);
+    workspace.ok(&namespace.args(&url, &["index", "rebuild"]));
+    let client = redis::Client::open(url.as_str()).expect("a valid test URL");
+    let mut connection = client.get_connection().expect("the test Redis answers");
+    let () = redis::cmd("HDEL")
+        .arg(format!("{}:meta", namespace.prefix))
+        .arg("sources")
+        .query(&mut connection)
+        .expect("HDEL answers");
+
+    refused_until_rebuilt(
+        &workspace,
+        &namespace,
+        &url,
+        "filed for the candidate sources simhash+minhash+dna+sense",
+    );
 }
 
 /// `match` refuses the index with one error line naming `reason` and the way out, `copytrace
@@ -430,19 +475,17 @@ fn library_rm_takes_a_work_out_of_matching_on_postgres_and_redis_at_once() {
     assert_eq!(before, site.expected_matches());
 
     let removed = work_id(&workspace, "xingchen-ch1");
-    let removed_windows = workspace
-        .works()
-        .iter()
-        .find(|w| w["id"] == removed)
-        .and_then(|w| w["segment_count"].as_u64())
-        .expect("its window count") as usize;
-    let windows_before = namespace.index().len().expect("len");
+    let config = copytrace_matcher::MatchConfig::default();
+    let removed_postings = copytrace_matcher::Matcher::new(config)
+        .posting_keys(&workspace.work_text(removed))
+        .len();
+    let postings_before = postings(&namespace);
     let rm = workspace.ok(&namespace.args(&url, &["library", "rm", &removed.to_string()]));
     assert!(rm.stdout.contains("Redis index under"), "{rm:#?}");
     assert_eq!(
-        namespace.index().len().expect("len"),
-        windows_before - removed_windows,
-        "its windows left Redis at once"
+        postings(&namespace),
+        postings_before - removed_postings,
+        "its postings left Redis at once"
     );
 
     // Matching everything again through Redis, with no rebuild, never finds the withdrawn work

@@ -130,6 +130,97 @@ fn a_hash_filed_more_often_than_the_common_limit_stops_growing() {
     assert_eq!(redis.len().unwrap(), 4);
 }
 
+/// Asserts both indexes give the same postings for every hash but the common one at
+/// `common_at`, which the memory index holds without limit and Redis keeps `limit + 1` of:
+/// both answer `limit + 1` postings of it, a lookup's sign that a hash is common.
+fn same_but_common(
+    redis: &dyn PostingIndex,
+    memory: &dyn PostingIndex,
+    hashes: &[u64],
+    limit: usize,
+    common_at: usize,
+) {
+    let mut from_redis = answers(redis, hashes, limit);
+    let mut from_memory = answers(memory, hashes, limit);
+    assert_eq!(from_redis[common_at].len(), limit + 1);
+    assert_eq!(from_memory[common_at].len(), limit + 1);
+    from_redis.remove(common_at);
+    from_memory.remove(common_at);
+    assert!(from_redis == from_memory, "the indexes answer differently");
+}
+
+/// New works appended in batches ([`RedisPostings::append_new_works`]) give the answers of
+/// filing them one by one, with the common limit kept across batches, and can then be
+/// replaced and removed as any other.
+fn appended_like_filed(test: TestRedisIndex) {
+    let config = PostingConfig {
+        common: 4,
+        ..PostingConfig::default()
+    };
+    let mut works: Vec<(WorkId, Vec<Key>)> = texts(12)
+        .iter()
+        .enumerate()
+        .map(|(id, t)| (id as WorkId, work_keys(&normalize(t).chars, &config)))
+        .collect();
+    // Every work also carries one hash more often than the limit keeps.
+    let shared = Key {
+        hash: 0x0123_4567_89ab_cdef,
+        position: 9,
+        projection: copytrace_fingerprint::winnow::Projection::Chars,
+    };
+    for (_, keys) in &mut works {
+        keys.push(shared);
+    }
+    let hashes: Vec<u64> = distinct_hashes(
+        &works
+            .iter()
+            .flat_map(|(_, keys)| keys.iter().copied())
+            .collect::<Vec<_>>(),
+    );
+    let mut redis = test.index.postings_sized(&config, 0).unwrap();
+    let mut memory = MemoryPostings::new();
+    for (id, keys) in &works {
+        memory.insert_work(*id, keys).unwrap();
+    }
+    let (first, second) = works.split_at(5);
+    redis.append_new_works(first).unwrap();
+    redis.append_new_works(second).unwrap();
+    let limit = config.common;
+    let found = answers(&redis, &hashes, 100);
+    let shared_at = hashes.iter().position(|&h| h == shared.hash).unwrap();
+    assert_eq!(found[shared_at].len(), 5, "common + 1 kept across batches");
+    same_but_common(&redis, &memory, &hashes, limit, shared_at);
+    let held: usize = answers(&redis, &hashes, 100).iter().map(Vec::len).sum();
+    assert_eq!(
+        redis.len().unwrap(),
+        held,
+        "the count is what the buckets hold"
+    );
+    for (id, keys) in works.iter().skip(6) {
+        redis.remove_work(*id, keys).unwrap();
+        memory.remove_work(*id, keys).unwrap();
+    }
+    redis.insert_work(2, &works[2].1).unwrap();
+    memory.insert_work(2, &works[2].1).unwrap();
+    same_but_common(&redis, &memory, &hashes, limit, shared_at);
+    let held: usize = answers(&redis, &hashes, 100).iter().map(Vec::len).sum();
+    assert_eq!(
+        redis.len().unwrap(),
+        held,
+        "the count is what the buckets hold"
+    );
+}
+
+#[test]
+fn new_works_appended_in_batches_answer_what_filing_them_answers() {
+    appended_like_filed(TestRedisIndex::new(3));
+}
+
+#[test]
+fn new_works_appended_on_a_cluster_answer_what_filing_them_answers() {
+    appended_like_filed(TestRedisIndex::on_cluster(3));
+}
+
 #[test]
 fn postings_filed_with_another_shape_are_refused() {
     let test = TestRedisIndex::new(3);
