@@ -30,8 +30,8 @@
 //! | `{prefix}:w:{w<work id>}` | set | SimHash: packed entries of one work, to find its buckets on removal |
 //! | `{prefix}:works` | set | SimHash: ids of the works indexed (for [`Index::len`]) |
 //! | `{prefix}:m:…`, `{prefix}:mw:…`, `{prefix}:d:…`, `{prefix}:dw:…` | | the MinHash and DNA indexes ([`RedisMinHashIndex`], [`RedisDnaIndex`]): buckets, per-work bucket lists and window counts, laid out alike |
-//! | `{prefix}:s:…`, `{prefix}:sw:…`, `{prefix}:common`, `{prefix}:k:…`, `{prefix}:kw:…` | | the library statistics verification reads ([`RedisLibraryStats`]): seed counts and common seeds, the sense index of laundered copies |
-//! | `{prefix}:p:…` | | the winnowed k-gram postings ([`RedisPostings`]): packed postings in buckets by hash, and their count |
+//! | `{prefix}:s:works`, `{prefix}:k:…`, `{prefix}:kw:…` | | the library statistics verification reads ([`RedisLibraryStats`]): the sense index of laundered copies |
+//! | `{prefix}:p:…` | | the winnowed k-gram postings ([`RedisPostings`]): packed postings in buckets by hash, and their count; the `kgram` candidate source, and what tells library boilerplate |
 //! | `{prefix}:meta` | hash | the parameters every index was written with (`layout`, `max_distance`, `minhash_*`, `dna_*`); `source`, a digest of the library it was built from |
 //!
 //! A packed SimHash entry is 20 bytes: signature (u64), work id (i64), window ordinal (u32),
@@ -376,20 +376,10 @@ impl RedisIndex {
         )
     }
 
-    /// The library statistics kept under the same prefix (common seeds from `min_works`
-    /// works, the sense index; see [`RedisLibraryStats`]).
-    pub fn statistics(&self, min_works: usize) -> Result<RedisLibraryStats, IndexError> {
-        self.statistics_sized(min_works, 0)
-    }
-
-    /// [`RedisIndex::statistics`], sized for about `expected_seeds` distinct seeds if new (two
-    /// per library character: one per projection).
-    pub fn statistics_sized(
-        &self,
-        min_works: usize,
-        expected_seeds: u64,
-    ) -> Result<RedisLibraryStats, IndexError> {
-        RedisLibraryStats::open(self.link.clone(), &self.prefix, min_works, expected_seeds)
+    /// The library statistics kept under the same prefix (the sense index; see
+    /// [`RedisLibraryStats`]).
+    pub fn statistics(&self) -> Result<RedisLibraryStats, IndexError> {
+        RedisLibraryStats::open(self.link.clone(), &self.prefix)
     }
 
     /// The distance this index answers for.

@@ -22,9 +22,9 @@
 //! (3) begin and end on exactly equal characters, so evidence never starts on a coincidental
 //! homophone.
 //!
-//! **Common seeds.** Seeds that occur in many library works ([`crate::common`]) are boilerplate:
-//! they start no run, and the page characters they cover are cut out of every run, so they are
-//! never counted as copied.
+//! **Boilerplate.** Characters of text several library works hold are marked by the caller
+//! ([`crate::postings::common_mask`]): seeds lying wholly on them start no run, and the page
+//! characters marked are cut out of every run, so they are never counted as copied.
 
 use foldhash::{HashMap, HashMapExt};
 
@@ -32,7 +32,6 @@ use copytrace_fingerprint::pinyin::{can_read_as, syllable_ids};
 use copytrace_fingerprint::simhash::hash_chars;
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::common::SeedFrequency;
 use crate::romanized::is_placeholder;
 
 /// Parameters of the alignment.
@@ -178,46 +177,20 @@ impl WorkSeeds {
     }
 }
 
-/// For each of `len` characters, whether a common seed of either projection covers it.
-pub fn common_mask(
-    len: usize,
-    char_seeds: &[u64],
-    pinyin_seeds: &[u64],
-    frequency: &SeedFrequency,
-    config: &AlignConfig,
-) -> Vec<bool> {
-    let mut mask = vec![false; len];
-    let min_works = config.common_seed_min_works;
-    if min_works == 0 {
-        return mask;
-    }
-    let mut mark = |start: usize, k: usize| {
-        mask[start..(start + k).min(len)]
-            .iter_mut()
-            .for_each(|m| *m = true);
-    };
-    for (i, &hash) in char_seeds.iter().enumerate() {
-        if frequency.is_common_char(hash, min_works) {
-            mark(i, config.seed_length);
-        }
-    }
-    for (i, &hash) in pinyin_seeds.iter().enumerate() {
-        if frequency.is_common_pinyin(hash, min_works) {
-            mark(i, config.pinyin_seed_length);
-        }
-    }
-    mask
-}
-
 /// Where each usable seed occurs in one projection of a page.
 #[derive(Debug, Clone, Default)]
 struct SeedPositions(HashMap<u64, Vec<u32>>);
 
 impl SeedPositions {
-    fn new(hashes: &[u64], common: impl Fn(u64) -> bool) -> Self {
+    /// The seeds of `hashes` (one per position, each `k` long), but those whose characters
+    /// `common` marks all.
+    fn new(hashes: &[u64], k: usize, common: &[bool]) -> Self {
         let mut positions: HashMap<u64, Vec<u32>> = HashMap::with_capacity(hashes.len());
         for (position, &hash) in hashes.iter().enumerate() {
-            if !common(hash) {
+            let covered = common
+                .get(position..position + k)
+                .is_some_and(|span| span.iter().all(|&c| c));
+            if !covered {
                 positions.entry(hash).or_default().push(position as u32);
             }
         }
@@ -238,14 +211,16 @@ pub struct PageSeeds {
 }
 
 impl PageSeeds {
-    /// Indexes the seeds of a page's canonical characters, leaving out common ones.
-    pub fn new(page: &[char], config: &AlignConfig, frequency: &SeedFrequency) -> Self {
+    /// Indexes the seeds of a page's canonical characters, leaving out those of library
+    /// boilerplate: `common` marks its characters (one flag per character, see
+    /// [`crate::postings::common_mask`]).
+    pub fn new(page: &[char], config: &AlignConfig, common: Vec<bool>) -> Self {
         let syllables = if config.pinyin {
             syllable_ids(page)
         } else {
             Vec::new()
         };
-        PageSeeds::with_syllables(page, syllables, config, frequency)
+        PageSeeds::with_syllables(page, syllables, config, common)
     }
 
     /// [`PageSeeds::new`] for a page whose syllables are not its characters' default readings,
@@ -254,29 +229,33 @@ impl PageSeeds {
     /// `syllables` is ignored when `config.pinyin` is off.
     ///
     /// # Panics
-    /// If `config.pinyin` is on and `syllables` does not have one id per character.
+    /// If `config.pinyin` is on and `syllables` does not have one id per character, or if
+    /// `common` does not have one flag per character.
     pub fn with_syllables(
         page: &[char],
         syllables: Vec<u32>,
         config: &AlignConfig,
-        frequency: &SeedFrequency,
+        common: Vec<bool>,
     ) -> Self {
-        let min_works = config.common_seed_min_works;
-        let char_hashes = seed_hashes(page, config.seed_length.max(1));
+        assert_eq!(
+            common.len(),
+            page.len(),
+            "one boilerplate flag per character"
+        );
+        let k = config.seed_length.max(1);
+        let kp = config.pinyin_seed_length.max(1);
+        let char_hashes = seed_hashes(page, k);
         let (syllables, pinyin_hashes) = if config.pinyin {
             assert_eq!(syllables.len(), page.len(), "one syllable per character");
-            let hashes = syllable_seed_hashes(&syllables, config.pinyin_seed_length.max(1));
+            let hashes = syllable_seed_hashes(&syllables, kp);
             (syllables, hashes)
         } else {
             (Vec::new(), Vec::new())
         };
-        let common = common_mask(page.len(), &char_hashes, &pinyin_hashes, frequency, config);
         let common_count = common.iter().filter(|c| **c).count();
         PageSeeds {
-            chars: SeedPositions::new(&char_hashes, |h| frequency.is_common_char(h, min_works)),
-            pinyin: SeedPositions::new(&pinyin_hashes, |h| {
-                frequency.is_common_pinyin(h, min_works)
-            }),
+            chars: SeedPositions::new(&char_hashes, k, &common),
+            pinyin: SeedPositions::new(&pinyin_hashes, kp, &common),
             syllables,
             common,
             common_count,
@@ -546,7 +525,7 @@ mod tests {
         let work = chars(work);
         let seeds = WorkSeeds::new(&work, config);
         let page = chars(page);
-        let page_seeds = PageSeeds::new(&page, config, &SeedFrequency::new());
+        let page_seeds = PageSeeds::new(&page, config, vec![false; page.len()]);
         align(&page, &page_seeds, &work, &seeds, work.len(), config)
     }
 

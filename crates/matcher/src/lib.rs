@@ -14,15 +14,14 @@
 //! 3. **Verdict**: aligned passages are summed per work into coverage (share of the work found
 //!    on the page), containment (share of the page taken from the work) and a score; a work is
 //!    reported only when enough text is copied that coincidence, a shared dateline, an idiom or
-//!    a quoted sentence cannot explain it. Text that many library works share ([`common`]) is
-//!    boilerplate and counts for nothing.
+//!    a quoted sentence cannot explain it. Text that several library works share is
+//!    boilerplate and counts for nothing ([`postings::common_mask`]).
 //!
 //! The matcher is pure computation over data handed to it. Loading works and storing verdicts
 //! is the caller's job, which keeps this crate free of I/O and easy to benchmark.
 
 pub mod align;
 mod buckets;
-pub mod common;
 pub mod dna_index;
 pub mod index;
 pub mod laundering;
@@ -47,7 +46,6 @@ use copytrace_fingerprint::{
 use serde::{Deserialize, Serialize};
 
 pub use align::{AlignConfig, AlignedPassage, WorkSeeds};
-pub use common::SeedFrequency;
 pub use dna_index::DnaIndex;
 pub use index::{Hit, Index, IndexError, SegmentRef, WorkId};
 pub use laundering::LaunderingConfig;
@@ -445,7 +443,7 @@ pub struct WorkMatch {
     /// score is an estimate of how much was copied, not a similarity of fingerprints.
     pub score: f64,
     /// Share of the work's informative canonical characters (those not covered by library
-    /// boilerplate, see [`common`]) that the evidence covers on the page.
+    /// boilerplate, see [`postings::common_mask`]) that the evidence covers on the page.
     pub coverage: f64,
     /// Share of the page's informative canonical characters copied from the work (aligned
     /// exactly or, in homophone passages, as the same syllable).
@@ -471,10 +469,20 @@ struct PageViews {
     seeds: align::PageSeeds,
     /// The page read sentence by sentence through the thesaurus, for laundered copies.
     sense: Option<laundering::SenseText>,
-    romanized: Option<(RomanizedPage, OnceCell<align::PageSeeds>)>,
+    /// The page read with its romanized runs as syllables, with the boilerplate mask of that
+    /// reading, and its seeds once a verification needs them.
+    romanized: Option<(RomanizedPage, Vec<bool>, OnceCell<align::PageSeeds>)>,
 }
 
-/// Which characters of a work library boilerplate covers (see [`common`]), and how many it
+/// A text's selected k-grams and what the postings hold for them: one lookup, read by the
+/// `kgram` candidate source and by the boilerplate mask ([`postings::common_mask`]).
+struct KeyLookup {
+    keys: Vec<postings::Key>,
+    hashes: Vec<u64>,
+    found: Vec<Vec<postings::Posting>>,
+}
+
+/// Which characters of a work library boilerplate covers (see [`postings::common_mask`]), and how many it
 /// leaves.
 #[derive(Debug)]
 struct WorkBoilerplate {
@@ -515,15 +523,14 @@ pub struct Matcher<I: Index = SimHashIndex> {
     /// Set by [`Matcher::with_texts_on_demand`]: works are then not kept in `works` but read
     /// when a page proposes them, and kept prepared within a memory budget.
     on_demand: Option<OnDemand>,
-    /// In how many works each seed occurs: what the library shares is boilerplate.
-    frequency: SeedFrequency,
-    /// Whether the seed counts and the sense index are the library's shared statistics
+    /// Whether the sense index is the library's shared one
     /// ([`Matcher::with_library_statistics`]), kept by whoever changes the library, rather
-    /// than counted here as works are added.
+    /// than filed here as works are added.
     shared_statistics: bool,
     /// Each work's boilerplate mask, computed at its first verification and kept until the
-    /// library changes: it depends on every work's seeds, and recomputing it per candidate was
-    /// most of the matching time.
+    /// library changes: it depends on what every work holds (see
+    /// [`postings::common_mask`]), and recomputing it per candidate was most of the matching
+    /// time.
     boilerplate: WorkCache<WorkBoilerplate>,
     /// Works prepared for sentence alignment (laundered copies), kept for at most
     /// [`LAUNDERED_CACHE_WORKS`] works until the library changes: preparing a work again for
@@ -536,20 +543,6 @@ pub struct Matcher<I: Index = SimHashIndex> {
 /// library's size (on the quality library, 410 works of about 10 KB of text, it added 44 MB to
 /// the peak memory of `match`).
 const LAUNDERED_CACHE_WORKS: usize = 256;
-
-/// What a work adds to the library-wide statistics verification reads: its distinct seeds in
-/// both projections (seeds of three works or more are boilerplate, see [`common`]) and its
-/// sense keys (the candidate source of laundered copies). Where the library is shared, whoever
-/// changes it keeps these counts ([`Matcher::with_library_statistics`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct StatisticsKeys {
-    /// Distinct seeds of the canonical characters.
-    pub char_seeds: Vec<u64>,
-    /// Distinct seeds of the pinyin projection (empty when pinyin is off).
-    pub pinyin_seeds: Vec<u64>,
-    /// Sense keys (empty when laundered copies are not looked for).
-    pub sense: Vec<u32>,
-}
 
 /// The keys a work is filed under in the MinHash and DNA candidate indexes, window by window
 /// (`(ordinal, key)`): what a shared index stores for the work. Empty for a source the
@@ -605,15 +598,30 @@ fn cached<T>(
     capacity: usize,
     build: impl FnOnce() -> T,
 ) -> std::sync::Arc<T> {
+    match try_cached(cache, work_id, capacity, || {
+        Ok::<T, std::convert::Infallible>(build())
+    }) {
+        Ok(value) => value,
+        Err(never) => match never {},
+    }
+}
+
+/// [`cached`] with a build that may fail: nothing is kept then.
+fn try_cached<T, E>(
+    cache: &WorkCache<T>,
+    work_id: WorkId,
+    capacity: usize,
+    build: impl FnOnce() -> Result<T, E>,
+) -> Result<std::sync::Arc<T>, E> {
     let found = cache
         .read()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .get(&work_id)
         .cloned();
     if let Some(value) = found {
-        return value;
+        return Ok(value);
     }
-    let value = std::sync::Arc::new(build());
+    let value = std::sync::Arc::new(build()?);
     let mut cache = cache
         .write()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -623,7 +631,7 @@ fn cached<T>(
         cache.remove(&evicted);
     }
     cache.insert(work_id, value.clone());
-    value
+    Ok(value)
 }
 
 /// `config` with windows starting at every initial. Works are indexed at `config`'s step; a
@@ -658,7 +666,7 @@ impl<I: Index> Matcher<I> {
     /// An empty matcher over candidate indexes that other processes share (Redis): it reads
     /// them and never writes them. Works are added with [`Matcher::add_shared_work`] (with texts
     /// on demand and the library's shared statistics); whoever changes the library files the
-    /// works' keys ([`Matcher::candidate_keys`], [`Matcher::statistics_keys`]) in the shared
+    /// works' keys ([`Matcher::candidate_keys`], [`Matcher::sense_keys_of`]) in the shared
     /// indexes.
     pub fn with_shared_indexes(
         config: MatchConfig,
@@ -691,7 +699,6 @@ impl<I: Index> Matcher<I> {
             index,
             works: HashMap::new(),
             on_demand: None,
-            frequency: SeedFrequency::new(),
             shared_statistics: false,
             boilerplate: std::sync::RwLock::default(),
             laundered: std::sync::RwLock::default(),
@@ -747,18 +754,12 @@ impl<I: Index> Matcher<I> {
         self
     }
 
-    /// Uses the library-wide statistics whoever changes a shared library keeps: the seeds known
-    /// to be common (see [`SeedFrequency::from_common`]) and the sense index (see
-    /// [`laundering::SenseIndex::from_parts`]), instead of counting every work's text as it is
+    /// Uses the sense index whoever changes a shared library keeps (see
+    /// [`laundering::SenseIndex::from_parts`]) instead of filing every work's text as it is
     /// added. Works are then added by id alone ([`Matcher::add_shared_work`]), so loading reads
-    /// no text and the worker holds nothing per library character. Call it after
-    /// [`Matcher::with_texts_on_demand`], before adding works.
-    pub fn with_library_statistics(
-        mut self,
-        frequency: SeedFrequency,
-        sense: laundering::SenseIndex,
-    ) -> Self {
-        self.frequency = frequency;
+    /// no text and the worker holds nothing per library character (boilerplate is told by the
+    /// shared postings). Call it after [`Matcher::with_texts_on_demand`], before adding works.
+    pub fn with_library_statistics(mut self, sense: laundering::SenseIndex) -> Self {
         self.sense = sense;
         self.shared_statistics = true;
         self.library_changed();
@@ -905,16 +906,15 @@ impl<I: Index> Matcher<I> {
             let keys = self.keys_of(&normalized, windows);
             self.lsh.insert_work(work_id, &keys.minhash)?;
             self.dna.insert_work(work_id, &keys.dna)?;
-            if self.kgram_enabled() {
-                let keys = postings::work_keys(&normalized.chars, &self.config.candidates.postings);
-                self.postings.insert_work(work_id, &keys)?;
-            }
+            // Filed whatever the candidate sources: they also tell library boilerplate.
+            let keys = postings::work_keys(&normalized.chars, &self.config.candidates.postings);
+            self.postings.insert_work(work_id, &keys)?;
         }
         if self.sense_enabled() {
             let keys = self.sense_keys(&normalized.chars, &sentences);
             self.sense.insert_work(work_id, &keys);
         }
-        let seeds = self.count_seeds(&normalized);
+        let seeds = self.work_seeds(&normalized);
         match &mut self.on_demand {
             // Counted and remembered; the text is read again when a page proposes the work.
             Some(on_demand) => {
@@ -960,20 +960,15 @@ impl<I: Index> Matcher<I> {
             None => self.works.remove(&work_id),
         };
         if let Some(work) = removed {
-            self.frequency.remove(&work.seeds);
             self.library_changed();
             if !self.shared {
                 self.index.remove_work(work_id)?;
                 self.lsh.remove_work(work_id)?;
                 self.dna.remove_work(work_id)?;
-                if self.kgram_enabled() {
-                    // The keys are recomputed from the text: the index keeps no list of them.
-                    let keys = postings::work_keys(
-                        &work.normalized.chars,
-                        &self.config.candidates.postings,
-                    );
-                    self.postings.remove_work(work_id, &keys)?;
-                }
+                // The keys are recomputed from the text: the index keeps no list of them.
+                let keys =
+                    postings::work_keys(&work.normalized.chars, &self.config.candidates.postings);
+                self.postings.remove_work(work_id, &keys)?;
             }
             if self.sense_enabled() {
                 let keys = self.sense_keys(&work.normalized.chars, &work.sentences);
@@ -1022,30 +1017,16 @@ impl<I: Index> Matcher<I> {
         postings::work_keys(&normalized.chars, &self.config.candidates.postings)
     }
 
-    /// The seeds and sense keys of `text`, exactly as [`Matcher::add_work`] counts them: what
-    /// is added to a shared library's statistics for the work.
-    pub fn statistics_keys(&self, text: &str) -> StatisticsKeys {
-        let normalized = normalize(text);
-        let seeds = WorkSeeds::new(&normalized.chars, &self.config.align);
-        let sense = if self.sense_enabled() {
-            let sentences = laundering::sentence_starts(text, &normalized);
-            self.sense_keys(&normalized.chars, &sentences)
-        } else {
-            Vec::new()
-        };
-        StatisticsKeys {
-            char_seeds: common::distinct(&seeds.chars),
-            pinyin_seeds: common::distinct(&seeds.pinyin),
-            sense,
+    /// The sense keys of `text`, exactly as [`Matcher::add_work`] files them: what is added to
+    /// a shared library's sense index for the work (empty when laundered copies are not
+    /// looked for).
+    pub fn sense_keys_of(&self, text: &str) -> Vec<u32> {
+        if !self.sense_enabled() {
+            return Vec::new();
         }
-    }
-
-    /// Whether the k-gram postings are filed and looked up.
-    fn kgram_enabled(&self) -> bool {
-        self.config
-            .candidates
-            .methods
-            .contains(CandidateMethods::KGRAM)
+        let normalized = normalize(text);
+        let sentences = laundering::sentence_starts(text, &normalized);
+        self.sense_keys(&normalized.chars, &sentences)
     }
 
     /// Whether laundered copies are looked for through the sense index.
@@ -1108,7 +1089,8 @@ impl<I: Index> Matcher<I> {
         }
         let romanized = self.read_romanized(&page, page_text);
         let sense = self.read_sense(page_text, &page);
-        let candidates = self.candidates(&page, romanized.as_ref(), sense.as_ref())?;
+        let lookup = self.look_up(&page.chars, romanized.as_ref().map(|r| &r.syllables[..]))?;
+        let candidates = self.candidates(&page, &lookup, romanized.as_ref(), sense.as_ref())?;
         if candidates.is_empty() {
             // Most crawled pages copy nothing: skip building their seed indexes.
             return Ok(Vec::new());
@@ -1123,7 +1105,11 @@ impl<I: Index> Matcher<I> {
             Ordering::Relaxed,
         );
         let works = self.prepared_works(candidates.iter().map(|c| c.work_id))?;
-        let views = self.page_views(page, romanized, sense);
+        for (&work_id, work) in &works {
+            self.work_boilerplate(work_id, work)?;
+        }
+        let common = self.page_mask(&lookup, &page, romanized.is_some());
+        let views = self.page_views(page, common, romanized, sense)?;
         let mut matches: Vec<WorkMatch> = candidates
             .into_iter()
             .filter_map(|candidate| {
@@ -1152,7 +1138,8 @@ impl<I: Index> Matcher<I> {
         let page = normalize(page_text);
         let romanized = self.read_romanized(&page, page_text);
         let sense = self.read_sense(page_text, &page);
-        self.candidates(&page, romanized.as_ref(), sense.as_ref())
+        let lookup = self.look_up(&page.chars, romanized.as_ref().map(|r| &r.syllables[..]))?;
+        self.candidates(&page, &lookup, romanized.as_ref(), sense.as_ref())
     }
 
     /// The page read sentence by sentence through the thesaurus, when laundered copies are
@@ -1183,6 +1170,7 @@ impl<I: Index> Matcher<I> {
     fn candidates(
         &self,
         page: &Normalized,
+        lookup: &KeyLookup,
         romanized: Option<&RomanizedPage>,
         sense: Option<&laundering::SenseText>,
     ) -> Result<Vec<Candidate>, IndexError> {
@@ -1224,28 +1212,13 @@ impl<I: Index> Matcher<I> {
         }
         let mut per_work: HashMap<WorkId, Candidate> = HashMap::new();
         if methods.contains(CandidateMethods::KGRAM) {
-            if self.shared && !self.postings_shared {
-                return Err(IndexError::Backend(
-                    "the kgram candidate source has no shared index yet: leave it out of \
-                     --candidates when the index is in Redis"
-                        .to_owned(),
-                ));
-            }
             let config = &self.config.candidates.postings;
-            let read;
-            let syllables: &[u32] = match romanized {
-                Some(romanized) => &romanized.syllables,
-                None if config.syllables => {
-                    read = copytrace_fingerprint::pinyin::syllable_ids(&page.chars);
-                    &read
-                }
-                None => &[],
-            };
-            let keys = postings::text_keys(&page.chars, syllables, config);
-            let hashes = postings::distinct_hashes(&keys);
-            let mut found = Vec::new();
-            self.postings.lookup(&hashes, config.common, &mut found)?;
-            for (work_id, hits) in postings::consistent_works(&keys, &hashes, &found, config) {
+            let KeyLookup {
+                keys,
+                hashes,
+                found,
+            } = lookup;
+            for (work_id, hits) in postings::consistent_works(keys, hashes, found, config) {
                 let candidate = per_work
                     .entry(work_id)
                     .or_insert_with(|| Candidate::new(work_id));
@@ -1308,26 +1281,87 @@ impl<I: Index> Matcher<I> {
             return None;
         }
         let work = self.prepared_works([work_id]).ok()?.remove(&work_id)?;
+        self.work_boilerplate(work_id, &work).ok()?;
         let romanized = self.read_romanized(&page, page_text);
         let sense = self.read_sense(page_text, &page);
-        self.verify_views(
-            &self.page_views(page, romanized, sense),
-            work_id,
-            &work,
-            "direct",
-            true,
+        let lookup = self
+            .look_up(&page.chars, romanized.as_ref().map(|r| &r.syllables[..]))
+            .ok()?;
+        let common = self.page_mask(&lookup, &page, romanized.is_some());
+        let views = self.page_views(page, common, romanized, sense).ok()?;
+        self.verify_views(&views, work_id, &work, "direct", true)
+    }
+
+    /// Looks a text's selected k-grams up in the postings: its characters, and its syllables
+    /// (`syllables`, a reading with romanized runs as syllables, or else the characters'
+    /// default readings).
+    fn look_up(&self, chars: &[char], syllables: Option<&[u32]>) -> Result<KeyLookup, IndexError> {
+        if self.shared && !self.postings_shared {
+            return Err(IndexError::Backend(
+                "a matcher over shared indexes needs the shared k-gram postings: they are its \
+                 candidates and tell library boilerplate"
+                    .to_owned(),
+            ));
+        }
+        let config = &self.config.candidates.postings;
+        let read;
+        let syllables: &[u32] = match syllables {
+            Some(syllables) => syllables,
+            None if config.syllables => {
+                read = copytrace_fingerprint::pinyin::syllable_ids(chars);
+                &read
+            }
+            None => &[],
+        };
+        let keys = postings::text_keys(chars, syllables, config);
+        let hashes = postings::distinct_hashes(&keys);
+        let mut found = Vec::new();
+        self.postings.lookup(&hashes, config.common, &mut found)?;
+        Ok(KeyLookup {
+            keys,
+            hashes,
+            found,
+        })
+    }
+
+    /// The boilerplate mask of a text from its lookup ([`postings::common_mask`]).
+    fn common_mask(&self, lookup: &KeyLookup, len: usize) -> Vec<bool> {
+        postings::common_mask(
+            &lookup.keys,
+            &lookup.hashes,
+            &lookup.found,
+            &self.config.candidates.postings,
+            self.config.align.common_seed_min_works,
+            len,
         )
     }
 
-    /// In how many library works a character seed occurs (see [`common`]).
-    pub fn seed_frequency(&self) -> &SeedFrequency {
-        &self.frequency
+    /// The boilerplate mask of the page as written, from its lookup. A page with romanized runs
+    /// was looked up with that reading's syllables, whose positions are not the written
+    /// page's: only its character k-grams mark it then.
+    fn page_mask(&self, lookup: &KeyLookup, page: &Normalized, romanized: bool) -> Vec<bool> {
+        if !romanized {
+            return self.common_mask(lookup, page.chars.len());
+        }
+        let chars: Vec<usize> = (0..lookup.keys.len())
+            .filter(|&i| {
+                lookup.keys[i].projection == copytrace_fingerprint::winnow::Projection::Chars
+            })
+            .collect();
+        let keys: Vec<postings::Key> = chars.iter().map(|&i| lookup.keys[i]).collect();
+        postings::common_mask(
+            &keys,
+            &lookup.hashes,
+            &lookup.found,
+            &self.config.candidates.postings,
+            self.config.align.common_seed_min_works,
+            page.chars.len(),
+        )
     }
 
-    /// A work's seeds in both projections, counted in the library-wide frequencies.
-    fn count_seeds(&mut self, normalized: &Normalized) -> WorkSeeds {
+    /// A work's seeds in both projections; the library changed.
+    fn work_seeds(&mut self, normalized: &Normalized) -> WorkSeeds {
         let seeds = WorkSeeds::new(&normalized.chars, &self.config.align);
-        self.frequency.add(&seeds);
         self.library_changed();
         seeds
     }
@@ -1360,46 +1394,55 @@ impl<I: Index> Matcher<I> {
         })
     }
 
-    /// The work's boilerplate mask, from the cache (see `boilerplate`) or computed.
+    /// The work's boilerplate mask, from the cache (see `boilerplate`) or computed from the
+    /// lookup of its own k-grams (the work itself counts among the works holding them).
     fn work_boilerplate(
         &self,
         work_id: WorkId,
         work: &PreparedWork,
-    ) -> std::sync::Arc<WorkBoilerplate> {
+    ) -> Result<std::sync::Arc<WorkBoilerplate>, IndexError> {
         // One per work verified: a mask is a flag per character, small beside the work's text
         // when texts are kept; bounded when they are read on demand.
         let capacity = match self.on_demand {
             Some(_) => ON_DEMAND_MASK_WORKS,
             None => usize::MAX,
         };
-        cached(&self.boilerplate, work_id, capacity, || {
-            let common = align::common_mask(
-                work.normalized.chars.len(),
-                &work.seeds.chars,
-                &work.seeds.pinyin,
-                &self.frequency,
-                &self.config.align,
-            );
-            WorkBoilerplate {
+        try_cached(&self.boilerplate, work_id, capacity, || {
+            let chars = &work.normalized.chars;
+            let syllables = (!work.seeds.syllables.is_empty()).then_some(&work.seeds.syllables[..]);
+            let lookup = self.look_up(chars, syllables)?;
+            let common = self.common_mask(&lookup, chars.len());
+            Ok(WorkBoilerplate {
                 informative: common.iter().filter(|c| !**c).count(),
                 common,
-            }
+            })
         })
     }
 
+    /// The page's views for verification: as written (with its boilerplate mask `common`),
+    /// read with romanized runs as syllables (looked up for its own mask), and read for sense.
     fn page_views(
         &self,
         page: Normalized,
+        common: Vec<bool>,
         romanized: Option<RomanizedPage>,
         sense: Option<laundering::SenseText>,
-    ) -> PageViews {
-        let seeds = align::PageSeeds::new(&page.chars, &self.config.align, &self.frequency);
-        PageViews {
+    ) -> Result<PageViews, IndexError> {
+        let seeds = align::PageSeeds::new(&page.chars, &self.config.align, common);
+        let romanized = match romanized {
+            Some(read) => {
+                let lookup = self.look_up(&read.normalized.chars, Some(&read.syllables))?;
+                let common = self.common_mask(&lookup, read.normalized.chars.len());
+                Some((read, common, OnceCell::new()))
+            }
+            None => None,
+        };
+        Ok(PageViews {
             page,
             seeds,
             sense,
-            romanized: romanized.map(|read| (read, OnceCell::new())),
-        }
+            romanized,
+        })
     }
 
     /// Verifies the page against one work in each of its readings and keeps the verdict that
@@ -1424,7 +1467,7 @@ impl<I: Index> Matcher<I> {
         laundered: bool,
     ) -> Option<WorkMatch> {
         let sense = views.sense.as_ref().filter(|_| laundered);
-        let Some((read, seeds)) = &views.romanized else {
+        let Some((read, common, seeds)) = &views.romanized else {
             return self.verify(&views.page, &views.seeds, sense, work_id, work, found_by);
         };
         let written = self.verify(&views.page, &views.seeds, None, work_id, work, found_by);
@@ -1439,7 +1482,7 @@ impl<I: Index> Matcher<I> {
                 &read.normalized.chars,
                 read.syllables.clone(),
                 &self.config.align,
-                &self.frequency,
+                common.clone(),
             )
         });
         let romanized = self.verify(&read.normalized, seeds, None, work_id, work, found_by);
@@ -1473,7 +1516,7 @@ impl<I: Index> Matcher<I> {
         found_by: &str,
     ) -> Option<WorkMatch> {
         let work_chars = &work.normalized.chars;
-        let boilerplate = self.work_boilerplate(work_id, work);
+        let boilerplate = self.work_boilerplate(work_id, work).ok()?;
         let work_informative = boilerplate.informative;
         let mut passages = align::align(
             &page.chars,

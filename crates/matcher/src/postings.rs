@@ -337,6 +337,122 @@ pub fn consistent_works(
     works
 }
 
+/// Which characters of a text are library boilerplate: text at least `min_works` works of the
+/// library hold, found from the text's own lookup ([`PostingIndex::lookup`] of `hashes`,
+/// answered in `postings`), so that no count per seed is kept anywhere.
+///
+/// A selected k-gram of the text is *common* when at least `min_works` distinct works hold it
+/// on a consistent diagonal with another k-gram of the text nearby (within `window + k`
+/// positions, diagonals within `slack`): a shared passage, not a chance five-character
+/// coincidence. A work's own text counts the work itself, as a seed count did. Common k-grams
+/// mark their characters; gaps of at most `window` positions between two common k-grams of
+/// one projection are marked too, and every marked stretch is widened by `window` characters
+/// on each side, since winnowing may select the first shared k-gram of a shared passage up to
+/// `window` positions into it. The mask thus errs towards boilerplate: a character it marks is
+/// never evidence, so a false accusation cannot rest on it.
+pub fn common_mask(
+    keys: &[Key],
+    hashes: &[u64],
+    postings: &[Vec<Posting>],
+    config: &PostingConfig,
+    min_works: usize,
+    len: usize,
+) -> Vec<bool> {
+    let mut mask = vec![false; len];
+    if min_works == 0 || len == 0 {
+        return mask;
+    }
+    let by_hash: HashMap<u64, &[Posting]> = hashes
+        .iter()
+        .zip(postings)
+        .filter(|(_, p)| p.len() >= min_works)
+        .map(|(&h, p)| (h, p.as_slice()))
+        .collect();
+    // (projection, work, diagonal, text position) of every hit of a hash held by enough works.
+    let mut hits: Vec<(Projection, WorkId, i64, u32)> = Vec::new();
+    for key in keys {
+        if let Some(found) = by_hash.get(&key.hash) {
+            hits.extend(found.iter().map(|p| {
+                (
+                    key.projection,
+                    p.work_id,
+                    i64::from(p.position) - i64::from(key.position),
+                    key.position,
+                )
+            }));
+        }
+    }
+    hits.sort_unstable();
+    hits.dedup();
+    let slack = i64::from(config.slack);
+    // Works holding each (projection, position) consistently.
+    let mut supported: HashMap<(Projection, u32), Vec<WorkId>> = HashMap::new();
+    for (i, &(projection, work, diagonal, position)) in hits.iter().enumerate() {
+        let reach = config.window as u32 + k_of(projection, config) as u32;
+        let near = |&(p, w, d, q): &(Projection, WorkId, i64, u32)| {
+            p == projection
+                && w == work
+                && (d - diagonal).abs() <= slack
+                && q != position
+                && q.abs_diff(position) <= reach
+        };
+        let before = hits[..i]
+            .iter()
+            .rev()
+            .take_while(|h| h.0 == projection && h.1 == work && diagonal - h.2 <= slack)
+            .any(near);
+        let after = || {
+            hits[i + 1..]
+                .iter()
+                .take_while(|h| h.0 == projection && h.1 == work && h.2 - diagonal <= slack)
+                .any(near)
+        };
+        if before || after() {
+            supported
+                .entry((projection, position))
+                .or_default()
+                .push(work);
+        }
+    }
+    let mut common: Vec<(Projection, u32)> = supported
+        .into_iter()
+        .filter_map(|(at, mut works)| {
+            works.sort_unstable();
+            works.dedup();
+            (works.len() >= min_works).then_some(at)
+        })
+        .collect();
+    common.sort_unstable();
+    let mut stretches: Vec<(usize, usize)> = Vec::new();
+    for (i, &(projection, position)) in common.iter().enumerate() {
+        let start = position as usize;
+        let mut end = start + k_of(projection, config);
+        if let Some(&(next_projection, next)) = common.get(i + 1)
+            && next_projection == projection
+            && (next - position) as usize <= config.window
+        {
+            end = end.max(next as usize);
+        }
+        stretches.push((start, end));
+    }
+    for (start, end) in stretches {
+        let from = start.saturating_sub(config.window);
+        let to = (end + config.window).min(len);
+        if from < to {
+            mask[from..to].iter_mut().for_each(|m| *m = true);
+        }
+    }
+    mask
+}
+
+/// The k-gram length of a projection.
+fn k_of(projection: Projection, config: &PostingConfig) -> usize {
+    match projection {
+        Projection::Chars => config.char_k,
+        Projection::Syllables => config.syllable_k,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -478,6 +594,58 @@ mod tests {
                 &mut bytes
             )
             .is_err()
+        );
+    }
+
+    /// The characters of `page` the library's boilerplate covers, per `common_mask`.
+    fn mask(index: &MemoryPostings, page: &str, config: &PostingConfig) -> Vec<bool> {
+        let chars = normalize(page).chars;
+        let keys = text_keys(&chars, &syllable_ids(&chars), config);
+        let hashes = distinct_hashes(&keys);
+        let mut found = Vec::new();
+        index.lookup(&hashes, config.common, &mut found).unwrap();
+        common_mask(&keys, &hashes, &found, config, 3, chars.len())
+    }
+
+    #[test]
+    fn text_three_works_share_is_boilerplate_and_text_of_two_is_not() {
+        let config = PostingConfig::default();
+        let notice = "本书由星河文学网独家首发，版权所有，未经授权不得转载、摘编或以其他方式使用，\
+            违者必究。欢迎读者朋友们关注作者的其他作品，并在评论区留下宝贵意见。";
+        let bodies = [
+            "春风吹过山岗，桃花开满了整个村庄，孩子们在田埂上追逐嬉戏，老人坐在门前晒着太阳。",
+            "大雪封山的那一年，猎人带着他的狗走进了深林，再也没有回来，只留下一串脚印。",
+            "城市的夜晚灯火通明，出租车司机老王已经连续开了十二个小时，眼睛布满血丝。",
+        ];
+        let works: Vec<String> = bodies.iter().map(|b| format!("{b}{notice}")).collect();
+        let page_body = "海边的灯塔守了三十年，守塔人每天擦亮灯罩，记下过往船只的名字和航向。";
+        let page = format!("{page_body}{notice}");
+        let notice_start = normalize(page_body).chars.len();
+        let page_len = normalize(&page).chars.len();
+
+        let three: Vec<(WorkId, &str)> = works
+            .iter()
+            .enumerate()
+            .map(|(i, w)| (i as WorkId + 1, w.as_str()))
+            .collect();
+        let covered = mask(&index_of(&three, &config), &page, &config);
+        assert_eq!(covered.len(), page_len);
+        assert!(
+            covered[notice_start..].iter().all(|&c| c),
+            "the notice three works hold is boilerplate all through: {covered:?}"
+        );
+        // The page's own text is left, but for the widening next to the notice.
+        let own = covered[..notice_start.saturating_sub(config.window)]
+            .iter()
+            .filter(|&&c| c)
+            .count();
+        assert_eq!(own, 0, "{covered:?}");
+
+        let two = &three[..2];
+        let covered = mask(&index_of(two, &config), &page, &config);
+        assert!(
+            covered.iter().all(|&c| !c),
+            "two works sharing a passage do not make it boilerplate: {covered:?}"
         );
     }
 }

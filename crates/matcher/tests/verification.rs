@@ -1070,34 +1070,15 @@ fn a_text_that_cannot_be_read_fails_the_page_instead_of_clearing_it() {
 fn shared_library_statistics_give_the_verdicts_of_counting_every_work() {
     let config = MatchConfig::default();
     let resident = library(config);
-    // What a shared library keeps: per seed and per sense key, the works holding it.
-    let mut chars: HashMap<u64, usize> = HashMap::new();
-    let mut pinyin: HashMap<u64, usize> = HashMap::new();
+    // What a shared library keeps: per sense key, the works holding it (boilerplate is told
+    // by the shared postings).
     let mut sense: HashMap<u32, Vec<WorkId>> = HashMap::new();
     let ids = [RAIN_ID, HARBOR_ID, MOUNTAIN_ID, NEWS_ID];
     for id in ids {
-        let keys = resident.statistics_keys(&work_text(id));
-        for seed in keys.char_seeds {
-            *chars.entry(seed).or_default() += 1;
-        }
-        for seed in keys.pinyin_seeds {
-            *pinyin.entry(seed).or_default() += 1;
-        }
-        for key in keys.sense {
+        for key in resident.sense_keys_of(&work_text(id)) {
             sense.entry(key).or_default().push(id);
         }
     }
-    let min_works = config.align.common_seed_min_works;
-    let common = |table: &HashMap<u64, usize>| -> Vec<u64> {
-        table
-            .iter()
-            .filter(|(_, n)| **n >= min_works)
-            .map(|(h, _)| *h)
-            .collect()
-    };
-    let frequency =
-        copytrace_matcher::SeedFrequency::from_common(common(&chars), common(&pinyin), min_works);
-    assert!(frequency.held().0 > 0, "the works share a notice");
     let texts = FixtureTexts {
         reads: Default::default(),
         fail: false,
@@ -1129,10 +1110,11 @@ fn shared_library_statistics_give_the_verdicts_of_counting_every_work() {
         Matcher::with_shared_indexes(config, simhash, Box::new(minhash), Box::new(dna))
             .with_shared_postings(Box::new(postings))
             .with_texts_on_demand(Box::new(texts), 64 << 20)
-            .with_library_statistics(
-                frequency,
-                copytrace_matcher::laundering::SenseIndex::from_parts(ids.len(), sense, []),
-            );
+            .with_library_statistics(copytrace_matcher::laundering::SenseIndex::from_parts(
+                ids.len(),
+                sense,
+                [],
+            ));
     for id in ids {
         shared.add_shared_work(id).unwrap();
     }
@@ -1148,7 +1130,7 @@ fn shared_library_statistics_give_the_verdicts_of_counting_every_work() {
     // Without texts on demand there is nothing to read a work from: refused.
     assert!(
         Matcher::new(config)
-            .with_library_statistics(Default::default(), Default::default())
+            .with_library_statistics(Default::default())
             .add_shared_work(RAIN_ID)
             .is_err()
     );

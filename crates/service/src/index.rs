@@ -58,16 +58,22 @@ pub fn candidate_indexes(
     Ok((minhash, dna))
 }
 
-/// The library statistics kept under the index's prefix (common seeds, sense index), opened
-/// for `config`'s boilerplate threshold: what a match worker over Redis reads instead of
-/// counting every work's text.
-pub fn library_statistics(index: &RedisIndex, config: &MatchConfig) -> Result<RedisLibraryStats> {
-    Ok(index.statistics(config.align.common_seed_min_works)?)
+/// The library statistics kept under the index's prefix (the sense index): what a match
+/// worker over Redis reads instead of filing every work's text.
+pub fn library_statistics(index: &RedisIndex) -> Result<RedisLibraryStats> {
+    Ok(index.statistics()?)
+}
+
+/// The sources an index is filed for under `config`: its candidate sources, and the k-gram
+/// postings always, since they also tell library boilerplate.
+pub fn filed_sources(config: &MatchConfig) -> CandidateMethods {
+    config.candidates.methods | CandidateMethods::KGRAM
 }
 
 /// Writes works into the shared candidate indexes and statistics: for each candidate source
 /// the configuration enables, what a matcher would file for the work (stored SimHash windows,
-/// MinHash and DNA keys, k-gram postings), and the work's seeds and sense keys.
+/// MinHash and DNA keys), its k-gram postings (always: they also tell boilerplate), and its
+/// sense keys.
 struct SharedWriter {
     methods: CandidateMethods,
     minhash: Option<RedisMinHashIndex>,
@@ -106,13 +112,8 @@ impl SharedWriter {
             .transpose()?;
         // About a quarter of a posting per character (two projections, one hash kept per
         // window of 16); Chinese text is 3 bytes a character.
-        let postings = methods
-            .contains(CandidateMethods::KGRAM)
-            .then(|| index.postings_sized(&candidates.postings, text_bytes / 12))
-            .transpose()?;
-        // Two seeds per character (one per projection).
-        let stats =
-            index.statistics_sized(config.align.common_seed_min_works, text_bytes * 2 / 3)?;
+        let postings = Some(index.postings_sized(&candidates.postings, text_bytes / 12)?);
+        let stats = index.statistics()?;
         Ok(SharedWriter {
             methods,
             minhash,
@@ -162,17 +163,15 @@ impl SharedWriter {
                 dna.insert_work(work_id, &keys.dna)?;
             }
         }
-        if self.methods.contains(CandidateMethods::KGRAM) {
-            let keys = self.keys.posting_keys(&work.content);
-            match (postings, &mut self.postings) {
-                (PostingFiling::Load(loader), _) => loader.add(work_id, &keys)?,
-                (PostingFiling::Append(pending), _) => pending.push((work_id, keys)),
-                (PostingFiling::Replace, Some(postings)) => postings.insert_work(work_id, &keys)?,
-                (PostingFiling::Replace, None) => {}
-            }
+        let keys = self.keys.posting_keys(&work.content);
+        match (postings, &mut self.postings) {
+            (PostingFiling::Load(loader), _) => loader.add(work_id, &keys)?,
+            (PostingFiling::Append(pending), _) => pending.push((work_id, keys)),
+            (PostingFiling::Replace, Some(postings)) => postings.insert_work(work_id, &keys)?,
+            (PostingFiling::Replace, None) => {}
         }
         self.stats
-            .insert_work(work_id, &self.keys.statistics_keys(&work.content))?;
+            .insert_work(work_id, &self.keys.sense_keys_of(&work.content))?;
         Ok(())
     }
 
@@ -330,7 +329,7 @@ async fn fill_redis_index(
     let windows: usize = segments.values().map(Vec::len).sum();
     let text_bytes: u64 = works.iter().map(|w| w.content_len).sum();
     let mut writer = SharedWriter::new(index, config, windows as u64, text_bytes)?;
-    index.set_filed_sources(config.candidates.methods)?;
+    index.set_filed_sources(filed_sources(config))?;
     let mut summary = RebuildSummary {
         refingerprinted,
         ..RebuildSummary::default()
@@ -380,7 +379,7 @@ pub async fn update_redis_index(
     changed: &[Id],
 ) -> Result<bool> {
     if index.source_digest()?.as_deref() != Some(before)
-        || !index.filed_sources()?.contains(config.candidates.methods)
+        || !index.filed_sources()?.contains(filed_sources(config))
     {
         return Ok(false);
     }
@@ -453,7 +452,7 @@ pub fn check_redis_index(index: &RedisIndex, library: &str) -> Result<()> {
 /// and record every page clean.
 pub fn check_filed_sources(index: &RedisIndex, config: &MatchConfig) -> Result<()> {
     let filed = index.filed_sources()?;
-    let wanted = config.candidates.methods;
+    let wanted = filed_sources(config);
     if filed.contains(wanted) {
         return Ok(());
     }

@@ -14,7 +14,7 @@ use chrono::Utc;
 use copytrace_fingerprint::FINGERPRINT_VERSION;
 use copytrace_index_redis::RedisIndex;
 use copytrace_matcher::sketch::{SKETCH_VERSION, Sketcher};
-use copytrace_matcher::{CandidateMethods, IndexError, MatchConfig, Matcher, WorkMatch};
+use copytrace_matcher::{IndexError, MatchConfig, Matcher, WorkMatch};
 use copytrace_store::{
     EvidencePassage, Id, NewMatch, Page, PageSketch, Store, StoreError, VerdictOutcome,
 };
@@ -378,20 +378,14 @@ impl MatchEngine {
                 check_redis_index(&index, library)?;
                 check_filed_sources(&index, &self.config)?;
                 let (minhash, dna) = candidate_indexes(&index, &self.config)?;
-                let postings = self
-                    .config
-                    .candidates
-                    .methods
-                    .contains(CandidateMethods::KGRAM)
-                    .then(|| index.postings(&self.config.candidates.postings))
-                    .transpose()?;
+                // Read by every worker: candidates, and which text is library boilerplate.
+                let postings = index.postings(&self.config.candidates.postings)?;
                 let texts = StoreTexts {
                     store: self.store.clone(),
                     runtime: tokio::runtime::Handle::current(),
                 };
                 // The library's statistics are read, not counted: no work's text is read here.
-                let stats = library_statistics(&index, &self.config)?;
-                let (common, sense) = (stats.common_seeds()?, stats.sense_index()?);
+                let sense = library_statistics(&index)?.sense_index()?;
                 let mut matcher = Matcher::with_shared_indexes(
                     self.config,
                     index,
@@ -399,10 +393,8 @@ impl MatchEngine {
                     Box::new(dna),
                 )
                 .with_texts_on_demand(Box::new(texts), PREPARED_WORKS_BUDGET)
-                .with_library_statistics(common, sense);
-                if let Some(postings) = postings {
-                    matcher = matcher.with_shared_postings(Box::new(postings));
-                }
+                .with_shared_postings(Box::new(postings))
+                .with_library_statistics(sense);
                 for summary in active_works(store).await? {
                     matcher.add_shared_work(summary.id)?;
                     works.insert(summary.id, summary.content_hash);

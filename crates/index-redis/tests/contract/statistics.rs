@@ -1,7 +1,5 @@
-//! The library statistics in Redis answer what counting every work in memory answers: the
-//! same common seeds, the same sense index, through inserts, repeated inserts and removals.
-
-use std::collections::HashMap;
+//! The library statistics in Redis (the sense index) answer what filing every work in memory
+//! answers, through inserts, repeated inserts and removals.
 
 use copytrace_fingerprint::normalize;
 use copytrace_fingerprint::thesaurus::Thesaurus;
@@ -9,7 +7,7 @@ use copytrace_index_redis::RedisIndex;
 use copytrace_matcher::laundering::{
     LaunderingConfig, SENSE_LISTED_MAX_WORKS, SenseIndex, SenseText, sentence_starts,
 };
-use copytrace_matcher::{MatchConfig, Matcher, StatisticsKeys, WorkId};
+use copytrace_matcher::{MatchConfig, Matcher, WorkId};
 
 use crate::helpers::{TestRedisIndex, cluster_url, redis_url};
 
@@ -32,59 +30,29 @@ fn text(i: usize) -> String {
     text
 }
 
-/// Counting in memory: what a matcher holding every work knows.
+/// Filing in memory: what a matcher holding every work knows.
 struct Reference {
-    min_works: usize,
-    chars: HashMap<u64, usize>,
-    pinyin: HashMap<u64, usize>,
     sense: SenseIndex,
 }
 
 impl Reference {
-    fn new(min_works: usize) -> Self {
+    fn new() -> Self {
         Reference {
-            min_works,
-            chars: HashMap::new(),
-            pinyin: HashMap::new(),
             sense: SenseIndex::new(),
         }
     }
 
-    fn count(&mut self, id: WorkId, keys: &StatisticsKeys, delta: isize) {
-        for (table, seeds) in [
-            (&mut self.chars, &keys.char_seeds),
-            (&mut self.pinyin, &keys.pinyin_seeds),
-        ] {
-            for seed in seeds {
-                let n = table.entry(*seed).or_default();
-                *n = n.checked_add_signed(delta).unwrap();
-            }
-        }
+    fn count(&mut self, id: WorkId, keys: &[u32], delta: isize) {
         if delta > 0 {
-            self.sense.insert_work(id, &keys.sense);
+            self.sense.insert_work(id, keys);
         } else {
-            self.sense.remove_work(id, &keys.sense);
+            self.sense.remove_work(id, keys);
         }
     }
 }
 
 /// Compares what the Redis statistics load with the reference.
 fn same_statistics(stats: &copytrace_index_redis::RedisLibraryStats, reference: &Reference) {
-    let common = stats.common_seeds().unwrap();
-    let mut commons = 0;
-    for (seed, n) in &reference.chars {
-        let expected = *n >= reference.min_works;
-        assert_eq!(common.is_common_char(*seed, reference.min_works), expected);
-        commons += usize::from(expected);
-    }
-    for (seed, n) in &reference.pinyin {
-        assert_eq!(
-            common.is_common_pinyin(*seed, reference.min_works),
-            *n >= reference.min_works
-        );
-    }
-    assert!(commons > 0, "the notice is common");
-    assert_eq!(common.held().0, commons, "only common seeds are held");
     let sense = stats.sense_index().unwrap();
     let thesaurus = Thesaurus::builtin();
     for page in [
@@ -112,13 +80,12 @@ fn statistics_like_memory(url: &str) {
         index: RedisIndex::connect(url, &crate::helpers::unique_prefix(), 3).unwrap(),
     };
     let config = MatchConfig::default();
-    let min_works = config.align.common_seed_min_works;
-    let stats = test.index.statistics(min_works).unwrap();
+    let stats = test.index.statistics().unwrap();
     let keys_of = Matcher::new(config);
-    let keys: Vec<StatisticsKeys> = (0..WORKS)
-        .map(|i| keys_of.statistics_keys(&text(i)))
+    let keys: Vec<Vec<u32>> = (0..WORKS)
+        .map(|i| keys_of.sense_keys_of(&text(i)))
         .collect();
-    let mut reference = Reference::new(min_works);
+    let mut reference = Reference::new();
     for (i, keys) in keys.iter().enumerate() {
         stats.insert_work(i as WorkId, keys).unwrap();
         reference.count(i as WorkId, keys, 1);
@@ -127,14 +94,13 @@ fn statistics_like_memory(url: &str) {
     same_statistics(&stats, &reference);
     // Rarities: a key of every work is counted beyond the lists, and weighs as in memory.
     let sense = stats.sense_index().unwrap();
-    for key in &keys[7].sense {
+    for key in &keys[7] {
         assert_eq!(sense.rarity(&[*key]), reference.sense.rarity(&[*key]));
     }
     // Inserting a counted work again counts nothing.
     stats.insert_work(4, &keys[4]).unwrap();
     same_statistics(&stats, &reference);
-    // Removing works uncounts them; seeds fall back below the threshold. Removing a work
-    // twice changes nothing.
+    // Removing works takes them out of the lists. Removing a work twice changes nothing.
     for i in (0..WORKS).step_by(3) {
         stats.remove_work(i as WorkId).unwrap();
         reference.count(i as WorkId, &keys[i], -1);
@@ -147,12 +113,11 @@ fn statistics_like_memory(url: &str) {
     stats.insert_work(6, &keys[6]).unwrap();
     reference.count(6, &keys[6], 1);
     same_statistics(&stats, &reference);
-    // Removing every work leaves no count, no common seed and no sense list behind.
+    // Removing every work leaves no sense list behind.
     for i in 0..WORKS {
         stats.remove_work(i as WorkId).unwrap();
     }
     assert_eq!(stats.work_count().unwrap(), 0);
-    assert_eq!(stats.common_seeds().unwrap().held(), (0, 0));
     assert!(stats.sense_index().unwrap().is_empty());
     if url == redis_url() {
         let left = crate::helpers::keys_under(test.index.prefix());
@@ -165,11 +130,11 @@ fn statistics_like_memory(url: &str) {
 }
 
 #[test]
-fn the_redis_statistics_answer_what_counting_in_memory_answers() {
+fn the_redis_statistics_answer_what_filing_in_memory_answers() {
     statistics_like_memory(&redis_url());
 }
 
 #[test]
-fn the_redis_statistics_on_a_cluster_answer_what_counting_in_memory_answers() {
+fn the_redis_statistics_on_a_cluster_answer_what_filing_in_memory_answers() {
     statistics_like_memory(&cluster_url());
 }
