@@ -451,7 +451,7 @@ impl RedisIndex {
 
     /// Claims the right to build a fresh index for `seconds` (`SET {prefix}:building NX EX`):
     /// `false` when another process holds it. Building from an empty index inserts without
-    /// clearing, and seed counts must not be written by two builders at once. A crashed
+    /// clearing, and two builders must not write at once. A crashed
     /// builder's claim expires; `clear` drops it with the rest of the namespace.
     pub fn claim_build(&self, seconds: u64) -> Result<bool, IndexError> {
         let claimed: Option<String> = self.link.query(

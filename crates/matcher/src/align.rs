@@ -200,7 +200,7 @@ impl SeedPositions {
 
 /// A page prepared for alignment: where each seed occurs, in both projections, and which
 /// characters are library boilerplate. Built once per page and shared by the verification of
-/// every candidate work, since it depends only on the page and the library's seed counts.
+/// every candidate work, since it depends only on the page and what the library holds.
 #[derive(Debug, Clone, Default)]
 pub struct PageSeeds {
     chars: SeedPositions,

@@ -272,7 +272,7 @@ pub async fn build_if_fresh(
     if !unfinished && (index.source_digest()?.is_some() || index.work_count()? > 0) {
         return Ok(None);
     }
-    // Seed counts must not be written by two builders at once: the first to claim builds, the
+    // Two builders must not write at once: the first to claim builds, the
     // others (match workers started together on a fresh Redis) wait for their next retry.
     if !index.claim_build(BUILD_CLAIM_SECONDS)? {
         return Err(ServiceError::unavailable(format!(
