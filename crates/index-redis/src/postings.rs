@@ -303,17 +303,7 @@ impl RedisPostings {
 
     /// `records` with at most `keep` records of one hash check, in their order.
     fn capped(&self, records: &[u8]) -> Vec<u8> {
-        let mut per_check: std::collections::HashMap<&[u8], usize> =
-            std::collections::HashMap::new();
-        let mut kept = Vec::with_capacity(records.len());
-        for record in records.chunks_exact(PACKED_POSTING) {
-            let n = per_check.entry(&record[..4]).or_default();
-            if *n < self.keep {
-                *n += 1;
-                kept.extend_from_slice(record);
-            }
-        }
-        kept
+        self.capped_after(&[], records)
     }
 }
 

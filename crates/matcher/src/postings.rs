@@ -276,6 +276,54 @@ impl PostingIndex for MemoryPostings {
     }
 }
 
+/// One hit of a text's k-gram: the work holding it, the projection, the diagonal (position in
+/// the work minus position in the text) and the position in the text.
+type DiagonalHit = (WorkId, Projection, i64, u32);
+
+/// Every hit of `keys` in the postings `by_hash` holds, sorted and each once.
+fn diagonal_hits(keys: &[Key], by_hash: &HashMap<u64, &[Posting]>) -> Vec<DiagonalHit> {
+    let mut hits: Vec<DiagonalHit> = Vec::new();
+    for key in keys {
+        if let Some(found) = by_hash.get(&key.hash) {
+            hits.extend(found.iter().map(|p| {
+                (
+                    p.work_id,
+                    key.projection,
+                    i64::from(p.position) - i64::from(key.position),
+                    key.position,
+                )
+            }));
+        }
+    }
+    hits.sort_unstable();
+    hits.dedup();
+    hits
+}
+
+/// Whether `hits[i]` has another hit of the same work and projection at another text position
+/// at most `reach` away, on a diagonal within `slack` of its own: two k-grams that hold
+/// together, as a shared passage's do.
+fn has_consistent_neighbour(hits: &[DiagonalHit], i: usize, slack: i64, reach: u32) -> bool {
+    let (work, projection, diagonal, position) = hits[i];
+    let near = |&(w, p, d, q): &DiagonalHit| {
+        w == work
+            && p == projection
+            && (d - diagonal).abs() <= slack
+            && q != position
+            && q.abs_diff(position) <= reach
+    };
+    let before = hits[..i]
+        .iter()
+        .rev()
+        .take_while(|h| h.0 == work && h.1 == projection && diagonal - h.2 <= slack)
+        .any(near);
+    before
+        || hits[i + 1..]
+            .iter()
+            .take_while(|h| h.0 == work && h.1 == projection && h.2 - diagonal <= slack)
+            .any(near)
+}
+
 /// Works whose hits hold together, with their consistent hits, most first (ties by id).
 ///
 /// `hashes` and `postings` are a lookup's question and answer ([`PostingIndex::lookup`]);
@@ -292,41 +340,11 @@ pub fn consistent_works(
         .filter(|(_, p)| !p.is_empty() && p.len() <= config.common)
         .map(|(&h, p)| (h, p.as_slice()))
         .collect();
-    // (work, projection, diagonal, page position) of every hit.
-    let mut hits: Vec<(WorkId, Projection, i64, u32)> = Vec::new();
-    for key in keys {
-        if let Some(found) = by_hash.get(&key.hash) {
-            hits.extend(found.iter().map(|p| {
-                (
-                    p.work_id,
-                    key.projection,
-                    i64::from(p.position) - i64::from(key.position),
-                    key.position,
-                )
-            }));
-        }
-    }
-    hits.sort_unstable();
-    hits.dedup();
-    let slack = i64::from(config.slack);
+    let hits = diagonal_hits(keys, &by_hash);
     let mut consistent: HashMap<WorkId, usize> = HashMap::new();
-    for (i, &(work, projection, diagonal, page)) in hits.iter().enumerate() {
-        let near = |&(w, p, d, q): &(WorkId, Projection, i64, u32)| {
-            w == work && p == projection && (d - diagonal).abs() <= slack && q != page
-        };
-        let before = hits[..i]
-            .iter()
-            .rev()
-            .take_while(|h| h.0 == work && h.1 == projection && diagonal - h.2 <= slack)
-            .any(near);
-        let after = || {
-            hits[i + 1..]
-                .iter()
-                .take_while(|h| h.0 == work && h.1 == projection && h.2 - diagonal <= slack)
-                .any(near)
-        };
-        if before || after() {
-            *consistent.entry(work).or_default() += 1;
+    for (i, hit) in hits.iter().enumerate() {
+        if has_consistent_neighbour(&hits, i, i64::from(config.slack), u32::MAX) {
+            *consistent.entry(hit.0).or_default() += 1;
         }
     }
     let mut works: Vec<(WorkId, usize)> = consistent
@@ -368,46 +386,12 @@ pub fn common_mask(
         .filter(|(_, p)| p.len() >= min_works)
         .map(|(&h, p)| (h, p.as_slice()))
         .collect();
-    // (projection, work, diagonal, text position) of every hit of a hash held by enough works.
-    let mut hits: Vec<(Projection, WorkId, i64, u32)> = Vec::new();
-    for key in keys {
-        if let Some(found) = by_hash.get(&key.hash) {
-            hits.extend(found.iter().map(|p| {
-                (
-                    key.projection,
-                    p.work_id,
-                    i64::from(p.position) - i64::from(key.position),
-                    key.position,
-                )
-            }));
-        }
-    }
-    hits.sort_unstable();
-    hits.dedup();
-    let slack = i64::from(config.slack);
+    let hits = diagonal_hits(keys, &by_hash);
     // Works holding each (projection, position) consistently.
     let mut supported: HashMap<(Projection, u32), Vec<WorkId>> = HashMap::new();
-    for (i, &(projection, work, diagonal, position)) in hits.iter().enumerate() {
-        let reach = config.window as u32 + k_of(projection, config) as u32;
-        let near = |&(p, w, d, q): &(Projection, WorkId, i64, u32)| {
-            p == projection
-                && w == work
-                && (d - diagonal).abs() <= slack
-                && q != position
-                && q.abs_diff(position) <= reach
-        };
-        let before = hits[..i]
-            .iter()
-            .rev()
-            .take_while(|h| h.0 == projection && h.1 == work && diagonal - h.2 <= slack)
-            .any(near);
-        let after = || {
-            hits[i + 1..]
-                .iter()
-                .take_while(|h| h.0 == projection && h.1 == work && h.2 - diagonal <= slack)
-                .any(near)
-        };
-        if before || after() {
+    for (i, &(work, projection, _, position)) in hits.iter().enumerate() {
+        let reach = (config.window + k_of(projection, config)) as u32;
+        if has_consistent_neighbour(&hits, i, i64::from(config.slack), reach) {
             supported
                 .entry((projection, position))
                 .or_default()

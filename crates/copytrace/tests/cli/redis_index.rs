@@ -390,6 +390,13 @@ fn index_rebuild_without_a_redis_url_is_refused() {
 /// rebuild then works (it was refused too before).
 #[test]
 fn an_index_of_an_older_layout_is_refused_until_index_rebuild_replaces_it() {
+    refused_after_changing_meta(&["HSET", "layout", "3"], "layout 3");
+}
+
+/// Builds the sample library's index, runs `command` (`[name, field, value…]`) on its meta
+/// hash behind the binary's back, then checks `match` is refused naming `reason` until `index
+/// rebuild` replaces the index.
+fn refused_after_changing_meta(command: &[&str], reason: &str) {
     let url = redis_url();
     let namespace = Namespace::new();
     let workspace = Workspace::new();
@@ -398,14 +405,14 @@ fn an_index_of_an_older_layout_is_refused_until_index_rebuild_replaces_it() {
     workspace.ok(&namespace.args(&url, &["index", "rebuild"]));
     let client = redis::Client::open(url.as_str()).expect("a valid test URL");
     let mut connection = client.get_connection().expect("the test Redis answers");
-    let () = redis::cmd("HSET")
-        .arg(format!("{}:meta", namespace.prefix))
-        .arg("layout")
-        .arg(3)
-        .query(&mut connection)
-        .expect("HSET answers");
+    let mut cmd = redis::cmd(command[0]);
+    cmd.arg(format!("{}:meta", namespace.prefix));
+    for arg in &command[1..] {
+        cmd.arg(*arg);
+    }
+    let _: redis::Value = cmd.query(&mut connection).expect("Redis answers");
 
-    refused_until_rebuilt(&workspace, &namespace, &url, "layout 3");
+    refused_until_rebuilt(&workspace, &namespace, &url, reason);
 }
 
 /// An index filed before the k-gram postings existed (its metadata names no sources: the four
@@ -413,24 +420,8 @@ fn an_index_of_an_older_layout_is_refused_until_index_rebuild_replaces_it() {
 /// advice to rebuild it, and the rebuild files the postings.
 #[test]
 fn an_index_filed_without_the_kgram_source_is_refused_until_index_rebuild() {
-    let url = redis_url();
-    let namespace = Namespace::new();
-    let workspace = Workspace::new();
-    let library = write_sample_library(&workspace);
-    workspace.ok(&["library", "add", library.to_str().expect("UTF-8 path")]);
-    workspace.ok(&namespace.args(&url, &["index", "rebuild"]));
-    let client = redis::Client::open(url.as_str()).expect("a valid test URL");
-    let mut connection = client.get_connection().expect("the test Redis answers");
-    let () = redis::cmd("HDEL")
-        .arg(format!("{}:meta", namespace.prefix))
-        .arg("sources")
-        .query(&mut connection)
-        .expect("HDEL answers");
-
-    refused_until_rebuilt(
-        &workspace,
-        &namespace,
-        &url,
+    refused_after_changing_meta(
+        &["HDEL", "sources"],
         "filed for the candidate sources simhash+minhash+dna+sense",
     );
 }
