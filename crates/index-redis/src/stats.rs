@@ -19,7 +19,7 @@ const SENSE_KEYS_PER_BATCH: usize = 4_096;
 ///
 /// | key | type | holds |
 /// |---|---|---|
-/// | `{prefix}:k:{k<key>}` | set | ids of the works holding sense key `key` |
+/// | `{prefix}:k:{k<key>}` | string | ids of the works holding sense key `key`, 4 bytes each, big-endian |
 /// | `{prefix}:kw:{kw<work id>}` | string | the work's sense keys (u32 each), to remove them |
 /// | `{prefix}:k:keys` | set | every sense key ever filed |
 /// | `{prefix}:s:works` | set | ids of the works filed |
@@ -30,7 +30,9 @@ const SENSE_KEYS_PER_BATCH: usize = 4_096;
 ///
 /// Which text is library boilerplate is no longer counted here, seed by seed (about 45 bytes a
 /// library character): the k-gram postings tell it ([`copytrace_matcher::postings::common_mask`]).
-/// The sense sets, written with `SADD`/`SREM`, are idempotent as they are.
+/// A work's id is appended to each of its keys' lists (a set of ids took about 50 bytes a
+/// member once past 512 members, and the sense index grew with the library: 32 bytes a library
+/// character at 10,000 works); a work already filed is not appended again.
 pub struct RedisLibraryStats {
     link: Arc<Link>,
     prefix: String,
@@ -72,43 +74,83 @@ impl RedisLibraryStats {
     }
 
     /// Files a work's sense keys (`sense`, see `copytrace_matcher::Matcher::sense_keys_of`).
-    /// Filing twice changes nothing; to change a work, remove it first.
+    /// Filing a work filed already changes nothing; to change a work, remove it first.
     pub fn insert_work(&self, work_id: WorkId, sense: &[u32]) -> Result<(), IndexError> {
-        self.insert_sense(work_id, sense)?;
-        self.link.query::<Value>(
-            "file a work's sense keys",
-            redis::cmd("SADD").arg(self.works_key()).arg(work_id),
-        )?;
-        Ok(())
+        self.append_new_works(&[(work_id, sense.to_vec())])
     }
 
-    /// Files the work's sense keys: its list first, so a removal finds whatever a stopped
-    /// insertion filed; every write is a set operation, so running it again changes nothing.
-    fn insert_sense(&self, work_id: WorkId, keys: &[u32]) -> Result<(), IndexError> {
-        if keys.is_empty() {
+    /// Files many works at once: each work's own key list (for its removal), then for each
+    /// sense key one `APPEND` of the packed ids of every work of the batch holding it, then the
+    /// keys in the registry and the works in the list of works. Works already filed are
+    /// skipped, so filing a batch again changes nothing. Library changes are made one at a
+    /// time (the caller serializes them).
+    pub fn append_new_works(&self, works: &[(WorkId, Vec<u32>)]) -> Result<(), IndexError> {
+        if works.is_empty() {
             return Ok(());
         }
-        let list: Vec<u8> = keys.iter().flat_map(|k| k.to_be_bytes()).collect();
-        let mut cmds = vec![{
-            let mut set = redis::cmd("SET");
-            set.arg(self.sense_work_key(work_id)).arg(list);
-            set
-        }];
-        let mut registry = redis::cmd("SADD");
-        registry.arg(self.sense_keys_key());
-        for &key in keys {
-            registry.arg(key);
-            let mut add = redis::cmd("SADD");
-            add.arg(self.sense_key(key)).arg(work_id);
-            cmds.push(add);
+        let ids: Vec<String> = works.iter().map(|(id, _)| id.to_string()).collect();
+        let mut filed = redis::cmd("SMISMEMBER");
+        filed.arg(self.works_key());
+        for id in &ids {
+            filed.arg(id);
         }
-        cmds.push(registry);
+        let filed: Vec<bool> = self.link.query("file works' sense keys", &filed)?;
+        let mut lists = Vec::new();
+        let mut per_key: std::collections::BTreeMap<u32, Vec<u8>> = Default::default();
+        let mut new_ids = Vec::new();
+        for ((work_id, keys), filed) in works.iter().zip(filed) {
+            if filed {
+                continue;
+            }
+            let packed = packed_id(*work_id)?;
+            if !keys.is_empty() {
+                let list: Vec<u8> = keys.iter().flat_map(|k| k.to_be_bytes()).collect();
+                let mut set = redis::cmd("SET");
+                set.arg(self.sense_work_key(*work_id)).arg(list);
+                lists.push(set);
+            }
+            for &key in keys {
+                per_key.entry(key).or_default().extend_from_slice(&packed);
+            }
+            new_ids.push(*work_id);
+        }
+        if new_ids.is_empty() {
+            return Ok(());
+        }
+        self.link.batch::<Value>("file works' sense keys", &lists)?;
+        let keys: Vec<u32> = per_key.keys().copied().collect();
+        let appends: Vec<Cmd> = per_key
+            .into_iter()
+            .map(|(key, ids)| {
+                let mut append = redis::cmd("APPEND");
+                append.arg(self.sense_key(key)).arg(ids);
+                append
+            })
+            .collect();
+        for batch in appends.chunks(SENSE_KEYS_PER_BATCH) {
+            self.link.batch::<Value>("file works' sense keys", batch)?;
+        }
+        for batch in keys.chunks(SENSE_KEYS_PER_BATCH) {
+            let mut registry = redis::cmd("SADD");
+            registry.arg(self.sense_keys_key());
+            for key in batch {
+                registry.arg(*key);
+            }
+            self.link
+                .query::<Value>("file works' sense keys", &registry)?;
+        }
+        let mut listed = redis::cmd("SADD");
+        listed.arg(self.works_key());
+        for id in new_ids {
+            listed.arg(id);
+        }
         self.link
-            .batch::<Value>("file a work's sense keys", &cmds)?;
+            .query::<Value>("file works' sense keys", &listed)?;
         Ok(())
     }
 
-    /// Takes a work out of the sense index; nothing for a work not filed.
+    /// Takes a work out of the sense index (its id out of each of its keys' lists, found from
+    /// its own key list); nothing for a work not filed.
     pub fn remove_work(&self, work_id: WorkId) -> Result<(), IndexError> {
         let sense_work_key = self.sense_work_key(work_id);
         let list: Option<Vec<u8>> = self.link.query(
@@ -122,17 +164,39 @@ impl RedisLibraryStats {
                     list.len()
                 )));
             }
-            let removals: Vec<Cmd> = list
+            let packed = packed_id(work_id)?;
+            let keys: Vec<String> = list
                 .chunks(4)
-                .map(|k| {
-                    let key = u32::from_be_bytes(k.try_into().expect("4 bytes"));
-                    let mut rem = redis::cmd("SREM");
-                    rem.arg(self.sense_key(key)).arg(work_id);
-                    rem
-                })
+                .map(|k| self.sense_key(u32::from_be_bytes(k.try_into().expect("4 bytes"))))
                 .collect();
-            self.link
-                .batch::<Value>("remove a work's sense keys", &removals)?;
+            for batch in keys.chunks(SENSE_KEYS_PER_BATCH) {
+                let held = self.link.get_many("remove a work's sense keys", batch)?;
+                let mut writes = Vec::new();
+                for (key, held) in batch.iter().zip(held) {
+                    let ids = work_ids_of(held)?;
+                    let kept: Vec<u8> = ids
+                        .chunks(4)
+                        .filter(|id| *id != packed)
+                        .flatten()
+                        .copied()
+                        .collect();
+                    if kept.len() == ids.len() {
+                        continue;
+                    }
+                    let mut write = if kept.is_empty() {
+                        redis::cmd("DEL")
+                    } else {
+                        redis::cmd("SET")
+                    };
+                    write.arg(key);
+                    if !kept.is_empty() {
+                        write.arg(kept);
+                    }
+                    writes.push(write);
+                }
+                self.link
+                    .batch::<Value>("remove a work's sense keys", &writes)?;
+            }
             self.link.query::<Value>(
                 "remove a work's sense keys",
                 redis::cmd("DEL").arg(&sense_work_key),
@@ -162,42 +226,56 @@ impl RedisLibraryStats {
         let mut listed = HashMap::new();
         let mut counts = HashMap::new();
         for batch in keys.chunks(SENSE_KEYS_PER_BATCH) {
-            let cards: Vec<u32> = self.link.batch(
+            let lengths: Vec<usize> = self.link.batch(
                 "read the sense index",
                 &batch
                     .iter()
                     .map(|&key| {
-                        let mut card = redis::cmd("SCARD");
-                        card.arg(self.sense_key(key));
-                        card
+                        let mut length = redis::cmd("STRLEN");
+                        length.arg(self.sense_key(key));
+                        length
                     })
                     .collect::<Vec<_>>(),
             )?;
             let mut short = Vec::new();
-            for (&key, card) in batch.iter().zip(cards) {
-                if card as usize > SENSE_LISTED_MAX_WORKS {
-                    counts.insert(key, card);
-                } else if card > 0 {
+            for (&key, length) in batch.iter().zip(lengths) {
+                let holding = length / 4;
+                if holding > SENSE_LISTED_MAX_WORKS {
+                    counts.insert(key, holding as u32);
+                } else if holding > 0 {
                     short.push(key);
                 }
             }
-            let lists: Vec<Vec<WorkId>> = self.link.batch(
-                "read the sense index",
-                &short
-                    .iter()
-                    .map(|&key| {
-                        let mut members = redis::cmd("SMEMBERS");
-                        members.arg(self.sense_key(key));
-                        members
-                    })
-                    .collect::<Vec<_>>(),
-            )?;
-            for (key, mut list) in short.into_iter().zip(lists) {
+            let names: Vec<String> = short.iter().map(|&key| self.sense_key(key)).collect();
+            let lists = self.link.get_many("read the sense index", &names)?;
+            for (key, list) in short.into_iter().zip(lists) {
+                let mut list: Vec<WorkId> = work_ids_of(list)?
+                    .chunks(4)
+                    .map(|id| WorkId::from(u32::from_be_bytes(id.try_into().expect("4 bytes"))))
+                    .collect();
                 // The order of a list decides nothing, but sorted it is the same in every worker.
                 list.sort_unstable();
                 listed.insert(key, list);
             }
         }
         Ok(SenseIndex::from_parts(works, listed, counts))
+    }
+}
+
+/// A work id as a sense list holds it: 4 bytes, big-endian.
+fn packed_id(work_id: WorkId) -> Result<[u8; 4], IndexError> {
+    u32::try_from(work_id)
+        .map(u32::to_be_bytes)
+        .map_err(|_| IndexError::Corrupt(format!("work id {work_id} does not fit a sense list")))
+}
+
+/// The packed ids of a sense list read back (none for a missing key).
+fn work_ids_of(reply: Value) -> Result<Vec<u8>, IndexError> {
+    match reply {
+        Value::Nil => Ok(Vec::new()),
+        Value::BulkString(bytes) if bytes.len().is_multiple_of(4) => Ok(bytes),
+        other => Err(IndexError::Corrupt(format!(
+            "a sense list that is not whole 4-byte ids: {other:?}"
+        ))),
     }
 }

@@ -80,9 +80,14 @@ struct SharedWriter {
     dna: Option<RedisDnaIndex>,
     postings: Option<RedisPostings>,
     stats: RedisLibraryStats,
+    /// Sense keys of works filed but not yet written (see [`SharedWriter::insert`]).
+    pending_sense: Vec<(Id, Vec<u32>)>,
     /// An empty matcher with the configuration in use, for [`Matcher::candidate_keys`].
     keys: Matcher,
 }
+
+/// Works whose sense keys are written together.
+const SENSE_WORKS_BATCH: usize = 256;
 
 impl SharedWriter {
     /// A writer for indexes about to receive `windows` windows of `text_bytes` bytes of text:
@@ -120,6 +125,7 @@ impl SharedWriter {
             dna,
             postings,
             stats,
+            pending_sense: Vec::new(),
             keys: Matcher::new(*config),
         })
     }
@@ -164,14 +170,26 @@ impl SharedWriter {
             }
         }
         let keys = self.keys.posting_keys(&work.content);
+        let sense = self.keys.sense_keys_of(&work.content);
         match (postings, &mut self.postings) {
             (PostingFiling::Load(loader), _) => loader.add(work_id, &keys)?,
             (PostingFiling::Append(pending), _) => pending.push((work_id, keys)),
             (PostingFiling::Replace, Some(postings)) => postings.insert_work(work_id, &keys)?,
             (PostingFiling::Replace, None) => {}
         }
-        self.stats
-            .insert_work(work_id, &self.keys.sense_keys_of(&work.content))?;
+        // New works' sense keys are appended together too: one command per sense key and batch
+        // rather than per key and work.
+        self.pending_sense.push((work_id, sense));
+        if self.pending_sense.len() >= SENSE_WORKS_BATCH {
+            self.append_pending_sense()?;
+        }
+        Ok(())
+    }
+
+    /// Files the sense keys of the works gathered by [`SharedWriter::insert`].
+    fn append_pending_sense(&mut self) -> Result<()> {
+        self.stats.append_new_works(&self.pending_sense)?;
+        self.pending_sense.clear();
         Ok(())
     }
 
@@ -184,7 +202,7 @@ impl SharedWriter {
             postings.append_new_works(pending)?;
         }
         pending.clear();
-        Ok(())
+        self.append_pending_sense()
     }
 
     /// Takes one work out of every index. Its k-gram postings are found from `text`, the text
@@ -359,6 +377,7 @@ async fn fill_redis_index(
     if let Some(loader) = loader {
         summary.postings = loader.finish()?;
     }
+    writer.append_pending_sense()?;
     index.set_source_digest(&library_digest(store).await?)?;
     Ok(summary)
 }
