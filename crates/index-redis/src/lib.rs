@@ -102,8 +102,11 @@ pub const DEFAULT_PREFIX: &str = "copytrace";
 /// the library statistics ([`RedisLibraryStats`]): a worker reading a layout-2 index would find
 /// no common seed and take boilerplate for copied text. Layout 4 keeps the MinHash and DNA
 /// indexes' per-work bucket lists as strings of packed ids instead of sets (about a fifth of
-/// the memory), which a layout-3 reader would fail to read.
-pub const LAYOUT_VERSION: u32 = 4;
+/// the memory), which a layout-3 reader would fail to read. Layout 5 adds the k-gram postings
+/// (which also tell boilerplate), drops the seed counts and keeps the sense index's lists as
+/// strings of packed ids: a layout-4 index has no postings, and its sense sets are of a type a
+/// layout-5 reader refuses.
+pub const LAYOUT_VERSION: u32 = 5;
 
 /// Bytes of one packed entry: signature, work id, ordinal.
 const ENTRY_LEN: usize = 20;
