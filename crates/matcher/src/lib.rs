@@ -180,7 +180,7 @@ pub fn densest_stretch(
 }
 
 /// A set of candidate sources, so the quality benchmark can compare them alone and together
-/// and a verdict can say which found it. Displays and parses as `simhash+minhash+dna+sense`.
+/// and a verdict can say which found it. Displays and parses as `sense+kgram`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct CandidateMethods(u8);
 

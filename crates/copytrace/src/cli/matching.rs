@@ -22,9 +22,10 @@ use super::progress::Bar;
 /// (`copytrace-bench quality`) chose; see docs/algorithms.md before changing them.
 #[derive(Debug, Clone, clap::Args)]
 pub struct MatchArgs {
-    /// Candidate sources, joined by `+`: simhash, minhash, dna, sense (words and synonyms, for
-    /// laundered copies), kgram (winnowed k-gram postings; in-memory index only for now), or
-    /// default, or all
+    /// Candidate sources, joined by `+`: kgram (winnowed k-gram postings), sense (words and
+    /// synonyms, for laundered copies), simhash, minhash, dna, or default (kgram+sense), or
+    /// all. With a Redis index, only the sources `index rebuild` filed (the default) can be
+    /// looked up
     #[arg(long, env = "COPYTRACE_CANDIDATES",
           default_value_t = MatchConfig::default().candidates.methods)]
     pub candidates: CandidateMethods,
