@@ -548,17 +548,20 @@ impl RedisIndex {
         if works.is_empty() {
             return Ok(());
         }
-        let ids: Vec<String> = works.iter().map(ToString::to_string).collect();
-        self.link.query::<Value>(
-            "list the indexed works",
-            &command(
-                "SADD",
-                [self.works_key().as_bytes()]
-                    .into_iter()
-                    .chain(ids.iter().map(String::as_bytes)),
-            ),
-        )?;
+        self.link
+            .query::<Value>("list the indexed works", &self.works_command("SADD", works))?;
         Ok(())
+    }
+
+    /// `name` (`SADD`, `SMISMEMBER`) on the list of works, with `works`' ids.
+    fn works_command(&self, name: &str, works: &[WorkId]) -> Cmd {
+        let ids: Vec<String> = works.iter().map(ToString::to_string).collect();
+        command(
+            name,
+            [self.works_key().as_bytes()]
+                .into_iter()
+                .chain(ids.iter().map(String::as_bytes)),
+        )
     }
 
     /// Whether each of `works` is listed in the index (filed by an earlier change of the
@@ -567,15 +570,9 @@ impl RedisIndex {
         if works.is_empty() {
             return Ok(Vec::new());
         }
-        let ids: Vec<String> = works.iter().map(ToString::to_string).collect();
         self.link.query(
             "look up the indexed works",
-            &command(
-                "SMISMEMBER",
-                [self.works_key().as_bytes()]
-                    .into_iter()
-                    .chain(ids.iter().map(String::as_bytes)),
-            ),
+            &self.works_command("SMISMEMBER", works),
         )
     }
 

@@ -1343,12 +1343,12 @@ impl<I: Index> Matcher<I> {
         if !romanized {
             return self.common_mask(lookup, page.chars.len());
         }
-        let chars: Vec<usize> = (0..lookup.keys.len())
-            .filter(|&i| {
-                lookup.keys[i].projection == copytrace_fingerprint::winnow::Projection::Chars
-            })
+        let keys: Vec<postings::Key> = lookup
+            .keys
+            .iter()
+            .filter(|k| k.projection == copytrace_fingerprint::winnow::Projection::Chars)
+            .copied()
             .collect();
-        let keys: Vec<postings::Key> = chars.iter().map(|&i| lookup.keys[i]).collect();
         postings::common_mask(
             &keys,
             &lookup.hashes,

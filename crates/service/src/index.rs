@@ -11,7 +11,7 @@ use copytrace_index_redis::{
 };
 use copytrace_matcher::postings::{Key, PostingIndex};
 use copytrace_matcher::{CandidateMethods, Index, IndexError, MatchConfig, Matcher};
-use copytrace_store::{Id, Store, WorkStatus};
+use copytrace_store::{Id, Store, Work, WorkStatus};
 
 use crate::error::{Context, Result, ServiceError};
 use crate::library::{active_works, library_digest, refresh_outdated_works, stored_windows};
@@ -134,15 +134,14 @@ impl SharedWriter {
     /// `windows`, or (`None`) those of its text, for a work just stored with the configuration
     /// in use (what the store holds, without reading every work's windows). Its k-gram
     /// postings are filed as `postings` says.
-    async fn insert(
+    fn insert(
         &mut self,
-        store: &dyn Store,
         index: &mut RedisIndex,
-        work_id: Id,
+        work: &Work,
         windows: Option<&[(u32, u64)]>,
         postings: PostingFiling<'_, '_>,
     ) -> Result<()> {
-        let work = store.get_work(work_id).await?;
+        let work_id = work.summary.id;
         if self.methods.contains(CandidateMethods::SIMHASH) {
             match windows {
                 Some(windows) => index.insert_work(work_id, windows)?,
@@ -363,9 +362,12 @@ async fn fill_redis_index(
             Some(loader) => PostingFiling::Load(loader),
             None => PostingFiling::Replace,
         };
-        writer
-            .insert(store, index, work.id, Some(&windows), filing)
-            .await?;
+        writer.insert(
+            index,
+            &store.get_work(work.id).await?,
+            Some(&windows),
+            filing,
+        )?;
         if renewed.elapsed() >= BUILD_CLAIM_RENEW_EVERY {
             index.renew_build(BUILD_CLAIM_SECONDS)?;
             renewed = std::time::Instant::now();
@@ -429,7 +431,7 @@ pub async fn update_redis_index(
         } else {
             PostingFiling::Append(&mut pending)
         };
-        writer.insert(store, index, work_id, None, filing).await?;
+        writer.insert(index, &work, None, filing)?;
         if !listed {
             pending_keys += pending.last().map_or(0, |(_, keys)| keys.len());
         }
