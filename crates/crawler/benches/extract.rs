@@ -19,7 +19,15 @@
 //! * `parse`: `scraper::Html::parse_document` (html5ever's tokenizer and tree builder);
 //! * `extract`: [`extract::extract`], parse included: title, main text, links;
 //! * `crawl_path`: what the crawler does with each page body: decode, parse once, title and
-//!   main text ([`extract::title_and_text`]), classified links ([`links::discover_in`]).
+//!   main text ([`extract::title_and_text`]), classified links ([`links::discover_in`]);
+//! * `crawl_path_auto`: the same and the rendering decision of `--render auto`
+//!   ([`render::needs_rendering`]), the default: the difference with `crawl_path` is what the
+//!   decision costs the static path;
+//! * `assess`: the decision alone, on documents parsed beforehand.
+//!
+//! A third set, `ad_site`, is the news site of `copytrace-bench crawl-ads`
+//! (`crates/bench/src/crawl/ads_site.rs`): 300 articles with their list and tag pages, every
+//! page with jQuery and four to seven inline ad and analytics scripts, none writing text.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -27,6 +35,7 @@ use std::path::Path;
 use copytrace_crawler::decode::decode_html;
 use copytrace_crawler::extract;
 use copytrace_crawler::links;
+use copytrace_crawler::render::{self, RenderMode};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use url::Url;
 
@@ -38,6 +47,10 @@ mod corpus;
 #[allow(dead_code, missing_docs, unused_imports)]
 #[path = "../../bench/src/crawl/site.rs"]
 mod site;
+
+#[allow(dead_code, missing_docs)]
+#[path = "../../bench/src/crawl/ads_site.rs"]
+mod ads_site;
 
 /// One page: its raw bytes, the decoded text and its URL.
 struct Page {
@@ -85,6 +98,24 @@ fn site_pages() -> Vec<Page> {
         .collect()
 }
 
+fn ad_site_pages() -> Vec<Page> {
+    let site = ads_site::AdSite::new(300, false);
+    let base = Url::parse("http://127.0.0.1:8080/").expect("URL");
+    let mut paths: Vec<&String> = site.pages.keys().collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|path| {
+            let html = site.pages[path].clone();
+            Page {
+                bytes: html.clone().into_bytes(),
+                url: base.join(path).expect("URL"),
+                html,
+            }
+        })
+        .collect()
+}
+
 fn tokenize(html: &str) -> usize {
     html5gum::Tokenizer::new(html)
         .filter(|token| token.is_ok())
@@ -97,6 +128,15 @@ fn crawl_path(page: &Page) -> usize {
     let (_, text) = extract::title_and_text(&doc);
     let links = links::discover_in(&doc, &page.url);
     text.len() + links.len()
+}
+
+fn crawl_path_auto(page: &Page) -> usize {
+    let (html, _) = decode_html(&page.bytes, Some("text/html"), Some(&page.url));
+    let doc = scraper::Html::parse_document(&html);
+    let (_, text) = extract::title_and_text(&doc);
+    let links = links::discover_in(&doc, &page.url);
+    let render = render::needs_rendering(RenderMode::Auto, &doc, &text, links.len());
+    text.len() + links.len() + usize::from(render)
 }
 
 fn bench_set(c: &mut Criterion, name: &str, pages: &[Page]) {
@@ -146,12 +186,47 @@ fn bench_set(c: &mut Criterion, name: &str, pages: &[Page]) {
                 .sum::<usize>()
         })
     });
+    group.bench_function("crawl_path_auto", |b| {
+        b.iter(|| {
+            pages
+                .iter()
+                .map(|p| crawl_path_auto(black_box(p)))
+                .sum::<usize>()
+        })
+    });
+    let docs: Vec<(scraper::Html, String, usize)> = pages
+        .iter()
+        .map(|p| {
+            let doc = scraper::Html::parse_document(&p.html);
+            let (_, text) = extract::title_and_text(&doc);
+            let links = links::discover_in(&doc, &p.url).len();
+            (doc, text, links)
+        })
+        .collect();
+    let rendered = docs
+        .iter()
+        .filter(|(doc, text, links)| render::needs_rendering(RenderMode::Auto, doc, text, *links))
+        .count();
+    println!(
+        "{name}: {rendered} of {} pages go to the browser",
+        pages.len()
+    );
+    group.bench_function("assess", |b| {
+        b.iter(|| {
+            docs.iter()
+                .filter(|(doc, text, links)| {
+                    render::needs_rendering(RenderMode::Auto, black_box(doc), text, *links)
+                })
+                .count()
+        })
+    });
     group.finish();
 }
 
 fn benches(c: &mut Criterion) {
     bench_set(c, "fixtures", &fixture_pages());
     bench_set(c, "chapters", &site_pages());
+    bench_set(c, "ad_site", &ad_site_pages());
 }
 
 criterion_group!(extract_benches, benches);

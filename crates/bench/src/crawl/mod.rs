@@ -25,6 +25,7 @@
 //! scrapy_ratio=… …`.
 
 pub mod ads;
+pub mod ads_site;
 pub mod cpu;
 mod http_only;
 mod server;

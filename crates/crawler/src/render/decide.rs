@@ -48,12 +48,14 @@
 //! neither way, so a page that needed the browser is never stored without it just because the
 //! browser was missing.
 
+use std::borrow::Cow;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{LazyLock, Mutex};
 
+use aho_corasick::{AhoCorasick, Input, MatchKind};
 use base64::Engine as _;
 use ego_tree::iter::Edge;
 use scraper::{Html, Node};
@@ -296,20 +298,15 @@ fn scripts_of(doc: &Html) -> Vec<Script> {
         if el.value().name() != "script" {
             continue;
         }
-        let kind = el
-            .value()
-            .attr("type")
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
+        let kind = plain_attr(el.value(), "type").unwrap_or("").trim();
         let runs = kind.is_empty()
-            || kind == "module"
-            || kind.contains("javascript")
-            || kind.contains("ecmascript");
+            || kind.eq_ignore_ascii_case("module")
+            || contains_ignoring_case(kind, "javascript")
+            || contains_ignoring_case(kind, "ecmascript");
         if !runs {
             continue;
         }
-        if let Some(src) = el.value().attr("src") {
+        if let Some(src) = plain_attr(el.value(), "src") {
             let lower = src.to_ascii_lowercase();
             let ad = words(&lower).any(|w| AD_SRC_WORDS.contains(&w))
                 || AD_MARKERS.iter().any(|m| lower.contains(m));
@@ -319,7 +316,13 @@ fn scripts_of(doc: &Html) -> Vec<Script> {
             });
             continue;
         }
-        let source: String = el.text().collect();
+        // A script's source is one text node; it is copied only when the parser split it.
+        let mut texts = el.text();
+        let first = texts.next().unwrap_or("");
+        let source: Cow<'_, str> = match texts.next() {
+            None => Cow::Borrowed(first),
+            Some(second) => Cow::Owned([first, second].into_iter().chain(texts).collect()),
+        };
         if source.trim().is_empty() {
             continue;
         }
@@ -334,54 +337,248 @@ fn scripts_of(doc: &Html) -> Vec<Script> {
     scripts
 }
 
-/// What an inline script's source says it does.
+fn contains_ignoring_case(haystack: &str, needle: &str) -> bool {
+    haystack
+        .as_bytes()
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+}
+
+/// What [`read_script`] looks for, each a role (some words have two: `.load(` writes and
+/// fetches).
+mod role {
+    pub const CALL_WRITE: u8 = 1;
+    pub const PROPERTY_WRITE: u8 = 2;
+    pub const FETCH: u8 = 4;
+    pub const INSERT_ADJACENT: u8 = 8;
+    pub const TARGET_BY_ID: u8 = 16;
+    pub const TARGET_BY_SELECTOR: u8 = 32;
+    pub const AD: u8 = 64;
+}
+
+/// The words [`read_script`] looks for in a script, matched in one pass with ASCII case
+/// ignored: the decision runs on every page of a crawl in `--render auto`, the default, so its
+/// scan of each inline script must cost little next to the page's extraction.
+///
+/// Matches are leftmost-longest and do not overlap, so that the search skips ahead with a
+/// prefilter. No calling word lies inside another, so none is lost to a longer match (`.load(`
+/// is one word with two roles). An ad marker can cover the start of a call (`union.html(`), so
+/// after the first marker the rest of the script is searched for calls alone.
+struct ScriptWords {
+    /// The calling words, then [`AD_MARKERS`].
+    all: AhoCorasick,
+    /// The calling words alone (the same pattern ids as in `all`).
+    calls: AhoCorasick,
+    /// The roles of each word.
+    roles: Vec<u8>,
+}
+
+static SCRIPT_WORDS: LazyLock<ScriptWords> = LazyLock::new(|| {
+    let mut words: Vec<(&'static str, u8)> = Vec::new();
+    let add = |words: &mut Vec<(&'static str, u8)>, word: &'static str, role: u8| match words
+        .iter_mut()
+        .find(|(w, _)| *w == word)
+    {
+        Some((_, roles)) => *roles |= role,
+        None => words.push((word, role)),
+    };
+    CALL_WRITES
+        .iter()
+        .for_each(|w| add(&mut words, w, role::CALL_WRITE));
+    PROPERTY_WRITES
+        .iter()
+        .for_each(|w| add(&mut words, w, role::PROPERTY_WRITE));
+    FETCH_CALLS
+        .iter()
+        .for_each(|w| add(&mut words, w, role::FETCH));
+    add(&mut words, "insertadjacenthtml(", role::INSERT_ADJACENT);
+    add(&mut words, "getelementbyid(", role::TARGET_BY_ID);
+    for call in ["queryselector(", "$(", "jquery("] {
+        add(&mut words, call, role::TARGET_BY_SELECTOR);
+    }
+    let calls = words.len();
+    AD_MARKERS.iter().for_each(|w| add(&mut words, w, role::AD));
+    assert!(
+        words[..calls]
+            .iter()
+            .all(|&(_, roles)| roles & role::AD == 0),
+        "an ad marker is also a calling word"
+    );
+    let build = |words: &[(&str, u8)]| {
+        AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(words.iter().map(|(w, _)| w))
+            .expect("the script words build an automaton")
+    };
+    ScriptWords {
+        all: build(&words),
+        calls: build(&words[..calls]),
+        roles: words.iter().map(|&(_, roles)| roles).collect(),
+    }
+});
+
+/// What an inline script's source says it does: one pass over the source for the words of
+/// [`SCRIPT_WORDS`], and one over its string literals for prose, stopping once a payload is
+/// found.
 fn read_script(source: &str) -> Script {
-    let lower = source.to_ascii_lowercase();
-    let literals = literals(source);
-    let prose: usize = literals.iter().map(|l| prose_chars(l)).sum();
-    let payload = prose >= PAYLOAD_PROSE_CHARS;
+    let payload = literal_prose(source, PAYLOAD_PROSE_CHARS) >= PAYLOAD_PROSE_CHARS;
     let mut script = Script {
         inline: true,
-        ad: !payload && AD_MARKERS.iter().any(|m| lower.contains(m)),
         payload,
-        fetches: FETCH_CALLS.iter().any(|c| lower.contains(c)),
         ..Script::default()
     };
-    for call in CALL_WRITES {
-        for (at, _) in lower.match_indices(call) {
-            let value = lower[at + call.len()..].trim_start();
-            if value.starts_with(')') {
-                continue; // a getter: `.html()`, `r.text()`
+    let words = &*SCRIPT_WORDS;
+    let mut ad = false;
+    let mut searched = &words.all;
+    let mut at = 0;
+    while let Some(found) = searched.find(Input::new(source).span(at..source.len())) {
+        let roles = words.roles[found.pattern().as_usize()];
+        if roles & role::AD != 0 {
+            ad = true;
+            searched = &words.calls;
+            at = found.start() + 1;
+            continue;
+        }
+        at = found.end();
+        let rest = &source[found.end()..];
+        script.fetches |= roles & role::FETCH != 0;
+        if roles & role::CALL_WRITE != 0 {
+            let value = rest.trim_start();
+            // `.html()`, `r.text()`: a getter.
+            if !value.starts_with(')') {
+                script.writes = true;
+                script.opaque_write |= !is_literal(value);
             }
+        }
+        if roles & role::PROPERTY_WRITE != 0 {
+            let rest = rest.trim_start();
+            let value = if let Some(v) = rest.strip_prefix("+=") {
+                Some(v)
+            } else {
+                rest.strip_prefix('=').filter(|v| !v.starts_with('='))
+            };
+            if let Some(value) = value {
+                script.writes = true;
+                script.opaque_write |= !is_literal(value.trim_start());
+            }
+        }
+        if roles & role::INSERT_ADJACENT != 0 {
             script.writes = true;
+            let value = rest.split_once(',').map_or("", |(_, v)| v.trim_start());
             script.opaque_write |= !is_literal(value);
         }
-    }
-    for property in PROPERTY_WRITES {
-        for (at, _) in lower.match_indices(property) {
-            let rest = lower[at + property.len()..].trim_start();
-            let value = if let Some(v) = rest.strip_prefix("+=") {
-                v
-            } else if let Some(v) = rest.strip_prefix('=').filter(|v| !v.starts_with('=')) {
-                v
-            } else {
-                continue;
-            };
-            script.writes = true;
-            script.opaque_write |= !is_literal(value.trim_start());
+        if roles & (role::TARGET_BY_ID | role::TARGET_BY_SELECTOR) != 0
+            && let Some(id) = selected_id(rest, roles & role::TARGET_BY_ID != 0)
+        {
+            script.targets.push(id.to_owned());
         }
     }
-    if let Some(at) = lower.find("insertadjacenthtml(") {
-        script.writes = true;
-        let rest = &lower[at..];
-        let value = rest.split_once(',').map_or("", |(_, v)| v.trim_start());
-        script.opaque_write |= !is_literal(value);
-    }
-    script.targets = targets(source, &lower);
+    script.ad = !payload && ad;
     script
 }
 
-/// Whether a written value (lower-cased source from the start of the value on) is made of
+/// The id a selecting call names, from the source right after its opening parenthesis:
+/// `getElementById('x')` (`by_id`), or `'#x'` for `querySelector`, `$` and `jQuery`.
+fn selected_id(rest: &str, by_id: bool) -> Option<&str> {
+    let rest = rest.trim_start();
+    let quote = rest.chars().next().filter(|c| matches!(c, '"' | '\''))?;
+    let inner = &rest[1..];
+    let id = &inner[..inner.find(quote)?];
+    let id = if by_id { id } else { id.strip_prefix('#')? };
+    (!id.is_empty() && id.chars().all(|c| c.is_alphanumeric() || "-_".contains(c))).then_some(id)
+}
+
+/// Characters of prose in the string literals of a script, counted until `enough` is reached.
+fn literal_prose(source: &str, enough: usize) -> usize {
+    let mut prose = 0;
+    for_each_literal(source, |literal| {
+        prose += prose_chars(literal);
+        prose < enough
+    });
+    prose
+}
+
+/// Calls `f` with each string literal of a script, escapes decoded (`\uXXXX`, `\xXX`, `\n`…),
+/// until it returns false. Comments are skipped so that an apostrophe in one does not open a
+/// string. A literal without escapes is lent as it stands; one buffer serves the others.
+fn for_each_literal(source: &str, mut f: impl FnMut(&str) -> bool) {
+    let bytes = source.as_bytes();
+    let mut buffer = String::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                i = bytes[i..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(bytes.len(), |n| i + n + 1);
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                i = source[i + 2..]
+                    .find("*/")
+                    .map_or(bytes.len(), |n| i + 2 + n + 2);
+            }
+            quote @ (b'"' | b'\'' | b'`') => {
+                let start = i + 1;
+                // The literal ends at its quote, at a line's end (but for a template), or at the
+                // end of the source; a backslash sends it to the decoding path.
+                let end = bytes[start..]
+                    .iter()
+                    .position(|&b| b == quote || b == b'\\' || (b == b'\n' && quote != b'`'))
+                    .map_or(bytes.len(), |n| start + n);
+                let keep_going = if bytes.get(end) == Some(&b'\\') {
+                    buffer.clear();
+                    buffer.push_str(&source[start..end]);
+                    i = decode_literal_rest(source, end, char::from(quote), &mut buffer);
+                    f(&buffer)
+                } else {
+                    i = end + 1;
+                    f(&source[start..end])
+                };
+                if !keep_going {
+                    return;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+}
+
+/// Decodes a literal quoted by `quote` from `at` (a backslash) on into `literal`, and returns
+/// the index after it.
+fn decode_literal_rest(source: &str, at: usize, quote: char, literal: &mut String) -> usize {
+    let mut chars = source[at..].char_indices().peekable();
+    while let Some((_, c)) = chars.next() {
+        match c {
+            '\\' => match chars.next().map(|(_, c)| c) {
+                Some(x @ ('u' | 'x')) => {
+                    let digits = if x == 'u' { 4 } else { 2 };
+                    let mut code = 0u32;
+                    let mut valid = true;
+                    for _ in 0..digits {
+                        match chars.next().and_then(|(_, d)| d.to_digit(16)) {
+                            Some(d) => code = code * 16 + d,
+                            None => valid = false,
+                        }
+                    }
+                    if valid && let Some(ch) = char::from_u32(code) {
+                        literal.push(ch);
+                    }
+                }
+                Some('n') => literal.push('\n'),
+                Some(other) => literal.push(other),
+                None => break,
+            },
+            c if c == quote => break,
+            '\n' if quote != '`' => break,
+            c => literal.push(c),
+        }
+    }
+    chars.peek().map_or(source.len(), |&(n, _)| at + n)
+}
+
+/// Whether a written value (the source from the start of the value on) is made of
 /// string literals only, perhaps decoded or joined with harmless values (`unescape("%3Cscript…")`,
 /// `'<img src="/s.gif?r=' + escape(document.referrer) + '">'`): what it writes is then in the
 /// script's literals. A variable, a response or a function's result makes it opaque.
@@ -418,7 +615,10 @@ fn is_literal(value: &str) -> bool {
                         break;
                     }
                 }
-                if !HARMLESS_VALUES.contains(&&value[at..end]) {
+                if !HARMLESS_VALUES
+                    .iter()
+                    .any(|h| h.eq_ignore_ascii_case(&value[at..end]))
+                {
                     return false;
                 }
             }
@@ -455,99 +655,6 @@ const HARMLESS_VALUES: [&str; 22] = [
     "screen.height",
 ];
 
-/// Ids a script selects: `getElementById('x')`, `querySelector('#x')`, `$('#x')`,
-/// `jQuery('#x')`.
-fn targets(source: &str, lower: &str) -> Vec<String> {
-    let mut ids = Vec::new();
-    for call in ["getelementbyid(", "queryselector(", "$(", "jquery("] {
-        for (at, _) in lower.match_indices(call) {
-            let rest = source[at + call.len()..].trim_start();
-            let Some(quote) = rest.chars().next().filter(|c| matches!(c, '"' | '\'')) else {
-                continue;
-            };
-            let inner = &rest[1..];
-            let Some(end) = inner.find(quote) else {
-                continue;
-            };
-            let id = &inner[..end];
-            let id = if call == "getelementbyid(" {
-                id
-            } else if let Some(id) = id.strip_prefix('#') {
-                id
-            } else {
-                continue;
-            };
-            if !id.is_empty() && id.chars().all(|c| c.is_alphanumeric() || "-_".contains(c)) {
-                ids.push(id.to_owned());
-            }
-        }
-    }
-    ids
-}
-
-/// The string literals of a script, escapes decoded (`\uXXXX`, `\xXX`, `\n`…). Comments are
-/// skipped so that an apostrophe in one does not open a string.
-fn literals(source: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut chars = source.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '/' if chars.peek() == Some(&'/') => {
-                for c in chars.by_ref() {
-                    if c == '\n' {
-                        break;
-                    }
-                }
-            }
-            '/' if chars.peek() == Some(&'*') => {
-                chars.next();
-                let mut star = false;
-                for c in chars.by_ref() {
-                    if star && c == '/' {
-                        break;
-                    }
-                    star = c == '*';
-                }
-            }
-            '"' | '\'' | '`' => {
-                let quote = c;
-                let mut literal = String::new();
-                while let Some(c) = chars.next() {
-                    match c {
-                        '\\' => match chars.next() {
-                            Some('u') => {
-                                let hex: String = chars.by_ref().take(4).collect();
-                                if let Some(ch) =
-                                    u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32)
-                                {
-                                    literal.push(ch);
-                                }
-                            }
-                            Some('x') => {
-                                let hex: String = chars.by_ref().take(2).collect();
-                                if let Some(ch) =
-                                    u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32)
-                                {
-                                    literal.push(ch);
-                                }
-                            }
-                            Some('n') => literal.push('\n'),
-                            Some(other) => literal.push(other),
-                            None => break,
-                        },
-                        c if c == quote => break,
-                        '\n' if quote != '`' => break,
-                        c => literal.push(c),
-                    }
-                }
-                out.push(literal);
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
 /// Characters of prose in a literal, after decoding percent-encoding or base64 and dropping
 /// markup: Han (and other non-ASCII letters) one each, ASCII letters of words only when the
 /// literal has spaces between words (a URL or an identifier is not prose).
@@ -567,9 +674,12 @@ fn prose_chars(literal: &str) -> usize {
         decoded = s;
         text = &decoded;
     }
+    let spaced = text.matches(' ').count() >= 3;
+    if !spaced && text.is_ascii() {
+        return 0; // a URL, an identifier, markup: only letters of spaced words count
+    }
     let mut count = 0;
     let mut in_tag = false;
-    let spaced = text.matches(' ').count() >= 3;
     for c in text.chars() {
         match c {
             '<' => in_tag = true,

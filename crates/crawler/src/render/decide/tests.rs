@@ -190,7 +190,14 @@ fn short_pages_keep_the_old_rule_for_scripts_that_may_write() {
 
 #[test]
 fn literals_are_decoded_for_prose() {
-    let lits = literals("var a = '\\u4f60\\u597d'; // it's a comment\nvar b = \"x\\\"y\";");
+    let mut lits = Vec::new();
+    for_each_literal(
+        "var a = '\\u4f60\\u597d'; // it's a comment\nvar b = \"x\\\"y\";",
+        |l| {
+            lits.push(l.to_owned());
+            true
+        },
+    );
     assert_eq!(lits, ["你好", "x\"y"]);
     assert_eq!(prose_chars(&"%E4%BD%A0".repeat(10)), 10);
     assert_eq!(prose_chars("https://hm.baidu.com/hm.js?abcdef"), 0);
@@ -282,35 +289,31 @@ fn a_deeply_nested_page_is_assessed_without_recursion() {
     let _ = Template::of(&Url::parse("http://s.example/").unwrap(), &doc);
 }
 
-mod cost {
-    /// Not a test: the time of [`crate::render::decide::assess`] against the extraction of the same page, run
-    /// by hand (`cargo test -p copytrace-crawler --lib decide::tests::cost -- --ignored --nocapture`).
-    #[test]
-    #[ignore = "a measurement, run by hand"]
-    fn assess_costs_a_fraction_of_the_extraction() {
-        let paragraphs: String = (0..12)
-            .map(|i| format!("<p>{i}却说曹操引兵追赶，行至半路，忽见前面尘头大起，一彪军马拦住去路。为首一员大将，手提长枪，高声大叫。</p>"))
-            .collect();
-        let ads = "<div id=\"a1\"></div><script>document.write('<script src=\"/show.js\"></scr'+'ipt>');</script>\
-            <script>document.getElementById('a1').innerHTML = '<a href=\"/app/\"><img src=\"/app.png\"></a>';</script>\
-            <script>var _hmt = _hmt || []; (function() { var hm = document.createElement('script'); hm.src = '/hm.js'; })();</script>";
-        let html = format!(
-            "<html><head><title>t</title><script src=\"/jquery.js\"></script></head><body><div class=\"nav\"><a href=\"/\">首页</a></div>\
-             <h1>t</h1><div class=\"article-content\">{paragraphs}</div><ul class=\"related\"><li><a href=\"/1\">x</a></li></ul>{ads}</body></html>"
-        );
-        let doc = crate::extract::parse_html(&html);
-        let (_, text) = crate::extract::title_and_text(&doc);
-        let rounds = 300;
-        let started = std::time::Instant::now();
-        for _ in 0..rounds {
-            std::hint::black_box(crate::extract::title_and_text(&doc));
-        }
-        let extract = started.elapsed() / rounds;
-        let started = std::time::Instant::now();
-        for _ in 0..rounds {
-            std::hint::black_box(crate::render::decide::assess(&doc, &text, 3));
-        }
-        let assess = started.elapsed() / rounds;
-        println!("extraction {extract:?} per page, assess {assess:?} per page");
-    }
+#[test]
+fn scripts_are_read_whatever_the_case_of_their_calls() {
+    let script =
+        read_script("var c = JSON.parse(r); Document.getElementById('Box').InnerHTML = c.Text;");
+    assert!(script.writes && script.opaque_write, "{script:?}");
+    assert_eq!(script.targets, ["Box"]);
+    let fetching = read_script("var x = new XMLHttpRequest(); $('#txt').Html(x.responseText);");
+    assert!(fetching.fetches && fetching.writes && fetching.opaque_write);
+    assert_eq!(fetching.targets, ["txt"]);
+    let counter = read_script("var _HMT = _hmt || []; document.Write('<img src=\"/p.gif\">');");
+    assert!(counter.ad && counter.writes && !counter.opaque_write);
+}
+
+#[test]
+fn literals_end_at_their_quote_or_line_and_stop_when_asked() {
+    let mut lits = Vec::new();
+    for_each_literal(
+        "a = 'one'; /* 'no' */ b = \"tw\\x6f\nc = `th\nree`; d = 'four';",
+        |l| {
+            lits.push(l.to_owned());
+            lits.len() < 3
+        },
+    );
+    assert_eq!(lits, ["one", "two", "th\nree"]);
+    let payload = format!("var t = '{}'; var u = 'x';", "天".repeat(100));
+    assert!(literal_prose(&payload, PAYLOAD_PROSE_CHARS) >= PAYLOAD_PROSE_CHARS);
+    assert_eq!(literal_prose("var u = 'https://a.example/x.js';", 80), 0);
 }
