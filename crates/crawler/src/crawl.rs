@@ -1,9 +1,10 @@
 //! The crawl loop: the frontier feeding up to `concurrency` spawned page and sitemap tasks.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use reqwest::header::{self, HeaderMap};
+use scraper::Html;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use url::Url;
@@ -15,7 +16,7 @@ use crate::fetch::{
 };
 use crate::frontier::{Frontier, Item, Next, Rules, Scope};
 use crate::links::{self, Link};
-use crate::render::decide::{RenderMemory, Template};
+use crate::render::decide::{self, Decision, RenderMemory, ScriptFile, Template};
 use crate::render::{self, RenderMode, Renderer};
 use crate::robots::{HostRobots, Verdict};
 use crate::sitemap::{self, MAX_SITEMAP_FILES};
@@ -52,6 +53,7 @@ pub async fn crawl(
         validators,
         renderer: Renderer::new(config.chromium.clone(), config.render_timeout),
         render_memory: RenderMemory::default(),
+        script_files: Mutex::default(),
     });
     let mut run = Run {
         report: CrawlReport::default(),
@@ -89,7 +91,10 @@ pub async fn crawl(
 
     loop {
         let mut wake = None;
-        while tasks.len() < concurrency && budget_used < config.max_pages {
+        // A page waiting for its template's render trials has given its slot back.
+        while tasks.len() - shared.render_memory.parked().min(tasks.len()) < concurrency
+            && budget_used < config.max_pages
+        {
             match frontier.next(&shared.gate) {
                 Next::Fetch(item, turn_taken) => {
                     budget_used += 1;
@@ -123,9 +128,13 @@ pub async fn crawl(
                 tokio::time::sleep_until(until).await;
                 continue;
             }
-            (false, None) => tasks.join_next_with_id().await,
+            (false, None) => tokio::select! {
+                joined = tasks.join_next_with_id() => joined,
+                () = shared.render_memory.slot_freed() => continue,
+            },
             (false, Some(until)) => tokio::select! {
                 joined = tasks.join_next_with_id() => joined,
+                () = shared.render_memory.slot_freed() => continue,
                 () = tokio::time::sleep_until(until) => continue,
             },
         };
@@ -184,6 +193,8 @@ pub(crate) struct Shared {
     renderer: Renderer,
     /// What rendering gained per page template, in auto mode.
     render_memory: RenderMemory,
+    /// What the sites' script files were read to do, in auto mode (by address).
+    script_files: Mutex<HashMap<Url, Arc<tokio::sync::OnceCell<ScriptFile>>>>,
     /// [`CrawlConfig::validators`] keyed by normalized URL.
     validators: HashMap<String, Validators>,
 }
@@ -420,26 +431,47 @@ async fn fetch_page(
 
     // Parsing a few megabytes of HTML takes long enough to keep off the async workers.
     let base = final_url.clone();
-    let mode = shared.config.render;
+    let for_decision = shared.clone();
     let parsed = tokio::task::spawn_blocking(move || {
         let (html, encoding) = decode::decode_html(&body, content_type.as_deref(), Some(&base));
         let doc = extract::parse_html(&html);
         let (title, text) = extract::title_and_text(&doc);
         let links = links::discover_in(&doc, &base);
-        let render = render::needs_rendering(mode, &doc, &text, links.len());
-        let template = (render && mode == RenderMode::Auto).then(|| Template::of(&base, &doc));
-        (
-            title,
-            text,
-            links,
-            encoding,
-            body,
-            render.then_some((html, template)),
-        )
+        let decision = for_decision.render_decision(&doc, &text, links.len(), &base);
+        (title, text, links, encoding, body, decision.with_html(html))
     })
     .await;
-    let (mut title, mut text, mut links, encoding, body, to_render) =
+    let (mut title, mut text, mut links, encoding, body, mut to_render) =
         parsed.map_err(|e| Failure::Internal(e.to_string()))?;
+    // A page that would be rendered only for the site's script files nobody has read: read
+    // them (once a crawl each), and decide again.
+    if let ToRender::AfterReading(files, html) = to_render {
+        for file in &files {
+            shared.read_script_file(file).await;
+        }
+        let (for_decision, base, links_len) = (shared.clone(), final_url.clone(), links.len());
+        let text_now = text.clone();
+        to_render = tokio::task::spawn_blocking(move || {
+            let doc = extract::parse_html(&html);
+            let decision = for_decision.render_decision(&doc, &text_now, links_len, &base);
+            match decision.with_html(html) {
+                // Files that could not be read are known as may-write now, so this is rare:
+                // a page naming more files than one reading takes.
+                ToRender::AfterReading(_, html) => {
+                    ToRender::Now(html, Some(Template::of(&base, &doc)))
+                }
+                decided => decided,
+            }
+        })
+        .await
+        .map_err(|e| Failure::Internal(e.to_string()))?;
+    }
+    let to_render = match to_render {
+        ToRender::No => None,
+        ToRender::Now(html, template) => Some((html, template)),
+        // Not reached (decided again above); rendering is the side that loses no text.
+        ToRender::AfterReading(_, html) => Some((html, None)),
+    };
     // In auto mode, a template whose renders never gained text keeps its static text.
     let to_render = match to_render {
         Some((_, Some(template))) if !shared.render_memory.admit(template).await => None,
@@ -516,6 +548,107 @@ fn header_string(headers: &HeaderMap, name: header::HeaderName) -> Option<String
 /// Reads the sitemaps of `seed`'s origin: those robots.txt lists, else `/sitemap.xml`, and the
 /// files a sitemap index lists, up to [`MAX_SITEMAP_FILES`]. Every file is fetched like a page
 /// (guarded, robots-checked, paced, retried); a missing or broken file is skipped quietly.
+/// Whether a page goes to the browser, as its task carries it (with its HTML when it may).
+enum ToRender {
+    No,
+    Now(String, Option<Template>),
+    /// After the site's script files at these addresses are read.
+    AfterReading(Vec<Url>, String),
+}
+
+/// [`ToRender`] before the page's HTML is attached.
+enum PageDecision {
+    Static,
+    Render(Option<Template>),
+    ReadScripts(Vec<Url>),
+}
+
+impl PageDecision {
+    fn with_html(self, html: String) -> ToRender {
+        match self {
+            PageDecision::Static => ToRender::No,
+            PageDecision::Render(template) => ToRender::Now(html, template),
+            PageDecision::ReadScripts(files) => ToRender::AfterReading(files, html),
+        }
+    }
+}
+
+/// Largest script file read for a rendering decision; a larger one may write.
+const MAX_SCRIPT_FILE_BYTES: usize = 2 << 20;
+
+impl Shared {
+    /// Whether the page `doc` served at `page` (with its extracted `text` and number of
+    /// `links`) goes to the browser under the crawl's render mode, with its template in auto
+    /// mode (for [`RenderMemory`]).
+    fn render_decision(&self, doc: &Html, text: &str, links: usize, page: &Url) -> PageDecision {
+        match self.config.render {
+            RenderMode::Never => PageDecision::Static,
+            RenderMode::Always => PageDecision::Render(None),
+            RenderMode::Auto => {
+                let known = |file: &Url| self.known_script_file(file);
+                match decide::decide(doc, text, links, page, &known) {
+                    Decision::Static => PageDecision::Static,
+                    Decision::Render(_) => PageDecision::Render(Some(Template::of(page, doc))),
+                    Decision::ReadScripts(files) => PageDecision::ReadScripts(files),
+                }
+            }
+        }
+    }
+
+    fn known_script_file(&self, file: &Url) -> Option<ScriptFile> {
+        let files = self.script_files.lock().unwrap_or_else(|e| e.into_inner());
+        files.get(file).and_then(|cell| cell.get().copied())
+    }
+
+    /// What the site's script file at `file` does, read once a crawl (pages asking while it is
+    /// read wait for that one reading). One that cannot be read may write.
+    async fn read_script_file(&self, file: &Url) -> ScriptFile {
+        let cell = {
+            let mut files = self.script_files.lock().unwrap_or_else(|e| e.into_inner());
+            files.entry(file.clone()).or_default().clone()
+        };
+        *cell
+            .get_or_init(|| async {
+                match fetch_script_file(self, file).await {
+                    Ok(source) => decide::read_script_file(&source),
+                    Err(reason) => {
+                        tracing::debug!(%file, %reason, "script file not read; it may write");
+                        ScriptFile::MayWrite
+                    }
+                }
+            })
+            .await
+    }
+}
+
+async fn fetch_script_file(shared: &Shared, url: &Url) -> Result<String, String> {
+    if shared.fetcher.policy().check_host_literal(url).is_err() {
+        return Err("refused address".into());
+    }
+    if shared.gate.prepare(&shared.fetcher, url).await.0 != Verdict::Allowed {
+        return Err("not allowed by robots.txt".into());
+    }
+    let options = RequestOptions {
+        gate: Some(&shared.gate),
+        ..RequestOptions::default()
+    };
+    let (final_url, mut response) = match shared.fetcher.get(url, options).await {
+        Ok(ok) => ok,
+        Err(FetchFailure::Disallowed) => return Err("redirected to a disallowed URL".into()),
+        Err(FetchFailure::Failed(e)) => return Err(e.to_string()),
+    };
+    if !response.status().is_success() {
+        return Err(format!("HTTP {}", response.status().as_u16()));
+    }
+    let limit = shared.config.max_body_bytes.min(MAX_SCRIPT_FILE_BYTES);
+    let body = shared
+        .fetcher
+        .read_body(&final_url, &mut response, limit, false)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(String::from_utf8_lossy(&body).into_owned())
+}
+
 async fn sitemap_task(shared: Arc<Shared>, seed: Url) -> TaskOutput {
     let (_, robots) = shared.gate.prepare(&shared.fetcher, &seed).await;
     if matches!(*robots, HostRobots::Unavailable(_)) {

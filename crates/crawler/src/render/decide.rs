@@ -42,7 +42,8 @@
 //! [`TEMPLATE_TRIALS`] renders of one template that all gained nothing, that template's pages
 //! keep their static text (pages arriving while those first renders run wait for them, so a
 //! template that does need the browser loses no page and one that does not costs no more than
-//! the trials) and are counted in
+//! the trials; a waiting page gives its crawl slot back, so the trials do not stall the rest of
+//! the crawl) and are counted in
 //! [`CrawlStats::render_skipped`](crate::CrawlStats::render_skipped); a template whose renders
 //! did gain text keeps being rendered. Renders that failed (no Chromium, a timeout) count
 //! neither way, so a page that needed the browser is never stored without it just because the
@@ -97,7 +98,91 @@ pub enum Reason {
 /// Why `doc` (whose extracted static text is `text`, with `links` links) should be rendered,
 /// or `None` when its static text is its text.
 pub fn assess(doc: &Html, text: &str, links: usize) -> Option<Reason> {
-    let scripts = scripts_of(doc);
+    assess_scripts(doc, text, links, &scripts_of(doc, None))
+}
+
+/// What a same-site script file was read to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScriptFile {
+    /// It writes no page text: no write, no request, no script loaded (a site's settings, a
+    /// menu toggle), or an ad's or analytics' code.
+    Inert,
+    /// It writes, requests or loads code, or it could not be read: it may write the text.
+    MayWrite,
+}
+
+/// Reads a same-site script file's source for what it can do to the page.
+pub fn read_script_file(source: &str) -> ScriptFile {
+    let script = read_script(source);
+    let loads = SCRIPT_LOADS
+        .iter()
+        .any(|call| contains_ignoring_case(source, call));
+    if script.ad || !(script.writes || script.fetches || loads) {
+        ScriptFile::Inert
+    } else {
+        ScriptFile::MayWrite
+    }
+}
+
+/// Calls by which a script runs code it does not hold.
+const SCRIPT_LOADS: [&str; 8] = [
+    "createelement(",
+    "import(",
+    "importscripts(",
+    "eval(",
+    "new function(",
+    "settimeout(\"",
+    "settimeout('",
+    "require(",
+];
+
+/// Same-site script files read for one page at most; more stay unread (and may write).
+pub const MAX_SCRIPT_FILES: usize = 4;
+
+/// What [`decide`] concludes for a page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Its static text is its text.
+    Static,
+    /// It goes to the browser.
+    Render(Reason),
+    /// It would go to the browser because of same-site script files nobody has read yet: read
+    /// them (their addresses are here), then decide again.
+    ReadScripts(Vec<Url>),
+}
+
+/// [`assess`] for a page served at `page`, knowing what the crawl has read of the site's script
+/// files (`known`): a same-site file read as [`ScriptFile::Inert`] counts as an ad's. When the
+/// page would be rendered only because of files not read yet, the decision is to read them
+/// first: a page with a site script that writes nothing (a short tag page beside `common.js`)
+/// then needs no browser, and a page whose script does write still goes to it.
+pub fn decide(
+    doc: &Html,
+    text: &str,
+    links: usize,
+    page: &Url,
+    known: &dyn Fn(&Url) -> Option<ScriptFile>,
+) -> Decision {
+    let base = crate::extract::base_url(doc, page);
+    let scripts = scripts_of(doc, Some((&base, page, known)));
+    match assess_scripts(doc, text, links, &scripts) {
+        None => Decision::Static,
+        Some(reason) => {
+            let unread: Vec<Url> = scripts
+                .iter()
+                .filter_map(|s| s.unread.clone())
+                .take(MAX_SCRIPT_FILES)
+                .collect();
+            if unread.is_empty() {
+                Decision::Render(reason)
+            } else {
+                Decision::ReadScripts(unread)
+            }
+        }
+    }
+}
+
+fn assess_scripts(doc: &Html, text: &str, links: usize, scripts: &[Script]) -> Option<Reason> {
     if scripts.is_empty() {
         return None;
     }
@@ -171,6 +256,8 @@ struct Script {
     targets: Vec<String>,
     /// It sits inside a named content element (a `document.write` in place).
     in_slot: bool,
+    /// A same-site file not read yet, which the page's decision may hang on.
+    unread: Option<Url>,
 }
 
 impl Script {
@@ -288,8 +375,12 @@ const FETCH_CALLS: [&str; 9] = [
     ".load(",
 ];
 
+/// What the crawl knows of a page's script files: the page's base for their addresses, the
+/// page's own address (whose host is the site's), and what was read of them.
+type SiteScripts<'a> = (&'a Url, &'a Url, &'a dyn Fn(&Url) -> Option<ScriptFile>);
+
 /// The scripts of `doc` that a browser runs (a JSON or template `<script>` is data).
-fn scripts_of(doc: &Html) -> Vec<Script> {
+fn scripts_of(doc: &Html, site: Option<SiteScripts<'_>>) -> Vec<Script> {
     let mut scripts = Vec::new();
     for node in doc.tree.nodes() {
         let Some(el) = scraper::ElementRef::wrap(node) else {
@@ -308,10 +399,24 @@ fn scripts_of(doc: &Html) -> Vec<Script> {
         }
         if let Some(src) = plain_attr(el.value(), "src") {
             let lower = src.to_ascii_lowercase();
-            let ad = words(&lower).any(|w| AD_SRC_WORDS.contains(&w))
+            let mut ad = words(&lower).any(|w| AD_SRC_WORDS.contains(&w))
                 || AD_MARKERS.iter().any(|m| lower.contains(m));
+            let mut unread = None;
+            if !ad
+                && let Some((base, page, known)) = site
+                && let Ok(file) = base.join(src)
+                && file.host_str() == page.host_str()
+                && file.port_or_known_default() == page.port_or_known_default()
+            {
+                match known(&file) {
+                    Some(ScriptFile::Inert) => ad = true,
+                    Some(ScriptFile::MayWrite) => {}
+                    None => unread = Some(file),
+                }
+            }
             scripts.push(Script {
                 ad,
+                unread,
                 ..Script::default()
             });
             continue;
@@ -992,7 +1097,8 @@ pub struct Template(u64);
 impl Template {
     /// The template of `doc` served at `url`: the host and port; the path with every run of
     /// digits folded (`/book/12/345.html` → `/book/#/#.html`) and the query's keys; and the set
-    /// of tag, id and class (digits folded) of the elements in the top four levels of `<body>`.
+    /// of tag, id and class (digits folded) of the elements in the top four levels of `<body>`,
+    /// but for ads, scripts and frames, which rotate from page to page of one template.
     pub fn of(url: &Url, doc: &Html) -> Template {
         let mut hasher = DefaultHasher::new();
         crate::urls::host_key(url).hash(&mut hasher);
@@ -1020,6 +1126,7 @@ impl Template {
                     }
                     if let Some(body) = body_depth
                         && depth - body <= 4
+                        && !is_rotating(el)
                     {
                         skeleton.insert(format!(
                             "{}#{}.{}",
@@ -1043,6 +1150,32 @@ impl Template {
         Template(hasher.finish())
     }
 }
+
+/// Elements a site's server code places differently from page to page of one template: ads
+/// (a rotation shows four of seven slots on one page, five on the next), scripts and frames.
+fn is_rotating(el: &scraper::node::Element) -> bool {
+    const TAGS: [&str; 7] = [
+        "script", "noscript", "style", "ins", "iframe", "link", "meta",
+    ];
+    TAGS.contains(&el.name())
+        || [plain_attr(el, "id"), plain_attr(el, "class")]
+            .into_iter()
+            .flatten()
+            .any(|name| any_name_word(name, |w| listed(&AD_WORDS, w)))
+}
+
+/// Words naming an ad's element.
+const AD_WORDS: [&str; 9] = [
+    "ad",
+    "ads",
+    "adv",
+    "advert",
+    "gg",
+    "guanggao",
+    "banner",
+    "adsbygoogle",
+    "sponsor",
+];
 
 fn fold_digits(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -1070,6 +1203,10 @@ pub fn gained_text(static_text: &str, rendered_text: &str) -> bool {
     gained >= GAINED_CHARS
 }
 
+/// Pages at most that wait for their template's trials without holding one of the crawl's
+/// slots; more wait holding theirs (each waiting page keeps its HTML in memory).
+pub(crate) const MAX_PARKED: usize = 256;
+
 /// What rendering found per template in this crawl, and the pages not rendered because of it.
 #[derive(Debug, Default)]
 pub(crate) struct RenderMemory {
@@ -1077,6 +1214,10 @@ pub(crate) struct RenderMemory {
     /// Signalled whenever a render of any template is recorded.
     recorded: tokio::sync::Notify,
     skipped: AtomicUsize,
+    /// Pages waiting for their template's trials that gave their crawl slot back.
+    parked: AtomicUsize,
+    /// Signalled when a page parks: the crawl may start another page in its place.
+    slot_freed: tokio::sync::Notify,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -1093,27 +1234,55 @@ impl RenderMemory {
     /// template's first [`TEMPLATE_TRIALS`] renders are being admitted, or once one of them
     /// gained text; no (counted as skipped) once that many finished and none gained. A page
     /// arriving while the trials are still rendering waits for their outcome, so that a
-    /// template whose pages do need the browser loses none of them.
+    /// template whose pages do need the browser loses none of them; while it waits it gives its
+    /// crawl slot back ([`parked`](Self::parked), up to [`MAX_PARKED`] pages), so that the
+    /// trials do not stall the crawl of every other page.
     pub(crate) async fn admit(&self, template: Template) -> bool {
-        loop {
+        let mut parked = false;
+        let admitted = loop {
             let recorded = self.recorded.notified();
             {
                 let mut templates = self.templates.lock().unwrap_or_else(|e| e.into_inner());
                 let record = templates.entry(template).or_default();
                 if record.gained > 0 {
-                    return true;
+                    break true;
                 }
                 if record.started < TEMPLATE_TRIALS {
                     record.started += 1;
-                    return true;
+                    break true;
                 }
                 if record.finished >= TEMPLATE_TRIALS {
                     self.skipped.fetch_add(1, Ordering::Relaxed);
-                    return false;
+                    break false;
                 }
             }
+            if !parked
+                && self
+                    .parked
+                    .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                        (n < MAX_PARKED).then_some(n + 1)
+                    })
+                    .is_ok()
+            {
+                parked = true;
+                self.slot_freed.notify_one();
+            }
             recorded.await;
+        };
+        if parked {
+            self.parked.fetch_sub(1, Ordering::AcqRel);
         }
+        admitted
+    }
+
+    /// Pages waiting for their template's trials without a crawl slot.
+    pub(crate) fn parked(&self) -> usize {
+        self.parked.load(Ordering::Acquire)
+    }
+
+    /// Resolves when a page has parked since the last call (or since the crawl began).
+    pub(crate) async fn slot_freed(&self) {
+        self.slot_freed.notified().await;
     }
 
     /// Notes the end of an admitted render of a page of `template`: whether it gained text, or

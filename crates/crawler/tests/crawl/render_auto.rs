@@ -249,8 +249,85 @@ fn rendered(sink: &Recorder) -> Vec<String> {
         .collect()
 }
 
+/// Short pages of a site whose own script file writes nothing (`common.js` sets a flag): the
+/// file is read once, and no page goes to the browser for it. Pages beside a script file that
+/// writes the chapter still do.
+#[tokio::test]
+async fn a_site_script_file_that_writes_nothing_is_read_once_and_sends_no_page_to_the_browser() {
+    let server = TestServer::start().await;
+    server.route(
+        "/js/common.js",
+        Route::with_type(
+            "application/javascript",
+            "window.siteReady = true; var menu = { open: false };",
+        ),
+    );
+    server.route(
+        "/js/read.js",
+        Route::with_type(
+            "application/javascript",
+            format!(
+                "document.getElementById('content').textContent = '{}';",
+                escaped(&long_chapter())
+            ),
+        ),
+    );
+    let count = 8;
+    let mut index = String::new();
+    for i in 1..=count {
+        index.push_str(&format!(
+            "<a href=\"/tag/{i}.html\">签{i}</a> <a href=\"/book/{i}.html\">章{i}</a> "
+        ));
+        server.page(
+            &format!("/tag/{i}.html"),
+            &format!(
+                "<html><head><title>标签{i}</title><script src=\"/js/common.js\"></script></head>\
+                 <body><div class=\"box\"><h2>标签{i}</h2><a href=\"/book/{i}.html\">章{i}</a></div>\
+                 </body></html>"
+            ),
+        );
+        server.page(
+            &format!("/book/{i}.html"),
+            &chapter_page(
+                &format!("第{i}回"),
+                "<div id=\"content\"></div><script src=\"/js/read.js\"></script>\
+                 <script src=\"/js/common.js\"></script>",
+                &sidebar(),
+            ),
+        );
+    }
+    server.page(
+        "/",
+        &format!("<html><head><title>目录</title></head><body><div>{index}</div></body></html>"),
+    );
+    let mut sink = Recorder::default();
+    let report = crawl(&config(RenderMode::Auto), &[server.url("/")], &mut sink)
+        .await
+        .unwrap();
+    assert_eq!(sink.pages.len(), 1 + 2 * count, "{:?}", sink.failures);
+    let rendered = rendered(&sink);
+    assert!(
+        rendered.iter().all(|p| p.starts_with("/book/")),
+        "rendered: {rendered:?}"
+    );
+    assert_eq!(report.stats.rendered, count, "rendered: {rendered:?}");
+    assert_eq!(report.stats.render_skipped, 0);
+    for i in 1..=count {
+        let page = sink.page(&server.url(&format!("/book/{i}.html")));
+        assert!(canonical(&page.text).contains(&canonical(CHAPTER)));
+    }
+    // Read once by the crawl for its decisions (the browser, rendering the chapters, asks for
+    // it too, as a page's script).
+    assert!(
+        (1..=1 + count).contains(&server.times_requested("/js/common.js")),
+        "common.js requested {} times",
+        server.times_requested("/js/common.js")
+    );
+}
+
 /// Pages whose empty content element an external script leaves empty (it only counts
-/// visits): the first renders of their template gain nothing, and the rest are not rendered.
+/// visits, reporting each to the server): the first renders of their template gain nothing,
+/// and the rest are not rendered.
 /// Beside them, pages of another template whose script does write the chapter are all
 /// rendered.
 #[tokio::test]
@@ -261,7 +338,7 @@ async fn a_template_whose_renders_gain_nothing_stops_being_rendered_and_one_that
         "/js/count.js",
         Route::with_type(
             "application/javascript",
-            "window.visits = (window.visits || 0) + 1;",
+            "fetch('/js/visit').then(function () { window.visits = (window.visits || 0) + 1; });",
         ),
     );
     server.route(

@@ -1,4 +1,4 @@
-//! Tests of the render decision on HTML fixtures, and a by-hand measurement of its cost.
+//! Tests of the render decision on HTML fixtures.
 
 use super::*;
 
@@ -234,6 +234,28 @@ fn templates_fold_digits_and_tell_page_shapes_apart() {
         a,
         Template::of(&url("http://t.example/book/7/8.html"), &chapter(1))
     );
+    // Ads rotate from page to page of one template: which slots a page shows says nothing.
+    let with_ads = |n: usize, slots: &str| {
+        page(
+            "",
+            &format!(
+                "<div id=\"content\"><p>{n}{CHAPTER}</p></div><div class=\"pl{n}\"></div>{slots}"
+            ),
+        )
+    };
+    let one = with_ads(
+        3,
+        "<div id=\"ad_top_3\"></div><script>x()</script><ins class=\"adsbygoogle\"></ins>",
+    );
+    let other = with_ads(4, "<div class=\"gg_b\"></div><iframe src=\"/a\"></iframe>");
+    assert_eq!(
+        Template::of(&url("http://s.example/book/1/3.html"), &one),
+        Template::of(&url("http://s.example/book/1/4.html"), &other)
+    );
+    assert_eq!(
+        a,
+        Template::of(&url("http://s.example/book/1/4.html"), &other)
+    );
 }
 
 #[tokio::test]
@@ -248,10 +270,15 @@ async fn a_template_whose_renders_gain_nothing_stops_being_rendered_and_one_that
         let memory = memory.clone();
         async move { memory.admit(idle).await }
     });
-    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    // It gives its crawl slot back while it waits.
+    tokio::time::timeout(std::time::Duration::from_secs(5), memory.slot_freed())
+        .await
+        .expect("a waiting page frees its slot");
     assert!(!waiting.is_finished());
+    assert_eq!(memory.parked(), 1);
     memory.record(idle, None);
     assert!(waiting.await.unwrap());
+    assert_eq!(memory.parked(), 0);
     for _ in 0..TEMPLATE_TRIALS {
         memory.record(idle, Some(false));
     }
@@ -316,4 +343,57 @@ fn literals_end_at_their_quote_or_line_and_stop_when_asked() {
     let payload = format!("var t = '{}'; var u = 'x';", "天".repeat(100));
     assert!(literal_prose(&payload, PAYLOAD_PROSE_CHARS) >= PAYLOAD_PROSE_CHARS);
     assert_eq!(literal_prose("var u = 'https://a.example/x.js';", 80), 0);
+}
+
+#[test]
+fn a_site_script_file_is_read_for_what_it_can_do() {
+    assert_eq!(
+        read_script_file("window.siteReady = true; function toggle(m) { m.open = !m.open; }"),
+        ScriptFile::Inert
+    );
+    assert_eq!(
+        read_script_file("var _hmt = _hmt || []; document.write('<img src=\"/p.gif\">');"),
+        ScriptFile::Inert
+    );
+    for writer in [
+        "document.getElementById('content').innerHTML = chapter;",
+        "fetch('/api/c/1').then(r => r.json()).then(show);",
+        "var s = document.createElement('script'); s.src = '/reader.js'; document.head.appendChild(s);",
+    ] {
+        assert_eq!(read_script_file(writer), ScriptFile::MayWrite, "{writer}");
+    }
+}
+
+#[test]
+fn a_page_that_would_be_rendered_for_an_unread_site_script_asks_for_it_first() {
+    let tag = page(
+        "<script src=\"/js/common.js\"></script><script src=\"https://cdn.example/x.js\"></script>",
+        "<div class=\"box\"><h2>标签</h2><a href=\"/b/1.html\">章一</a></div>",
+    );
+    let url = Url::parse("http://s.example/tag/1.html").unwrap();
+    let common = Url::parse("http://s.example/js/common.js").unwrap();
+    assert_eq!(assess(&tag, "标签 章一", 1), Some(Reason::ShortText));
+    assert_eq!(
+        decide(&tag, "标签 章一", 1, &url, &|_| None),
+        Decision::ReadScripts(vec![common.clone()])
+    );
+    // Read as inert, the site's file sends nothing on; the other site's file still may write.
+    let inert = |u: &Url| (*u == common).then_some(ScriptFile::Inert);
+    assert_eq!(
+        decide(&tag, "标签 章一", 1, &url, &inert),
+        Decision::Render(Reason::ShortText)
+    );
+    let only_site = page(
+        "<script src=\"/js/common.js\"></script>",
+        "<div class=\"box\"><h2>标签</h2><a href=\"/b/1.html\">章一</a></div>",
+    );
+    assert_eq!(
+        decide(&only_site, "标签 章一", 1, &url, &inert),
+        Decision::Static
+    );
+    let writes = |u: &Url| (*u == common).then_some(ScriptFile::MayWrite);
+    assert_eq!(
+        decide(&only_site, "标签 章一", 1, &url, &writes),
+        Decision::Render(Reason::ShortText)
+    );
 }
