@@ -441,6 +441,8 @@ struct Page {
     /// blog's `widget Blog` box holds the article itself, and dropping it drops the text.
     /// Class rules judge what sits *beside* the content, never what contains it.
     content_ancestors: HashSet<NodeId>,
+    /// The heading that repeats the page title.
+    heading: Option<NodeId>,
 }
 
 impl Page {
@@ -468,6 +470,7 @@ impl Page {
                 parent.parent().unwrap_or(parent).id()
             }),
             content_ancestors,
+            heading: heading.map(|h| h.id()),
         };
         // Only hidden elements can be revealed: a page without any (most pages) needs no
         // count of its text.
@@ -740,7 +743,8 @@ fn main_text(doc: &Html, title: Option<&str>) -> String {
             // the page's text.
             if mode == Mode::Full
                 && best.page_text >= own + SPREAD_PROSE_MIN
-                && own * SPREAD_SHARE.1 < best.page_text * SPREAD_SHARE.0
+                && (page.heading.is_some()
+                    || own * SPREAD_SHARE.1 < best.page_text * SPREAD_SHARE.0)
                 && let Some(spread) = spread_text(root, best.node, own, &page, title)
             {
                 paragraphs = spread;
@@ -782,19 +786,189 @@ fn spread_text(
         .map(|r| r.text)
         .collect();
     let items = items::repeated_items(root, Mode::Full, page);
-    let kept: Vec<lines::Rendered> = render(root, Mode::Full, page, Some(&items))
-        .into_iter()
-        .filter(|r| {
+    let mut layout = Layout {
+        best: best.id(),
+        span: (0, 0),
+        fences: Vec::new(),
+    };
+    let all = render_laid_out(root, Mode::Full, page, Some(&items), Some(&mut layout));
+    let place = Place::new(best, page, layout);
+    let mut keep: Vec<bool> = all
+        .iter()
+        .map(|r| {
             own_paragraphs.contains(&r.text)
-                || (r.significant_len >= SPREAD_PROSE_MIN && !r.in_item)
+                || (r.significant_len >= SPREAD_PROSE_MIN && !r.in_item && place.admits(r))
         })
+        .collect();
+    // The short lines, subheadings and lists of a section that the spread took in: what sits
+    // in the same container as one of its long paragraphs is the same text.
+    let homes: HashSet<NodeId> = all
+        .iter()
+        .zip(&keep)
+        .filter(|(r, kept)| **kept && !own_paragraphs.contains(&r.text))
+        .filter_map(|(r, _)| container(best, r))
+        .collect();
+    if !homes.is_empty() {
+        for (r, kept) in all.iter().zip(keep.iter_mut()) {
+            if !*kept
+                && !r.in_repeat
+                && container(best, r).is_some_and(|c| homes.contains(&c))
+                && place.admits(r)
+            {
+                *kept = true;
+            }
+        }
+    }
+    let kept: Vec<lines::Rendered> = all
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(r, kept)| kept.then_some(r))
         .collect();
     let spread = lines::clean_rendered(kept, title);
     let total = spread
         .iter()
         .map(|p| lines::significant_len(p))
         .sum::<usize>();
-    (own * SPREAD_SHARE.1 < total * SPREAD_SHARE.0).then_some(spread)
+    (page.heading.is_some() || own * SPREAD_SHARE.1 < total * SPREAD_SHARE.0).then_some(spread)
+}
+
+/// The block holding a rendered paragraph's block: the parent of its `<p>` (or heading, or
+/// text block), or of its list when it is a list item. `tree` is any node of the document.
+fn container(tree: NodeRef<'_, Node>, r: &lines::Rendered) -> Option<NodeId> {
+    let is = |n: &NodeRef<'_, Node>, test: fn(&str) -> bool| {
+        n.value().as_element().is_some_and(|e| test(e.name()))
+    };
+    let at = tree.tree().get(r.at?.0)?;
+    let mut block = at.ancestors().find(|a| is(a, is_block))?;
+    if is(&block, |name| matches!(name, "li" | "dd" | "dt")) {
+        block = block
+            .ancestors()
+            .find(|a| is(a, |name| matches!(name, "ul" | "ol" | "dl")))?;
+    }
+    block.parent().map(|p| p.id())
+}
+
+/// What a render of the whole page records about its layout for [`spread_text`].
+struct Layout {
+    /// The best block.
+    best: NodeId,
+    /// Text nodes met before the best block opened and when it closed.
+    span: (u32, u32),
+    /// Navigation bars (see [`is_fence`]): text nodes met before each, and its parent.
+    fences: Vec<(u32, NodeId)>,
+}
+
+/// Longest text (significant characters) of a dropped block that [`is_fence`] reads as a
+/// navigation bar: a pager or a chapter bar has a few words, a related-stories box has
+/// headlines.
+const FENCE_MAX_TEXT: usize = 40;
+
+/// Whether a dropped element is a navigation bar that closes or opens a text: `<nav>`,
+/// `<select>` (a chapter menu), or a short block that is mostly link text ("Page 1 of 3 Next
+/// page »", "« Prev | Chapters | Next »").
+fn is_fence(node: NodeRef<'_, Node>, el: &Element) -> bool {
+    if matches!(el.name(), "nav" | "select") {
+        return true;
+    }
+    if is_excluded_tag(el.name()) {
+        return false;
+    }
+    let (mut text, mut links) = (0usize, 0usize);
+    for d in node.descendants() {
+        if let Node::Text(t) = d.value() {
+            let n = lines::significant_len(t);
+            text += n;
+            if text > FENCE_MAX_TEXT {
+                return false;
+            }
+            let in_link = d
+                .ancestors()
+                .take_while(|a| a.id() != node.id())
+                .any(|a| a.value().as_element().is_some_and(|e| e.name() == "a"));
+            if in_link {
+                links += n;
+            }
+        }
+    }
+    text > 0 && links * 2 > text
+}
+
+/// Where the text of a page lies, for [`spread_text`]: the column of the best block and the
+/// navigation bars around it.
+///
+/// A paragraph outside the best block joins it only from within the *column*: the smallest
+/// element holding both the best block and the heading that repeats the title (widened to the
+/// `<article>` around it, when there is one, for pages that head the article with a box of
+/// its own). A sidebar's notice, a rail's paywall note or the comment column sit beside that
+/// element, not in it. Within the column, a paragraph that a navigation bar separates from
+/// the best block, at the level where the two part (a pager under the chapter, then a book's
+/// description; a chapter menu between a story's summary and the story), is not the text.
+struct Place<'a> {
+    best: NodeRef<'a, Node>,
+    /// The best block and its ancestors, with their distance from it.
+    up: HashMap<NodeId, usize>,
+    /// The column's distance above the best block.
+    column: Option<usize>,
+    layout: Layout,
+}
+
+impl<'a> Place<'a> {
+    fn new(best: NodeRef<'a, Node>, page: &Page, layout: Layout) -> Place<'a> {
+        let up: HashMap<NodeId, usize> = std::iter::once(best)
+            .chain(best.ancestors())
+            .enumerate()
+            .map(|(i, n)| (n.id(), i))
+            .collect();
+        let column = page.heading.and_then(|h| {
+            let h = best.tree().get(h)?;
+            let meet = std::iter::once(h)
+                .chain(h.ancestors())
+                .find(|a| up.contains_key(&a.id()))?;
+            let article = std::iter::once(meet).chain(meet.ancestors()).find(|a| {
+                a.value()
+                    .as_element()
+                    .is_some_and(|e| e.name() == "article")
+            });
+            up.get(&article.unwrap_or(meet).id()).copied()
+        });
+        Place {
+            best,
+            up,
+            column,
+            layout,
+        }
+    }
+
+    /// Whether a paragraph outside the best block lies in its column with no navigation bar
+    /// between them.
+    fn admits(&self, r: &lines::Rendered) -> bool {
+        let Some((at, order)) = r.at else {
+            return true;
+        };
+        let Some(node) = self.best.tree().get(at) else {
+            return true;
+        };
+        let Some((level, meet)) = node
+            .ancestors()
+            .find_map(|a| Some((*self.up.get(&a.id())?, a)))
+        else {
+            return true;
+        };
+        if self.column.is_some_and(|column| level > column) {
+            return false;
+        }
+        let (start, end) = self.layout.span;
+        let (from, to) = if order < start {
+            (order, start)
+        } else {
+            (end, order)
+        };
+        !self
+            .layout
+            .fences
+            .iter()
+            .any(|&(at, parent)| parent == meet.id() && (from..=to).contains(&at))
+    }
 }
 
 struct Frame<'a> {
@@ -975,6 +1149,10 @@ struct Paragraphs {
     link_chars: usize,
     /// Some of `line` sits in a list item.
     in_item: bool,
+    /// Some of `line` sits in a repeated item.
+    in_repeat: bool,
+    /// See [`lines::Rendered::at`].
+    at: Option<(NodeId, u32)>,
 }
 
 impl Paragraphs {
@@ -1014,6 +1192,8 @@ impl Paragraphs {
                 text: std::mem::take(&mut self.line),
                 significant_len: self.chars,
                 in_item: self.in_item,
+                in_repeat: self.in_repeat,
+                at: self.at,
             });
         }
         self.line.clear();
@@ -1021,6 +1201,8 @@ impl Paragraphs {
         self.chars = 0;
         self.link_chars = 0;
         self.in_item = false;
+        self.in_repeat = false;
+        self.at = None;
     }
 }
 
@@ -1097,6 +1279,20 @@ fn render(
     page: &Page,
     items: Option<&HashSet<NodeId>>,
 ) -> Vec<lines::Rendered> {
+    render_laid_out(root, mode, page, items, None)
+}
+
+/// [`render`], recording the [`Layout`] when asked.
+fn render_laid_out(
+    root: NodeRef<'_, Node>,
+    mode: Mode,
+    page: &Page,
+    items: Option<&HashSet<NodeId>>,
+    mut layout: Option<&mut Layout>,
+) -> Vec<lines::Rendered> {
+    // Text nodes met so far.
+    let mut texts: u32 = 0;
+    let mut repeat_depth = 0usize;
     let link_heavy = link_heavy_blocks(root, mode, page);
     let mut p = Paragraphs::default();
     let mut skip: Option<NodeId> = None;
@@ -1116,8 +1312,19 @@ fn render(
                         if node != root
                             && (page.is_excluded(node, el, mode) || link_heavy.contains(&node.id()))
                         {
+                            if let Some(layout) = layout.as_deref_mut()
+                                && let Some(parent) = node.parent()
+                                && is_fence(node, el)
+                            {
+                                layout.fences.push((texts, parent.id()));
+                            }
                             skip = Some(node.id());
                             continue;
+                        }
+                        if let Some(layout) = layout.as_deref_mut()
+                            && layout.best == node.id()
+                        {
+                            layout.span.0 = texts;
                         }
                         match el.name() {
                             "br" => p.end_paragraph(),
@@ -1134,6 +1341,7 @@ fn render(
                             name if is_block(name) => {
                                 if items.is_some_and(|i| i.contains(&node.id())) {
                                     item_depth += 1;
+                                    repeat_depth += 1;
                                 }
                                 p.end_paragraph()
                             }
@@ -1141,7 +1349,14 @@ fn render(
                         }
                     }
                     Node::Text(text) => {
-                        p.in_item |= item_depth > 0 && !text.trim().is_empty();
+                        texts += 1;
+                        if !text.trim().is_empty() {
+                            p.in_item |= item_depth > 0;
+                            p.in_repeat |= repeat_depth > 0;
+                            if p.at.is_none() {
+                                p.at = Some((node.id(), texts));
+                            }
+                        }
                         if pre_depth > 0 {
                             let mut lines = text.split('\n');
                             if let Some(first) = lines.next() {
@@ -1165,6 +1380,11 @@ fn render(
                     }
                     continue;
                 }
+                if let Some(layout) = layout.as_deref_mut()
+                    && layout.best == node.id()
+                {
+                    layout.span.1 = texts;
+                }
                 if let Node::Element(el) = node.value() {
                     match el.name() {
                         "a" => link_depth = link_depth.saturating_sub(1),
@@ -1180,6 +1400,7 @@ fn render(
                             p.end_paragraph();
                             if items.is_some_and(|i| i.contains(&node.id())) {
                                 item_depth = item_depth.saturating_sub(1);
+                                repeat_depth = repeat_depth.saturating_sub(1);
                             }
                         }
                         _ => {}
