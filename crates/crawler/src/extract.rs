@@ -1687,6 +1687,57 @@ mod tests {
         assert!(!text.contains("西市"), "{text}");
     }
 
+    const LONG: &str = "The keeper climbed the stairs of the lighthouse every evening at dusk, \
+                        counting the steps aloud, and lit the lamp before the fishing boats came \
+                        home across the grey water of the bay. ";
+
+    #[test]
+    fn with_a_title_heading_a_short_second_section_joins_the_article() {
+        // The first section holds far more than 70 % of the prose: only the title's column
+        // says that the second one belongs to the text.
+        let html = format!(
+            "<html><head><title>The Keeper</title></head><body><div class=\"story\">\
+             <h1>The Keeper</h1><div class=\"part\"><p>{LONG}</p><p>{LONG}</p><p>{LONG}</p></div>\
+             <div class=\"part-b\"><h2>Winter</h2><p>In winter the ice closed the harbour \
+             and the keeper wrote long letters that nobody answered.</p><p>Short line.</p>\
+             </div></div></body></html>"
+        );
+        let text = extract(&html, &base()).text;
+        assert!(text.contains("In winter the ice"), "{text}");
+        // The section's heading and short line come with it.
+        assert!(text.contains("Winter\n"), "{text}");
+        assert!(text.contains("Short line."), "{text}");
+    }
+
+    #[test]
+    fn a_notice_in_the_column_beside_the_titled_text_stays_out() {
+        let html = format!(
+            "<html><head><title>Chapter 4</title></head><body><div class=\"wrap\">\
+             <div class=\"col-l\"><h2>Chapter 4</h2><div id=\"text\"><p>{LONG}</p><p>{LONG}</p>\
+             </div></div><div class=\"col-r\"><div class=\"mod\"><div>Dear readers, the site \
+             has been upgraded and chapters now load faster; report any missing chapter to us.\
+             </div></div></div></div></body></html>"
+        );
+        let text = extract(&html, &base()).text;
+        assert!(text.contains("The keeper climbed"), "{text}");
+        assert!(!text.contains("Dear readers"), "{text}");
+    }
+
+    #[test]
+    fn a_description_after_the_pager_under_the_text_stays_out() {
+        let html = format!(
+            "<html><head><title>Chapter 4</title></head><body><div id=\"wrap\">\
+             <h2>Chapter 4</h2><pre>{LONG}\n{LONG}</pre>\
+             <div class=\"pages\">Page 1 of 3 <a href=\"?page=2\">Next page &raquo;</a></div>\
+             <div class=\"book\"><h3>About this book</h3><p>A collection of twelve stories \
+             about a lighthouse keeper, first published in a monthly magazine.</p></div>\
+             </div></body></html>"
+        );
+        let text = extract(&html, &base()).text;
+        assert!(text.contains("The keeper climbed"), "{text}");
+        assert!(!text.contains("twelve stories"), "{text}");
+    }
+
     #[test]
     fn an_article_split_over_sibling_sections_is_read_whole_without_its_short_lines() {
         // A page builder's text columns: each section is a block of its own, none holds half
