@@ -42,14 +42,20 @@
 //!    blocks whose text is mostly links ("More on this story" lists with their heading) and
 //!    that hold little else (a wrapper whose menus outweigh its article keeps the article).
 //!
-//!    When that block holds under 70 % of the page's prose, the text is spread over several
-//!    blocks (an article in sibling sections, a page builder's text columns): every paragraph
-//!    of at least 60 characters outside boilerplate, outside list items and outside runs of
-//!    repeated items then joins it, in page order, while short lines elsewhere (dates,
-//!    categories, widget headings), lists of long items and reply threads (book blurbs,
-//!    reviews, forum replies: sibling blocks of one shape, each with a link line and no
-//!    heading; the `items` submodule) stay out. Pages with one main block, chapters on piracy
-//!    sites among them, keep exactly that block's text.
+//!    The text may be spread over several blocks (an article in sibling sections, a page
+//!    builder's text columns). When the page has a heading that repeats its title, or else
+//!    when the best block holds under 70 % of the page's prose, every paragraph of at least
+//!    60 characters outside boilerplate, outside list items and outside runs of repeated items
+//!    joins it, in page order, while short lines elsewhere (dates, categories, widget
+//!    headings), lists of long items and reply threads (book blurbs, reviews, forum replies:
+//!    sibling blocks of one shape, each with a link line and no heading; the `items`
+//!    submodule) stay out. Where a paragraph sits decides too: with a title heading, only
+//!    paragraphs inside the *column* (the smallest element holding the heading and the best
+//!    block, or the `<article>` around it) join, so a notice in a sidebar or a paywall line in
+//!    a rail stays out, and a navigation bar (`<nav>`, a chapter `<select>`, a pager) between a
+//!    paragraph and the best block, where the two part, keeps out a book's description under
+//!    the pager or a story's summary above the chapter menu. The short lines, subheadings and
+//!    lists that share a container with a joined paragraph join with it (a section's own).
 //! 4. Clean the paragraphs (the `lines` submodule): site ads written into the text
 //!    ("天才一秒记住本站地址…", "最新章节请访问…"), page furniture ("本章未完，点击下一页继续阅读",
 //!    "(本章完)", "Advertisement"), byline and editor lines at the ends, the heading repeated
@@ -772,8 +778,11 @@ const SPREAD_PROSE_MIN: usize = 60;
 /// headings) stay out, and so do list items (`<li>`, `<dd>`) and runs of repeated items
 /// ([`items::repeated_items`]): lists of book blurbs, reviews and replies are lists of long
 /// items, while an article's own lists are inside its best block or short, and its sections
-/// open with headings. `None` when the best block holds enough of the prose, so pages with one
-/// main block (chapters on piracy sites, most articles) keep exactly the best block's text.
+/// open with headings. On a page with a title heading this applies whatever share the best
+/// block holds, but only to paragraphs that [`Place::admits`] (in the title's column, no
+/// navigation bar between); the short lines, subheadings and lists sharing a container with
+/// a joined paragraph then join too. `None` on a page without a title heading when the best
+/// block holds enough of the prose: it keeps exactly the best block's text.
 fn spread_text(
     root: NodeRef<'_, Node>,
     best: NodeRef<'_, Node>,
