@@ -12,8 +12,12 @@
 //!    `<div class="comment-content">` does not. Class rules judge what sits *beside* the
 //!    content, never what holds it: an element containing the heading that repeats the title
 //!    or an `itemprop="articleBody"` is kept whatever its class says (`content-sidebar-wrap`,
-//!    a blog's `widget Blog` box), and a BEM modifier (`row--sidebar`, `l-outer--nav`) is not
-//!    read, since it says how a block is laid out rather than what it holds.
+//!    a blog's `widget Blog` box), and so is an element whose name mixes a boilerplate word
+//!    and a content word when it holds at least half of the page's text (a wrapper such as
+//!    `sidebar-and-content-body` around an article whose headline differs from the title; a
+//!    `comment-content` never holds that much). A BEM modifier (`row--sidebar`,
+//!    `l-outer--nav`) is not read, since it says how a block is laid out rather than what it
+//!    holds.
 //!
 //!    *Hidden* means the `hidden` attribute, or an inline style or a top-level rule of the
 //!    page's own `<style>` blocks (class, id and descendant selectors; see the `css`
@@ -478,34 +482,43 @@ impl Page {
             content_ancestors,
             heading: heading.map(|h| h.id()),
         };
-        // Only hidden elements can be revealed: a page without any (most pages) needs no
-        // count of its text.
-        if !page.any_hidden(doc) {
+        // Only hidden elements can be revealed and only elements with a mixed name can be
+        // wrappers: a page without any (most pages) needs no count of its text.
+        if !page.any_hidden_or_mixed(doc) {
             return page;
         }
-        let (total, hidden) = page.hidden_text_lens(doc.tree.root());
-        page.revealed = hidden
-            .into_iter()
-            .filter(|&(_, len)| len * 2 >= total.max(1))
-            .map(|(id, _)| id)
-            .collect();
+        let (total, counted) = page.hidden_text_lens(doc.tree.root());
+        for (id, len, hidden) in counted {
+            if len * 2 >= total.max(1) {
+                if hidden {
+                    page.revealed.insert(id);
+                } else {
+                    page.content_ancestors.insert(id);
+                }
+            }
+        }
         page
     }
 
-    /// Whether any element of the document is hidden (by [`Page::hides`]); a quick look at
-    /// attributes, without the text counts of [`Page::hidden_text_lens`].
-    fn any_hidden(&self, doc: &Html) -> bool {
+    /// Whether any element of the document is hidden (by [`Page::hides_with`]) or has a
+    /// [mixed name](mixed_name); a quick look at attributes, without the text counts of
+    /// [`Page::hidden_text_lens`].
+    fn any_hidden_or_mixed(&self, doc: &Html) -> bool {
         !self.css_hidden.is_empty()
             || doc.tree.nodes().any(|node| match node.value() {
-                Node::Element(el) => self.hides(node, el),
+                Node::Element(el) => {
+                    let attrs = KnownAttrs::of(el);
+                    self.hides_with(node, &attrs) || mixed_name(attrs.class, attrs.id)
+                }
                 _ => false,
             })
     }
 
-    /// The page's text length and that of every hidden element, in one pass (per-element
-    /// walks would be quadratic on the deeply nested trees of malformed pages). Text under
-    /// excluded tags (scripts, styles, ...) does not count.
-    fn hidden_text_lens(&self, root: NodeRef<'_, Node>) -> (usize, Vec<(NodeId, usize)>) {
+    /// The page's text length and that of every hidden element and every element with a
+    /// [mixed name](mixed_name) (`true` for hidden), in one pass (per-element walks would be
+    /// quadratic on the deeply nested trees of malformed pages). Text under excluded tags
+    /// (scripts, styles, ...) does not count.
+    fn hidden_text_lens(&self, root: NodeRef<'_, Node>) -> (usize, Vec<(NodeId, usize, bool)>) {
         let mut hidden = Vec::new();
         // Text length of each open element; the bottom entry is the whole document.
         let mut open: Vec<usize> = vec![0];
@@ -538,8 +551,11 @@ impl Page {
                     if let Some(parent) = open.last_mut() {
                         *parent += len;
                     }
-                    if self.hides(node, el) {
-                        hidden.push((node.id(), len));
+                    let attrs = KnownAttrs::of(el);
+                    if self.hides_with(node, &attrs) {
+                        hidden.push((node.id(), len, true));
+                    } else if mixed_name(attrs.class, attrs.id) {
+                        hidden.push((node.id(), len, false));
                     }
                 }
                 Edge::Open(_) => {}
@@ -548,13 +564,8 @@ impl Page {
         (open.first().copied().unwrap_or(0), hidden)
     }
 
-    /// Whether an element is hidden by the `hidden` attribute, its inline style or the page's
-    /// stylesheet (ignoring [`Page::revealed`]).
-    fn hides(&self, node: NodeRef<'_, Node>, el: &Element) -> bool {
-        self.hides_with(node, &KnownAttrs::of(el))
-    }
-
-    /// [`Page::hides`] with the element's attributes read already.
+    /// Whether an element, whose attributes are read already, is hidden by the `hidden`
+    /// attribute, its inline style or the page's stylesheet (ignoring [`Page::revealed`]).
     fn hides_with(&self, node: NodeRef<'_, Node>, attrs: &KnownAttrs<'_>) -> bool {
         attrs.hidden
             || attrs.style.is_some_and(css::hides)
@@ -685,6 +696,24 @@ fn looks_like_boilerplate(class: Option<&str>, id: Option<&str>) -> bool {
         }
     }
     boilerplate && !content
+}
+
+/// Whether a class name (or the id) mixes a boilerplate word and a content word. Such a name
+/// is ambiguous: `comment-content` is a comment's text, but `content-sidebar-wrap` and
+/// `sidebar-and-content-body` are layout wrappers around the article and its sidebar. One
+/// that holds at least half of the page's text is a wrapper ([`Page::new`] then keeps it
+/// like an ancestor of the title heading); a comment's text never holds that much.
+fn mixed_name(class: Option<&str>, id: Option<&str>) -> bool {
+    let mut word = String::new();
+    class
+        .into_iter()
+        .flat_map(str::split_whitespace)
+        .chain(id.map(str::trim))
+        .any(|name| {
+            let name = name.split_once("--").map_or(name, |(block, _)| block);
+            any_word(name, &mut word, is_content_word)
+                && any_word(name, &mut word, is_boilerplate_word)
+        })
 }
 
 fn is_boilerplate_word(word: &str) -> bool {
@@ -1657,6 +1686,35 @@ mod tests {
         let text = extract(html, &base()).text;
         assert!(text.contains("Beat the butter"), "{text}");
         assert!(!text.contains("About me"), "{text}");
+    }
+
+    #[test]
+    fn a_wrapper_with_a_mixed_name_holding_most_of_the_page_is_kept_without_a_title_heading() {
+        // The headline does not repeat the title, so nothing marks the wrapper as the
+        // article's; it holds most of the page's text, which a comment's text never does.
+        let html = format!(
+            "<html><head><title>Ideas for a small nursery</title></head><body>\
+             <div class=\"content-sidebar-wrap\"><main class=\"content\"><article>\
+             <h1>Twenty clever ideas when you are tight on space</h1><p>{LONG}</p><p>{LONG}</p>\
+             </article></main><div class=\"sidebar\"><p>About me: a mother of two.</p></div>\
+             </div></body></html>"
+        );
+        let text = extract(&html, &base()).text;
+        assert!(text.contains("The keeper climbed"), "{text}");
+        assert!(!text.contains("About me"), "{text}");
+    }
+
+    #[test]
+    fn a_comment_content_block_with_little_of_the_page_stays_out() {
+        let html = format!(
+            "<html><head><title>The Keeper</title></head><body><article><h1>The Keeper</h1>\
+             <p>{LONG}</p><p>{LONG}</p><p>{LONG}</p></article><div class=\"comment-content\">\
+             <p>Great story, I read it twice on the train home and cried at the ending.</p>\
+             </div></body></html>"
+        );
+        let text = extract(&html, &base()).text;
+        assert!(text.contains("The keeper climbed"), "{text}");
+        assert!(!text.contains("Great story"), "{text}");
     }
 
     #[test]
