@@ -780,6 +780,7 @@ fn main_text(doc: &Html, title: Option<&str>) -> String {
                 && best.page_text >= own + SPREAD_PROSE_MIN
                 && (page.heading.is_some()
                     || own * SPREAD_SHARE.1 < best.page_text * SPREAD_SHARE.0)
+                && could_spread(root, best.node, &page)
                 && let Some(spread) = spread_text(root, best.node, own, &page, title)
             {
                 paragraphs = spread;
@@ -870,6 +871,79 @@ fn spread_text(
     (page.heading.is_some() || own * SPREAD_SHARE.1 < total * SPREAD_SHARE.0).then_some(spread)
 }
 
+/// Whether a paragraph that [`spread_text`] would take could lie outside the best block: a
+/// run of [`SPREAD_PROSE_MIN`] characters between block boundaries, outside excluded elements
+/// and list items, in the title's column ([`title_column`]) or, without a title heading, in
+/// the page. An upper bound from one walk of that text, which spares most pages (a chapter
+/// under its heading and pager) the spread's renders of the whole page.
+fn could_spread(root: NodeRef<'_, Node>, best: NodeRef<'_, Node>, page: &Page) -> bool {
+    let scope = title_column(best, page).unwrap_or(root);
+    let mut run = 0usize;
+    let mut skip: Option<NodeId> = None;
+    for edge in scope.traverse() {
+        match edge {
+            Edge::Open(node) => {
+                if skip.is_some() {
+                    continue;
+                }
+                match node.value() {
+                    Node::Element(el) => {
+                        if node.id() == best.id()
+                            || matches!(el.name(), "li" | "dd")
+                            || (node.id() != scope.id() && page.is_excluded(node, el, Mode::Full))
+                        {
+                            run = 0;
+                            skip = Some(node.id());
+                        } else if is_block(el.name()) {
+                            run = 0;
+                        }
+                    }
+                    Node::Text(text) => {
+                        run += lines::significant_len(text);
+                        if run >= SPREAD_PROSE_MIN {
+                            return true;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Edge::Close(node) => {
+                if let Some(id) = skip {
+                    if id == node.id() {
+                        skip = None;
+                    }
+                    continue;
+                }
+                if let Node::Element(el) = node.value()
+                    && is_block(el.name())
+                {
+                    run = 0;
+                }
+            }
+        }
+    }
+    false
+}
+
+/// The title's column: the smallest element holding the best block and the heading that
+/// repeats the title, or the `<article>` around it. `None` without a title heading.
+fn title_column<'a>(best: NodeRef<'a, Node>, page: &Page) -> Option<NodeRef<'a, Node>> {
+    let heading = best.tree().get(page.heading?)?;
+    let up: Vec<NodeId> = std::iter::once(best)
+        .chain(best.ancestors())
+        .map(|n| n.id())
+        .collect();
+    let meet = std::iter::once(heading)
+        .chain(heading.ancestors())
+        .find(|a| up.contains(&a.id()))?;
+    let article = std::iter::once(meet).chain(meet.ancestors()).find(|a| {
+        a.value()
+            .as_element()
+            .is_some_and(|e| e.name() == "article")
+    });
+    Some(article.unwrap_or(meet))
+}
+
 /// The block holding a rendered paragraph's block: the parent of its `<p>` (or heading, or
 /// text block), or of its list when it is a list item. `tree` is any node of the document.
 fn container(tree: NodeRef<'_, Node>, r: &lines::Rendered) -> Option<NodeId> {
@@ -957,18 +1031,7 @@ impl<'a> Place<'a> {
             .enumerate()
             .map(|(i, n)| (n.id(), i))
             .collect();
-        let column = page.heading.and_then(|h| {
-            let h = best.tree().get(h)?;
-            let meet = std::iter::once(h)
-                .chain(h.ancestors())
-                .find(|a| up.contains_key(&a.id()))?;
-            let article = std::iter::once(meet).chain(meet.ancestors()).find(|a| {
-                a.value()
-                    .as_element()
-                    .is_some_and(|e| e.name() == "article")
-            });
-            up.get(&article.unwrap_or(meet).id()).copied()
-        });
+        let column = title_column(best, page).and_then(|c| up.get(&c.id()).copied());
         Place {
             best,
             up,
