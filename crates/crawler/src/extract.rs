@@ -1768,6 +1768,30 @@ mod tests {
     }
 
     #[test]
+    fn the_spread_is_skipped_when_no_paragraph_of_its_length_lies_in_the_column() {
+        let page_with = |aside: &str| {
+            format!(
+                "<html><head><title>Chapter 4</title></head><body><div class=\"wrap\">\
+                 <div class=\"col-l\"><h2>Chapter 4</h2><div id=\"text\"><p>{LONG}</p>\
+                 <p>{LONG}</p></div><div class=\"pages\"><a href=\"3.html\">Prev</a> \
+                 <a href=\"5.html\">Next</a></div>{aside}</div><div class=\"col-r\"><p>{LONG}\
+                 </p></div></div></body></html>"
+            )
+        };
+        let could = |html: &str| {
+            let doc = Html::parse_document(html);
+            let page = Page::new(&doc, Some("Chapter 4"));
+            let best = best_block(doc.tree.root(), Mode::Full, &page).unwrap();
+            could_spread(doc.tree.root(), best.node, &page)
+        };
+        // The pager and the heading are short; the long text beside the column is not in it.
+        assert!(!could(&page_with("")));
+        assert!(could(&page_with(&format!("<p>{LONG}</p>"))));
+        // List items never join as paragraphs.
+        assert!(!could(&page_with(&format!("<ul><li>{LONG}</li></ul>"))));
+    }
+
+    #[test]
     fn a_comment_content_block_with_little_of_the_page_stays_out() {
         let html = format!(
             "<html><head><title>The Keeper</title></head><body><article><h1>The Keeper</h1>\
