@@ -12,8 +12,12 @@
 //!    `<div class="comment-content">` does not. Class rules judge what sits *beside* the
 //!    content, never what holds it: an element containing the heading that repeats the title
 //!    or an `itemprop="articleBody"` is kept whatever its class says (`content-sidebar-wrap`,
-//!    a blog's `widget Blog` box), and a BEM modifier (`row--sidebar`, `l-outer--nav`) is not
-//!    read, since it says how a block is laid out rather than what it holds.
+//!    a blog's `widget Blog` box), and so is an element whose name mixes a boilerplate word
+//!    and a content word when it holds at least half of the page's text (a wrapper such as
+//!    `sidebar-and-content-body` around an article whose headline differs from the title; a
+//!    `comment-content` never holds that much). A BEM modifier (`row--sidebar`,
+//!    `l-outer--nav`) is not read, since it says how a block is laid out rather than what it
+//!    holds.
 //!
 //!    *Hidden* means the `hidden` attribute, or an inline style or a top-level rule of the
 //!    page's own `<style>` blocks (class, id and descendant selectors; see the `css`
@@ -42,14 +46,20 @@
 //!    blocks whose text is mostly links ("More on this story" lists with their heading) and
 //!    that hold little else (a wrapper whose menus outweigh its article keeps the article).
 //!
-//!    When that block holds under 70 % of the page's prose, the text is spread over several
-//!    blocks (an article in sibling sections, a page builder's text columns): every paragraph
-//!    of at least 60 characters outside boilerplate, outside list items and outside runs of
-//!    repeated items then joins it, in page order, while short lines elsewhere (dates,
-//!    categories, widget headings), lists of long items and reply threads (book blurbs,
-//!    reviews, forum replies: sibling blocks of one shape, each with a link line and no
-//!    heading; the `items` submodule) stay out. Pages with one main block, chapters on piracy
-//!    sites among them, keep exactly that block's text.
+//!    The text may be spread over several blocks (an article in sibling sections, a page
+//!    builder's text columns). When the page has a heading that repeats its title, or else
+//!    when the best block holds under 70 % of the page's prose, every paragraph of at least
+//!    60 characters outside boilerplate, outside list items and outside runs of repeated items
+//!    joins it, in page order, while short lines elsewhere (dates, categories, widget
+//!    headings), lists of long items and reply threads (book blurbs, reviews, forum replies:
+//!    sibling blocks of one shape, each with a link line and no heading; the `items`
+//!    submodule) stay out. Where a paragraph sits decides too: with a title heading, only
+//!    paragraphs inside the *column* (the smallest element holding the heading and the best
+//!    block, or the `<article>` around it) join, so a notice in a sidebar or a paywall line in
+//!    a rail stays out, and a navigation bar (`<nav>`, a chapter `<select>`, a pager) between a
+//!    paragraph and the best block, where the two part, keeps out a book's description under
+//!    the pager or a story's summary above the chapter menu. The short lines, subheadings and
+//!    lists that share a container with a joined paragraph join with it (a section's own).
 //! 4. Clean the paragraphs (the `lines` submodule): site ads written into the text
 //!    ("天才一秒记住本站地址…", "最新章节请访问…"), page furniture ("本章未完，点击下一页继续阅读",
 //!    "(本章完)", "Advertisement"), byline and editor lines at the ends, the heading repeated
@@ -441,6 +451,8 @@ struct Page {
     /// blog's `widget Blog` box holds the article itself, and dropping it drops the text.
     /// Class rules judge what sits *beside* the content, never what contains it.
     content_ancestors: HashSet<NodeId>,
+    /// The heading that repeats the page title.
+    heading: Option<NodeId>,
 }
 
 impl Page {
@@ -468,35 +480,45 @@ impl Page {
                 parent.parent().unwrap_or(parent).id()
             }),
             content_ancestors,
+            heading: heading.map(|h| h.id()),
         };
-        // Only hidden elements can be revealed: a page without any (most pages) needs no
-        // count of its text.
-        if !page.any_hidden(doc) {
+        // Only hidden elements can be revealed and only elements with a mixed name can be
+        // wrappers: a page without any (most pages) needs no count of its text.
+        if !page.any_hidden_or_mixed(doc) {
             return page;
         }
-        let (total, hidden) = page.hidden_text_lens(doc.tree.root());
-        page.revealed = hidden
-            .into_iter()
-            .filter(|&(_, len)| len * 2 >= total.max(1))
-            .map(|(id, _)| id)
-            .collect();
+        let (total, counted) = page.hidden_text_lens(doc.tree.root());
+        for (id, len, hidden) in counted {
+            if len * 2 >= total.max(1) {
+                if hidden {
+                    page.revealed.insert(id);
+                } else {
+                    page.content_ancestors.insert(id);
+                }
+            }
+        }
         page
     }
 
-    /// Whether any element of the document is hidden (by [`Page::hides`]); a quick look at
-    /// attributes, without the text counts of [`Page::hidden_text_lens`].
-    fn any_hidden(&self, doc: &Html) -> bool {
+    /// Whether any element of the document is hidden (by [`Page::hides_with`]) or has a
+    /// [mixed name](mixed_name); a quick look at attributes, without the text counts of
+    /// [`Page::hidden_text_lens`].
+    fn any_hidden_or_mixed(&self, doc: &Html) -> bool {
         !self.css_hidden.is_empty()
             || doc.tree.nodes().any(|node| match node.value() {
-                Node::Element(el) => self.hides(node, el),
+                Node::Element(el) => {
+                    let attrs = KnownAttrs::of(el);
+                    self.hides_with(node, &attrs) || mixed_name(attrs.class, attrs.id)
+                }
                 _ => false,
             })
     }
 
-    /// The page's text length and that of every hidden element, in one pass (per-element
-    /// walks would be quadratic on the deeply nested trees of malformed pages). Text under
-    /// excluded tags (scripts, styles, ...) does not count.
-    fn hidden_text_lens(&self, root: NodeRef<'_, Node>) -> (usize, Vec<(NodeId, usize)>) {
+    /// The page's text length and that of every hidden element and every element with a
+    /// [mixed name](mixed_name) (`true` for hidden), in one pass (per-element walks would be
+    /// quadratic on the deeply nested trees of malformed pages). Text under excluded tags
+    /// (scripts, styles, ...) does not count.
+    fn hidden_text_lens(&self, root: NodeRef<'_, Node>) -> (usize, Vec<(NodeId, usize, bool)>) {
         let mut hidden = Vec::new();
         // Text length of each open element; the bottom entry is the whole document.
         let mut open: Vec<usize> = vec![0];
@@ -529,8 +551,11 @@ impl Page {
                     if let Some(parent) = open.last_mut() {
                         *parent += len;
                     }
-                    if self.hides(node, el) {
-                        hidden.push((node.id(), len));
+                    let attrs = KnownAttrs::of(el);
+                    if self.hides_with(node, &attrs) {
+                        hidden.push((node.id(), len, true));
+                    } else if mixed_name(attrs.class, attrs.id) {
+                        hidden.push((node.id(), len, false));
                     }
                 }
                 Edge::Open(_) => {}
@@ -539,13 +564,8 @@ impl Page {
         (open.first().copied().unwrap_or(0), hidden)
     }
 
-    /// Whether an element is hidden by the `hidden` attribute, its inline style or the page's
-    /// stylesheet (ignoring [`Page::revealed`]).
-    fn hides(&self, node: NodeRef<'_, Node>, el: &Element) -> bool {
-        self.hides_with(node, &KnownAttrs::of(el))
-    }
-
-    /// [`Page::hides`] with the element's attributes read already.
+    /// Whether an element, whose attributes are read already, is hidden by the `hidden`
+    /// attribute, its inline style or the page's stylesheet (ignoring [`Page::revealed`]).
     fn hides_with(&self, node: NodeRef<'_, Node>, attrs: &KnownAttrs<'_>) -> bool {
         attrs.hidden
             || attrs.style.is_some_and(css::hides)
@@ -678,6 +698,24 @@ fn looks_like_boilerplate(class: Option<&str>, id: Option<&str>) -> bool {
     boilerplate && !content
 }
 
+/// Whether a class name (or the id) mixes a boilerplate word and a content word. Such a name
+/// is ambiguous: `comment-content` is a comment's text, but `content-sidebar-wrap` and
+/// `sidebar-and-content-body` are layout wrappers around the article and its sidebar. One
+/// that holds at least half of the page's text is a wrapper ([`Page::new`] then keeps it
+/// like an ancestor of the title heading); a comment's text never holds that much.
+fn mixed_name(class: Option<&str>, id: Option<&str>) -> bool {
+    let mut word = String::new();
+    class
+        .into_iter()
+        .flat_map(str::split_whitespace)
+        .chain(id.map(str::trim))
+        .any(|name| {
+            let name = name.split_once("--").map_or(name, |(block, _)| block);
+            any_word(name, &mut word, is_content_word)
+                && any_word(name, &mut word, is_boilerplate_word)
+        })
+}
+
 fn is_boilerplate_word(word: &str) -> bool {
     is_boilerplate_whole_word(word)
         || BOILERPLATE_AFFIXES
@@ -740,7 +778,9 @@ fn main_text(doc: &Html, title: Option<&str>) -> String {
             // the page's text.
             if mode == Mode::Full
                 && best.page_text >= own + SPREAD_PROSE_MIN
-                && own * SPREAD_SHARE.1 < best.page_text * SPREAD_SHARE.0
+                && (page.heading.is_some()
+                    || own * SPREAD_SHARE.1 < best.page_text * SPREAD_SHARE.0)
+                && could_spread(root, best.node, &page)
                 && let Some(spread) = spread_text(root, best.node, own, &page, title)
             {
                 paragraphs = spread;
@@ -768,8 +808,11 @@ const SPREAD_PROSE_MIN: usize = 60;
 /// headings) stay out, and so do list items (`<li>`, `<dd>`) and runs of repeated items
 /// ([`items::repeated_items`]): lists of book blurbs, reviews and replies are lists of long
 /// items, while an article's own lists are inside its best block or short, and its sections
-/// open with headings. `None` when the best block holds enough of the prose, so pages with one
-/// main block (chapters on piracy sites, most articles) keep exactly the best block's text.
+/// open with headings. On a page with a title heading this applies whatever share the best
+/// block holds, but only to paragraphs that [`Place::admits`] (in the title's column, no
+/// navigation bar between); the short lines, subheadings and lists sharing a container with
+/// a joined paragraph then join too. `None` on a page without a title heading when the best
+/// block holds enough of the prose: it keeps exactly the best block's text.
 fn spread_text(
     root: NodeRef<'_, Node>,
     best: NodeRef<'_, Node>,
@@ -782,19 +825,251 @@ fn spread_text(
         .map(|r| r.text)
         .collect();
     let items = items::repeated_items(root, Mode::Full, page);
-    let kept: Vec<lines::Rendered> = render(root, Mode::Full, page, Some(&items))
-        .into_iter()
-        .filter(|r| {
+    let mut layout = Layout {
+        best: best.id(),
+        span: (0, 0),
+        fences: Vec::new(),
+    };
+    let all = render_laid_out(root, Mode::Full, page, Some(&items), Some(&mut layout));
+    let place = Place::new(best, page, layout);
+    let mut keep: Vec<bool> = all
+        .iter()
+        .map(|r| {
             own_paragraphs.contains(&r.text)
-                || (r.significant_len >= SPREAD_PROSE_MIN && !r.in_item)
+                || (r.significant_len >= SPREAD_PROSE_MIN && !r.in_item && place.admits(r))
         })
+        .collect();
+    // The short lines, subheadings and lists of a section that the spread took in: what sits
+    // in the same container as one of its long paragraphs is the same text.
+    let homes: HashSet<NodeId> = all
+        .iter()
+        .zip(&keep)
+        .filter(|(r, kept)| **kept && !own_paragraphs.contains(&r.text))
+        .filter_map(|(r, _)| container(best, r))
+        .collect();
+    if !homes.is_empty() {
+        for (r, kept) in all.iter().zip(keep.iter_mut()) {
+            if !*kept
+                && !r.in_repeat
+                && container(best, r).is_some_and(|c| homes.contains(&c))
+                && place.admits(r)
+            {
+                *kept = true;
+            }
+        }
+    }
+    let kept: Vec<lines::Rendered> = all
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(r, kept)| kept.then_some(r))
         .collect();
     let spread = lines::clean_rendered(kept, title);
     let total = spread
         .iter()
         .map(|p| lines::significant_len(p))
         .sum::<usize>();
-    (own * SPREAD_SHARE.1 < total * SPREAD_SHARE.0).then_some(spread)
+    (page.heading.is_some() || own * SPREAD_SHARE.1 < total * SPREAD_SHARE.0).then_some(spread)
+}
+
+/// Whether a paragraph that [`spread_text`] would take could lie outside the best block: a
+/// run of [`SPREAD_PROSE_MIN`] characters between block boundaries, outside excluded elements
+/// and list items, in the title's column ([`title_column`]) or, without a title heading, in
+/// the page. An upper bound from one walk of that text, which spares most pages (a chapter
+/// under its heading and pager) the spread's renders of the whole page.
+fn could_spread(root: NodeRef<'_, Node>, best: NodeRef<'_, Node>, page: &Page) -> bool {
+    let scope = title_column(best, page).unwrap_or(root);
+    let mut run = 0usize;
+    let mut skip: Option<NodeId> = None;
+    for edge in scope.traverse() {
+        match edge {
+            Edge::Open(node) => {
+                if skip.is_some() {
+                    continue;
+                }
+                match node.value() {
+                    Node::Element(el) => {
+                        if node.id() == best.id()
+                            || matches!(el.name(), "li" | "dd")
+                            || (node.id() != scope.id() && page.is_excluded(node, el, Mode::Full))
+                        {
+                            run = 0;
+                            skip = Some(node.id());
+                        } else if is_block(el.name()) {
+                            run = 0;
+                        }
+                    }
+                    Node::Text(text) => {
+                        run += lines::significant_len(text);
+                        if run >= SPREAD_PROSE_MIN {
+                            return true;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Edge::Close(node) => {
+                if let Some(id) = skip {
+                    if id == node.id() {
+                        skip = None;
+                    }
+                    continue;
+                }
+                if let Node::Element(el) = node.value()
+                    && is_block(el.name())
+                {
+                    run = 0;
+                }
+            }
+        }
+    }
+    false
+}
+
+/// The title's column: the smallest element holding the best block and the heading that
+/// repeats the title, or the `<article>` around it. `None` without a title heading.
+fn title_column<'a>(best: NodeRef<'a, Node>, page: &Page) -> Option<NodeRef<'a, Node>> {
+    let heading = best.tree().get(page.heading?)?;
+    let up: Vec<NodeId> = std::iter::once(best)
+        .chain(best.ancestors())
+        .map(|n| n.id())
+        .collect();
+    let meet = std::iter::once(heading)
+        .chain(heading.ancestors())
+        .find(|a| up.contains(&a.id()))?;
+    let article = std::iter::once(meet).chain(meet.ancestors()).find(|a| {
+        a.value()
+            .as_element()
+            .is_some_and(|e| e.name() == "article")
+    });
+    Some(article.unwrap_or(meet))
+}
+
+/// The block holding a rendered paragraph's block: the parent of its `<p>` (or heading, or
+/// text block), or of its list when it is a list item. `tree` is any node of the document.
+fn container(tree: NodeRef<'_, Node>, r: &lines::Rendered) -> Option<NodeId> {
+    let is = |n: &NodeRef<'_, Node>, test: fn(&str) -> bool| {
+        n.value().as_element().is_some_and(|e| test(e.name()))
+    };
+    let at = tree.tree().get(r.at?.0)?;
+    let mut block = at.ancestors().find(|a| is(a, is_block))?;
+    if is(&block, |name| matches!(name, "li" | "dd" | "dt")) {
+        block = block
+            .ancestors()
+            .find(|a| is(a, |name| matches!(name, "ul" | "ol" | "dl")))?;
+    }
+    block.parent().map(|p| p.id())
+}
+
+/// What a render of the whole page records about its layout for [`spread_text`].
+struct Layout {
+    /// The best block.
+    best: NodeId,
+    /// Text nodes met before the best block opened and when it closed.
+    span: (u32, u32),
+    /// Navigation bars (see [`is_fence`]): text nodes met before each, and its parent.
+    fences: Vec<(u32, NodeId)>,
+}
+
+/// Longest text (significant characters) of a dropped block that [`is_fence`] reads as a
+/// navigation bar: a pager or a chapter bar has a few words, a related-stories box has
+/// headlines.
+const FENCE_MAX_TEXT: usize = 40;
+
+/// Whether a dropped element is a navigation bar that closes or opens a text: `<nav>`,
+/// `<select>` (a chapter menu), or a short block that is mostly link text ("Page 1 of 3 Next
+/// page »", "« Prev | Chapters | Next »").
+fn is_fence(node: NodeRef<'_, Node>, el: &Element) -> bool {
+    if matches!(el.name(), "nav" | "select") {
+        return true;
+    }
+    if is_excluded_tag(el.name()) {
+        return false;
+    }
+    let (mut text, mut links) = (0usize, 0usize);
+    for d in node.descendants() {
+        if let Node::Text(t) = d.value() {
+            let n = lines::significant_len(t);
+            text += n;
+            if text > FENCE_MAX_TEXT {
+                return false;
+            }
+            let in_link = d
+                .ancestors()
+                .take_while(|a| a.id() != node.id())
+                .any(|a| a.value().as_element().is_some_and(|e| e.name() == "a"));
+            if in_link {
+                links += n;
+            }
+        }
+    }
+    text > 0 && links * 2 > text
+}
+
+/// Where the text of a page lies, for [`spread_text`]: the column of the best block and the
+/// navigation bars around it.
+///
+/// A paragraph outside the best block joins it only from within the *column*: the smallest
+/// element holding both the best block and the heading that repeats the title (widened to the
+/// `<article>` around it, when there is one, for pages that head the article with a box of
+/// its own). A sidebar's notice, a rail's paywall note or the comment column sit beside that
+/// element, not in it. Within the column, a paragraph that a navigation bar separates from
+/// the best block, at the level where the two part (a pager under the chapter, then a book's
+/// description; a chapter menu between a story's summary and the story), is not the text.
+struct Place<'a> {
+    best: NodeRef<'a, Node>,
+    /// The best block and its ancestors, with their distance from it.
+    up: HashMap<NodeId, usize>,
+    /// The column's distance above the best block.
+    column: Option<usize>,
+    layout: Layout,
+}
+
+impl<'a> Place<'a> {
+    fn new(best: NodeRef<'a, Node>, page: &Page, layout: Layout) -> Place<'a> {
+        let up: HashMap<NodeId, usize> = std::iter::once(best)
+            .chain(best.ancestors())
+            .enumerate()
+            .map(|(i, n)| (n.id(), i))
+            .collect();
+        let column = title_column(best, page).and_then(|c| up.get(&c.id()).copied());
+        Place {
+            best,
+            up,
+            column,
+            layout,
+        }
+    }
+
+    /// Whether a paragraph outside the best block lies in its column with no navigation bar
+    /// between them.
+    fn admits(&self, r: &lines::Rendered) -> bool {
+        let Some((at, order)) = r.at else {
+            return true;
+        };
+        let Some(node) = self.best.tree().get(at) else {
+            return true;
+        };
+        let Some((level, meet)) = node
+            .ancestors()
+            .find_map(|a| Some((*self.up.get(&a.id())?, a)))
+        else {
+            return true;
+        };
+        if self.column.is_some_and(|column| level > column) {
+            return false;
+        }
+        let (start, end) = self.layout.span;
+        let (from, to) = if order < start {
+            (order, start)
+        } else {
+            (end, order)
+        };
+        !self
+            .layout
+            .fences
+            .iter()
+            .any(|&(at, parent)| parent == meet.id() && (from..=to).contains(&at))
+    }
 }
 
 struct Frame<'a> {
@@ -975,6 +1250,10 @@ struct Paragraphs {
     link_chars: usize,
     /// Some of `line` sits in a list item.
     in_item: bool,
+    /// Some of `line` sits in a repeated item.
+    in_repeat: bool,
+    /// See [`lines::Rendered::at`].
+    at: Option<(NodeId, u32)>,
 }
 
 impl Paragraphs {
@@ -1014,6 +1293,8 @@ impl Paragraphs {
                 text: std::mem::take(&mut self.line),
                 significant_len: self.chars,
                 in_item: self.in_item,
+                in_repeat: self.in_repeat,
+                at: self.at,
             });
         }
         self.line.clear();
@@ -1021,6 +1302,8 @@ impl Paragraphs {
         self.chars = 0;
         self.link_chars = 0;
         self.in_item = false;
+        self.in_repeat = false;
+        self.at = None;
     }
 }
 
@@ -1097,6 +1380,20 @@ fn render(
     page: &Page,
     items: Option<&HashSet<NodeId>>,
 ) -> Vec<lines::Rendered> {
+    render_laid_out(root, mode, page, items, None)
+}
+
+/// [`render`], recording the [`Layout`] when asked.
+fn render_laid_out(
+    root: NodeRef<'_, Node>,
+    mode: Mode,
+    page: &Page,
+    items: Option<&HashSet<NodeId>>,
+    mut layout: Option<&mut Layout>,
+) -> Vec<lines::Rendered> {
+    // Text nodes met so far.
+    let mut texts: u32 = 0;
+    let mut repeat_depth = 0usize;
     let link_heavy = link_heavy_blocks(root, mode, page);
     let mut p = Paragraphs::default();
     let mut skip: Option<NodeId> = None;
@@ -1116,8 +1413,19 @@ fn render(
                         if node != root
                             && (page.is_excluded(node, el, mode) || link_heavy.contains(&node.id()))
                         {
+                            if let Some(layout) = layout.as_deref_mut()
+                                && let Some(parent) = node.parent()
+                                && is_fence(node, el)
+                            {
+                                layout.fences.push((texts, parent.id()));
+                            }
                             skip = Some(node.id());
                             continue;
+                        }
+                        if let Some(layout) = layout.as_deref_mut()
+                            && layout.best == node.id()
+                        {
+                            layout.span.0 = texts;
                         }
                         match el.name() {
                             "br" => p.end_paragraph(),
@@ -1134,6 +1442,7 @@ fn render(
                             name if is_block(name) => {
                                 if items.is_some_and(|i| i.contains(&node.id())) {
                                     item_depth += 1;
+                                    repeat_depth += 1;
                                 }
                                 p.end_paragraph()
                             }
@@ -1141,7 +1450,14 @@ fn render(
                         }
                     }
                     Node::Text(text) => {
-                        p.in_item |= item_depth > 0 && !text.trim().is_empty();
+                        texts += 1;
+                        if !text.trim().is_empty() {
+                            p.in_item |= item_depth > 0;
+                            p.in_repeat |= repeat_depth > 0;
+                            if p.at.is_none() {
+                                p.at = Some((node.id(), texts));
+                            }
+                        }
                         if pre_depth > 0 {
                             let mut lines = text.split('\n');
                             if let Some(first) = lines.next() {
@@ -1165,6 +1481,11 @@ fn render(
                     }
                     continue;
                 }
+                if let Some(layout) = layout.as_deref_mut()
+                    && layout.best == node.id()
+                {
+                    layout.span.1 = texts;
+                }
                 if let Node::Element(el) = node.value() {
                     match el.name() {
                         "a" => link_depth = link_depth.saturating_sub(1),
@@ -1180,6 +1501,7 @@ fn render(
                             p.end_paragraph();
                             if items.is_some_and(|i| i.contains(&node.id())) {
                                 item_depth = item_depth.saturating_sub(1);
+                                repeat_depth = repeat_depth.saturating_sub(1);
                             }
                         }
                         _ => {}
@@ -1430,6 +1752,59 @@ mod tests {
     }
 
     #[test]
+    fn a_wrapper_with_a_mixed_name_holding_most_of_the_page_is_kept_without_a_title_heading() {
+        // The headline does not repeat the title, so nothing marks the wrapper as the
+        // article's; it holds most of the page's text, which a comment's text never does.
+        let html = format!(
+            "<html><head><title>Ideas for a small nursery</title></head><body>\
+             <div class=\"content-sidebar-wrap\"><main class=\"content\"><article>\
+             <h1>Twenty clever ideas when you are tight on space</h1><p>{LONG}</p><p>{LONG}</p>\
+             </article></main><div class=\"sidebar\"><p>About me: a mother of two.</p></div>\
+             </div></body></html>"
+        );
+        let text = extract(&html, &base()).text;
+        assert!(text.contains("The keeper climbed"), "{text}");
+        assert!(!text.contains("About me"), "{text}");
+    }
+
+    #[test]
+    fn the_spread_is_skipped_when_no_paragraph_of_its_length_lies_in_the_column() {
+        let page_with = |aside: &str| {
+            format!(
+                "<html><head><title>Chapter 4</title></head><body><div class=\"wrap\">\
+                 <div class=\"col-l\"><h2>Chapter 4</h2><div id=\"text\"><p>{LONG}</p>\
+                 <p>{LONG}</p></div><div class=\"pages\"><a href=\"3.html\">Prev</a> \
+                 <a href=\"5.html\">Next</a></div>{aside}</div><div class=\"col-r\"><p>{LONG}\
+                 </p></div></div></body></html>"
+            )
+        };
+        let could = |html: &str| {
+            let doc = Html::parse_document(html);
+            let page = Page::new(&doc, Some("Chapter 4"));
+            let best = best_block(doc.tree.root(), Mode::Full, &page).unwrap();
+            could_spread(doc.tree.root(), best.node, &page)
+        };
+        // The pager and the heading are short; the long text beside the column is not in it.
+        assert!(!could(&page_with("")));
+        assert!(could(&page_with(&format!("<p>{LONG}</p>"))));
+        // List items never join as paragraphs.
+        assert!(!could(&page_with(&format!("<ul><li>{LONG}</li></ul>"))));
+    }
+
+    #[test]
+    fn a_comment_content_block_with_little_of_the_page_stays_out() {
+        let html = format!(
+            "<html><head><title>The Keeper</title></head><body><article><h1>The Keeper</h1>\
+             <p>{LONG}</p><p>{LONG}</p><p>{LONG}</p></article><div class=\"comment-content\">\
+             <p>Great story, I read it twice on the train home and cried at the ending.</p>\
+             </div></body></html>"
+        );
+        let text = extract(&html, &base()).text;
+        assert!(text.contains("The keeper climbed"), "{text}");
+        assert!(!text.contains("Great story"), "{text}");
+    }
+
+    #[test]
     fn a_bem_modifier_does_not_make_a_block_boilerplate() {
         // `--sidebar` says how the row is laid out; the row is the article.
         let html = r#"<html><head><title>News</title></head><body>
@@ -1464,6 +1839,57 @@ mod tests {
         let text = extract(&html, &base()).text;
         assert!(text.starts_with("很多年以后"), "{text}");
         assert!(!text.contains("西市"), "{text}");
+    }
+
+    const LONG: &str = "The keeper climbed the stairs of the lighthouse every evening at dusk, \
+                        counting the steps aloud, and lit the lamp before the fishing boats came \
+                        home across the grey water of the bay. ";
+
+    #[test]
+    fn with_a_title_heading_a_short_second_section_joins_the_article() {
+        // The first section holds far more than 70 % of the prose: only the title's column
+        // says that the second one belongs to the text.
+        let html = format!(
+            "<html><head><title>The Keeper</title></head><body><div class=\"story\">\
+             <h1>The Keeper</h1><div class=\"part\"><p>{LONG}</p><p>{LONG}</p><p>{LONG}</p></div>\
+             <div class=\"part-b\"><h2>Winter</h2><p>In winter the ice closed the harbour \
+             and the keeper wrote long letters that nobody answered.</p><p>Short line.</p>\
+             </div></div></body></html>"
+        );
+        let text = extract(&html, &base()).text;
+        assert!(text.contains("In winter the ice"), "{text}");
+        // The section's heading and short line come with it.
+        assert!(text.contains("Winter\n"), "{text}");
+        assert!(text.contains("Short line."), "{text}");
+    }
+
+    #[test]
+    fn a_notice_in_the_column_beside_the_titled_text_stays_out() {
+        let html = format!(
+            "<html><head><title>Chapter 4</title></head><body><div class=\"wrap\">\
+             <div class=\"col-l\"><h2>Chapter 4</h2><div id=\"text\"><p>{LONG}</p><p>{LONG}</p>\
+             </div></div><div class=\"col-r\"><div class=\"mod\"><div>Dear readers, the site \
+             has been upgraded and chapters now load faster; report any missing chapter to us.\
+             </div></div></div></div></body></html>"
+        );
+        let text = extract(&html, &base()).text;
+        assert!(text.contains("The keeper climbed"), "{text}");
+        assert!(!text.contains("Dear readers"), "{text}");
+    }
+
+    #[test]
+    fn a_description_after_the_pager_under_the_text_stays_out() {
+        let html = format!(
+            "<html><head><title>Chapter 4</title></head><body><div id=\"wrap\">\
+             <h2>Chapter 4</h2><pre>{LONG}\n{LONG}</pre>\
+             <div class=\"pages\">Page 1 of 3 <a href=\"?page=2\">Next page &raquo;</a></div>\
+             <div class=\"book\"><h3>About this book</h3><p>A collection of twelve stories \
+             about a lighthouse keeper, first published in a monthly magazine.</p></div>\
+             </div></body></html>"
+        );
+        let text = extract(&html, &base()).text;
+        assert!(text.contains("The keeper climbed"), "{text}");
+        assert!(!text.contains("twelve stories"), "{text}");
     }
 
     #[test]

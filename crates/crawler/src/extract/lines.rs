@@ -300,6 +300,11 @@ pub(super) struct Rendered {
     pub(super) significant_len: usize,
     /// Inside a list item (`<li>`, `<dd>`) or a repeated item (a reply, a review, a blurb).
     pub(super) in_item: bool,
+    /// Inside a run of repeated items (not merely a list item).
+    pub(super) in_repeat: bool,
+    /// The text node the paragraph starts in, and how many text nodes the render had met
+    /// by then (its place in page order).
+    pub(super) at: Option<(ego_tree::NodeId, u32)>,
 }
 
 /// [`clean_rendered`] on bare paragraphs.
@@ -311,6 +316,8 @@ fn clean(paragraphs: Vec<String>, title: Option<&str>) -> Vec<String> {
             significant_len: significant_len(&text),
             text,
             in_item: false,
+            in_repeat: false,
+            at: None,
         })
         .collect();
     clean_rendered(rendered, title)
