@@ -622,6 +622,19 @@ impl Shared {
 }
 
 async fn fetch_script_file(shared: &Shared, url: &Url) -> Result<String, String> {
+    let limit = shared.config.max_body_bytes.min(MAX_SCRIPT_FILE_BYTES);
+    let body = fetch_resource(shared, url, limit, false).await?;
+    Ok(String::from_utf8_lossy(&body).into_owned())
+}
+
+/// The body of a resource the crawl reads besides its pages (a sitemap, a script file), through
+/// the same address guard, robots rules and politeness; an error says why in a few words.
+async fn fetch_resource(
+    shared: &Shared,
+    url: &Url,
+    limit: usize,
+    truncate: bool,
+) -> Result<Vec<u8>, String> {
     if shared.fetcher.policy().check_host_literal(url).is_err() {
         return Err("refused address".into());
     }
@@ -640,13 +653,11 @@ async fn fetch_script_file(shared: &Shared, url: &Url) -> Result<String, String>
     if !response.status().is_success() {
         return Err(format!("HTTP {}", response.status().as_u16()));
     }
-    let limit = shared.config.max_body_bytes.min(MAX_SCRIPT_FILE_BYTES);
-    let body = shared
+    shared
         .fetcher
-        .read_body(&final_url, &mut response, limit, false)
+        .read_body(&final_url, &mut response, limit, truncate)
         .await
-        .map_err(|e| e.to_string())?;
-    Ok(String::from_utf8_lossy(&body).into_owned())
+        .map_err(|e| e.to_string())
 }
 
 async fn sitemap_task(shared: Arc<Shared>, seed: Url) -> TaskOutput {
@@ -683,30 +694,8 @@ async fn sitemap_task(shared: Arc<Shared>, seed: Url) -> TaskOutput {
 }
 
 async fn read_sitemap(shared: &Shared, url: &Url) -> Result<sitemap::Sitemap, String> {
-    if shared.fetcher.policy().check_host_literal(url).is_err() {
-        return Err("refused address".into());
-    }
-    if shared.gate.prepare(&shared.fetcher, url).await.0 != Verdict::Allowed {
-        return Err("not allowed by robots.txt".into());
-    }
-    let options = RequestOptions {
-        gate: Some(&shared.gate),
-        ..RequestOptions::default()
-    };
-    let (final_url, mut response) = match shared.fetcher.get(url, options).await {
-        Ok(ok) => ok,
-        Err(FetchFailure::Disallowed) => return Err("redirected to a disallowed URL".into()),
-        Err(FetchFailure::Failed(e)) => return Err(e.to_string()),
-    };
-    if !response.status().is_success() {
-        return Err(format!("HTTP {}", response.status().as_u16()));
-    }
     let limit = shared.config.max_body_bytes;
-    let body = shared
-        .fetcher
-        .read_body(&final_url, &mut response, limit, true)
-        .await
-        .map_err(|e| e.to_string())?;
+    let body = fetch_resource(shared, url, limit, true).await?;
     Ok(
         tokio::task::spawn_blocking(move || sitemap::parse(&body, limit))
             .await
