@@ -163,8 +163,7 @@ pub fn decide(
     page: &Url,
     known: &dyn Fn(&Url) -> Option<ScriptFile>,
 ) -> Decision {
-    let base = crate::extract::base_url(doc, page);
-    let scripts = scripts_of(doc, Some((&base, page, known)));
+    let scripts = scripts_of(doc, Some((page, known)));
     match assess_scripts(doc, text, links, &scripts) {
         None => Decision::Static,
         Some(reason) => {
@@ -375,13 +374,14 @@ const FETCH_CALLS: [&str; 9] = [
     ".load(",
 ];
 
-/// What the crawl knows of a page's script files: the page's base for their addresses, the
-/// page's own address (whose host is the site's), and what was read of them.
-type SiteScripts<'a> = (&'a Url, &'a Url, &'a dyn Fn(&Url) -> Option<ScriptFile>);
+/// What the crawl knows of a page's script files: the page's address (whose host is the
+/// site's) and what was read of them.
+type SiteScripts<'a> = (&'a Url, &'a dyn Fn(&Url) -> Option<ScriptFile>);
 
 /// The scripts of `doc` that a browser runs (a JSON or template `<script>` is data).
 fn scripts_of(doc: &Html, site: Option<SiteScripts<'_>>) -> Vec<Script> {
     let mut scripts = Vec::new();
+    let mut base: Option<Url> = None;
     for node in doc.tree.nodes() {
         let Some(el) = scraper::ElementRef::wrap(node) else {
             continue;
@@ -403,8 +403,11 @@ fn scripts_of(doc: &Html, site: Option<SiteScripts<'_>>) -> Vec<Script> {
                 || AD_MARKERS.iter().any(|m| lower.contains(m));
             let mut unread = None;
             if !ad
-                && let Some((base, page, known)) = site
-                && let Ok(file) = base.join(src)
+                && let Some((page, known)) = site
+                // The page's `<base>` is looked for only when a script file needs it.
+                && let Ok(file) = base
+                    .get_or_insert_with(|| crate::extract::base_url(doc, page))
+                    .join(src)
                 && file.host_str() == page.host_str()
                 && file.port_or_known_default() == page.port_or_known_default()
             {
