@@ -25,7 +25,7 @@ use copytrace_matcher::MatchConfig;
 use copytrace_service::MatchEngine;
 use copytrace_service::index::IndexSource;
 use copytrace_service::library::{
-    LibraryFile, WORKS_PER_BATCH, add_works, prepare_work, prior_works, store_works,
+    LibraryFile, WORKS_PER_BATCH, add_works, prepare_work, store_works,
 };
 use copytrace_service::matching::{DueCursor, PageOutcome};
 use copytrace_store::sqlite::SqliteStore;
@@ -101,7 +101,6 @@ async fn measure(args: &Args) -> Result<()> {
     let started = Instant::now();
     let holder = store.ensure_rights_holder("bench").await?;
     let mut library = Vec::with_capacity(args.works);
-    let prior = prior_works(store.as_ref()).await?;
     for batch_start in (0..args.works).step_by(WORKS_PER_BATCH) {
         let mut prepared = Vec::new();
         for n in batch_start..(batch_start + WORKS_PER_BATCH).min(args.works) {
@@ -113,7 +112,7 @@ async fn measure(args: &Args) -> Result<()> {
             )?);
             library.push(text);
         }
-        store_works(store.as_ref(), &prepared, &prior).await?;
+        store_works(store.as_ref(), &prepared).await?;
     }
     let added: Vec<String> = (0..args.added).map(|_| prose.text(3000)).collect();
     let now = chrono::Utc::now();

@@ -25,8 +25,8 @@ use anyhow::{Context, Result, ensure};
 use copytrace_fingerprint::FingerprintConfig;
 use copytrace_service::NoProgress;
 use copytrace_service::library::{
-    PreparedWork, WORKS_PER_BATCH, add_paths, check_library_files, prepare_work, prior_works,
-    read_library_file, store_works,
+    PreparedWork, WORKS_PER_BATCH, add_paths, check_library_files, prepare_work, read_library_file,
+    store_works,
 };
 use copytrace_store::Store;
 use copytrace_store::postgres::PostgresStore;
@@ -178,7 +178,6 @@ async fn measure(
     ensure!(report.works.len() == found.len(), "every novel is stored");
 
     let holder = only.ensure_rights_holder("bench").await?;
-    let prior = prior_works(only).await?;
     let works: Vec<PreparedWork> = prepared
         .iter()
         .cloned()
@@ -189,7 +188,7 @@ async fn measure(
         .collect();
     let started = Instant::now();
     for batch in works.chunks(WORKS_PER_BATCH) {
-        store_works(only, batch, &prior).await?;
+        store_works(only, batch).await?;
     }
     let only_s = started.elapsed().as_secs_f64();
     Ok((e2e_s, only_s))

@@ -35,7 +35,7 @@ use copytrace_service::MatchEngine;
 use copytrace_service::NoProgress;
 use copytrace_service::index::{IndexSource, open_redis_index, rebuild_redis_index};
 use copytrace_service::library::{
-    LibraryFile, WORKS_PER_BATCH, add_works, prepare_work, prior_works, store_works,
+    LibraryFile, WORKS_PER_BATCH, add_works, prepare_work, store_works,
 };
 use copytrace_service::matching::{DueCursor, PageOutcome};
 use copytrace_store::Store;
@@ -183,7 +183,6 @@ async fn measure(args: &Args, texts: &Texts, works: usize, dir: &Path) -> Result
     // 1. The library: all but the last 1,000 works stored, the Redis indexes built.
     let started = Instant::now();
     let holder = store.ensure_rights_holder("bench").await?;
-    let prior = prior_works(store.as_ref()).await?;
     let bulk = works - TIMED_WORKS;
     for batch_start in (0..bulk).step_by(WORKS_PER_BATCH) {
         let mut prepared = Vec::new();
@@ -195,7 +194,7 @@ async fn measure(args: &Args, texts: &Texts, works: usize, dir: &Path) -> Result
                 &config,
             )?);
         }
-        store_works(store.as_ref(), &prepared, &prior).await?;
+        store_works(store.as_ref(), &prepared).await?;
     }
     let stored_s = started.elapsed().as_secs_f64();
     let started = Instant::now();

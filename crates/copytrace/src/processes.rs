@@ -62,7 +62,7 @@ impl Probe for ProcessProbe {
             let (url, prefix) = (url.clone(), prefix.clone());
             let built = tokio::task::spawn_blocking(move || {
                 copytrace_service::index::open_redis_index(&url, &prefix)?
-                    .source_digest()
+                    .library_generation()
                     .map_err(ServiceError::from)
             })
             .await

@@ -32,7 +32,7 @@
 //! | `{prefix}:m:…`, `{prefix}:mw:…`, `{prefix}:d:…`, `{prefix}:dw:…` | | the MinHash and DNA indexes ([`RedisMinHashIndex`], [`RedisDnaIndex`]): buckets, per-work bucket lists and window counts, laid out alike |
 //! | `{prefix}:s:works`, `{prefix}:k:…`, `{prefix}:kw:…` | | the library statistics verification reads ([`RedisLibraryStats`]): the sense index of laundered copies |
 //! | `{prefix}:p:…` | | the winnowed k-gram postings ([`RedisPostings`]): packed postings in buckets by hash, and their count; the `kgram` candidate source, and what tells library boilerplate |
-//! | `{prefix}:meta` | hash | the parameters every index was written with (`layout`, `max_distance`, `minhash_*`, `dna_*`); `source`, a digest of the library it was built from |
+//! | `{prefix}:meta` | hash | the parameters every index was written with (`layout`, `max_distance`, `minhash_*`, `dna_*`); `generation`, the library generation it reflects (empty while it is rebuilt or replaced works are refiled) |
 //!
 //! A packed SimHash entry is 20 bytes: signature (u64), work id (i64), window ordinal (u32),
 //! all big-endian. The whole signature is stored in the bucket so the distance is checked on
@@ -71,10 +71,14 @@
 //!   Inserting a work twice stores it once.
 //! - a removal drops the work's records bucket by bucket, then its bookkeeping keys.
 //!
-//! Readers never see a half-written library as complete: whoever changes the library blanks the
-//! `source` digest first and writes the new digest last, and match workers refuse an index
-//! whose digest is not the library's (`copytrace_service::index`). A stray record left by a
-//! stopped run names a work id, and the matcher drops candidates it does not know.
+//! Readers never see a half-written library as complete: a rebuild, or an update that replaces
+//! or withdraws works, blanks the `generation` first and writes the library generation it
+//! reached last; an update that only adds works writes the new generation last without
+//! blanking it, so match workers keep matching while a catalog is imported (the works it lacks
+//! were added after the pages they are matching were marked). Workers refuse an index whose
+//! generation is older than the library's last replacement or newer than the library
+//! (`copytrace_service::index`). A stray record left by a stopped run names a work id, and the
+//! matcher drops candidates it does not know.
 
 mod buckets;
 mod link;
@@ -252,6 +256,33 @@ impl fmt::Debug for RedisIndex {
             .field("prefix", &self.prefix)
             .field("max_distance", &self.max_distance)
             .finish_non_exhaustive()
+    }
+}
+
+/// What an index's metadata says of the library state it reflects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexedGeneration {
+    /// Being rebuilt, or replaced or withdrawn works being refiled: not to be trusted until
+    /// the writer records a generation again.
+    Updating,
+    /// Complete for every change of the library up to this generation.
+    At(i64),
+}
+
+impl IndexedGeneration {
+    fn parse(recorded: Option<&str>, prefix: &str) -> Result<Option<Self>, IndexError> {
+        match recorded {
+            None => Ok(None),
+            Some("") => Ok(Some(IndexedGeneration::Updating)),
+            Some(text) => text
+                .parse()
+                .map(|g| Some(IndexedGeneration::At(g)))
+                .map_err(|_| {
+                    IndexError::Corrupt(format!(
+                        "the index under {prefix:?} records the library generation {text:?}"
+                    ))
+                }),
+        }
     }
 }
 
@@ -439,16 +470,17 @@ impl RedisIndex {
         self.link.delete_matching(&format!("{}:*", self.prefix))
     }
 
-    /// Records a digest of the library the index was built from (`source` in `{prefix}:meta`),
-    /// so a process opening the index later can tell whether the library changed since. Cleared
-    /// with the rest of the namespace, so an interrupted rebuild leaves no digest behind.
-    pub fn set_source_digest(&self, digest: &str) -> Result<(), IndexError> {
+    /// Records the library generation the index reflects (`generation` in `{prefix}:meta`;
+    /// see `copytrace_store::LibraryState`), or (`None`) that it is being rebuilt or that
+    /// replaced works are being refiled, so match workers wait. Cleared with the rest of the
+    /// namespace, so an interrupted rebuild leaves no generation behind.
+    pub fn set_library_generation(&self, generation: Option<i64>) -> Result<(), IndexError> {
         self.link.query(
-            "record the library digest",
+            "record the library generation",
             redis::cmd("HSET")
                 .arg(self.meta_key())
-                .arg("source")
-                .arg(digest),
+                .arg("generation")
+                .arg(generation.map_or(String::new(), |g| g.to_string())),
         )
     }
 
@@ -507,7 +539,7 @@ impl RedisIndex {
         Ok(exists > 0)
     }
 
-    /// Ends a fresh build: the index is complete (its digest recorded).
+    /// Ends a fresh build: the index is complete (its generation recorded).
     pub fn finish_fresh_build(&self) -> Result<(), IndexError> {
         self.link.query(
             "end the fresh index build",
@@ -611,12 +643,14 @@ impl RedisIndex {
         }
     }
 
-    /// The digest recorded by [`RedisIndex::set_source_digest`], if any.
-    pub fn source_digest(&self) -> Result<Option<String>, IndexError> {
-        self.link.query(
-            "read the library digest",
-            redis::cmd("HGET").arg(self.meta_key()).arg("source"),
-        )
+    /// What [`RedisIndex::set_library_generation`] recorded; `None` when nothing was (an
+    /// index never built, or built before generations existed).
+    pub fn library_generation(&self) -> Result<Option<IndexedGeneration>, IndexError> {
+        let recorded: Option<String> = self.link.query(
+            "read the library generation",
+            redis::cmd("HGET").arg(self.meta_key()).arg("generation"),
+        )?;
+        IndexedGeneration::parse(recorded.as_deref(), &self.prefix)
     }
 
     /// Records this index's parameters under `{prefix}:meta` if absent, and refuses to go on if

@@ -19,8 +19,7 @@ use crate::error::{Context, Result, ServiceError, one_line};
 use crate::holders::licensed_host;
 use crate::library::{
     CatalogEntry, IncrementalMatch, IndexUpdate, IngestOutcome, LibraryFile, PreparedWork,
-    PriorWorks, WORKS_PER_BATCH, library_changed, library_digest, prepare_work, prior_works,
-    store_works, update_index,
+    WORKS_PER_BATCH, library_changed, prepare_work, store_works, update_index,
 };
 use crate::progress::Progress;
 use crate::workfile::read_work_file;
@@ -128,10 +127,6 @@ async fn import(
         .with_context(|| format!("{} is not a catalog", path.display()))?
     };
 
-    let before = match redis {
-        Some(_) => Some(library_digest(store).await?),
-        None => None,
-    };
     let mut report = ImportReport {
         imported: Vec::new(),
         rejected: Vec::new(),
@@ -141,7 +136,6 @@ async fn import(
     // (holder, external id) → line of the row that named it first.
     let mut seen: HashMap<(String, String), u64> = HashMap::new();
     let mut holders: HashMap<String, i64> = HashMap::new();
-    let prior = prior_works(store).await?;
     // Rows checked and fingerprinted, waiting to be stored together.
     let mut batch: Vec<(u64, PreparedWork)> = Vec::new();
     for record in reader.records() {
@@ -167,15 +161,15 @@ async fn import(
             Err((external_id, error)) => reject(&mut report, progress, line, external_id, &error),
         }
         if batch.len() >= WORKS_PER_BATCH {
-            flush(store, &mut batch, &prior, &mut report, progress).await;
+            flush(store, &mut batch, &mut report, progress).await;
             // A row refused by the store is known only when its batch is written.
             report.rejected.sort_by_key(|r| r.line);
         }
     }
-    flush(store, &mut batch, &prior, &mut report, progress).await;
+    flush(store, &mut batch, &mut report, progress).await;
+    // The index first: pages marked for a new work must find it there.
+    report.index = update_index(store, redis).await?;
     report.matching = library_changed(store, &report.imported, config).await?;
-    let changed: Vec<i64> = report.imported.iter().map(|o| o.work_id).collect();
-    report.index = update_index(store, redis, before.as_deref(), &changed).await?;
     Ok(report)
 }
 
@@ -202,7 +196,6 @@ async fn prepare_row(
 async fn flush(
     store: &dyn Store,
     batch: &mut Vec<(u64, PreparedWork)>,
-    prior: &PriorWorks,
     report: &mut ImportReport,
     progress: &dyn Progress,
 ) {
@@ -210,11 +203,11 @@ async fn flush(
         return;
     }
     let works: Vec<PreparedWork> = batch.iter().map(|(_, w)| w.clone()).collect();
-    match store_works(store, &works, prior).await {
+    match store_works(store, &works).await {
         Ok(outcomes) => report.imported.extend(outcomes),
         Err(_) => {
             for (line, work) in batch.iter() {
-                match store_works(store, std::slice::from_ref(work), prior).await {
+                match store_works(store, std::slice::from_ref(work)).await {
                     Ok(outcomes) => report.imported.extend(outcomes),
                     Err(error) => reject(
                         report,

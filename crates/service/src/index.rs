@@ -2,19 +2,22 @@
 //!
 //! Embedded runs build an in-memory index from the store at every start; production shares one
 //! index in Redis between all match workers. The Redis index records the [library
-//! digest](crate::library::library_digest) it was built from, so a worker can always tell an
-//! index that reflects the library from a flushed, stale or half-rebuilt one.
+//! generation](copytrace_store::LibraryState) it reflects, so a worker can always tell an
+//! index that reflects the library from a flushed, stale or half-rebuilt one, and one that
+//! lacks only works added since (it keeps matching) from one that still holds replaced or
+//! withdrawn text (it waits).
 
 use copytrace_fingerprint::fingerprint_text;
 use copytrace_index_redis::{
-    PostingLoader, RedisDnaIndex, RedisIndex, RedisLibraryStats, RedisMinHashIndex, RedisPostings,
+    IndexedGeneration, PostingLoader, RedisDnaIndex, RedisIndex, RedisLibraryStats,
+    RedisMinHashIndex, RedisPostings,
 };
 use copytrace_matcher::postings::{Key, PostingIndex};
 use copytrace_matcher::{CandidateMethods, Index, IndexError, MatchConfig, Matcher};
-use copytrace_store::{Id, Store, Work, WorkStatus};
+use copytrace_store::{Id, LibraryState, Store, StoreError, Work};
 
 use crate::error::{Context, Result, ServiceError};
-use crate::library::{active_works, library_digest, refresh_outdated_works, stored_windows};
+use crate::library::{active_works, refresh_outdated_works, stored_windows};
 use crate::progress::{NoProgress, Progress};
 use crate::redact;
 
@@ -254,8 +257,8 @@ pub struct RebuildSummary {
 /// Empties the Redis index's namespace and inserts every work's stored window fingerprints and
 /// the MinHash and DNA keys of its text. Works fingerprinted by an older algorithm version are
 /// fingerprinted again and stored first, as loading an in-memory matcher does, so the index
-/// never mixes versions. The library digest is written last: an interrupted rebuild leaves an
-/// index that matching refuses.
+/// never mixes versions. The library generation is written last: an interrupted rebuild leaves
+/// an index that matching refuses.
 pub async fn rebuild_redis_index(
     store: &dyn Store,
     index: &mut RedisIndex,
@@ -270,14 +273,14 @@ pub async fn rebuild_redis_index(
 /// so that a new deployment needs no separate `index rebuild` step. `None`, touching nothing,
 /// for any other index. Unlike [`rebuild_redis_index`] it deletes nothing, so two first uses
 /// running at once both insert (inserting a work twice changes nothing) instead of one wiping
-/// what the other wrote. As in [`update_redis_index`], the digest is blanked while works are
-/// inserted, so match workers refuse the index until it is complete.
+/// what the other wrote. The generation is blanked while works are inserted, so match workers
+/// refuse the index until it is complete.
 ///
 /// A fresh build is marked while it runs ([`RedisIndex::mark_fresh_build`]), and its claim is
 /// short and renewed as it goes: when its builder is killed or fails half-way (the database
 /// restarting under it), the next process to load the index, once the claim has lapsed, clears
 /// what was written and builds it again, rather than every match worker refusing the index
-/// until someone runs `index rebuild`. An index with works but no digest and no such mark (an
+/// until someone runs `index rebuild`. An index with works but no generation and no such mark (an
 /// `index rebuild` or `library add` that did not finish) is still left alone: it says nothing
 /// about which works are missing, and only a rebuild can tell.
 pub async fn build_if_fresh(
@@ -286,7 +289,7 @@ pub async fn build_if_fresh(
     config: &MatchConfig,
 ) -> Result<Option<RebuildSummary>> {
     let unfinished = index.fresh_build_unfinished()?;
-    if !unfinished && (index.source_digest()?.is_some() || index.work_count()? > 0) {
+    if !unfinished && (index.library_generation()?.is_some() || index.work_count()? > 0) {
         return Ok(None);
     }
     // Two builders must not write at once: the first to claim builds, the
@@ -308,7 +311,7 @@ pub async fn build_if_fresh(
             index.clear_keeping_build_claim()?;
         }
         index.mark_fresh_build()?;
-        index.set_source_digest("")
+        index.set_library_generation(None)
     })
     .await;
     let finished = match &built {
@@ -330,7 +333,8 @@ const BUILD_CLAIM_SECONDS: u64 = 30;
 const BUILD_CLAIM_RENEW_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Inserts every active work's stored windows after `prepare` (clearing the namespace, or
-/// blanking the digest), then records the library digest.
+/// blanking the generation), then records the library generation read before the works were
+/// listed: a change made meanwhile is newer, and the next update files it.
 async fn fill_redis_index(
     store: &dyn Store,
     index: &mut RedisIndex,
@@ -339,6 +343,7 @@ async fn fill_redis_index(
     prepare: impl FnOnce(&mut RedisIndex) -> Result<(), IndexError>,
 ) -> Result<RebuildSummary> {
     let refingerprinted = refresh_outdated_works(store, &config.fingerprint).await?;
+    let state = store.library_state().await?;
     let mut segments = stored_windows(store).await?;
     let works = active_works(store).await?;
     progress.set_total(works.len() as u64);
@@ -380,51 +385,107 @@ async fn fill_redis_index(
         summary.postings = loader.finish()?;
     }
     writer.append_pending_sense()?;
-    index.set_source_digest(&library_digest(store).await?)?;
+    index.set_library_generation(Some(state.generation))?;
     Ok(summary)
 }
 
-/// Brings a Redis index that was in step with the library before works were added in step with
-/// it again, by re-indexing only the works `changed`. `before` is the library digest taken
-/// before the change. Returns `false`, touching nothing, when the index was not in step to begin
-/// with (never built, or built from another state): only a full [`rebuild_redis_index`] can fix
+/// Brings a Redis index in step with the library by filing the works that changed since the
+/// generation it records ([`Store::library_changes_since`]): new works appended, replaced ones
+/// refiled, withdrawn ones taken out. Returns `false`, touching nothing, when the index cannot
+/// be caught up: never built, built before generations existed, for other candidate sources,
+/// or newer than the library (another database's); only a full [`rebuild_redis_index`] fixes
 /// that.
 ///
-/// While the works are re-indexed the recorded digest is blanked, so match workers refuse the
-/// half-updated index (their jobs wait and retry) rather than trusting it.
+/// While only additions are filed, the generation stays as it was and match workers keep
+/// matching (the pages that may copy the new works are marked for matching after this
+/// returns). A replacement or withdrawal blanks it until the update ends, so workers wait
+/// rather than trust text that is no longer the library's. One update runs at a time (a
+/// claim in Redis); a second waits for the first, then files what is left.
 pub async fn update_redis_index(
     store: &dyn Store,
     index: &mut RedisIndex,
     config: &MatchConfig,
-    before: &str,
-    changed: &[Id],
 ) -> Result<bool> {
-    if index.source_digest()?.as_deref() != Some(before)
-        || !index.filed_sources()?.contains(filed_sources(config))
-    {
+    if !index.filed_sources()?.contains(filed_sources(config)) {
         return Ok(false);
     }
-    if changed.is_empty() {
-        return Ok(true);
+    claim_update(index).await?;
+    let updated = file_changes(store, index, config).await;
+    let released = index.release_build();
+    let updated = updated?;
+    released?;
+    Ok(updated)
+}
+
+/// Waits for the claim of the index's writer: an update, or a fresh build, holds it.
+async fn claim_update(index: &RedisIndex) -> Result<()> {
+    let started = std::time::Instant::now();
+    while !index.claim_build(BUILD_CLAIM_SECONDS)? {
+        // A killed writer's claim lapses within BUILD_CLAIM_SECONDS.
+        if started.elapsed() > std::time::Duration::from_secs(3 * BUILD_CLAIM_SECONDS) {
+            return Err(ServiceError::unavailable(format!(
+                "another process has been writing the Redis index under {:?} for over {} s: \
+                 retry when it is done",
+                index.prefix(),
+                3 * BUILD_CLAIM_SECONDS
+            )));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    let mut writer = SharedWriter::new(index, config, 0, 0)?;
-    index.set_source_digest("")?;
-    let mut changed = changed.to_vec();
+    Ok(())
+}
+
+/// [`update_redis_index`] once its claim is held.
+async fn file_changes(
+    store: &dyn Store,
+    index: &mut RedisIndex,
+    config: &MatchConfig,
+) -> Result<bool> {
+    let Some(IndexedGeneration::At(from)) = index.library_generation()? else {
+        return Ok(false);
+    };
+    let state = store.library_state().await?;
+    if from > state.generation {
+        return Ok(false);
+    }
+    let changes = store.library_changes_since(from).await?;
+    let Some(reached) = changes.last().map(|c| c.generation.max(state.generation)) else {
+        return Ok(true);
+    };
+    let mut changed: Vec<Id> = changes.iter().map(|c| c.work_id).collect();
     changed.sort_unstable();
     changed.dedup();
     let listed = index.listed_works(&changed)?;
+    let active: std::collections::HashSet<Id> = changes
+        .iter()
+        .filter(|c| c.active)
+        .map(|c| c.work_id)
+        .collect();
+    let additions_only = changed
+        .iter()
+        .zip(&listed)
+        .all(|(id, &listed)| !listed && active.contains(id));
+    if !additions_only {
+        index.set_library_generation(None)?;
+    }
+    let mut writer = SharedWriter::new(index, config, 0, 0)?;
     // New works' postings are appended together, in batches: nothing to replace.
     let mut pending: Vec<(Id, Vec<Key>)> = Vec::new();
     let mut pending_keys = 0;
+    let mut renewed = std::time::Instant::now();
     for (&work_id, listed) in changed.iter().zip(listed) {
-        let work = store.get_work(work_id).await?;
+        let work = match store.get_work(work_id).await {
+            Ok(work) => Some(work),
+            Err(StoreError::NotFound(_)) => None,
+            Err(error) => return Err(error.into()),
+        };
         if listed {
-            writer.remove(index, work_id, Some(&work.content))?;
+            writer.remove(index, work_id, work.as_ref().map(|w| w.content.as_str()))?;
         }
-        if work.summary.status != WorkStatus::Active {
+        let Some(work) = work.filter(|_| active.contains(&work_id)) else {
             continue;
-        }
-        // Changed works were just stored, fingerprinted with the configuration in use: their
+        };
+        // Changed works were stored fingerprinted with the configuration in use: their
         // windows are those of their text, and no other work's windows need reading.
         let filing = if listed {
             PostingFiling::Replace
@@ -439,33 +500,71 @@ pub async fn update_redis_index(
             writer.append_pending(&mut pending)?;
             pending_keys = 0;
         }
+        if renewed.elapsed() >= BUILD_CLAIM_RENEW_EVERY {
+            index.renew_build(BUILD_CLAIM_SECONDS)?;
+            renewed = std::time::Instant::now();
+        }
     }
     writer.append_pending(&mut pending)?;
-    index.set_source_digest(&library_digest(store).await?)?;
+    index.set_library_generation(Some(reached))?;
     Ok(true)
 }
 
-/// Fails unless `index` was built from the library whose digest is `library`: a flushed or
-/// half-rebuilt Redis would otherwise answer "no candidates" and pages would be recorded clean.
-pub fn check_redis_index(index: &RedisIndex, library: &str) -> Result<()> {
-    match index.source_digest()? {
-        Some(found) if found == library => Ok(()),
-        Some(found) if found.is_empty() => Err(ServiceError::unavailable(format!(
+/// Fails unless `index` may be used for the library as `state` describes it: complete,
+/// holding no text the library replaced or withdrew since, and lacking no work whose pages were
+/// marked for matching (it may lack works added since, whose pages are marked only once the
+/// index has them). A flushed or half-rebuilt Redis would otherwise answer "no candidates" and
+/// pages would be recorded clean. Returns the generation the index reflects, which may be ahead
+/// of `state` (works added and filed since it was read): see [`check_index_not_ahead`].
+pub fn check_redis_index(index: &RedisIndex, state: &LibraryState) -> Result<i64> {
+    let floor = state.rewritten.max(state.marked);
+    match index.library_generation()? {
+        Some(IndexedGeneration::At(g)) if g >= floor => Ok(g),
+        Some(IndexedGeneration::At(g)) => Err(ServiceError::unavailable(format!(
+            "the Redis index under {:?} reflects library generation {g}, and the library \
+             changed at generation {floor} in a way matching cannot skip (works replaced or \
+             withdrawn, or added with their pages marked): it is brought in step by `library \
+             add` or `library rm` with `--redis-url`, or by the next match; run `copytrace \
+             index rebuild` if it stays behind",
+            index.prefix(),
+        ))),
+        Some(IndexedGeneration::Updating) => Err(ServiceError::unavailable(format!(
             "the Redis index under {:?} is being updated or rebuilt: run `copytrace index \
              rebuild` if no update is under way",
             index.prefix()
         ))),
-        Some(_) => Err(ServiceError::unavailable(format!(
-            "the Redis index under {:?} was built from another state of the library: run \
-             `copytrace index rebuild`",
-            index.prefix()
-        ))),
         None => Err(ServiceError::unavailable(format!(
-            "the Redis index under {:?} has not been built (or its rebuild did not finish): \
-             run `copytrace index rebuild`",
+            "the Redis index under {:?} has not been built (or its rebuild did not finish, or \
+             it was built by an older version): run `copytrace index rebuild`",
             index.prefix()
         ))),
     }
+}
+
+/// Fails when the generation `indexed` an index reflects is ahead of the library as `state`
+/// read it just now: the index was built from another database (or one restored from an
+/// older backup).
+pub fn check_index_not_ahead(index: &RedisIndex, indexed: i64, state: &LibraryState) -> Result<()> {
+    if indexed <= state.generation {
+        return Ok(());
+    }
+    Err(ServiceError::unavailable(format!(
+        "the Redis index under {:?} reflects library generation {indexed}, and the library is \
+         at {}: it was built from another state of the library (another database); run \
+         `copytrace index rebuild`",
+        index.prefix(),
+        state.generation
+    )))
+}
+
+/// Whether `index` records a generation behind what matching may skip (see
+/// [`check_redis_index`]): what the library changed without filing it there (a `library add`
+/// without `--redis-url`, or one stopped before its update).
+pub fn lags_behind(index: &RedisIndex, state: &LibraryState) -> Result<bool> {
+    Ok(matches!(
+        index.library_generation()?,
+        Some(IndexedGeneration::At(g)) if g < state.rewritten.max(state.marked)
+    ))
 }
 
 /// Fails unless `index` was filed for every candidate source `config` looks up: a worker

@@ -1,8 +1,8 @@
 //! The source library: reading work files, fingerprinting and storing works, keeping stored
-//! fingerprints at the current algorithm versions, and the digest that tells an index built
-//! from the library whether it is still in step with it.
+//! fingerprints at the current algorithm versions, and keeping the shared index and the
+//! pages due for matching in step with the library as it changes.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use std::path::{Path, PathBuf};
@@ -305,20 +305,6 @@ pub struct IngestOutcome {
     pub needs_matching: bool,
 }
 
-/// The works of the library as they were before a change, by (rights holder, external id):
-/// what tells a changed text from a changed catalog entry.
-pub type PriorWorks = HashMap<(Id, String), WorkSummary>;
-
-/// [`PriorWorks`] as the store lists them now.
-pub async fn prior_works(store: &dyn Store) -> Result<PriorWorks> {
-    Ok(store
-        .list_works(None)
-        .await?
-        .into_iter()
-        .map(|w| ((w.rights_holder_id, w.external_id.clone()), w))
-        .collect())
-}
-
 /// A work fingerprinted and ready to store, with what its outcome reports.
 #[derive(Debug, Clone)]
 pub struct PreparedWork {
@@ -352,14 +338,17 @@ pub fn prepare_work(
 }
 
 /// Stores prepared works in one transaction (text, windows, chapters and catalog entries
-/// together; all or none). `prior` is the library before the whole operation began. Pages
-/// are not marked for matching: call [`library_changed`] once everything is stored.
+/// together; all or none). A work needs matching when the store's library generation moved
+/// for it (new, text or fingerprint version replaced, brought back from withdrawal; a
+/// catalog-only change moves nothing). Pages are not marked for matching: call
+/// [`finish_add`]'s steps ([`update_index`], then [`library_changed`]) once everything is
+/// stored.
 pub async fn store_works(
     store: &dyn Store,
     prepared: &[PreparedWork],
-    prior: &PriorWorks,
 ) -> Result<Vec<IngestOutcome>> {
     let works: Vec<NewWork> = prepared.iter().map(|p| p.work.clone()).collect();
+    let before = store.library_state().await?.generation;
     let stored = store
         .upsert_works(&works)
         .await
@@ -376,18 +365,19 @@ pub async fn store_works(
                     .map_or(String::new(), |p| p.path.display().to_string())
             ),
         })?;
+    // Works another writer changed meanwhile may be listed too: they need matching as well.
+    let moved: HashSet<Id> = store
+        .library_changes_since(before)
+        .await?
+        .into_iter()
+        .filter(|c| c.active)
+        .map(|c| c.work_id)
+        .collect();
     Ok(prepared
         .iter()
         .zip(stored)
         .map(|(p, (work_id, outcome))| {
             let work = &p.work;
-            let before = prior.get(&(work.rights_holder_id, work.external_id.clone()));
-            let needs_matching = outcome != WriteOutcome::Unchanged
-                && before.is_none_or(|b| {
-                    b.content_hash != work.content_hash
-                        || b.fingerprint_version != work.fingerprint_version
-                        || b.status == WorkStatus::Withdrawn
-                });
             IngestOutcome {
                 work_id,
                 external_id: work.external_id.clone(),
@@ -395,7 +385,7 @@ pub async fn store_works(
                 outcome,
                 windows: work.segments.len(),
                 encoding: p.encoding,
-                needs_matching,
+                needs_matching: moved.contains(&work_id),
             }
         })
         .collect())
@@ -407,24 +397,42 @@ pub const WORKS_PER_BATCH: usize = 32;
 /// Text bytes per batch at most (a batch is cut early when its texts reach this size).
 pub const BYTES_PER_BATCH: usize = 16 << 20;
 
-/// After works were stored: the stored pages that may copy a new or changed one become due
-/// for matching (see [`mark_pages_for_works`]); pages matched against a changed work's old
-/// text already are (the store marks them when the text is replaced).
+/// After works were stored and the index brought in step: the stored pages that may copy a
+/// new or changed one become due for matching (see [`mark_pages_for_works`]); pages matched
+/// against a changed work's old text already are (the store marks them when the text is
+/// replaced). Works an earlier run stored without reaching this step (it was stopped) are
+/// marked too: the store records the last generation whose pages were marked.
+///
+/// Marking comes after the index update, so that no worker matches a page marked for a new
+/// work against an index that does not hold the work yet.
 pub async fn library_changed(
     store: &dyn Store,
     outcomes: &[IngestOutcome],
     config: &FingerprintConfig,
 ) -> Result<IncrementalMatch> {
-    let changed: Vec<Id> = outcomes
+    let state = store.library_state().await?;
+    let mut changed: Vec<Id> = outcomes
         .iter()
         .filter(|o| o.needs_matching)
         .map(|o| o.work_id)
         .collect();
+    changed.extend(
+        store
+            .library_changes_since(state.marked)
+            .await?
+            .into_iter()
+            .filter(|c| c.active)
+            .map(|c| c.work_id),
+    );
+    changed.sort_unstable();
+    changed.dedup();
     let config = MatchConfig {
         fingerprint: *config,
         ..MatchConfig::default()
     };
-    mark_pages_for_works(store, &changed, &config).await
+    let report = mark_pages_for_works(store, &changed, &config).await?;
+    store.mark_library_generation(state.generation).await?;
+    Ok(report)
 }
 
 /// What [`mark_pages_for_works`] found.
@@ -544,16 +552,16 @@ pub async fn add_works(
     redis: Option<&mut RedisIndex>,
     config: &FingerprintConfig,
 ) -> Result<AddReport> {
-    let (holder_id, before, prior) = begin_add(store, holder, redis.is_some()).await?;
+    let holder_id = store.ensure_rights_holder(holder).await?;
     let mut works = Vec::with_capacity(files.len());
     for batch in files.chunks(WORKS_PER_BATCH) {
         let prepared = batch
             .iter()
             .map(|file| prepare_work(holder_id, file, config))
             .collect::<Result<Vec<_>>>()?;
-        works.extend(store_works(store, &prepared, &prior).await?);
+        works.extend(store_works(store, &prepared).await?);
     }
-    finish_add(store, works, redis, before, config).await
+    finish_add(store, works, redis, config).await
 }
 
 /// Finds the work files under `paths` and reads each once to check it (unreadable, binary
@@ -583,7 +591,7 @@ pub async fn add_paths(
     config: &FingerprintConfig,
     progress: &dyn Progress,
 ) -> Result<AddReport> {
-    let (holder_id, before, prior) = begin_add(store, holder, redis.is_some()).await?;
+    let holder_id = store.ensure_rights_holder(holder).await?;
     progress.label("adding");
     progress.set_total(found.len() as u64);
     let batches = batches_of(found);
@@ -604,25 +612,10 @@ pub async fn add_paths(
             ServiceError::unavailable(format!("a fingerprinting task failed: {e}"))
         })??;
         next = batches.next().map(&prepare);
-        works.extend(store_works(store, &prepared, &prior).await?);
+        works.extend(store_works(store, &prepared).await?);
         progress.advance(prepared.len() as u64);
     }
-    finish_add(store, works, redis, before, config).await
-}
-
-/// What adding works starts from: the holder's id (created when new), the library digest when
-/// a Redis index must be brought in step afterwards, and the library as it was.
-async fn begin_add(
-    store: &dyn Store,
-    holder: &str,
-    redis_in_use: bool,
-) -> Result<(Id, Option<String>, PriorWorks)> {
-    let holder_id = store.ensure_rights_holder(holder).await?;
-    let before = match redis_in_use {
-        true => Some(library_digest(store).await?),
-        false => None,
-    };
-    Ok((holder_id, before, prior_works(store).await?))
+    finish_add(store, works, redis, config).await
 }
 
 /// Cuts found files into batches of at most [`WORKS_PER_BATCH`] files and about
@@ -645,19 +638,18 @@ fn batches_of(found: &[WorkPath]) -> Vec<Vec<WorkPath>> {
     batches
 }
 
-/// Brings the Redis index (when one is in use) in step with works `changed` since the library
-/// digest `before` (see [`index::update_redis_index`]).
+/// Brings the Redis index (when one is in use) in step with the library (see
+/// [`index::update_redis_index`]); an index that cannot be caught up is built when it is
+/// fresh, and reported as needing a rebuild otherwise.
 pub async fn update_index(
     store: &dyn Store,
     redis: Option<&mut RedisIndex>,
-    before: Option<&str>,
-    changed: &[Id],
 ) -> Result<IndexUpdate> {
-    let (Some(redis), Some(before)) = (redis, before) else {
+    let Some(redis) = redis else {
         return Ok(IndexUpdate::NotUsed);
     };
     let config = copytrace_matcher::MatchConfig::default();
-    if index::update_redis_index(store, redis, &config, before, changed).await? {
+    if index::update_redis_index(store, redis, &config).await? {
         return Ok(IndexUpdate::Updated);
     }
     Ok(match index::build_if_fresh(store, redis, &config).await? {
@@ -666,17 +658,16 @@ pub async fn update_index(
     })
 }
 
-/// The end of adding works: pages marked for matching, and the Redis index brought in step.
+/// The end of adding works: the Redis index brought in step, then the pages that may copy
+/// the new or changed works marked for matching (in that order: see [`library_changed`]).
 async fn finish_add(
     store: &dyn Store,
     works: Vec<IngestOutcome>,
     redis: Option<&mut RedisIndex>,
-    before: Option<String>,
     config: &FingerprintConfig,
 ) -> Result<AddReport> {
+    let index = update_index(store, redis).await?;
     let matching = library_changed(store, &works, config).await?;
-    let changed: Vec<Id> = works.iter().map(|w| w.work_id).collect();
-    let index = update_index(store, redis, before.as_deref(), &changed).await?;
     Ok(AddReport {
         works,
         index,
@@ -705,19 +696,18 @@ pub struct Withdrawal {
 
 /// Withdraws a work from the library (`library rm`): its windows leave the store's index at
 /// once, and the shared Redis index too when one is in use (match workers reload as soon as
-/// they see the library digest move). Its matches stay, listed as `withdrawn`.
+/// they see the library generation move). Its matches stay, listed as `withdrawn`.
 pub async fn withdraw_work(
     store: &dyn Store,
     work_id: Id,
     redis: Option<&mut RedisIndex>,
 ) -> Result<Withdrawal> {
-    let before = library_digest(store).await?;
     let changed = store
         .withdraw_work(work_id, Utc::now())
         .await
         .with_context(|| format!("cannot withdraw work {work_id}"))?;
     let work = store.get_work(work_id).await?.summary;
-    let index = update_index(store, redis, Some(&before), &[work_id]).await?;
+    let index = update_index(store, redis).await?;
     Ok(Withdrawal {
         work,
         changed,
@@ -864,29 +854,6 @@ pub async fn stored_windows(store: &dyn Store) -> Result<HashMap<Id, Vec<(u32, u
     Ok(segments)
 }
 
-/// Digest of what an index built from the store must reflect: every work's id, content hash and
-/// fingerprint version. Recorded in the Redis index when it is built and compared before it is
-/// used, so a match never runs against an index older than the library; match workers also use
-/// it to notice that the library changed.
-pub async fn library_digest(store: &dyn Store) -> Result<String> {
-    let mut works = store.list_works(None).await?;
-    works.sort_by_key(|w| w.id);
-    let mut listing = String::new();
-    for w in &works {
-        // A withdrawn work is out of the library; active ones are listed as they always were,
-        // so an index built before withdrawal existed stays in step.
-        let withdrawn = match w.status {
-            WorkStatus::Active => "",
-            WorkStatus::Withdrawn => " withdrawn",
-        };
-        listing.push_str(&format!(
-            "{} {} {}{withdrawn}\n",
-            w.id, w.content_hash, w.fingerprint_version
-        ));
-    }
-    Ok(content_hash(&listing))
-}
-
 #[cfg(test)]
 mod tests {
     use copytrace_store::sqlite::SqliteStore;
@@ -997,10 +964,10 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn adding_a_changed_work_changes_the_library_digest_only_when_its_text_changes() {
+    async fn adding_a_changed_work_moves_the_library_generation_only_when_its_text_changes() {
         let dir = tempfile::tempdir().unwrap();
         let (store, _) = store_with_one_work(&dir).await;
-        let before = library_digest(&store).await.unwrap();
+        let before = store.library_state().await.unwrap();
         let again = add_works(
             &store,
             "test",
@@ -1011,7 +978,8 @@ mod tests {
         .await
         .unwrap();
         assert_eq!(again.works[0].outcome, WriteOutcome::Unchanged);
-        assert_eq!(library_digest(&store).await.unwrap(), before);
+        assert!(!again.works[0].needs_matching);
+        assert_eq!(store.library_state().await.unwrap(), before);
         let changed = format!("{TEXT}\n尾声。");
         let report = add_works(
             &store,
@@ -1023,6 +991,13 @@ mod tests {
         .await
         .unwrap();
         assert_eq!(report.works[0].outcome, WriteOutcome::Updated);
-        assert_ne!(library_digest(&store).await.unwrap(), before);
+        assert!(report.works[0].needs_matching);
+        let after = store.library_state().await.unwrap();
+        assert_eq!(after.generation, before.generation + 1);
+        assert_eq!(
+            after.rewritten, after.generation,
+            "a replaced text is a rewrite"
+        );
+        assert_eq!(after.marked, after.generation, "its pages were marked");
     }
 }

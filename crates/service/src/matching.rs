@@ -6,7 +6,7 @@
 //! (it looks at most every two seconds). The CLI's `match`, match jobs, dedup runs and removal
 //! checks all match through it, so they cannot disagree on a verdict.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -16,17 +16,18 @@ use copytrace_index_redis::RedisIndex;
 use copytrace_matcher::sketch::{SKETCH_VERSION, Sketcher};
 use copytrace_matcher::{IndexError, MatchConfig, Matcher, WorkMatch};
 use copytrace_store::{
-    EvidencePassage, Id, NewMatch, Page, PageSketch, Store, StoreError, VerdictOutcome,
+    EvidencePassage, Id, LibraryState, NewMatch, Page, PageSketch, Store, StoreError,
+    VerdictOutcome,
 };
 use tokio::sync::Mutex;
 
 use crate::aliases;
 use crate::error::{Context, Result, ServiceError};
 use crate::index::{
-    IndexSource, build_if_fresh, candidate_indexes, check_filed_sources, check_redis_index,
-    library_statistics, open_redis_index,
+    IndexSource, build_if_fresh, candidate_indexes, check_filed_sources, check_index_not_ahead,
+    check_redis_index, lags_behind, library_statistics, open_redis_index, update_redis_index,
 };
-use crate::library::{active_works, library_digest, refresh_outdated_works, stored_windows};
+use crate::library::{active_works, refresh_outdated_works, stored_windows};
 use crate::review::ReviewGate;
 
 /// Due pages read per batch when matching every due page.
@@ -84,23 +85,26 @@ impl LoadedMatcher {
         }
     }
 
-    /// Fails unless the shared index is still the one this matcher was loaded for.
-    fn check_index(&self, library: &str) -> Result<()> {
+    /// Fails unless the shared index still reflects the library as `state` described it when
+    /// this matcher was loaded. `Ok(true)` when the index has works added after that, which
+    /// this matcher must learn before it matches (it drops candidates it does not know).
+    fn check_index(&self, state: &LibraryState) -> Result<bool> {
         match self {
-            LoadedMatcher::Memory(_) => Ok(()),
-            LoadedMatcher::Redis(matcher) => check_redis_index(matcher.index(), library),
+            LoadedMatcher::Memory(_) => Ok(false),
+            LoadedMatcher::Redis(matcher) => {
+                Ok(check_redis_index(matcher.index(), state)? > state.generation)
+            }
         }
     }
 }
 
 /// The matcher in use and the library state it reflects.
 struct Loaded {
-    library: String,
+    state: LibraryState,
     matcher: Arc<LoadedMatcher>,
     checked: Instant,
-    /// The content hash of every work the matcher holds, to tell what a library change added,
-    /// changed or withdrew.
-    works: HashMap<Id, String>,
+    /// The works the matcher holds.
+    works: HashSet<Id>,
 }
 
 /// At most this many works added, changed or withdrawn (and at most a tenth of the library)
@@ -242,103 +246,120 @@ impl MatchEngine {
         Ok(self.current().await?.1.work_count())
     }
 
-    /// The matcher for the library as it is now.
-    async fn current(&self) -> Result<(String, Arc<LoadedMatcher>)> {
+    /// The matcher for the library as it is now (looked at every few seconds).
+    async fn current(&self) -> Result<(LibraryState, Arc<LoadedMatcher>)> {
+        self.current_checked(false).await
+    }
+
+    /// [`MatchEngine::current`], looking at the library now when `now` (the shared index was
+    /// found ahead of the matcher).
+    async fn current_checked(&self, now: bool) -> Result<(LibraryState, Arc<LoadedMatcher>)> {
         let mut loaded = self.loaded.lock().await;
         if let Some(l) = loaded.as_mut()
+            && !now
             && l.checked.elapsed() < self.recheck
         {
-            return Ok((l.library.clone(), l.matcher.clone()));
+            return Ok((l.state, l.matcher.clone()));
         }
-        let library = library_digest(self.store.as_ref()).await?;
+        // One row: what the library's generation is, whatever its size.
+        let state = self.store.library_state().await?;
         if let Some(l) = loaded.as_mut()
-            && l.library == library
+            && l.state.generation == state.generation
         {
             l.checked = Instant::now();
-            return Ok((l.library.clone(), l.matcher.clone()));
+            return Ok((l.state, l.matcher.clone()));
         }
         if let Some(previous) = loaded.take() {
             // `None`: in use by a task still matching, or too large a change: load it again.
-            if let Some(updated) = self.apply_changes(previous).await? {
+            if let Some(updated) = self.apply_changes(previous, state).await? {
                 let matcher = updated.matcher.clone();
-                let library = updated.library.clone();
                 *loaded = Some(updated);
-                return Ok((library, matcher));
+                return Ok((state, matcher));
             }
         }
         tracing::info!("loading the library for matching");
         self.full_loads
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let (matcher, works) = self.load(&library).await?;
+        let (matcher, works, state) = self.load(state).await?;
         let matcher = Arc::new(matcher);
         *loaded = Some(Loaded {
-            library: library.clone(),
+            state,
             matcher: matcher.clone(),
             checked: Instant::now(),
             works,
         });
-        Ok((library, matcher))
+        Ok((state, matcher))
     }
 
-    /// Applies a small library change (works added, changed or withdrawn) to a loaded
-    /// in-memory matcher no task is using, instead of loading every work again: after adding
-    /// ten works to a library of 10,000, the reload took 80 s and this takes the ten works'
-    /// fingerprinting. `None` when it cannot (a Redis matcher, whose shared index `library add`
-    /// updates; a matcher still in use; a large change): the caller loads the library again.
-    async fn apply_changes(&self, previous: Loaded) -> Result<Option<Loaded>> {
-        if !matches!(self.source, IndexSource::Memory) {
-            return Ok(None);
-        }
+    /// Applies a library change (works added, changed or withdrawn since the loaded
+    /// generation) to a loaded matcher no task is using, instead of loading every work again.
+    /// In memory, a small change is applied in place (after adding ten works to a library of
+    /// 10,000, the reload took 80 s and this takes the ten works' fingerprinting). Over Redis,
+    /// works that were only added are learnt by id (their keys are in the shared index; `library
+    /// add` filed them before marking pages); a replacement or withdrawal loads the matcher
+    /// again, once the index reflects it. `None` when it cannot: the caller loads the library
+    /// again.
+    async fn apply_changes(&self, previous: Loaded, state: LibraryState) -> Result<Option<Loaded>> {
         let store = self.store.as_ref();
-        let active_list = active_works(store).await?;
-        // Works fingerprinted by another version are refreshed by a full load only.
-        if active_list
-            .iter()
-            .any(|w| w.fingerprint_version != FINGERPRINT_VERSION)
+        let redis = match previous.matcher.as_ref() {
+            LoadedMatcher::Memory(_) => false,
+            // A replacement or withdrawal, or an index that does not hold what the library
+            // needs it to: loaded again (which brings the index in step when it can).
+            LoadedMatcher::Redis(matcher) => {
+                if state.rewritten > previous.state.generation
+                    || check_redis_index(matcher.index(), &state).is_err()
+                {
+                    return Ok(None);
+                }
+                true
+            }
+        };
+        let changes = store
+            .library_changes_since(previous.state.generation)
+            .await?;
+        if !redis
+            && (changes.len() > IN_PLACE_CHANGES
+                || changes.len() * 10 > previous.works.len().max(1))
         {
-            return Ok(None);
-        }
-        let active: HashMap<Id, String> = active_list
-            .into_iter()
-            .map(|w| (w.id, w.content_hash))
-            .collect();
-        let stale: Vec<Id> = previous
-            .works
-            .iter()
-            .filter(|(id, hash)| active.get(id) != Some(hash))
-            .map(|(id, _)| *id)
-            .collect();
-        let fresh: Vec<Id> = active
-            .iter()
-            .filter(|(id, hash)| previous.works.get(id) != Some(hash))
-            .map(|(id, _)| *id)
-            .collect();
-        let changes = stale.len() + fresh.len();
-        if changes > IN_PLACE_CHANGES || changes * 10 > previous.works.len().max(1) {
             return Ok(None);
         }
         let Loaded {
             matcher, mut works, ..
         } = previous;
-        let Ok(LoadedMatcher::Memory(mut matcher)) = Arc::try_unwrap(matcher) else {
+        let Ok(mut matcher) = Arc::try_unwrap(matcher) else {
             return Ok(None);
         };
-        tracing::info!(changes, "applying library changes to the loaded matcher");
-        for id in &stale {
-            matcher.remove_work(*id)?;
-            works.remove(id);
+        tracing::info!(
+            changes = changes.len(),
+            "applying library changes to the loaded matcher"
+        );
+        for change in &changes {
+            match &mut matcher {
+                LoadedMatcher::Redis(matcher) => {
+                    if change.active {
+                        matcher.add_shared_work(change.work_id)?;
+                        works.insert(change.work_id);
+                    }
+                }
+                LoadedMatcher::Memory(matcher) => {
+                    if works.remove(&change.work_id) {
+                        matcher.remove_work(change.work_id)?;
+                    }
+                    if change.active {
+                        let work = store.get_work(change.work_id).await?;
+                        // Works fingerprinted by another version are refreshed by a full load.
+                        if work.summary.fingerprint_version != FINGERPRINT_VERSION {
+                            return Ok(None);
+                        }
+                        matcher.add_work(change.work_id, &work.content)?;
+                        works.insert(change.work_id);
+                    }
+                }
+            }
         }
-        for id in &fresh {
-            let work = store.get_work(*id).await?;
-            matcher.add_work(*id, &work.content)?;
-            works.insert(*id, work.summary.content_hash);
-        }
-        // The digest of the library as it is now, taken after reading it: a change made
-        // meanwhile is seen at the next check.
-        let library = library_digest(store).await?;
         Ok(Some(Loaded {
-            library,
-            matcher: Arc::new(LoadedMatcher::Memory(matcher)),
+            state,
+            matcher: Arc::new(matcher),
             checked: Instant::now(),
             works,
         }))
@@ -349,9 +370,15 @@ impl MatchEngine {
     /// `index rebuild` or `library add` left it (built first if it is empty and was never
     /// built), and refused unless it was built from the library as it is now; the store
     /// provides only the works' texts, for verification.
-    async fn load(&self, library: &str) -> Result<(LoadedMatcher, HashMap<Id, String>)> {
+    ///
+    /// Returns the library state the matcher reflects: `state`, or a later one when the shared
+    /// index was found ahead of it (works added meanwhile).
+    async fn load(
+        &self,
+        state: LibraryState,
+    ) -> Result<(LoadedMatcher, HashSet<Id>, LibraryState)> {
         let store = self.store.as_ref();
-        let mut works = HashMap::new();
+        let mut works = HashSet::new();
         match &self.source {
             IndexSource::Memory => {
                 refresh_outdated_works(store, &self.config.fingerprint).await?;
@@ -361,21 +388,39 @@ impl MatchEngine {
                     let work = store.get_work(summary.id).await?;
                     let windows = segments.remove(&summary.id).unwrap_or_default();
                     matcher.add_fingerprinted_work(summary.id, &work.content, windows)?;
-                    works.insert(summary.id, summary.content_hash);
+                    works.insert(summary.id);
                 }
-                Ok((LoadedMatcher::Memory(matcher), works))
+                Ok((LoadedMatcher::Memory(matcher), works, state))
             }
             IndexSource::Redis { url, prefix } => {
                 let mut index = open_redis_index(url, prefix)?;
                 // A fresh Redis, as a new deployment has when its works were added without
                 // `--redis-url`, or one that lost its data: built here rather than refused.
-                if build_if_fresh(store, &mut index, &self.config)
+                let fresh = build_if_fresh(store, &mut index, &self.config)
                     .await?
-                    .is_some()
-                {
+                    .is_some();
+                if fresh {
                     tracing::info!("built the empty Redis index from the library");
                 }
-                check_redis_index(&index, library)?;
+                // Read again when the index is ahead of `state` (works were added and filed
+                // since) or was built here (refingerprinting moves the generation).
+                let mut state = match fresh {
+                    true => store.library_state().await?,
+                    false => state,
+                };
+                // An index the library moved past without filing the change (works added
+                // without `--redis-url`, an update that was stopped) is brought in step here,
+                // as a fresh one is built: the pages marked for those works need them.
+                if lags_behind(&index, &state)? {
+                    tracing::info!("bringing the Redis index in step with the library");
+                    update_redis_index(store, &mut index, &self.config).await?;
+                    state = store.library_state().await?;
+                }
+                let indexed = check_redis_index(&index, &state)?;
+                if indexed > state.generation {
+                    state = store.library_state().await?;
+                    check_index_not_ahead(&index, indexed, &state)?;
+                }
                 check_filed_sources(&index, &self.config)?;
                 let (minhash, dna) = candidate_indexes(&index, &self.config)?;
                 // Read by every worker: candidates, and which text is library boilerplate.
@@ -395,11 +440,14 @@ impl MatchEngine {
                 .with_texts_on_demand(Box::new(texts), PREPARED_WORKS_BUDGET)
                 .with_shared_postings(Box::new(postings))
                 .with_library_statistics(sense);
-                for summary in active_works(store).await? {
-                    matcher.add_shared_work(summary.id)?;
-                    works.insert(summary.id, summary.content_hash);
+                // Ids only, through the index of changes: no work's row is read.
+                for change in store.library_changes_since(-1).await? {
+                    if change.active {
+                        matcher.add_shared_work(change.work_id)?;
+                        works.insert(change.work_id);
+                    }
                 }
-                Ok((LoadedMatcher::Redis(matcher), works))
+                Ok((LoadedMatcher::Redis(matcher), works, state))
             }
         }
     }
@@ -407,39 +455,56 @@ impl MatchEngine {
     /// Matches a text against the library as it is now. Fails, rather than answering "no
     /// match", when the shared index is not the library's (flushed, stale, being rebuilt).
     pub async fn match_text(&self, text: &str) -> Result<Vec<WorkMatch>> {
-        let (library, matcher) = self.current().await?;
+        let (mut state, mut matcher) = self.current().await?;
+        // The shared index is checked before the page is looked up in it: when it has works
+        // the matcher does not know yet (filed by a `library add` since the last look at the
+        // library), the matcher learns them first.
+        if let LoadedMatcher::Redis(_) = matcher.as_ref() {
+            let checking = matcher.clone();
+            let ahead = tokio::task::spawn_blocking(move || checking.check_index(&state))
+                .await
+                .map_err(|e| ServiceError::unavailable(format!("the index check panicked: {e}")))?;
+            match ahead {
+                Ok(true) => (state, matcher) = self.current_checked(true).await?,
+                Ok(false) => {}
+                Err(error) => {
+                    self.forget(&matcher).await;
+                    return Err(error);
+                }
+            }
+        }
         let text = text.to_owned();
         let loaded = matcher.clone();
         let (found, index_lost) = tokio::task::spawn_blocking(move || {
-            if let Err(error) = matcher.check_index(&library) {
-                return (Err(error), true);
-            }
             let found = matcher.match_text(&text).map_err(ServiceError::from);
             // Checked again: the index must not have been flushed while we read it.
-            match matcher.check_index(&library) {
-                Ok(()) => (found, false),
+            match matcher.check_index(&state) {
+                Ok(_) => (found, false),
                 Err(error) => (Err(error), true),
             }
         })
         .await
         .map_err(|e| ServiceError::unavailable(format!("the matching task panicked: {e}")))?;
         if index_lost {
-            // The shared index is not the one this matcher was loaded with any more (Redis
-            // restarted empty, flushed, rebuilt): the matcher is forgotten, so that a later
-            // job loads the index again (building an empty one) instead of failing on this
-            // matcher until its library changes.
-            let mut current = self.loaded.lock().await;
-            if current
-                .as_ref()
-                .is_some_and(|l| Arc::ptr_eq(&l.matcher, &loaded))
-            {
-                tracing::warn!(
-                    "the shared index changed under the loaded matcher; it will be loaded again"
-                );
-                *current = None;
-            }
+            self.forget(&loaded).await;
         }
         found
+    }
+
+    /// Forgets `loaded` when the shared index is not the one it was loaded with any more
+    /// (Redis restarted empty, flushed, rebuilt), so that a later job loads the index again
+    /// (building an empty one) instead of failing on this matcher until its library changes.
+    async fn forget(&self, loaded: &Arc<LoadedMatcher>) {
+        let mut current = self.loaded.lock().await;
+        if current
+            .as_ref()
+            .is_some_and(|l| Arc::ptr_eq(&l.matcher, loaded))
+        {
+            tracing::warn!(
+                "the shared index changed under the loaded matcher; it will be loaded again"
+            );
+            *current = None;
+        }
     }
 
     /// Matches the stored page `page_id` if its text is still the one with `content_hash` and

@@ -36,6 +36,9 @@ macro_rules! impl_store_by_section {
             ) -> u64;
             shared::list_licensed_hosts(rights_holder_id: Option<$crate::Id>)
                 -> Vec<$crate::LicensedHost>;
+            shared::library_state() -> $crate::LibraryState;
+            shared::library_changes_since(generation: i64) -> Vec<$crate::LibraryChange>;
+            shared::mark_library_generation(generation: i64) -> ();
             library::list_works(rights_holder_id: Option<$crate::Id>)
                 -> Vec<$crate::WorkSummary>;
             shared::get_work(id: $crate::Id) -> $crate::Work;

@@ -253,6 +253,17 @@ pub trait Store: Send + Sync {
     ) -> Result<u64>;
     /// Licensed hosts of one rights holder, or of all.
     async fn list_licensed_hosts(&self, rights_holder_id: Option<Id>) -> Result<Vec<LicensedHost>>;
+    /// Where the library stands: its generation, the last generation that was not an
+    /// addition, and the last one whose pages were marked (one row, read by every match
+    /// worker every few seconds).
+    async fn library_state(&self) -> Result<LibraryState>;
+    /// The works that changed after generation `generation` (added, replaced, withdrawn,
+    /// brought back, deleted), in generation order: what an index or a match worker that
+    /// reflects `generation` must catch up with.
+    async fn library_changes_since(&self, generation: i64) -> Result<Vec<LibraryChange>>;
+    /// Records that the pages that may copy the works changed up to `generation` were marked
+    /// for matching (the mark never goes back).
+    async fn mark_library_generation(&self, generation: i64) -> Result<()>;
     /// Lists works (without text), optionally of one holder, ordered by external id then holder.
     async fn list_works(&self, rights_holder_id: Option<Id>) -> Result<Vec<WorkSummary>>;
     /// One work with its text. `NotFound` if absent.

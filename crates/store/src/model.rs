@@ -150,6 +150,34 @@ pub enum WriteOutcome {
     Unchanged,
 }
 
+/// Where the library stands, kept by the store in the transaction of every change a candidate
+/// index must follow (a work added, its text or fingerprint version replaced, withdrawn,
+/// brought back, deleted). An index records the generation it reflects: one row then tells a
+/// match worker whether the index is the library's, and whether what it lacks is only works
+/// added since (it keeps matching) or a replacement or removal (it must wait for the update).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LibraryState {
+    /// The last change.
+    pub generation: i64,
+    /// The last change that was not an addition: an index older than this may propose text
+    /// that is no longer the library's.
+    pub rewritten: i64,
+    /// The last generation whose works have had the pages that may copy them marked for
+    /// matching ([`Store::mark_library_generation`](crate::Store::mark_library_generation)).
+    pub marked: i64,
+}
+
+/// A work that changed after some generation ([`crate::Store::library_changes_since`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LibraryChange {
+    /// The work (possibly deleted since).
+    pub work_id: Id,
+    /// The generation of its last change.
+    pub generation: i64,
+    /// Whether it takes part in matching now (`false`: withdrawn or deleted).
+    pub active: bool,
+}
+
 /// A stored work, without its text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorkSummary {

@@ -275,11 +275,13 @@ fn a_fresh_build_that_did_not_finish_is_built_again_by_the_next_match() {
     workspace.ok(&["library", "add", library.to_str().expect("UTF-8 path")]);
     workspace.ok(&["crawl", &site.base_url(), "--allow-private-addresses"]);
     // What a match worker killed half-way through building a fresh index leaves (or one whose
-    // database restarted under it): the build's mark, a blank digest, part of the windows (here
+    // database restarted under it): the build's mark, a blank generation, part of the windows (here
     // one that is not even the work's), and no claim once its claim has lapsed.
     let index = namespace.index();
     index.mark_fresh_build().expect("mark");
-    index.set_source_digest("").expect("blank the digest");
+    index
+        .set_library_generation(None)
+        .expect("blank the generation");
     let config = copytrace_matcher::MatchConfig::default();
     let mut stray = index
         .postings(&config.candidates.postings)
@@ -303,7 +305,9 @@ fn a_fresh_build_that_did_not_finish_is_built_again_by_the_next_match() {
 
     // An `index rebuild` that did not finish has no such mark: it is still refused, since only
     // a rebuild can tell which works it is missing.
-    index.set_source_digest("").expect("blank the digest");
+    index
+        .set_library_generation(None)
+        .expect("blank the generation");
     let refused = workspace.run(&namespace.args(&url, &["match", "--all"]));
     assert_ne!(refused.code, Some(0), "{refused:#?}");
     assert!(
@@ -314,11 +318,16 @@ fn a_fresh_build_that_did_not_finish_is_built_again_by_the_next_match() {
     assert_eq!(postings(&namespace), built, "the fresh build = a rebuild");
 }
 
+/// A work added without `--redis-url` has its pages marked for matching at once; the next
+/// match finds the index behind the library in a way it cannot skip and files the work itself
+/// (as it builds a fresh index), instead of matching those pages against an index that lacks
+/// it or refusing until `index rebuild`.
 #[test]
-fn match_refuses_a_redis_index_older_than_the_library() {
+fn a_redis_index_behind_the_library_is_brought_in_step_by_the_next_match() {
     let url = redis_url();
     let namespace = Namespace::new();
     let workspace = Workspace::new();
+    let site = TestSite::sample();
     let first = workspace.write("lib/xingchen-ch1.txt", library_text("xingchen-ch1"));
     workspace.ok(&["library", "add", first.to_str().expect("UTF-8 path")]);
     // A fresh Redis is built by the first match that needs it: no separate step.
@@ -327,11 +336,25 @@ fn match_refuses_a_redis_index_older_than_the_library() {
         first_match.stdout.contains("(Redis index)"),
         "{first_match:#?}"
     );
-    assert!(postings(&namespace) > 0, "the first match filed the work");
+    let filed = postings(&namespace);
+    assert!(filed > 0, "the first match filed the work");
+    workspace.ok(&["crawl", &site.base_url(), "--allow-private-addresses"]);
 
-    let second = workspace.write("lib/news-harbor.txt", library_text("news-harbor"));
-    workspace.ok(&["library", "add", second.to_str().expect("UTF-8 path")]);
-    refused_until_rebuilt(&workspace, &namespace, &url, "another state of the library");
+    let library = write_sample_library(&workspace);
+    workspace.ok(&["library", "add", library.to_str().expect("UTF-8 path")]);
+    assert_eq!(
+        postings(&namespace),
+        filed,
+        "nothing was filed without --redis-url"
+    );
+    workspace.ok(&namespace.args(&url, &["match"]));
+    assert!(
+        postings(&namespace) > filed,
+        "the match filed the new works"
+    );
+    let found: BTreeSet<(String, String)> = workspace.export_csv().pairs().into_iter().collect();
+    assert_eq!(found, site.expected_matches());
+    same_as_rebuilt(&workspace, &namespace, &url);
 }
 
 #[test]
@@ -509,7 +532,7 @@ fn an_index_whose_rebuild_did_not_finish_is_refused_not_rebuilt_behind_its_back(
     let workspace = Workspace::new();
     let first = workspace.write("lib/xingchen-ch1.txt", library_text("xingchen-ch1"));
     workspace.ok(&["library", "add", first.to_str().expect("UTF-8 path")]);
-    // Works written, digest never recorded: what a rebuild stopped half-way leaves.
+    // Works written, generation never recorded: what a rebuild stopped half-way leaves.
     let mut index = namespace.index();
     index
         .insert_work(1, &[(0, 0x0123_4567_89ab_cdef)])
@@ -533,11 +556,14 @@ fn crawl_with_match_stores_every_page_even_when_matching_is_refused() {
     let namespace = Namespace::new();
     let workspace = Workspace::new();
     let site = TestSite::sample();
-    let first = workspace.write("lib/xingchen-ch1.txt", library_text("xingchen-ch1"));
-    workspace.ok(&namespace.args(&url, &["library", "add", first.to_str().unwrap()]));
-    // The rest of the library added without the index: it is now stale.
     let library = write_sample_library(&workspace);
-    workspace.ok(&["library", "add", library.to_str().unwrap()]);
+    workspace.ok(&namespace.args(&url, &["library", "add", library.to_str().unwrap()]));
+    // The index now says it reflects a library far ahead of this one (another database's):
+    // matching refuses it.
+    let index = namespace.index();
+    index
+        .set_library_generation(Some(1_000_000))
+        .expect("record a generation");
 
     let base = site.base_url();
     let run = workspace.run(&namespace.args(

@@ -483,3 +483,66 @@ where
     .map(LicensedHostRow::into_model)
     .collect()
 }
+
+/// See [`crate::Store::library_state`].
+pub(crate) async fn library_state<'e, DB, E>(executor: E) -> Result<crate::LibraryState>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    (i64, i64, i64): for<'r> FromRow<'r, DB::Row>,
+{
+    let (generation, rewritten, marked): (i64, i64, i64) =
+        sqlx::query_as("SELECT generation, rewritten, marked FROM library_state WHERE id = 1")
+            .fetch_one(executor)
+            .await?;
+    Ok(crate::LibraryState {
+        generation,
+        rewritten,
+        marked,
+    })
+}
+
+/// See [`crate::Store::library_changes_since`]. Whether a work is withdrawn is read through
+/// the partial index of withdrawn works: on SQLite `status` sits after the text.
+pub(crate) async fn library_changes_since<'e, DB, E>(
+    executor: E,
+    generation: i64,
+) -> Result<Vec<crate::LibraryChange>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    (i64, i64, i64): for<'r> FromRow<'r, DB::Row>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    let rows: Vec<(i64, i64, i64)> = sqlx::query_as(
+        "SELECT g.work_id, g.generation, CAST(CASE WHEN g.removed = 0 AND NOT EXISTS (              SELECT 1 FROM works x WHERE x.id = g.work_id AND x.status = 'withdrawn')            THEN 1 ELSE 0 END AS BIGINT)          FROM work_generations g WHERE g.generation > $1 ORDER BY g.generation",
+    )
+    .bind(generation)
+    .fetch_all(executor)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(work_id, generation, active)| crate::LibraryChange {
+            work_id,
+            generation,
+            active: active == 1,
+        })
+        .collect())
+}
+
+/// See [`crate::Store::mark_library_generation`].
+pub(crate) async fn mark_library_generation<'e, DB, E>(executor: E, generation: i64) -> Result<()>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    sqlx::query(
+        "UPDATE library_state SET marked = CASE WHEN marked < $1 THEN $1 ELSE marked END \
+         WHERE id = 1",
+    )
+    .bind(generation)
+    .execute(executor)
+    .await?;
+    Ok(())
+}

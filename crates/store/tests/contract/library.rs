@@ -28,6 +28,7 @@ contract_tests!(
     a_work_with_seventy_thousand_windows_round_trips,
     names_and_external_ids_sort_bytewise_not_by_locale,
     concurrent_adds_of_one_work_make_one_row,
+    the_library_generation_moves_with_every_change_an_index_follows,
 );
 
 async fn holder_names(store: &dyn Store) -> Vec<String> {
@@ -508,4 +509,84 @@ async fn concurrent_adds_of_one_work_make_one_row(store: Arc<dyn Store>) {
         store.all_segments().await.unwrap().len(),
         new.segments.len()
     );
+}
+
+async fn the_library_generation_moves_with_every_change_an_index_follows(store: Arc<dyn Store>) {
+    use copytrace_store::{LibraryChange, LibraryState};
+    let state = |s: &Arc<dyn Store>| {
+        let s = s.clone();
+        async move { s.library_state().await.unwrap() }
+    };
+    assert_eq!(state(&store).await, LibraryState::default());
+    let holder = store.ensure_rights_holder("Yuewen").await.unwrap();
+    let first = stored_work(store.as_ref(), holder, "novel-1", "the quick brown fox").await;
+    let second = stored_work(store.as_ref(), holder, "novel-2", "a lazy dog sleeps").await;
+    // Two additions: nothing an index holds was replaced.
+    let added = state(&store).await;
+    assert_eq!((added.generation, added.rewritten, added.marked), (2, 0, 0));
+    let changes = store.library_changes_since(0).await.unwrap();
+    assert_eq!(
+        changes,
+        [
+            LibraryChange {
+                work_id: first,
+                generation: 1,
+                active: true
+            },
+            LibraryChange {
+                work_id: second,
+                generation: 2,
+                active: true
+            },
+        ]
+    );
+    assert_eq!(store.library_changes_since(1).await.unwrap().len(), 1);
+
+    // The same text again, or only a new title, changes nothing an index reads.
+    store
+        .upsert_work(&work(holder, "novel-1", "the quick brown fox"))
+        .await
+        .unwrap();
+    let mut retitled = work(holder, "novel-2", "a lazy dog sleeps");
+    retitled.title = "Another title".into();
+    store.upsert_work(&retitled).await.unwrap();
+    assert_eq!(state(&store).await, added);
+
+    // A new text replaces what an index holds: a rewrite.
+    store
+        .upsert_work(&work(holder, "novel-1", "the quick red fox"))
+        .await
+        .unwrap();
+    let replaced = state(&store).await;
+    assert_eq!((replaced.generation, replaced.rewritten), (3, 3));
+    // Withdrawal removes; bringing the same text back is an addition again.
+    assert!(store.withdraw_work(second, at(2)).await.unwrap());
+    let withdrawn = state(&store).await;
+    assert_eq!((withdrawn.generation, withdrawn.rewritten), (4, 4));
+    assert_eq!(
+        store.library_changes_since(3).await.unwrap(),
+        [LibraryChange {
+            work_id: second,
+            generation: 4,
+            active: false
+        }]
+    );
+    assert!(!store.withdraw_work(second, at(3)).await.unwrap());
+    assert_eq!(state(&store).await, withdrawn);
+    store.upsert_work(&retitled).await.unwrap();
+    let back = state(&store).await;
+    assert_eq!((back.generation, back.rewritten), (5, 4));
+    assert_eq!(
+        store.library_changes_since(4).await.unwrap(),
+        [LibraryChange {
+            work_id: second,
+            generation: 5,
+            active: true
+        }]
+    );
+
+    // The mark of pages never goes back.
+    store.mark_library_generation(5).await.unwrap();
+    store.mark_library_generation(3).await.unwrap();
+    assert_eq!(state(&store).await.marked, 5);
 }

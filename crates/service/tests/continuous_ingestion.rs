@@ -1,0 +1,159 @@
+//! A catalog imported all day must not stall matching: while `library add` files batch after
+//! batch of new works in the shared Redis index, a match worker keeps matching (the index lags
+//! only by works added, whose pages are marked once the index holds them), and the works are
+//! found as soon as their batch is filed. Needs the Redis server `./scripts/test` starts.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use copytrace_fingerprint::FingerprintConfig;
+use copytrace_matcher::MatchConfig;
+use copytrace_service::MatchEngine;
+use copytrace_service::index::{IndexSource, open_redis_index};
+use copytrace_service::library::{CatalogEntry, IndexUpdate, LibraryFile, add_works};
+use copytrace_service::textfile::TextFile;
+use copytrace_store::sqlite::SqliteStore;
+use copytrace_store::{Id, Store};
+
+/// The test server's URL. Unset means the tests were not started by `./scripts/test`: that is
+/// a failure, never a reason to skip.
+fn redis_url() -> String {
+    std::env::var("COPYTRACE_TEST_REDIS_URL").unwrap_or_else(|_| {
+        panic!(
+            "COPYTRACE_TEST_REDIS_URL is not set: run ./scripts/test, which starts a real \
+             redis-server for these tests (or export the URL of a disposable Redis yourself)"
+        )
+    })
+}
+
+/// Distinct random text of `chars` common CJK characters with punctuation.
+fn text(seed: u64, chars: usize) -> String {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut out = String::new();
+    for i in 0..chars {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        out.push(char::from_u32(0x4E00 + (state % 0x1400) as u32).expect("a CJK character"));
+        if i % 20 == 19 {
+            out.push('，');
+        }
+    }
+    out
+}
+
+fn file(n: u64) -> LibraryFile {
+    LibraryFile {
+        path: format!("w{n}.txt").into(),
+        external_id: format!("w{n}"),
+        file: TextFile {
+            text: text(n + 1, 800),
+            encoding: "UTF-8",
+            title: None,
+            chapters: Vec::new(),
+        },
+        catalog: CatalogEntry::default(),
+    }
+}
+
+/// A page carrying 400 characters of work `n` inside text of its own.
+fn page_copying(n: u64) -> String {
+    let work: String = text(n + 1, 800).chars().skip(200).take(400).collect();
+    format!(
+        "{}\n{work}\n{}",
+        text(10_000 + n, 150),
+        text(20_000 + n, 150)
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn match_workers_keep_matching_while_works_are_added_and_find_them_once_filed() {
+    let url = redis_url();
+    let prefix = format!("test-ingestion-{}", std::process::id());
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let db = format!("sqlite://{}", dir.path().join("t.db").display());
+    let store = SqliteStore::connect(&db).await.expect("the store opens");
+    store.migrate().await.expect("migrations run");
+    let store: Arc<dyn Store> = Arc::new(store);
+    let config = FingerprintConfig::default();
+    let mut index = open_redis_index(&url, &prefix).expect("Redis answers");
+    index.delete_namespace().expect("a clean namespace");
+
+    let first: Vec<LibraryFile> = (0..40).map(file).collect();
+    let added = add_works(store.as_ref(), "h", &first, Some(&mut index), &config)
+        .await
+        .expect("the first works are added");
+    assert!(
+        matches!(added.index, IndexUpdate::Built { works: 40 }),
+        "{:?}",
+        added.index
+    );
+    let first_id: Id = added.works[0].work_id;
+
+    let source = IndexSource::Redis {
+        url: url.clone(),
+        prefix: prefix.clone(),
+    };
+    let engine = MatchEngine::new(store.clone(), source, MatchConfig::default());
+    engine.preload().await.expect("the worker loads the index");
+
+    // Twelve `library add` runs of 32 works each, one after the other, as a catalog import.
+    let ingesting = Arc::new(AtomicBool::new(true));
+    let ingestion = {
+        let (store, url, prefix, ingesting) = (
+            store.clone(),
+            url.clone(),
+            prefix.clone(),
+            ingesting.clone(),
+        );
+        tokio::spawn(async move {
+            let mut index = open_redis_index(&url, &prefix).expect("Redis answers");
+            let mut last = Vec::new();
+            for batch in 0..12u64 {
+                let files: Vec<LibraryFile> =
+                    (40 + batch * 32..40 + (batch + 1) * 32).map(file).collect();
+                let report = add_works(store.as_ref(), "h", &files, Some(&mut index), &config)
+                    .await
+                    .expect("a batch is added");
+                assert_eq!(report.index, IndexUpdate::Updated);
+                last = report.works.iter().map(|w| w.work_id).collect();
+            }
+            ingesting.store(false, Ordering::SeqCst);
+            last
+        })
+    };
+
+    // Meanwhile the worker matches: no page is refused or waits for the import to end.
+    let started = Instant::now();
+    let mut matched_during = 0;
+    while ingesting.load(Ordering::SeqCst) {
+        let found = engine
+            .match_text(&page_copying(0))
+            .await
+            .expect("matching goes on while works are added");
+        assert_eq!(
+            found.iter().map(|m| m.work_id).collect::<Vec<_>>(),
+            [first_id]
+        );
+        matched_during += 1;
+    }
+    let last_batch = ingestion.await.expect("the import ends");
+    assert!(
+        matched_during >= 3,
+        "only {matched_during} pages matched during {:?} of import",
+        started.elapsed()
+    );
+
+    // A work of the last batch is found at once: the index is ahead of the loaded matcher,
+    // which learns the new works before matching.
+    let found = engine
+        .match_text(&page_copying(40 + 11 * 32 + 5))
+        .await
+        .expect("matching");
+    assert_eq!(
+        found.iter().map(|m| m.work_id).collect::<Vec<_>>(),
+        [last_batch[5]]
+    );
+    index.delete_namespace().expect("clean up");
+}
