@@ -98,6 +98,10 @@ impl LoadedMatcher {
     }
 }
 
+/// Times a page is matched while the shared index keeps getting works the matcher has not
+/// learnt yet, before its job is failed for a later retry.
+const MATCH_ATTEMPTS: usize = 4;
+
 /// The matcher in use and the library state it reflects.
 struct Loaded {
     state: LibraryState,
@@ -455,40 +459,49 @@ impl MatchEngine {
     /// Matches a text against the library as it is now. Fails, rather than answering "no
     /// match", when the shared index is not the library's (flushed, stale, being rebuilt).
     pub async fn match_text(&self, text: &str) -> Result<Vec<WorkMatch>> {
+        let text: Arc<str> = text.into();
         let (mut state, mut matcher) = self.current().await?;
-        // The shared index is checked before the page is looked up in it: when it has works
-        // the matcher does not know yet (filed by a `library add` since the last look at the
-        // library), the matcher learns them first.
-        if let LoadedMatcher::Redis(_) = matcher.as_ref() {
-            let checking = matcher.clone();
-            let ahead = tokio::task::spawn_blocking(move || checking.check_index(&state))
-                .await
-                .map_err(|e| ServiceError::unavailable(format!("the index check panicked: {e}")))?;
-            match ahead {
-                Ok(true) => (state, matcher) = self.current_checked(true).await?,
-                Ok(false) => {}
-                Err(error) => {
-                    self.forget(&matcher).await;
-                    return Err(error);
-                }
+        for _ in 0..MATCH_ATTEMPTS {
+            match self.match_checked(state, matcher, text.clone()).await? {
+                Some(found) => return Ok(found),
+                // The shared index has works filed after the matcher last looked at the
+                // library (a `library add` that just ended; the pages it marks may be this
+                // one): the matcher learns them, and the page is matched again, since a
+                // candidate of a work it did not know was dropped.
+                None => (state, matcher) = self.current_checked(true).await?,
             }
         }
-        let text = text.to_owned();
+        Err(ServiceError::unavailable(format!(
+            "the library kept growing while a page was matched ({MATCH_ATTEMPTS} times): \
+             retry"
+        )))
+    }
+
+    /// Matches `text`, then checks that the shared index (read for its candidates) is still
+    /// one the matcher may use: one read of the index's generation per page, after its
+    /// lookups, so a flush or rebuild during them is seen. `None` when the index has works the
+    /// matcher does not know: the verdict may lack them.
+    async fn match_checked(
+        &self,
+        state: LibraryState,
+        matcher: Arc<LoadedMatcher>,
+        text: Arc<str>,
+    ) -> Result<Option<Vec<WorkMatch>>> {
         let loaded = matcher.clone();
-        let (found, index_lost) = tokio::task::spawn_blocking(move || {
-            let found = matcher.match_text(&text).map_err(ServiceError::from);
-            // Checked again: the index must not have been flushed while we read it.
-            match matcher.check_index(&state) {
-                Ok(_) => (found, false),
-                Err(error) => (Err(error), true),
-            }
+        let (found, ahead) = tokio::task::spawn_blocking(move || {
+            let found = matcher.match_text(&text);
+            (found, matcher.check_index(&state))
         })
         .await
         .map_err(|e| ServiceError::unavailable(format!("the matching task panicked: {e}")))?;
-        if index_lost {
-            self.forget(&loaded).await;
+        match ahead {
+            Ok(false) => Ok(Some(found?)),
+            Ok(true) => Ok(None),
+            Err(error) => {
+                self.forget(&loaded).await;
+                Err(error)
+            }
         }
-        found
     }
 
     /// Forgets `loaded` when the shared index is not the one it was loaded with any more
