@@ -14,15 +14,22 @@
 //!    600 of its own; the others are unrelated text of the same kind.
 //! 3. **Matching.** A fresh process (`copytrace-bench scale-match`) loads the matcher over Redis
 //!    exactly as `copytrace match --redis-url` does and matches every page, one at a time; it
-//!    reports its peak resident memory (`VmHWM`), its CPU time and the Redis requests it sent.
+//!    reports its peak resident memory (`VmHWM`), its CPU time and the Redis requests (round
+//!    trips) and commands it sent (`copytrace_index_redis::requests` and `commands`: a
+//!    pipeline of `n` commands is one request and `n` commands, an `MGET` one command).
+//! 4. **Verdicts.** The matches recorded in the store are compared with the copies planted.
 //!
 //! Per size it prints `RESULT works=N rss_mb=… pages_per_s_core=… redis_bytes_per_char=…
-//! add_1000_s=…` with, after those, the Redis requests per page, Redis's own CPU per page
-//! (measured while loading too, which reads no index), the time and memory of loading the
-//! matcher, the matches found against the copies planted, and the candidates verified per page
-//! (and of those, the ones read sentence by sentence). Pages per second per core count
-//! the matching's CPU only, not the loading's.
+//! add_1000_s=…` with, after those, the Redis commands and round trips per page, Redis's own
+//! CPU per page (measured while loading too, which reads no index), the time and memory of
+//! loading the matcher, the planted pages matched to the work they copy (`found=…/…`), the
+//! unplanted pages given any match (`false=…/…`), the matches of a planted page against
+//! another work than its own (`wrong_work=…`), and the candidates verified per page (and of
+//! those, the ones read sentence by sentence). Pages per second per core count the matching's
+//! CPU only, not the loading's; Redis bytes per character count the library's characters as
+//! stored.
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
@@ -38,8 +45,8 @@ use copytrace_service::library::{
     LibraryFile, WORKS_PER_BATCH, add_works, prepare_work, prior_works, store_works,
 };
 use copytrace_service::matching::{DueCursor, PageOutcome};
-use copytrace_store::Store;
 use copytrace_store::sqlite::SqliteStore;
+use copytrace_store::{MatchFilter, Store};
 
 use crate::corpus;
 use crate::fixtures::{library_file, store_page};
@@ -233,14 +240,17 @@ async fn measure(args: &Args, texts: &Texts, works: usize, dir: &Path) -> Result
         memory_after.saturating_sub(memory_before) as f64 / 1e6
     );
 
-    // 2. Pages.
+    // 2. Pages: the work each copies, by URL.
     let now = chrono::Utc::now();
-    let mut planted = 0;
+    let mut planted = std::collections::HashMap::new();
     for n in 0..args.pages {
         let seed = 1_000_000_000 + n as u64;
         let text = if n % 4 == 0 {
-            planted += 1;
             let work = (n as u64).wrapping_mul(7919) % works as u64;
+            planted.insert(
+                format!("http://pirate.example/{n}.html"),
+                format!("w{work:06}"),
+            );
             let copy: String = texts
                 .text(work, args.chars)
                 .chars()
@@ -285,22 +295,43 @@ async fn measure(args: &Args, texts: &Texts, works: usize, dir: &Path) -> Result
             .with_context(|| format!("{name} in {line}"))
     };
     let (pages, cpu_s, peak_kib) = (value("pages")?, value("cpu_s")?, value("peak_kib")?);
-    let (requests, infringing) = (value("requests")?, value("infringing")?);
+    let (requests, commands) = (value("requests")?, value("commands")?);
     let (load_s, load_kib) = (value("load_s")?, value("load_kib")?);
     let (candidates, laundered) = (value("candidates")?, value("laundered")?);
     println!("  matching: {line}");
     index.delete_namespace()?;
+
+    // 4. The verdicts: a planted page is found when it is matched to the work it copies; any
+    // other match is false, on an unrelated page or against another work.
+    let store = SqliteStore::connect(&db).await?;
+    let (mut found, mut false_pages, mut wrong_work) = (HashSet::new(), HashSet::new(), 0);
+    for record in store.list_matches(&MatchFilter::default()).await? {
+        match planted.get(&record.page_url) {
+            Some(work) if *work == record.work_external_id => {
+                found.insert(record.page_url);
+            }
+            Some(_) => wrong_work += 1,
+            None => {
+                false_pages.insert(record.page_url);
+            }
+        }
+    }
+    let (found, false_pages, planted) = (found.len(), false_pages.len(), planted.len());
     println!(
         "RESULT works={works} rss_mb={:.0} pages_per_s_core={:.1} redis_bytes_per_char={:.1} \
-         add_1000_s={add_1000_s:.1} redis_requests_per_page={:.1} redis_cpu_ms_per_page={:.1} \
-         load_s={load_s:.1} load_rss_mb={:.0} found={infringing:.0}/{planted} \
+         add_1000_s={add_1000_s:.1} redis_commands_per_page={:.1} \
+         redis_round_trips_per_page={:.1} redis_cpu_ms_per_page={:.1} \
+         load_s={load_s:.1} load_rss_mb={:.0} found={found}/{planted} \
+         false={false_pages}/{} wrong_work={wrong_work} \
          candidates_per_page={:.2} laundered_per_page={:.2}",
         peak_kib * 1024.0 / 1e6,
         pages / cpu_s,
         redis_bytes_per_char,
+        commands / pages,
         requests / pages,
         (redis_cpu_after - redis_cpu_before) * 1000.0 / pages,
         load_kib * 1024.0 / 1e6,
+        (pages as usize).saturating_sub(planted),
         candidates / pages,
         laundered / pages,
     );
@@ -309,8 +340,9 @@ async fn measure(args: &Args, texts: &Texts, works: usize, dir: &Path) -> Result
 
 /// Loads the matcher over the Redis indexes under `--prefix`, then matches every due page of
 /// `--db`, one at a time, and prints `MATCHED pages=… infringing=… cpu_s=… wall_s=…
-/// peak_kib=… requests=… load_s=… load_cpu_s=… load_kib=…` (CPU, time and requests of the
-/// matching alone; peak memory of the whole process, and at the end of loading).
+/// peak_kib=… requests=… commands=… load_s=… load_cpu_s=… load_kib=…` (CPU, time, Redis
+/// requests and commands of the matching alone; peak memory of the whole process, and at the
+/// end of loading).
 pub fn run_match(args: &MatchArgs) -> Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
@@ -325,7 +357,10 @@ pub fn run_match(args: &MatchArgs) -> Result<()> {
         engine.preload().await?;
         let load_s = started.elapsed().as_secs_f64();
         let (load_cpu_s, load_kib) = (cpu_seconds()?, crate::export::status_kib("VmHWM:")?);
-        let load_requests = copytrace_index_redis::requests();
+        let (load_requests, load_commands) = (
+            copytrace_index_redis::requests(),
+            copytrace_index_redis::commands(),
+        );
         let verified_before = copytrace_matcher::verification_counts();
         let started = Instant::now();
         let mut cursor = DueCursor::default();
@@ -340,11 +375,12 @@ pub fn run_match(args: &MatchArgs) -> Result<()> {
         let verified = copytrace_matcher::verification_counts();
         println!(
             "MATCHED pages={pages} infringing={infringing} cpu_s={:.2} wall_s={wall_s:.2} \
-             peak_kib={} requests={} load_s={load_s:.2} load_cpu_s={load_cpu_s:.2} \
+             peak_kib={} requests={} commands={} load_s={load_s:.2} load_cpu_s={load_cpu_s:.2} \
              load_kib={load_kib} verified_pages={} candidates={} laundered={}",
             cpu_seconds()? - load_cpu_s,
             crate::export::status_kib("VmHWM:")?,
             copytrace_index_redis::requests() - load_requests,
+            copytrace_index_redis::commands() - load_commands,
             verified.pages - verified_before.pages,
             verified.candidates - verified_before.candidates,
             verified.laundered - verified_before.laundered,
