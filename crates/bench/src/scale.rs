@@ -6,12 +6,21 @@
 //! 1. **Library.** `N − 1,000` works of `--chars` characters are stored and the Redis indexes
 //!    built from them (`index rebuild`'s code); then the last 1,000 works are added the way
 //!    `copytrace library add --redis-url` adds them (fingerprinting, storing, re-indexing in
-//!    Redis): timed as `add_1000_s`. Work texts are chapters cut from the bundled Chinese prose
-//!    (`corpus::chinese_prose`), each passed through its own permutation of the CJK characters
-//!    that prose uses: 100,000 distinct works that keep real text's character frequencies,
-//!    sentence lengths and punctuation, without sharing passages by accident.
+//!    Redis): timed as `add_1000_s`. What the works are is `--library`'s choice:
+//!    - `prose` (the default): chapters cut from the bundled Chinese prose
+//!      (`corpus::chinese_prose`), each passed through its own permutation of the CJK
+//!      characters that prose uses: 100,000 distinct works that keep real text's character
+//!      frequencies, sentence lengths and punctuation, and share nothing, not even a name;
+//!    - `novels`: chapters of novels of 20 to 200 chapters, of at least `--chars` characters,
+//!      each chapter's prose through its own permutation but sharing what a real catalog's
+//!      chapters share, left as it is: the novel's cast (names from pools common to all
+//!      novels) in every chapter, stock phrases (`倒吸一口凉气`) across novels, and
+//!      boilerplate (headings, authors' notes, a platform's first-publication line under a
+//!      sixth of the library). See `scale::novels`.
 //! 2. **Pages.** `--pages` pages: one in four carries 1,200 characters of a random work inside
-//!    600 of its own; the others are unrelated text of the same kind.
+//!    600 of its own; the others are unrelated text of the same kind (with `novels`: chapters
+//!    of novels that are not in the library, so the shared names, phrases and boilerplate
+//!    tempt the candidate sources).
 //! 3. **Matching.** A fresh process (`copytrace-bench scale-match`) loads the matcher over Redis
 //!    exactly as `copytrace match --redis-url` does and matches every page, one at a time; it
 //!    reports its peak resident memory (`VmHWM`), its CPU time and the Redis requests (round
@@ -51,6 +60,10 @@ use copytrace_store::{MatchFilter, Store};
 use crate::corpus;
 use crate::fixtures::{library_file, store_page};
 
+mod novels;
+
+use novels::{Novels, UNLISTED};
+
 /// Works added last, timed.
 const TIMED_WORKS: usize = 1000;
 
@@ -72,6 +85,44 @@ pub struct Args {
     /// Directory for the SQLite stores (default: a temporary one).
     #[arg(long)]
     dir: Option<std::path::PathBuf>,
+    /// What the works are: chapters of permuted prose sharing nothing, or chapters of novels
+    /// sharing names, stock phrases and boilerplate (see the module documentation).
+    #[arg(long, value_enum, default_value_t = LibraryKind::Prose)]
+    library: LibraryKind,
+}
+
+/// The library `copytrace-bench scale --library` measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LibraryKind {
+    /// Every work a run of the bundled prose through its own permutation.
+    Prose,
+    /// Works are chapters of novels (`scale::novels`).
+    Novels,
+}
+
+/// The texts of the works and of the pages.
+enum Library {
+    Prose(Texts),
+    Novels(Novels),
+}
+
+impl Library {
+    /// Work `n`, of `chars` characters (prose) or at least `chars` (novels).
+    fn work(&self, n: usize, chars: usize) -> String {
+        match self {
+            Library::Prose(texts) => texts.text(n as u64, chars),
+            Library::Novels(novels) => novels.work(n, chars),
+        }
+    }
+
+    /// Text of page `n` that copies no work, of `chars` characters (prose) or at least `chars`
+    /// (novels: a chapter of a novel outside the library, 50 of its chapters on the pages).
+    fn unrelated(&self, n: usize, chars: usize) -> String {
+        match self {
+            Library::Prose(texts) => texts.text(1_000_000_000 + n as u64, chars),
+            Library::Novels(novels) => novels.chapter(UNLISTED + n as u64 / 50, n % 50, chars),
+        }
+    }
 }
 
 /// Options of `copytrace-bench scale-match` (run by `scale`).
@@ -147,9 +198,16 @@ pub fn run(args: &Args) -> Result<()> {
     let dir = args.dir.clone().unwrap_or_else(|| temporary.path().into());
     std::fs::create_dir_all(&dir)?;
     let texts = Texts::new();
+    let library = match args.library {
+        LibraryKind::Prose => Library::Prose(texts),
+        LibraryKind::Novels => {
+            let most = args.sizes.iter().copied().max().unwrap_or(TIMED_WORKS);
+            Library::Novels(Novels::new(texts, most))
+        }
+    };
     let runtime = tokio::runtime::Runtime::new()?;
     for &works in &args.sizes {
-        runtime.block_on(measure(args, &texts, works, &dir))?;
+        runtime.block_on(measure(args, &library, works, &dir))?;
     }
     Ok(())
 }
@@ -172,7 +230,7 @@ pub(crate) fn redis_figures(url: &str) -> Result<(u64, f64)> {
     Ok((memory, cpu))
 }
 
-async fn measure(args: &Args, texts: &Texts, works: usize, dir: &Path) -> Result<()> {
+async fn measure(args: &Args, library: &Library, works: usize, dir: &Path) -> Result<()> {
     let path = dir.join(format!("scale-{works}.db"));
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
@@ -192,10 +250,12 @@ async fn measure(args: &Args, texts: &Texts, works: usize, dir: &Path) -> Result
     let holder = store.ensure_rights_holder("bench").await?;
     let prior = prior_works(store.as_ref()).await?;
     let bulk = works - TIMED_WORKS;
+    let mut library_chars = 0;
     for batch_start in (0..bulk).step_by(WORKS_PER_BATCH) {
         let mut prepared = Vec::new();
         for n in batch_start..(batch_start + WORKS_PER_BATCH).min(bulk) {
-            let text = texts.text(n as u64, args.chars);
+            let text = library.work(n, args.chars);
+            library_chars += text.chars().count();
             prepared.push(prepare_work(
                 holder,
                 &library_file(format!("w{n:06}"), text),
@@ -215,8 +275,12 @@ async fn measure(args: &Args, texts: &Texts, works: usize, dir: &Path) -> Result
     .await?;
     let built_s = started.elapsed().as_secs_f64();
     let files: Vec<LibraryFile> = (bulk..works)
-        .map(|n| library_file(format!("w{n:06}"), texts.text(n as u64, args.chars)))
+        .map(|n| library_file(format!("w{n:06}"), library.work(n, args.chars)))
         .collect();
+    library_chars += files
+        .iter()
+        .map(|f| f.file.text.chars().count())
+        .sum::<usize>();
     let started = Instant::now();
     for batch in files.chunks(WORKS_PER_BATCH) {
         let report = add_works(store.as_ref(), "bench", batch, Some(&mut index), &config).await?;
@@ -231,8 +295,8 @@ async fn measure(args: &Args, texts: &Texts, works: usize, dir: &Path) -> Result
     }
     let add_1000_s = started.elapsed().as_secs_f64();
     let (memory_after, _) = redis_figures(&args.redis_url)?;
-    let library_chars = (works * args.chars) as f64;
-    let redis_bytes_per_char = memory_after.saturating_sub(memory_before) as f64 / library_chars;
+    let redis_bytes_per_char =
+        memory_after.saturating_sub(memory_before) as f64 / library_chars as f64;
     println!(
         "{works} works: stored {bulk} in {stored_s:.0} s, Redis indexes built in {built_s:.0} s \
          ({} windows), last {TIMED_WORKS} added in {add_1000_s:.1} s; Redis holds {:.0} MB",
@@ -244,24 +308,23 @@ async fn measure(args: &Args, texts: &Texts, works: usize, dir: &Path) -> Result
     let now = chrono::Utc::now();
     let mut planted = std::collections::HashMap::new();
     for n in 0..args.pages {
-        let seed = 1_000_000_000 + n as u64;
         let text = if n % 4 == 0 {
             let work = (n as u64).wrapping_mul(7919) % works as u64;
             planted.insert(
                 format!("http://pirate.example/{n}.html"),
                 format!("w{work:06}"),
             );
-            let copy: String = texts
-                .text(work, args.chars)
+            let copy: String = library
+                .work(work as usize, args.chars)
                 .chars()
                 .skip(args.chars / 4)
                 .take(1200)
                 .collect();
-            let own = texts.text(seed, 600);
+            let own = library.unrelated(n, 600);
             let (before, after) = own.split_at(own.char_indices().nth(300).map_or(0, |(i, _)| i));
             format!("{before}\n{copy}\n{after}")
         } else {
-            texts.text(seed, 1500)
+            library.unrelated(n, 1500)
         };
         store_page(store.as_ref(), n, text, now).await?;
     }
