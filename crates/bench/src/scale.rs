@@ -6,23 +6,39 @@
 //! 1. **Library.** `N − 1,000` works of `--chars` characters are stored and the Redis indexes
 //!    built from them (`index rebuild`'s code); then the last 1,000 works are added the way
 //!    `copytrace library add --redis-url` adds them (fingerprinting, storing, re-indexing in
-//!    Redis): timed as `add_1000_s`. Work texts are chapters cut from the bundled Chinese prose
-//!    (`corpus::chinese_prose`), each passed through its own permutation of the CJK characters
-//!    that prose uses: 100,000 distinct works that keep real text's character frequencies,
-//!    sentence lengths and punctuation, without sharing passages by accident.
+//!    Redis): timed as `add_1000_s`. What the works are is `--library`'s choice:
+//!    - `prose` (the default): chapters cut from the bundled Chinese prose
+//!      (`corpus::chinese_prose`), each passed through its own permutation of the CJK
+//!      characters that prose uses: 100,000 distinct works that keep real text's character
+//!      frequencies, sentence lengths and punctuation, and share nothing, not even a name;
+//!    - `novels`: chapters of novels of 20 to 200 chapters, of at least `--chars` characters,
+//!      each chapter's prose through its own permutation but sharing what a real catalog's
+//!      chapters share, left as it is: the novel's cast (names from pools common to all
+//!      novels) in every chapter, stock phrases (`倒吸一口凉气`) across novels, and
+//!      boilerplate (headings, authors' notes, a platform's first-publication line under a
+//!      sixth of the library). See `scale::novels`.
 //! 2. **Pages.** `--pages` pages: one in four carries 1,200 characters of a random work inside
-//!    600 of its own; the others are unrelated text of the same kind.
+//!    600 of its own; the others are unrelated text of the same kind (with `novels`: chapters
+//!    of novels that are not in the library, so the shared names, phrases and boilerplate
+//!    tempt the candidate sources).
 //! 3. **Matching.** A fresh process (`copytrace-bench scale-match`) loads the matcher over Redis
 //!    exactly as `copytrace match --redis-url` does and matches every page, one at a time; it
-//!    reports its peak resident memory (`VmHWM`), its CPU time and the Redis requests it sent.
+//!    reports its peak resident memory (`VmHWM`), its CPU time and the Redis requests (round
+//!    trips) and commands it sent (`copytrace_index_redis::requests` and `commands`: a
+//!    pipeline of `n` commands is one request and `n` commands, an `MGET` one command).
+//! 4. **Verdicts.** The matches recorded in the store are compared with the copies planted.
 //!
 //! Per size it prints `RESULT works=N rss_mb=… pages_per_s_core=… redis_bytes_per_char=…
-//! add_1000_s=…` with, after those, the Redis requests per page, Redis's own CPU per page
-//! (measured while loading too, which reads no index), the time and memory of loading the
-//! matcher, the matches found against the copies planted, and the candidates verified per page
-//! (and of those, the ones read sentence by sentence). Pages per second per core count
-//! the matching's CPU only, not the loading's.
+//! add_1000_s=…` with, after those, the Redis commands and round trips per page, Redis's own
+//! CPU per page (measured while loading too, which reads no index), the time and memory of
+//! loading the matcher, the planted pages matched to the work they copy (`found=…/…`), the
+//! unplanted pages given any match (`false=…/…`), the matches of a planted page against
+//! another work than its own (`wrong_work=…`), and the candidates verified per page (and of
+//! those, the ones read sentence by sentence). Pages per second per core count the matching's
+//! CPU only, not the loading's; Redis bytes per character count the library's characters as
+//! stored.
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
@@ -38,11 +54,15 @@ use copytrace_service::library::{
     LibraryFile, WORKS_PER_BATCH, add_works, prepare_work, store_works,
 };
 use copytrace_service::matching::{DueCursor, PageOutcome};
-use copytrace_store::Store;
 use copytrace_store::sqlite::SqliteStore;
+use copytrace_store::{MatchFilter, Store};
 
 use crate::corpus;
 use crate::fixtures::{library_file, store_page};
+
+mod novels;
+
+use novels::{Novels, UNLISTED};
 
 /// Works added last, timed.
 const TIMED_WORKS: usize = 1000;
@@ -65,6 +85,44 @@ pub struct Args {
     /// Directory for the SQLite stores (default: a temporary one).
     #[arg(long)]
     dir: Option<std::path::PathBuf>,
+    /// What the works are: chapters of permuted prose sharing nothing, or chapters of novels
+    /// sharing names, stock phrases and boilerplate (see the module documentation).
+    #[arg(long, value_enum, default_value_t = LibraryKind::Prose)]
+    library: LibraryKind,
+}
+
+/// The library `copytrace-bench scale --library` measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LibraryKind {
+    /// Every work a run of the bundled prose through its own permutation.
+    Prose,
+    /// Works are chapters of novels (`scale::novels`).
+    Novels,
+}
+
+/// The texts of the works and of the pages.
+enum Library {
+    Prose(Texts),
+    Novels(Novels),
+}
+
+impl Library {
+    /// Work `n`, of `chars` characters (prose) or at least `chars` (novels).
+    fn work(&self, n: usize, chars: usize) -> String {
+        match self {
+            Library::Prose(texts) => texts.text(n as u64, chars),
+            Library::Novels(novels) => novels.work(n, chars),
+        }
+    }
+
+    /// Text of page `n` that copies no work, of `chars` characters (prose) or at least `chars`
+    /// (novels: a chapter of a novel outside the library, 50 of its chapters on the pages).
+    fn unrelated(&self, n: usize, chars: usize) -> String {
+        match self {
+            Library::Prose(texts) => texts.text(1_000_000_000 + n as u64, chars),
+            Library::Novels(novels) => novels.chapter(UNLISTED + n as u64 / 50, n % 50, chars),
+        }
+    }
 }
 
 /// Options of `copytrace-bench scale-match` (run by `scale`).
@@ -140,9 +198,16 @@ pub fn run(args: &Args) -> Result<()> {
     let dir = args.dir.clone().unwrap_or_else(|| temporary.path().into());
     std::fs::create_dir_all(&dir)?;
     let texts = Texts::new();
+    let library = match args.library {
+        LibraryKind::Prose => Library::Prose(texts),
+        LibraryKind::Novels => {
+            let most = args.sizes.iter().copied().max().unwrap_or(TIMED_WORKS);
+            Library::Novels(Novels::new(texts, most))
+        }
+    };
     let runtime = tokio::runtime::Runtime::new()?;
     for &works in &args.sizes {
-        runtime.block_on(measure(args, &texts, works, &dir))?;
+        runtime.block_on(measure(args, &library, works, &dir))?;
     }
     Ok(())
 }
@@ -165,7 +230,7 @@ pub(crate) fn redis_figures(url: &str) -> Result<(u64, f64)> {
     Ok((memory, cpu))
 }
 
-async fn measure(args: &Args, texts: &Texts, works: usize, dir: &Path) -> Result<()> {
+async fn measure(args: &Args, library: &Library, works: usize, dir: &Path) -> Result<()> {
     let path = dir.join(format!("scale-{works}.db"));
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
@@ -184,10 +249,12 @@ async fn measure(args: &Args, texts: &Texts, works: usize, dir: &Path) -> Result
     let started = Instant::now();
     let holder = store.ensure_rights_holder("bench").await?;
     let bulk = works - TIMED_WORKS;
+    let mut library_chars = 0;
     for batch_start in (0..bulk).step_by(WORKS_PER_BATCH) {
         let mut prepared = Vec::new();
         for n in batch_start..(batch_start + WORKS_PER_BATCH).min(bulk) {
-            let text = texts.text(n as u64, args.chars);
+            let text = library.work(n, args.chars);
+            library_chars += text.chars().count();
             prepared.push(prepare_work(
                 holder,
                 &library_file(format!("w{n:06}"), text),
@@ -207,8 +274,12 @@ async fn measure(args: &Args, texts: &Texts, works: usize, dir: &Path) -> Result
     .await?;
     let built_s = started.elapsed().as_secs_f64();
     let files: Vec<LibraryFile> = (bulk..works)
-        .map(|n| library_file(format!("w{n:06}"), texts.text(n as u64, args.chars)))
+        .map(|n| library_file(format!("w{n:06}"), library.work(n, args.chars)))
         .collect();
+    library_chars += files
+        .iter()
+        .map(|f| f.file.text.chars().count())
+        .sum::<usize>();
     let started = Instant::now();
     for batch in files.chunks(WORKS_PER_BATCH) {
         let report = add_works(store.as_ref(), "bench", batch, Some(&mut index), &config).await?;
@@ -223,8 +294,8 @@ async fn measure(args: &Args, texts: &Texts, works: usize, dir: &Path) -> Result
     }
     let add_1000_s = started.elapsed().as_secs_f64();
     let (memory_after, _) = redis_figures(&args.redis_url)?;
-    let library_chars = (works * args.chars) as f64;
-    let redis_bytes_per_char = memory_after.saturating_sub(memory_before) as f64 / library_chars;
+    let redis_bytes_per_char =
+        memory_after.saturating_sub(memory_before) as f64 / library_chars as f64;
     println!(
         "{works} works: stored {bulk} in {stored_s:.0} s, Redis indexes built in {built_s:.0} s \
          ({} windows), last {TIMED_WORKS} added in {add_1000_s:.1} s; Redis holds {:.0} MB",
@@ -232,25 +303,27 @@ async fn measure(args: &Args, texts: &Texts, works: usize, dir: &Path) -> Result
         memory_after.saturating_sub(memory_before) as f64 / 1e6
     );
 
-    // 2. Pages.
+    // 2. Pages: the work each copies, by URL.
     let now = chrono::Utc::now();
-    let mut planted = 0;
+    let mut planted = std::collections::HashMap::new();
     for n in 0..args.pages {
-        let seed = 1_000_000_000 + n as u64;
         let text = if n % 4 == 0 {
-            planted += 1;
             let work = (n as u64).wrapping_mul(7919) % works as u64;
-            let copy: String = texts
-                .text(work, args.chars)
+            planted.insert(
+                format!("http://pirate.example/{n}.html"),
+                format!("w{work:06}"),
+            );
+            let copy: String = library
+                .work(work as usize, args.chars)
                 .chars()
                 .skip(args.chars / 4)
                 .take(1200)
                 .collect();
-            let own = texts.text(seed, 600);
+            let own = library.unrelated(n, 600);
             let (before, after) = own.split_at(own.char_indices().nth(300).map_or(0, |(i, _)| i));
             format!("{before}\n{copy}\n{after}")
         } else {
-            texts.text(seed, 1500)
+            library.unrelated(n, 1500)
         };
         store_page(store.as_ref(), n, text, now).await?;
     }
@@ -284,22 +357,43 @@ async fn measure(args: &Args, texts: &Texts, works: usize, dir: &Path) -> Result
             .with_context(|| format!("{name} in {line}"))
     };
     let (pages, cpu_s, peak_kib) = (value("pages")?, value("cpu_s")?, value("peak_kib")?);
-    let (requests, infringing) = (value("requests")?, value("infringing")?);
+    let (requests, commands) = (value("requests")?, value("commands")?);
     let (load_s, load_kib) = (value("load_s")?, value("load_kib")?);
     let (candidates, laundered) = (value("candidates")?, value("laundered")?);
     println!("  matching: {line}");
     index.delete_namespace()?;
+
+    // 4. The verdicts: a planted page is found when it is matched to the work it copies; any
+    // other match is false, on an unrelated page or against another work.
+    let store = SqliteStore::connect(&db).await?;
+    let (mut found, mut false_pages, mut wrong_work) = (HashSet::new(), HashSet::new(), 0);
+    for record in store.list_matches(&MatchFilter::default()).await? {
+        match planted.get(&record.page_url) {
+            Some(work) if *work == record.work_external_id => {
+                found.insert(record.page_url);
+            }
+            Some(_) => wrong_work += 1,
+            None => {
+                false_pages.insert(record.page_url);
+            }
+        }
+    }
+    let (found, false_pages, planted) = (found.len(), false_pages.len(), planted.len());
     println!(
         "RESULT works={works} rss_mb={:.0} pages_per_s_core={:.1} redis_bytes_per_char={:.1} \
-         add_1000_s={add_1000_s:.1} redis_requests_per_page={:.1} redis_cpu_ms_per_page={:.1} \
-         load_s={load_s:.1} load_rss_mb={:.0} found={infringing:.0}/{planted} \
+         add_1000_s={add_1000_s:.1} redis_commands_per_page={:.1} \
+         redis_round_trips_per_page={:.1} redis_cpu_ms_per_page={:.1} \
+         load_s={load_s:.1} load_rss_mb={:.0} found={found}/{planted} \
+         false={false_pages}/{} wrong_work={wrong_work} \
          candidates_per_page={:.2} laundered_per_page={:.2}",
         peak_kib * 1024.0 / 1e6,
         pages / cpu_s,
         redis_bytes_per_char,
+        commands / pages,
         requests / pages,
         (redis_cpu_after - redis_cpu_before) * 1000.0 / pages,
         load_kib * 1024.0 / 1e6,
+        (pages as usize).saturating_sub(planted),
         candidates / pages,
         laundered / pages,
     );
@@ -308,8 +402,9 @@ async fn measure(args: &Args, texts: &Texts, works: usize, dir: &Path) -> Result
 
 /// Loads the matcher over the Redis indexes under `--prefix`, then matches every due page of
 /// `--db`, one at a time, and prints `MATCHED pages=… infringing=… cpu_s=… wall_s=…
-/// peak_kib=… requests=… load_s=… load_cpu_s=… load_kib=…` (CPU, time and requests of the
-/// matching alone; peak memory of the whole process, and at the end of loading).
+/// peak_kib=… requests=… commands=… load_s=… load_cpu_s=… load_kib=…` (CPU, time, Redis
+/// requests and commands of the matching alone; peak memory of the whole process, and at the
+/// end of loading).
 pub fn run_match(args: &MatchArgs) -> Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
@@ -324,7 +419,10 @@ pub fn run_match(args: &MatchArgs) -> Result<()> {
         engine.preload().await?;
         let load_s = started.elapsed().as_secs_f64();
         let (load_cpu_s, load_kib) = (cpu_seconds()?, crate::export::status_kib("VmHWM:")?);
-        let load_requests = copytrace_index_redis::requests();
+        let (load_requests, load_commands) = (
+            copytrace_index_redis::requests(),
+            copytrace_index_redis::commands(),
+        );
         let verified_before = copytrace_matcher::verification_counts();
         let started = Instant::now();
         let mut cursor = DueCursor::default();
@@ -339,11 +437,12 @@ pub fn run_match(args: &MatchArgs) -> Result<()> {
         let verified = copytrace_matcher::verification_counts();
         println!(
             "MATCHED pages={pages} infringing={infringing} cpu_s={:.2} wall_s={wall_s:.2} \
-             peak_kib={} requests={} load_s={load_s:.2} load_cpu_s={load_cpu_s:.2} \
+             peak_kib={} requests={} commands={} load_s={load_s:.2} load_cpu_s={load_cpu_s:.2} \
              load_kib={load_kib} verified_pages={} candidates={} laundered={}",
             cpu_seconds()? - load_cpu_s,
             crate::export::status_kib("VmHWM:")?,
             copytrace_index_redis::requests() - load_requests,
+            copytrace_index_redis::commands() - load_commands,
             verified.pages - verified_before.pages,
             verified.candidates - verified_before.candidates,
             verified.laundered - verified_before.laundered,

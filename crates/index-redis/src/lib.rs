@@ -94,7 +94,7 @@ use redis::{Cmd, Value};
 
 pub use buckets::{DEFAULT_BUCKET_BITS, RedisDnaIndex, RedisMinHashIndex, bucket_bits_for};
 use link::Link;
-pub use link::requests;
+pub use link::{commands, requests};
 pub use postings::{POSTINGS_PER_BUCKET, PostingLoader, RedisPostings, posting_bucket_bits_for};
 pub use stats::RedisLibraryStats;
 

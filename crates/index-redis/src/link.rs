@@ -36,9 +36,19 @@ const CLEAR_BATCH: usize = 1000;
 /// once although the client sends one pipeline per node).
 static REQUESTS: AtomicU64 = AtomicU64::new(0);
 
+/// Commands sent to Redis by this process: a pipeline of `n` commands counts `n`, an `MGET` of
+/// any number of keys one.
+static COMMANDS: AtomicU64 = AtomicU64::new(0);
+
 /// Requests this process has sent to Redis so far, for benchmarks counting round trips per page.
 pub fn requests() -> u64 {
     REQUESTS.load(Ordering::Relaxed)
+}
+
+/// Commands this process has sent to Redis so far (every command of a pipeline counts), for
+/// benchmarks counting commands per page.
+pub fn commands() -> u64 {
+    COMMANDS.load(Ordering::Relaxed)
 }
 
 /// `replies`, checked to be one per request sent.
@@ -118,7 +128,7 @@ impl Link {
 
     /// Runs one command.
     pub(crate) fn query<T: FromRedisValue>(&self, doing: &str, cmd: &Cmd) -> Result<T, IndexError> {
-        self.with_connection(doing, |connection| match connection {
+        self.with_connection(doing, 1, |connection| match connection {
             Conn::Single(c) => cmd.query(c),
             Conn::Cluster(c) => cmd.query(c),
         })
@@ -134,7 +144,7 @@ impl Link {
         if cmds.is_empty() {
             return Ok(Vec::new());
         }
-        self.with_connection(doing, |connection| match connection {
+        self.with_connection(doing, cmds.len(), |connection| match connection {
             Conn::Single(c) => {
                 let mut pipe = redis::pipe();
                 for cmd in cmds {
@@ -158,23 +168,28 @@ impl Link {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
-        let replies: Vec<Value> = self.with_connection(doing, |connection| match connection {
-            Conn::Single(c) => {
-                let mut pipe = redis::pipe();
-                for chunk in keys.chunks(KEYS_PER_MGET) {
-                    pipe.cmd("MGET").arg(chunk);
+        let n = match self.target {
+            Target::Single(_) => keys.len().div_ceil(KEYS_PER_MGET),
+            Target::Cluster(_) => keys.len(),
+        };
+        let replies: Vec<Value> =
+            self.with_connection(doing, n, |connection| match connection {
+                Conn::Single(c) => {
+                    let mut pipe = redis::pipe();
+                    for chunk in keys.chunks(KEYS_PER_MGET) {
+                        pipe.cmd("MGET").arg(chunk);
+                    }
+                    let chunks: Vec<Vec<Value>> = pipe.query(c)?;
+                    Ok(chunks.into_iter().flatten().collect())
                 }
-                let chunks: Vec<Vec<Value>> = pipe.query(c)?;
-                Ok(chunks.into_iter().flatten().collect())
-            }
-            Conn::Cluster(c) => {
-                let mut pipe = redis::cluster::cluster_pipe();
-                for key in keys {
-                    pipe.cmd("GET").arg(key);
+                Conn::Cluster(c) => {
+                    let mut pipe = redis::cluster::cluster_pipe();
+                    for key in keys {
+                        pipe.cmd("GET").arg(key);
+                    }
+                    pipe.query(c)
                 }
-                pipe.query(c)
-            }
-        })?;
+            })?;
         one_reply_each(replies, keys.len())
     }
 
@@ -190,22 +205,24 @@ impl Link {
         if probes.is_empty() {
             return Ok(Vec::new());
         }
-        let replies: Vec<Value> = self.with_connection(doing, |connection| match connection {
-            Conn::Single(c) => {
-                let mut pipe = redis::Pipeline::with_capacity(probes.len());
-                for (key, field) in probes {
-                    pipe.cmd("HGET").arg(key).arg(&field[..]);
+        let n = probes.len();
+        let replies: Vec<Value> =
+            self.with_connection(doing, n, |connection| match connection {
+                Conn::Single(c) => {
+                    let mut pipe = redis::Pipeline::with_capacity(probes.len());
+                    for (key, field) in probes {
+                        pipe.cmd("HGET").arg(key).arg(&field[..]);
+                    }
+                    pipe.query(c)
                 }
-                pipe.query(c)
-            }
-            Conn::Cluster(c) => {
-                let mut pipe = redis::cluster::ClusterPipeline::with_capacity(probes.len());
-                for (key, field) in probes {
-                    pipe.cmd("HGET").arg(key).arg(&field[..]);
+                Conn::Cluster(c) => {
+                    let mut pipe = redis::cluster::ClusterPipeline::with_capacity(probes.len());
+                    for (key, field) in probes {
+                        pipe.cmd("HGET").arg(key).arg(&field[..]);
+                    }
+                    pipe.query(c)
                 }
-                pipe.query(c)
-            }
-        })?;
+            })?;
         one_reply_each(replies, probes.len())
     }
 
@@ -297,7 +314,7 @@ impl Link {
         doing: &str,
         cmd: &Cmd,
     ) -> Result<T, IndexError> {
-        self.with_connection(doing, |connection| match (connection, node) {
+        self.with_connection(doing, 1, |connection| match (connection, node) {
             (Conn::Single(c), _) => cmd.query(c),
             (Conn::Cluster(c), Some((host, port))) => {
                 let routing = RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress {
@@ -311,12 +328,13 @@ impl Link {
         })
     }
 
-    /// Runs `operation` on an idle connection, or a new one. Errors become
-    /// [`IndexError::Backend`] naming the server (password redacted) and what was being done;
-    /// a connection that failed is not reused.
+    /// Runs `operation`, one request of `commands` commands, on an idle connection or a new one.
+    /// Errors become [`IndexError::Backend`] naming the server (password redacted) and what was
+    /// being done; a connection that failed is not reused.
     fn with_connection<T>(
         &self,
         doing: &str,
+        commands: usize,
         mut operation: impl FnMut(&mut Conn) -> RedisResult<T>,
     ) -> Result<T, IndexError> {
         let idle = self.idle_connections()?.pop();
@@ -325,6 +343,7 @@ impl Link {
             None => self.connect()?,
         };
         REQUESTS.fetch_add(1, Ordering::Relaxed);
+        COMMANDS.fetch_add(commands as u64, Ordering::Relaxed);
         match operation(&mut connection) {
             Ok(value) => {
                 self.idle_connections()?.push(connection);
