@@ -338,13 +338,7 @@ impl<I: Index> Indexes<I> {
         chars: &[char],
         syllables: Option<&[u32]>,
     ) -> Result<KeyLookup, IndexError> {
-        if self.shared && !self.postings_shared {
-            return Err(IndexError::Backend(
-                "a matcher over shared indexes needs the shared k-gram postings: they are its \
-                 candidates and tell library boilerplate"
-                    .to_owned(),
-            ));
-        }
+        let index = self.readable_postings()?;
         let read;
         let syllables: &[u32] = match syllables {
             Some(syllables) => syllables,
@@ -357,12 +351,78 @@ impl<I: Index> Indexes<I> {
         let keys = postings::text_keys(chars, syllables, config);
         let hashes = postings::distinct_hashes(&keys);
         let mut found = Vec::new();
-        self.postings.lookup(&hashes, config.common, &mut found)?;
+        index.lookup(&hashes, config.common, &mut found)?;
         Ok(KeyLookup {
             keys,
             hashes,
             found,
         })
+    }
+
+    /// [`Indexes::look_up`] of another reading of a text whose lookup `looked_up` was made
+    /// with this reading's syllables (a page with romanized runs is looked up with the
+    /// syllables of its romanized reading, which is then looked up for its own boilerplate
+    /// mask). The syllable k-grams are `looked_up`'s, and a hash it holds is not looked up
+    /// again: only the reading's new character k-grams are, so the postings are read once
+    /// per page.
+    pub(crate) fn look_up_reading(
+        &self,
+        config: &PostingConfig,
+        chars: &[char],
+        looked_up: &KeyLookup,
+    ) -> Result<KeyLookup, IndexError> {
+        let index = self.readable_postings()?;
+        // The keys `look_up(chars, syllables)` selects: characters first, then syllables.
+        let chars_only = PostingConfig {
+            syllables: false,
+            ..*config
+        };
+        let mut keys = postings::text_keys(chars, &[], &chars_only);
+        keys.extend(
+            looked_up
+                .keys
+                .iter()
+                .filter(|k| k.projection == copytrace_fingerprint::winnow::Projection::Syllables)
+                .copied(),
+        );
+        let hashes = postings::distinct_hashes(&keys);
+        // Both hash lists are sorted: what `looked_up` holds is found by binary search.
+        let held = |hash: &u64| looked_up.hashes.binary_search(hash).ok();
+        let missing: Vec<u64> = hashes
+            .iter()
+            .filter(|h| held(h).is_none())
+            .copied()
+            .collect();
+        let mut fetched = Vec::new();
+        if !missing.is_empty() {
+            index.lookup(&missing, config.common, &mut fetched)?;
+        }
+        let mut fetched = fetched.into_iter();
+        let found = hashes
+            .iter()
+            .map(|hash| match held(hash) {
+                Some(i) => looked_up.found[i].clone(),
+                None => fetched.next().unwrap_or_default(),
+            })
+            .collect();
+        Ok(KeyLookup {
+            keys,
+            hashes,
+            found,
+        })
+    }
+
+    /// The postings, unless this matcher reads shared window indexes beside postings of its
+    /// own, which could not tell it the library's boilerplate.
+    fn readable_postings(&self) -> Result<&dyn PostingIndex, IndexError> {
+        if self.shared && !self.postings_shared {
+            return Err(IndexError::Backend(
+                "a matcher over shared indexes needs the shared k-gram postings: they are its \
+                 candidates and tell library boilerplate"
+                    .to_owned(),
+            ));
+        }
+        Ok(self.postings.as_ref())
     }
 
     /// The candidate works of a page: every work an enabled source finds and `knows` admits,
@@ -493,11 +553,9 @@ mod tests {
     use crate::lsh::MinHashLshIndex;
     use copytrace_fingerprint::normalize;
 
-    #[test]
-    fn window_signatures_equal_the_signatures_of_each_windows_shingle_set() {
-        let config = MatchConfig::default();
+    fn empty_indexes(config: &MatchConfig) -> Indexes<SimHashIndex> {
         let candidates = &config.candidates;
-        let indexes = Indexes::new(
+        Indexes::new(
             candidates,
             SimHashIndex::new(config.max_distance),
             Box::new(MinHashLshIndex::new(&candidates.lsh)),
@@ -506,7 +564,43 @@ mod tests {
                 candidates.dna_max_distance,
             )),
             false,
-        );
+        )
+    }
+
+    #[test]
+    fn a_romanized_reading_looked_up_from_the_pages_lookup_equals_its_own_lookup() {
+        let config = MatchConfig::default();
+        let mut indexes = empty_indexes(&config);
+        for (id, text) in [(1, crate::tests::WORK_A), (2, crate::tests::WORK_B)] {
+            let normalized = normalize(text);
+            let sentences = laundering::sentence_starts(text, &normalized);
+            indexes
+                .insert_work(&config, id, &normalized, &sentences, &[], &[])
+                .unwrap();
+        }
+        // Part of WORK_A with two words spelled in pinyin, and a line of its own.
+        let text = "夜色渐深，yushui顺着屋檐滴落下来。少年推开木门，kanjian一个披着蓑衣的陌生人站在院中。\
+                    本站域名随时更换，请收藏。";
+        let page = PageReading::read(&config, &indexes, text, normalize(text)).unwrap();
+        let read = page.romanized.as_ref().expect("a romanized reading");
+        let postings = &config.candidates.postings;
+        let reused = indexes
+            .look_up_reading(postings, &read.normalized.chars, &page.lookup)
+            .unwrap();
+        let own = indexes
+            .look_up(postings, &read.normalized.chars, Some(&read.syllables))
+            .unwrap();
+        assert_eq!(reused.keys, own.keys);
+        assert_eq!(reused.hashes, own.hashes);
+        assert_eq!(reused.found, own.found);
+        assert!(own.found.iter().any(|p| !p.is_empty()));
+    }
+
+    #[test]
+    fn window_signatures_equal_the_signatures_of_each_windows_shingle_set() {
+        let config = MatchConfig::default();
+        let candidates = &config.candidates;
+        let indexes = empty_indexes(&config);
         let chars = normalize(crate::tests::WORK_A).chars;
         let windows = copytrace_fingerprint::windows(&chars, &config.fingerprint.window);
         let mut ranges = windows.clone();

@@ -14,6 +14,9 @@ use crate::romanized::{RomanizedPage, read_romanized};
 pub(crate) struct PageReading {
     /// The canonical page.
     pub(crate) normalized: Normalized,
+    /// The syllable id of every canonical character (its default reading), when the lookup
+    /// was made with them: read once, they are also the page's pinyin seeds.
+    pub(crate) syllables: Option<Vec<u32>>,
     /// The page read with its romanized runs as syllables, when the configuration asks for it
     /// and the page has such runs.
     pub(crate) romanized: Option<RomanizedPage>,
@@ -35,17 +38,36 @@ impl PageReading {
     ) -> Result<Self, IndexError> {
         let romanized = read_romanized_if(config, &normalized, text);
         let sense = read_sense(config, text, &normalized);
+        let postings = &config.candidates.postings;
+        // The k-grams' syllables: the romanized reading's, or else the default readings.
+        let syllables = (romanized.is_none() && postings.syllables)
+            .then(|| copytrace_fingerprint::pinyin::syllable_ids(&normalized.chars));
         let lookup = indexes.look_up(
-            &config.candidates.postings,
+            postings,
             &normalized.chars,
-            romanized.as_ref().map(|r| &r.syllables[..]),
+            romanized
+                .as_ref()
+                .map(|r| &r.syllables[..])
+                .or(syllables.as_deref()),
         )?;
         Ok(PageReading {
             normalized,
+            syllables,
             romanized,
             sense,
             lookup,
         })
+    }
+
+    /// The syllable id of every canonical character for the page's pinyin seeds (empty
+    /// without pinyin), read for the lookup or now.
+    pub(crate) fn seed_syllables(&mut self, config: &MatchConfig) -> Vec<u32> {
+        if !config.align.pinyin {
+            return Vec::new();
+        }
+        self.syllables
+            .take()
+            .unwrap_or_else(|| copytrace_fingerprint::pinyin::syllable_ids(&self.normalized.chars))
     }
 
     /// The boilerplate mask of the page as written, from its lookup. A page with romanized runs

@@ -364,21 +364,28 @@ impl<I: Index> Matcher<I> {
 
     /// The page's views for verification: as written (with its boilerplate mask), read with
     /// romanized runs as syllables (looked up for its own mask), and read for sense.
-    pub(crate) fn page_views(&self, page: PageReading) -> Result<PageViews, IndexError> {
+    pub(crate) fn page_views(&self, mut page: PageReading) -> Result<PageViews, IndexError> {
         let common = page.common_mask(&self.config);
+        let syllables = page.seed_syllables(&self.config);
         let PageReading {
             normalized,
             romanized,
             sense,
-            lookup: _,
+            lookup,
+            ..
         } = page;
-        let seeds = align::PageSeeds::new(&normalized.chars, &self.config.align, common);
+        let seeds = align::PageSeeds::with_syllables(
+            &normalized.chars,
+            syllables,
+            &self.config.align,
+            common,
+        );
         let romanized = match romanized {
             Some(read) => {
-                let lookup = self.indexes.look_up(
+                let lookup = self.indexes.look_up_reading(
                     &self.config.candidates.postings,
                     &read.normalized.chars,
-                    Some(&read.syllables),
+                    &lookup,
                 )?;
                 let common = lookup.common_mask(&self.config, read.normalized.chars.len());
                 Some((read, common, OnceCell::new()))
