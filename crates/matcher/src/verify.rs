@@ -255,6 +255,16 @@ fn try_cached<T, E>(
     Ok(value)
 }
 
+/// One candidate work as its verification reads it.
+#[derive(Clone, Copy)]
+struct WorkView<'a> {
+    id: WorkId,
+    prepared: &'a PreparedWork,
+    boilerplate: &'a WorkBoilerplate,
+    /// The candidate sources that found it, or `direct`: the verdict's method starts with it.
+    found_by: &'a str,
+}
+
 /// What verification keeps per work until the library changes: both depend on what every
 /// work of the library holds.
 #[derive(Default)]
@@ -421,11 +431,20 @@ impl<I: Index> Matcher<I> {
         found_by: &str,
         laundered: bool,
     ) -> Option<WorkMatch> {
-        let sense = views.sense.as_ref().filter(|_| laundered);
-        let Some((read, common, seeds)) = &views.romanized else {
-            return self.verify(&views.page, &views.seeds, sense, work_id, work, found_by);
+        let boilerplate = self.work_boilerplate(work_id, work).ok()?;
+        let work = WorkView {
+            id: work_id,
+            prepared: work,
+            boilerplate: &boilerplate,
+            found_by,
         };
-        let written = self.verify(&views.page, &views.seeds, None, work_id, work, found_by);
+        let sense = views.sense.as_ref().filter(|_| laundered);
+        // The page as written is aligned once, however many verdicts read the passages.
+        let written_passages = self.align_work(&views.page, &views.seeds, &work);
+        let Some((read, common, seeds)) = &views.romanized else {
+            return self.verdict(&views.page, &views.seeds, sense, &work, &written_passages);
+        };
+        let written = self.verdict(&views.page, &views.seeds, None, &work, &written_passages);
         if written
             .as_ref()
             .is_some_and(|w| w.score >= self.config.align.pinyin_skip_share)
@@ -440,7 +459,8 @@ impl<I: Index> Matcher<I> {
                 common.clone(),
             )
         });
-        let romanized = self.verify(&read.normalized, seeds, None, work_id, work, found_by);
+        let romanized_passages = self.align_work(&read.normalized, seeds, &work);
+        let romanized = self.verdict(&read.normalized, seeds, None, &work, &romanized_passages);
         let best = match (written, romanized) {
             (Some(written), Some(romanized)) if romanized.coverage <= written.coverage => {
                 Some(written)
@@ -453,34 +473,51 @@ impl<I: Index> Matcher<I> {
         };
         match best {
             None if sense.is_some() => {
-                self.verify(&views.page, &views.seeds, sense, work_id, work, found_by)
+                self.verdict(&views.page, &views.seeds, sense, &work, &written_passages)
             }
             best => best,
         }
     }
 
-    /// Aligns the page with one work and turns the passages into a verdict (see [`WorkMatch`]
-    /// for what the numbers mean), or `None` when less than `min_copied_chars` is copied.
-    fn verify(
+    /// Aligns one reading of the page with one work: the passages in page order.
+    fn align_work(
+        &self,
+        page: &Normalized,
+        page_seeds: &align::PageSeeds,
+        work: &WorkView,
+    ) -> Vec<AlignedPassage> {
+        align::align(
+            &page.chars,
+            page_seeds,
+            &work.prepared.normalized.chars,
+            &work.prepared.seeds,
+            work.boilerplate.informative,
+            &self.config.align,
+        )
+    }
+
+    /// Turns the passages of one alignment ([`Matcher::align_work`]) into a verdict (see
+    /// [`WorkMatch`] for what the numbers mean), or `None` when less than `min_copied_chars` is
+    /// copied. With `page_sense`, sentences the passages leave unexplained are first read for
+    /// paraphrase.
+    fn verdict(
         &self,
         page: &Normalized,
         page_seeds: &align::PageSeeds,
         page_sense: Option<&laundering::SenseText>,
-        work_id: WorkId,
-        work: &PreparedWork,
-        found_by: &str,
+        work: &WorkView,
+        passages: &[AlignedPassage],
     ) -> Option<WorkMatch> {
+        let WorkView {
+            id: work_id,
+            prepared: work,
+            boilerplate,
+            found_by,
+        } = *work;
         let work_chars = &work.normalized.chars;
-        let boilerplate = self.work_boilerplate(work_id, work).ok()?;
         let work_informative = boilerplate.informative;
-        let mut passages = align::align(
-            &page.chars,
-            page_seeds,
-            work_chars,
-            &work.seeds,
-            work_informative,
-            &self.config.align,
-        );
+        let merged;
+        let mut passages = passages;
         let mut laundered = false;
         if let Some(page_sense) = page_sense.filter(|_| self.config.laundering.enabled) {
             let found: usize = passages.iter().map(|p| p.aligned_chars).sum();
@@ -510,7 +547,8 @@ impl<I: Index> Matcher<I> {
                 );
                 if !sentences.is_empty() {
                     laundered = true;
-                    passages = merge_laundered(passages, sentences);
+                    merged = merge_laundered(passages, sentences);
+                    passages = &merged;
                 }
             }
         }
@@ -546,7 +584,7 @@ impl<I: Index> Matcher<I> {
             return None;
         }
         let min_stretch = self.config.min_stretch_chars;
-        if min_stretch > 0 && densest_stretch(&passages, &wording, min_stretch) < min_stretch {
+        if min_stretch > 0 && densest_stretch(passages, &wording, min_stretch) < min_stretch {
             return None;
         }
         let covered = work_covered
@@ -593,16 +631,17 @@ impl<I: Index> Matcher<I> {
 /// The sentence passages of a laundered copy with the character passages that lie outside
 /// them (a sentence copied unchanged between laundered ones is inside), in page order.
 fn merge_laundered(
-    characters: Vec<AlignedPassage>,
+    characters: &[AlignedPassage],
     sentences: Vec<AlignedPassage>,
 ) -> Vec<AlignedPassage> {
     let mut merged: Vec<AlignedPassage> = characters
-        .into_iter()
+        .iter()
         .filter(|c| {
             !sentences
                 .iter()
                 .any(|s| c.page_start < s.page_end && s.page_start < c.page_end)
         })
+        .cloned()
         .collect();
     merged.extend(sentences);
     merged.sort_by_key(|p| p.page_start);
