@@ -232,7 +232,6 @@ impl<I: Index> Matcher<I> {
             .prepared([work_id], &self.config.align)
             .ok()?
             .remove(&work_id)?;
-        self.work_boilerplate(work_id, &work).ok()?;
         let page = PageReading::read(&self.config, &self.indexes, page_text, normalized).ok()?;
         let views = self.page_views(page).ok()?;
         self.verify_views(&views, work_id, &work, "direct", true)

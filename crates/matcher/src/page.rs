@@ -1,6 +1,7 @@
 //! A page read once per match: its canonical text and every reading of it that candidate
 //! generation and verification need, so neither stage normalizes, reads or looks the page up
-//! again.
+//! again (the romanized reading's own lookup, for its boilerplate mask, reuses the page's:
+//! see [`Indexes::look_up_reading`]).
 
 use copytrace_fingerprint::Normalized;
 
@@ -36,8 +37,8 @@ impl PageReading {
         text: &str,
         normalized: Normalized,
     ) -> Result<Self, IndexError> {
-        let romanized = read_romanized_if(config, &normalized, text);
-        let sense = read_sense(config, text, &normalized);
+        let romanized = romanized_reading(config, &normalized, text);
+        let sense = sense_reading(config, text, &normalized);
         let postings = &config.candidates.postings;
         // The k-grams' syllables: the romanized reading's, or else the default readings.
         let syllables = (romanized.is_none() && postings.syllables)
@@ -85,7 +86,7 @@ impl PageReading {
 /// The page read sentence by sentence through the thesaurus, when laundered copies are
 /// looked for (the sense index proposes the works it is aligned with, so without that
 /// source there is nothing to read it for).
-fn read_sense(
+fn sense_reading(
     config: &MatchConfig,
     text: &str,
     page: &Normalized,
@@ -104,7 +105,7 @@ fn read_sense(
 
 /// The page read with its romanized runs as syllables, when the configuration asks for it
 /// and the page has such runs.
-fn read_romanized_if(config: &MatchConfig, page: &Normalized, text: &str) -> Option<RomanizedPage> {
+fn romanized_reading(config: &MatchConfig, page: &Normalized, text: &str) -> Option<RomanizedPage> {
     if !(config.romanized && config.align.pinyin) {
         return None;
     }
