@@ -212,6 +212,30 @@ pub fn run(args: &Args) -> Result<()> {
     Ok(())
 }
 
+/// Calls and microseconds spent per command so far, from `INFO commandstats`.
+pub(crate) fn command_stats(url: &str) -> Result<std::collections::BTreeMap<String, (u64, u64)>> {
+    let mut connection = redis::Client::open(url)?.get_connection()?;
+    let info: String = redis::cmd("INFO").arg("commandstats").query(&mut connection)?;
+    let mut stats = std::collections::BTreeMap::new();
+    for line in info.lines() {
+        let Some((name, fields)) = line
+            .strip_prefix("cmdstat_")
+            .and_then(|l| l.split_once(':'))
+        else {
+            continue;
+        };
+        let field = |key: &str| {
+            fields
+                .split(',')
+                .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        stats.insert(name.to_owned(), (field("calls"), field("usec")));
+    }
+    Ok(stats)
+}
+
 /// `used_memory` and the CPU seconds Redis has used, from `INFO`.
 pub(crate) fn redis_figures(url: &str) -> Result<(u64, f64)> {
     let mut connection = redis::Client::open(url)?.get_connection()?;
@@ -331,12 +355,14 @@ async fn measure(args: &Args, library: &Library, works: usize, dir: &Path) -> Re
 
     // 3. Matching, in a process of its own.
     let (_, redis_cpu_before) = redis_figures(&args.redis_url)?;
+    let commands_before = command_stats(&args.redis_url)?;
     let output = Command::new(std::env::current_exe()?)
         .args(["scale-match", "--db", &db, "--redis-url", &args.redis_url])
         .args(["--prefix", &prefix])
         .output()
         .context("running copytrace-bench scale-match")?;
     let (_, redis_cpu_after) = redis_figures(&args.redis_url)?;
+    let commands_after = command_stats(&args.redis_url)?;
     let stdout = String::from_utf8_lossy(&output.stdout);
     if !output.status.success() {
         bail!(
@@ -361,6 +387,23 @@ async fn measure(args: &Args, library: &Library, works: usize, dir: &Path) -> Re
     let (load_s, load_kib) = (value("load_s")?, value("load_kib")?);
     let (candidates, laundered) = (value("candidates")?, value("laundered")?);
     println!("  matching: {line}");
+    // Redis's own time in the commands matching sent (`INFO commandstats`), per command: the
+    // share of its CPU the pages cost, without its idle housekeeping.
+    let mut command_ms = 0.0;
+    let mut spent = Vec::new();
+    for (name, &(calls, usec)) in &commands_after {
+        let (calls_before, usec_before) = commands_before.get(name).copied().unwrap_or((0, 0));
+        let (calls, usec) = (calls - calls_before, usec - usec_before);
+        if calls > 0 && name != "info" {
+            command_ms += usec as f64 / 1000.0;
+            spent.push(format!(
+                "{name}={:.3}ms/page({:.2}/page)",
+                usec as f64 / 1000.0 / pages,
+                calls as f64 / pages
+            ));
+        }
+    }
+    println!("  redis commands: {}", spent.join(" "));
     index.delete_namespace()?;
 
     // 4. The verdicts: a planted page is found when it is matched to the work it copies; any
@@ -383,7 +426,7 @@ async fn measure(args: &Args, library: &Library, works: usize, dir: &Path) -> Re
         "RESULT works={works} rss_mb={:.0} pages_per_s_core={:.1} redis_bytes_per_char={:.1} \
          add_1000_s={add_1000_s:.1} redis_commands_per_page={:.1} \
          redis_round_trips_per_page={:.1} redis_cpu_ms_per_page={:.1} \
-         load_s={load_s:.1} load_rss_mb={:.0} found={found}/{planted} \
+         redis_command_ms_per_page={:.2} load_s={load_s:.1} load_rss_mb={:.0} found={found}/{planted} \
          false={false_pages}/{} wrong_work={wrong_work} \
          candidates_per_page={:.2} laundered_per_page={:.2}",
         peak_kib * 1024.0 / 1e6,
@@ -392,6 +435,7 @@ async fn measure(args: &Args, library: &Library, works: usize, dir: &Path) -> Re
         commands / pages,
         requests / pages,
         (redis_cpu_after - redis_cpu_before) * 1000.0 / pages,
+        command_ms / pages,
         load_kib * 1024.0 / 1e6,
         (pages as usize).saturating_sub(planted),
         candidates / pages,

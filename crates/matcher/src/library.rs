@@ -61,7 +61,9 @@ impl quick_cache::Weighter<WorkId, Arc<PreparedWork>> for PreparedWeight {
 /// The works of a matcher that reads texts on demand.
 struct OnDemand {
     /// Every work of the library (known to the shared indexes): what a candidate may be.
-    known: HashSet<WorkId>,
+    /// Behind a lock so that works added to the shared library are learnt by a matcher in use
+    /// ([`Matcher::learn_shared_works`]).
+    known: std::sync::RwLock<HashSet<WorkId>>,
     texts: Box<dyn WorkTexts>,
     prepared: quick_cache::sync::Cache<WorkId, Arc<PreparedWork>, PreparedWeight>,
 }
@@ -89,7 +91,7 @@ impl Library {
         // Estimated items: prepared works of about 10 KB (quick_cache sizes its table by them).
         let estimated = (budget_bytes / (10_000 * 28)).clamp(16, 1 << 20) as usize;
         self.on_demand = Some(OnDemand {
-            known: HashSet::default(),
+            known: std::sync::RwLock::default(),
             texts,
             prepared: quick_cache::sync::Cache::with_weighter(
                 estimated,
@@ -107,7 +109,7 @@ impl Library {
     /// Number of works known.
     pub(crate) fn len(&self) -> usize {
         match &self.on_demand {
-            Some(on_demand) => on_demand.known.len(),
+            Some(on_demand) => on_demand.known().len(),
             None => self.works.len(),
         }
     }
@@ -115,7 +117,7 @@ impl Library {
     /// Whether `work_id` is a work of the library.
     pub(crate) fn knows(&self, work_id: WorkId) -> bool {
         match &self.on_demand {
-            Some(on_demand) => on_demand.known.contains(&work_id),
+            Some(on_demand) => on_demand.known().contains(&work_id),
             None => self.works.contains_key(&work_id),
         }
     }
@@ -142,7 +144,7 @@ impl Library {
                 Some(work) => {
                     found.insert(id, work);
                 }
-                None if on_demand.known.contains(&id) => missing.push(id),
+                None if on_demand.known().contains(&id) => missing.push(id),
                 None => {}
             }
         }
@@ -162,7 +164,7 @@ impl Library {
     fn insert(&mut self, work_id: WorkId, work: PreparedWork) {
         match &mut self.on_demand {
             Some(on_demand) => {
-                on_demand.known.insert(work_id);
+                on_demand.known_mut().insert(work_id);
             }
             None => {
                 self.works.insert(work_id, Arc::new(work));
@@ -179,10 +181,10 @@ impl Library {
         align: &AlignConfig,
     ) -> Result<Option<Arc<PreparedWork>>, IndexError> {
         match &self.on_demand {
-            Some(on_demand) if on_demand.known.contains(&work_id) => {
+            Some(on_demand) if on_demand.known().contains(&work_id) => {
                 let work = self.prepared([work_id], align)?.remove(&work_id);
                 if let Some(on_demand) = &mut self.on_demand {
-                    on_demand.known.remove(&work_id);
+                    on_demand.known_mut().remove(&work_id);
                     on_demand.prepared.remove(&work_id);
                 }
                 Ok(work)
@@ -195,8 +197,8 @@ impl Library {
     /// Forgets a work's id and prepared text, reading nothing; whether it was known.
     fn forget(&mut self, work_id: WorkId) -> bool {
         match &mut self.on_demand {
-            Some(on_demand) if on_demand.known.contains(&work_id) => {
-                on_demand.known.remove(&work_id);
+            Some(on_demand) if on_demand.known().contains(&work_id) => {
+                on_demand.known_mut().remove(&work_id);
                 on_demand.prepared.remove(&work_id);
                 true
             }
@@ -207,14 +209,38 @@ impl Library {
     /// Remembers a work by id alone, whatever was prepared for it before; refused unless texts
     /// are on demand.
     fn insert_id(&mut self, work_id: WorkId) -> bool {
-        match &mut self.on_demand {
-            Some(on_demand) => {
-                on_demand.known.insert(work_id);
-                on_demand.prepared.remove(&work_id);
-                true
-            }
-            None => false,
+        self.learn_ids(&[work_id])
+    }
+
+    /// Remembers works by id alone, through a shared reference (the matcher may be in use);
+    /// refused unless texts are on demand.
+    fn learn_ids(&self, work_ids: &[WorkId]) -> bool {
+        let Some(on_demand) = &self.on_demand else {
+            return false;
+        };
+        let mut known = on_demand
+            .known
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for &work_id in work_ids {
+            known.insert(work_id);
+            on_demand.prepared.remove(&work_id);
         }
+        true
+    }
+}
+
+impl OnDemand {
+    fn known(&self) -> std::sync::RwLockReadGuard<'_, HashSet<WorkId>> {
+        self.known
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn known_mut(&mut self) -> &mut HashSet<WorkId> {
+        self.known
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -229,6 +255,22 @@ impl<I: Index> Matcher<I> {
         }
         Err(IndexError::Backend(
             "a work can be added by id only to a matcher with texts on demand and shared \
+             library statistics"
+                .to_owned(),
+        ))
+    }
+
+    /// [`Matcher::add_shared_work`] for works added to the shared library while this matcher
+    /// is in use (matching pages on other threads): a worker learns them without loading the
+    /// library again. What verification cached about the library is forgotten, as for any
+    /// change.
+    pub fn learn_shared_works(&self, work_ids: &[WorkId]) -> Result<(), IndexError> {
+        if self.indexes.shared_statistics && self.library.learn_ids(work_ids) {
+            self.caches.forget();
+            return Ok(());
+        }
+        Err(IndexError::Backend(
+            "works can be learnt by id only by a matcher with texts on demand and shared \
              library statistics"
                 .to_owned(),
         ))

@@ -281,6 +281,18 @@ pub(crate) struct VerifyCaches {
 }
 
 impl VerifyCaches {
+    /// [`VerifyCaches::clear`] through a shared reference, for a matcher in use.
+    pub(crate) fn forget(&self) {
+        self.boilerplate
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
+        self.laundered
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
+    }
+
     /// Forgets every work's cached values: the library changed.
     pub(crate) fn clear(&mut self) {
         self.boilerplate

@@ -330,40 +330,43 @@ impl MatchEngine {
         let Loaded {
             matcher, mut works, ..
         } = previous;
-        let Ok(mut matcher) = Arc::try_unwrap(matcher) else {
+        tracing::info!(changes = changes.len(), "applying library changes to the loaded matcher");
+        // Over Redis, works only added are learnt by the matcher in use.
+        if let LoadedMatcher::Redis(shared) = matcher.as_ref() {
+            let added: Vec<Id> = changes
+                .iter()
+                .filter(|c| c.active)
+                .map(|c| c.work_id)
+                .collect();
+            shared.learn_shared_works(&added)?;
+            works.extend(added);
+            return Ok(Some(Loaded {
+                state,
+                matcher,
+                checked: Instant::now(),
+                works,
+            }));
+        }
+        let Ok(LoadedMatcher::Memory(mut matcher)) = Arc::try_unwrap(matcher) else {
             return Ok(None);
         };
-        tracing::info!(
-            changes = changes.len(),
-            "applying library changes to the loaded matcher"
-        );
         for change in &changes {
-            match &mut matcher {
-                LoadedMatcher::Redis(matcher) => {
-                    if change.active {
-                        matcher.add_shared_work(change.work_id)?;
-                        works.insert(change.work_id);
-                    }
+            if works.remove(&change.work_id) {
+                matcher.remove_work(change.work_id)?;
+            }
+            if change.active {
+                let work = store.get_work(change.work_id).await?;
+                // Works fingerprinted by another version are refreshed by a full load.
+                if work.summary.fingerprint_version != FINGERPRINT_VERSION {
+                    return Ok(None);
                 }
-                LoadedMatcher::Memory(matcher) => {
-                    if works.remove(&change.work_id) {
-                        matcher.remove_work(change.work_id)?;
-                    }
-                    if change.active {
-                        let work = store.get_work(change.work_id).await?;
-                        // Works fingerprinted by another version are refreshed by a full load.
-                        if work.summary.fingerprint_version != FINGERPRINT_VERSION {
-                            return Ok(None);
-                        }
-                        matcher.add_work(change.work_id, &work.content)?;
-                        works.insert(change.work_id);
-                    }
-                }
+                matcher.add_work(change.work_id, &work.content)?;
+                works.insert(change.work_id);
             }
         }
         Ok(Some(Loaded {
             state,
-            matcher: Arc::new(matcher),
+            matcher: Arc::new(LoadedMatcher::Memory(matcher)),
             checked: Instant::now(),
             works,
         }))
