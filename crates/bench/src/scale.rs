@@ -445,10 +445,10 @@ async fn measure(args: &Args, library: &Library, works: usize, dir: &Path) -> Re
 }
 
 /// Loads the matcher over the Redis indexes under `--prefix`, then matches every due page of
-/// `--db`, one at a time, and prints `MATCHED pages=… infringing=… cpu_s=… wall_s=…
-/// peak_kib=… requests=… commands=… load_s=… load_cpu_s=… load_kib=…` (CPU, time, Redis
-/// requests and commands of the matching alone; peak memory of the whole process, and at the
-/// end of loading).
+/// `--db`, one at a time, and prints `MATCHED pages=… infringing=… mirrors=… cpu_s=…
+/// wall_s=… peak_kib=… requests=… commands=… load_s=… load_cpu_s=… load_kib=…` (CPU, time,
+/// Redis requests and commands of the matching alone; peak memory of the whole process, and at
+/// the end of loading; `mirrors`: pages that reused the verdict of a page with their text).
 pub fn run_match(args: &MatchArgs) -> Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
@@ -470,17 +470,22 @@ pub fn run_match(args: &MatchArgs) -> Result<()> {
         let verified_before = copytrace_matcher::verification_counts();
         let started = Instant::now();
         let mut cursor = DueCursor::default();
-        let (mut pages, mut infringing) = (0u64, 0u64);
+        let (mut pages, mut infringing, mut mirrors) = (0u64, 0u64, 0u64);
         while let Some(outcome) = engine.match_next_due(&mut cursor).await? {
-            if let PageOutcome::Recorded { matches, .. } = outcome {
+            if let PageOutcome::Recorded {
+                matches, mirror_of, ..
+            } = outcome
+            {
                 pages += 1;
                 infringing += u64::from(matches > 0);
+                mirrors += u64::from(mirror_of.is_some());
             }
         }
         let wall_s = started.elapsed().as_secs_f64();
         let verified = copytrace_matcher::verification_counts();
         println!(
-            "MATCHED pages={pages} infringing={infringing} cpu_s={:.2} wall_s={wall_s:.2} \
+            "MATCHED pages={pages} infringing={infringing} mirrors={mirrors} cpu_s={:.2} \
+             wall_s={wall_s:.2} \
              peak_kib={} requests={} commands={} load_s={load_s:.2} load_cpu_s={load_cpu_s:.2} \
              load_kib={load_kib} verified_pages={} candidates={} laundered={}",
             cpu_seconds()? - load_cpu_s,

@@ -321,9 +321,15 @@ impl MatchJobs {
                     matches,
                     verdict,
                     alias_of: None,
+                    mirror_of,
                 } => format!(
-                    "page {page} ({url}): {} removed, {} reopened, {matches} match(es)",
-                    verdict.removed, verdict.reopened
+                    "page {page} ({url}): {} removed, {} reopened, {matches} match(es){}",
+                    verdict.removed,
+                    verdict.reopened,
+                    match mirror_of {
+                        Some(of) => format!(" (the verdict of page {of}, with the same text)"),
+                        None => String::new(),
+                    }
                 ),
             },
         )

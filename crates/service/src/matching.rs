@@ -5,6 +5,20 @@
 //! built from the store or over the shared Redis index, and reloads it when the library changes
 //! (it looks at most every two seconds). The CLI's `match`, match jobs, dedup runs and removal
 //! checks all match through it, so they cannot disagree on a verdict.
+//!
+//! **Mirror pages are verified once.** Pirate mirrors copy whole pages across sites. A page
+//! whose text (content hash) is that of another page already verified takes that page's
+//! verdict instead of being matched again, but only a verdict of the same matcher (version,
+//! settings, kind of index) recorded at the library's current generation: every change to the
+//! works (added, replaced, withdrawn, brought back, deleted) moves the generation, so a verdict
+//! found before it is never reused, and the page is matched. A verdict is labelled with the
+//! generation the matcher reflected, read before its works were, so no label claims a later
+//! library than the verdict was found against: a verdict at the current generation is what
+//! matching now gives (see [`Store::verified_twin`]). Over the shared index, works just added
+//! may not be filed yet: a verdict lacks them then, as any page matched meanwhile does, and
+//! the marking that follows their filing marks a mirror with its twin (the same text, the same
+//! sketch). A reused verdict never names a work withdrawn or replaced since: those changes
+//! move the generation.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
@@ -16,7 +30,7 @@ use copytrace_index_redis::RedisIndex;
 use copytrace_matcher::sketch::{SKETCH_VERSION, Sketcher};
 use copytrace_matcher::{IndexError, MatchConfig, Matcher, WorkMatch};
 use copytrace_store::{
-    EvidencePassage, Id, LibraryState, NewMatch, Page, PageSketch, Store, StoreError,
+    EvidencePassage, Id, LibraryState, NewMatch, Page, PageSketch, Store, StoreError, VerdictBasis,
     VerdictOutcome,
 };
 use tokio::sync::Mutex;
@@ -129,6 +143,40 @@ pub struct MatchEngine {
     recheck: Duration,
     /// Which new matches are confirmed without a person.
     gate: ReviewGate,
+    /// The matcher's identity, kept with each verdict: a page reuses only the verdicts of the
+    /// same matcher ([`matcher_identity`]).
+    identity: String,
+    /// Pages whose verdict the matcher gave (in [`MatchEngine::record`]).
+    matched_pages: std::sync::atomic::AtomicU64,
+    /// Pages that reused the verdict of a page with the same text instead.
+    mirrored_pages: std::sync::atomic::AtomicU64,
+}
+
+/// How many pages an engine matched, and how many reused a verified page's verdict.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct VerdictCounts {
+    /// Pages whose verdict the matcher gave.
+    pub matched: u64,
+    /// Pages whose text another page showed and was verified on: its verdict was reused.
+    pub mirrored: u64,
+}
+
+/// What a verdict is found by: the program's version, the kind of index (the candidates of
+/// the in-memory and Redis indexes are not promised to be the same), the fingerprint version
+/// and every matching setting. Two engines with the same identity give the same verdict on a
+/// text against the same library.
+fn matcher_identity(config: &MatchConfig, source: &IndexSource) -> String {
+    let index = match source {
+        IndexSource::Memory => "memory",
+        IndexSource::Redis { .. } => "redis",
+    };
+    let settings = format!("{FINGERPRINT_VERSION} {config:?}");
+    let digest = copytrace_store::sha256_hex(settings.as_bytes());
+    format!(
+        "copytrace {} {index} {}",
+        env!("CARGO_PKG_VERSION"),
+        &digest[..16]
+    )
 }
 
 /// What matching one page did.
@@ -145,6 +193,9 @@ pub enum PageOutcome {
         /// The page this one is an alias of (the same text, earlier, on the same site): it
         /// recorded no matches of its own (see [`crate::aliases`]).
         alias_of: Option<Id>,
+        /// The page whose verdict this one reused: the same text, on another site, verified
+        /// against the library as it is now (a mirror); `None` when the matcher gave it.
+        mirror_of: Option<Id>,
     },
     /// The page changed since it was listed: its newer text is matched on its own.
     Changed,
@@ -172,6 +223,9 @@ pub struct MatchSummary {
     /// Pages that are aliases of an earlier page (the same text on the same site under
     /// another URL): counted in `pages`, with no matches of their own.
     pub aliases: u64,
+    /// Pages that reused the verdict of a page with the same text verified already (mirrors):
+    /// counted in `pages`, with the matches of that verdict.
+    pub mirrors: u64,
 }
 
 impl MatchSummary {
@@ -181,6 +235,7 @@ impl MatchSummary {
             matches,
             verdict,
             alias_of,
+            mirror_of,
             ..
         } = outcome
         else {
@@ -189,6 +244,7 @@ impl MatchSummary {
         let matches = *matches;
         self.pages += 1;
         self.aliases += u64::from(alias_of.is_some());
+        self.mirrors += u64::from(mirror_of.is_some());
         self.matches += matches as u64;
         self.infringing_pages += u64::from(matches > 0);
         self.new_matches += verdict.new_matches;
@@ -203,6 +259,7 @@ impl MatchEngine {
     /// the first use (or [`MatchEngine::preload`]).
     pub fn new(store: Arc<dyn Store>, source: IndexSource, config: MatchConfig) -> Self {
         Self {
+            identity: matcher_identity(&config, &source),
             store,
             source,
             sketcher: Sketcher::new(&config),
@@ -211,6 +268,17 @@ impl MatchEngine {
             loaded: Mutex::new(None),
             recheck: Duration::from_secs(2),
             gate: ReviewGate::default(),
+            matched_pages: std::sync::atomic::AtomicU64::new(0),
+            mirrored_pages: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// How many pages this engine matched, and how many reused a verified page's verdict.
+    pub fn verdict_counts(&self) -> VerdictCounts {
+        use std::sync::atomic::Ordering::Relaxed;
+        VerdictCounts {
+            matched: self.matched_pages.load(Relaxed),
+            mirrored: self.mirrored_pages.load(Relaxed),
         }
     }
 
@@ -462,11 +530,17 @@ impl MatchEngine {
     /// Matches a text against the library as it is now. Fails, rather than answering "no
     /// match", when the shared index is not the library's (flushed, stale, being rebuilt).
     pub async fn match_text(&self, text: &str) -> Result<Vec<WorkMatch>> {
+        Ok(self.match_text_at(text).await?.1)
+    }
+
+    /// [`MatchEngine::match_text`], with the library state the matcher reflected: its
+    /// generation is never later than the works the matcher held.
+    async fn match_text_at(&self, text: &str) -> Result<(LibraryState, Vec<WorkMatch>)> {
         let text: Arc<str> = text.into();
         let (mut state, mut matcher) = self.current().await?;
         for _ in 0..MATCH_ATTEMPTS {
             match self.match_checked(state, matcher, text.clone()).await? {
-                Some(found) => return Ok(found),
+                Some(found) => return Ok((state, found)),
                 // The shared index has works filed after the matcher last looked at the
                 // library (a `library add` that just ended; the pages it marks may be this
                 // one): the matcher learns them, and the page is matched again, since a
@@ -546,12 +620,13 @@ impl MatchEngine {
     ///
     /// A page showing the same text as an earlier page of its site is an alias of it
     /// ([`crate::aliases`]): it records an empty verdict (clearing any matches it had) and
-    /// points at that page, so reports and statistics count the page once.
+    /// points at that page, so reports and statistics count the page once. Any other page
+    /// showing the text of a page verified already reuses that verdict (see the module docs).
     async fn record(&self, page: &Page) -> Result<PageOutcome> {
         let alias_of = aliases::primary_of(self.store.as_ref(), page).await?;
-        let found = match alias_of {
-            Some(_) => Vec::new(),
-            None => self.match_text(&page.text).await?,
+        let (matches, basis, mirror_of) = match alias_of {
+            Some(_) => (Vec::new(), None, None),
+            None => self.verdict_on(page).await?,
         };
         if alias_of.is_some() {
             // Before the empty verdict: a run stopped between the two leaves the page due
@@ -560,10 +635,15 @@ impl MatchEngine {
             // the store records where that happens.
             self.store.set_page_alias(page.id, alias_of).await?;
         }
-        let matches: Vec<NewMatch> = found.iter().map(|m| to_new_match(m, &self.gate)).collect();
         let verdict = self
             .store
-            .record_page_matches(page.id, &page.content_hash, &matches, Utc::now())
+            .record_page_verdict(
+                page.id,
+                &page.content_hash,
+                &matches,
+                basis.as_ref(),
+                Utc::now(),
+            )
             .await
             .with_context(|| format!("cannot record matches of {}", page.url))?;
         let sketch = PageSketch {
@@ -587,7 +667,44 @@ impl MatchEngine {
             matches: matches.len(),
             verdict,
             alias_of,
+            mirror_of,
         })
+    }
+
+    /// The verdict on a page that is no alias, with what it was found against: that of
+    /// another page showing the same text, verified by this matcher at the library's current
+    /// generation (its page is returned too), else the matcher's. A reused verdict's matches
+    /// pass this engine's certainty gate afresh; the person's decisions and the licensed hosts
+    /// of the page are applied to it as to any verdict.
+    async fn verdict_on(
+        &self,
+        page: &Page,
+    ) -> Result<(Vec<NewMatch>, Option<VerdictBasis>, Option<Id>)> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let twin = self
+            .store
+            .verified_twin(page.id, &page.content_hash, &self.identity)
+            .await?;
+        if let Some(twin) = twin {
+            self.mirrored_pages.fetch_add(1, Relaxed);
+            let matches = twin
+                .matches
+                .into_iter()
+                .map(|m| NewMatch {
+                    auto_confirm: self.gate.passes_recorded(&m),
+                    ..m
+                })
+                .collect();
+            return Ok((matches, Some(twin.basis), Some(twin.page_id)));
+        }
+        let (state, found) = self.match_text_at(&page.text).await?;
+        self.matched_pages.fetch_add(1, Relaxed);
+        let basis = VerdictBasis {
+            generation: state.generation,
+            matcher: self.identity.clone(),
+        };
+        let matches = found.iter().map(|m| to_new_match(m, &self.gate)).collect();
+        Ok((matches, Some(basis), None))
     }
 
     /// Matches the next page whose current text has not been matched against the current
@@ -616,10 +733,12 @@ impl MatchEngine {
     /// pages at a time, and yields each outcome as it is recorded (not in page order).
     ///
     /// Verification is CPU work: one page at a time leaves every core but one idle, so `match`
-    /// runs several pages at once ([`default_concurrency`]). Concurrent pages are independent: each verdict is recorded
-    /// atomically and on its own, and whether a page is an alias depends only on the stored
-    /// texts, not on the verdicts of other pages. Dropping the stream stops after the pages
-    /// recorded so far (the others stay due). A page that fails ends the stream with its error.
+    /// runs several pages at once ([`default_concurrency`]). Concurrent pages are independent:
+    /// each verdict is recorded atomically and on its own, whether a page is an alias depends
+    /// only on the stored texts, and a mirror takes a verdict already recorded or is matched
+    /// (two mirrors matched at once are both matched). Dropping the stream stops after the
+    /// pages recorded so far (the others stay due). A page that fails ends the stream with its
+    /// error.
     pub fn match_due(
         &self,
         concurrency: usize,
@@ -775,5 +894,156 @@ mod tests {
             1,
             "both changes were applied in place"
         );
+    }
+
+    /// Stores a page at `url` showing `text`; returns its id and content hash.
+    async fn stored_page(store: &dyn Store, url: &str, text: &str) -> (Id, String) {
+        let hash = crate::library::content_hash(text);
+        let page = copytrace_store::NewPage {
+            url: url.to_owned(),
+            title: None,
+            text: text.to_owned(),
+            content_hash: hash.clone(),
+            http_status: 200,
+            fetched_at: Utc::now(),
+            etag: None,
+            last_modified: None,
+            capture: None,
+        };
+        (store.upsert_page(&page).await.unwrap().id, hash)
+    }
+
+    /// What a page's verdict says, page aside: work, scores, method, evidence and review.
+    async fn verdict_of(store: &dyn Store, page: Id) -> Vec<String> {
+        let filter = copytrace_store::MatchFilter::default();
+        let mut found: Vec<String> = (store.list_matches(&filter).await.unwrap())
+            .into_iter()
+            .filter(|m| m.page_id == page)
+            .map(|m| {
+                format!(
+                    "{} {} {} {} {} {} {:?} {:?}",
+                    m.work_id,
+                    m.score,
+                    m.coverage,
+                    m.containment,
+                    m.copied_chars,
+                    m.method,
+                    m.evidence,
+                    m.review
+                )
+            })
+            .collect();
+        found.sort();
+        found
+    }
+
+    /// The works a page's verdict names.
+    async fn works_of(store: &dyn Store, page: Id) -> Vec<Id> {
+        let filter = copytrace_store::MatchFilter::default();
+        let mut works: Vec<Id> = (store.list_matches(&filter).await.unwrap())
+            .into_iter()
+            .filter(|m| m.page_id == page)
+            .map(|m| m.work_id)
+            .collect();
+        works.sort();
+        works
+    }
+
+    #[tokio::test]
+    async fn a_mirror_reuses_the_verdict_of_its_text_until_the_library_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("t.db").display());
+        let store = SqliteStore::connect(&url).await.unwrap();
+        store.migrate().await.unwrap();
+        let store: Arc<dyn Store> = Arc::new(store);
+        let config = copytrace_fingerprint::FingerprintConfig::default();
+        let texts: Vec<String> = (0..10).map(|n| text(n + 1, 600)).collect();
+        // The library holds the first chapter (and unrelated works), not yet the second.
+        let first: Vec<LibraryFile> = (0..9)
+            .filter(|&n| n != 1)
+            .map(|n| file(&format!("w{n}"), &texts[n]))
+            .collect();
+        let added = add_works(store.as_ref(), "h", &first, None, &config)
+            .await
+            .unwrap();
+        let chapter_one = added.works[0].work_id;
+        // Pirate sites show both chapters on one page, each site the same text.
+        let copy = format!("{}。{}", texts[0], texts[1]);
+
+        let mut engine =
+            MatchEngine::new(store.clone(), IndexSource::Memory, MatchConfig::default());
+        engine.recheck = Duration::ZERO;
+        let page = |n: usize| format!("https://pirate{n}.example/book/1.html");
+        let mut pages = Vec::new();
+        for n in 0..6 {
+            pages.push(stored_page(store.as_ref(), &page(n), &copy).await);
+        }
+        let outcome = |n: usize| {
+            let (id, hash) = pages[n].clone();
+            let engine = &engine;
+            async move { engine.match_page(id, &hash).await.unwrap() }
+        };
+        let mirror_of = |outcome: PageOutcome| match outcome {
+            PageOutcome::Recorded {
+                mirror_of,
+                alias_of: None,
+                ..
+            } => mirror_of,
+            other => panic!("not a verdict of its own: {other:?}"),
+        };
+        let counts = |matched, mirrored| VerdictCounts { matched, mirrored };
+
+        // The first page is matched; the second, on another site, reuses its verdict.
+        assert_eq!(mirror_of(outcome(0).await), None);
+        assert_eq!(engine.verdict_counts(), counts(1, 0));
+        assert_eq!(works_of(store.as_ref(), pages[0].0).await, [chapter_one]);
+        assert_eq!(mirror_of(outcome(1).await), Some(pages[0].0));
+        assert_eq!(
+            engine.verdict_counts(),
+            counts(1, 1),
+            "the matcher was not run"
+        );
+        assert_eq!(
+            verdict_of(store.as_ref(), pages[1].0).await,
+            verdict_of(store.as_ref(), pages[0].0).await
+        );
+
+        // The second chapter joins the library: the verdicts found before lack it, so the
+        // third page is matched, and finds both chapters.
+        let later = add_works(store.as_ref(), "h", &[file("w1", &texts[1])], None, &config)
+            .await
+            .unwrap();
+        let chapter_two = later.works[0].work_id;
+        assert_eq!(mirror_of(outcome(2).await), None);
+        assert_eq!(engine.verdict_counts(), counts(2, 1));
+        let both = [chapter_one.min(chapter_two), chapter_one.max(chapter_two)];
+        assert_eq!(works_of(store.as_ref(), pages[2].0).await, both);
+
+        // The first chapter is withdrawn: no verdict that names it is reused.
+        withdraw_work(store.as_ref(), chapter_one, None)
+            .await
+            .unwrap();
+        assert_eq!(mirror_of(outcome(3).await), None);
+        assert_eq!(engine.verdict_counts(), counts(3, 1));
+        assert_eq!(works_of(store.as_ref(), pages[3].0).await, [chapter_two]);
+
+        // The verdict found against the library as it is now is reused again.
+        assert_eq!(mirror_of(outcome(4).await), Some(pages[3].0));
+        assert_eq!(engine.verdict_counts(), counts(3, 2));
+        assert_eq!(
+            verdict_of(store.as_ref(), pages[4].0).await,
+            verdict_of(store.as_ref(), pages[3].0).await
+        );
+
+        // A matcher with other settings does not take this one's verdicts.
+        let strict = MatchConfig {
+            min_copied_chars: 200,
+            ..MatchConfig::default()
+        };
+        let other = MatchEngine::new(store.clone(), IndexSource::Memory, strict);
+        let (id, hash) = pages[5].clone();
+        let outcome = other.match_page(id, &hash).await.unwrap();
+        assert_eq!(mirror_of(outcome), None);
+        assert_eq!(other.verdict_counts(), counts(1, 0));
     }
 }

@@ -17,7 +17,7 @@
 use chrono::Utc;
 use copytrace_matcher::WorkMatch;
 use copytrace_store::{
-    DecisionRecord, Id, MatchFilter, MatchRecord, NewDecision, Review, Store, StoreError,
+    DecisionRecord, Id, MatchFilter, MatchRecord, NewDecision, NewMatch, Review, Store, StoreError,
 };
 
 use crate::error::{Context, Result, ServiceError};
@@ -60,14 +60,24 @@ impl ReviewGate {
     /// How certain a verified match is, in [0, 1]: the larger of its score and its copied
     /// characters over [`CERTAIN_COPIED_CHARS`].
     pub fn certainty(found: &WorkMatch) -> f64 {
-        let by_length = found.copied_chars as f64 / CERTAIN_COPIED_CHARS;
-        found.score.max(by_length).min(1.0)
+        certainty_of(found.score, found.copied_chars as f64)
     }
 
     /// Whether a verified match is certain enough to report without a person.
     pub fn passes(&self, found: &WorkMatch) -> bool {
         Self::certainty(found) >= self.auto_confirm_score
     }
+
+    /// [`ReviewGate::passes`] for a match as it was recorded (the verdict of a page with the
+    /// same text, reused): the same judgement, from the same score and copied characters.
+    pub fn passes_recorded(&self, recorded: &NewMatch) -> bool {
+        certainty_of(recorded.score, f64::from(recorded.copied_chars)) >= self.auto_confirm_score
+    }
+}
+
+/// See [`ReviewGate::certainty`].
+fn certainty_of(score: f64, copied_chars: f64) -> f64 {
+    score.max(copied_chars / CERTAIN_COPIED_CHARS).min(1.0)
 }
 
 /// A decision a person takes on matches.

@@ -5,7 +5,7 @@
 //! `pages`, `matches`, `jobs`, `schedules` and `users`), each function taking the store as its
 //! first argument. A method whose SQL is the same on both backends is not in either: it is one
 //! generic function of `crate::shared`, run on the backend's pool. [`impl_store_by_section!`]
-//! writes the `impl Store` that forwards every method to its function, so the list of the 113
+//! writes the `impl Store` that forwards every method to its function, so the list of the 116
 //! methods and where each lives is written once instead of once per backend, and a method
 //! missing from a section file is a compile error naming it.
 
@@ -80,12 +80,15 @@ macro_rules! impl_store_by_section {
             shared::list_sites() -> Vec<$crate::Site>;
             shared::count_pages() -> u64;
 
-            matches::record_page_matches(
+            matches::record_page_verdict(
                 page_id: $crate::Id,
                 content_hash: &str,
                 matches: &[$crate::NewMatch],
+                basis: Option<&$crate::VerdictBasis>,
                 at: ::chrono::DateTime<::chrono::Utc>
             ) -> $crate::VerdictOutcome;
+            shared::verified_twin(page_id: $crate::Id, content_hash: &str, matcher: &str)
+                -> Option<$crate::VerifiedTwin>;
             matches::list_matches(filter: &$crate::MatchFilter) -> Vec<$crate::MatchRecord>;
             shared::stream_matches(filter: &$crate::MatchFilter) -> $crate::MatchStream;
             shared::match_listing(

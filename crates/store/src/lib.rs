@@ -437,13 +437,45 @@ pub trait Store: Send + Sync {
     /// `content_hash` is the hash of the text the match ran on: if the page changed meanwhile,
     /// nothing is recorded (evidence would point into a text that is not stored) and the page
     /// stays due for matching. `NotFound` if the page or one of the works does not exist.
+    ///
+    /// A verdict recorded here has no [`VerdictBasis`]: no other page reuses it
+    /// ([`Store::record_page_verdict`]).
     async fn record_page_matches(
         &self,
         page_id: Id,
         content_hash: &str,
         matches: &[NewMatch],
         at: DateTime<Utc>,
+    ) -> Result<VerdictOutcome> {
+        self.record_page_verdict(page_id, content_hash, matches, None, at)
+            .await
+    }
+    /// [`Store::record_page_matches`], keeping with the verdict, in the same transaction, what
+    /// it was found against (`basis`: the library generation and the matcher), so that another
+    /// page with the same text may reuse it ([`Store::verified_twin`]). `None` records a verdict
+    /// nobody reuses (an alias's empty verdict) and forgets the page's previous basis.
+    async fn record_page_verdict(
+        &self,
+        page_id: Id,
+        content_hash: &str,
+        matches: &[NewMatch],
+        basis: Option<&VerdictBasis>,
+        at: DateTime<Utc>,
     ) -> Result<VerdictOutcome>;
+    /// A page other than `page_id` whose text is `content_hash` and whose verdict on that text
+    /// a page showing the same text may take as its own: its current verdict (its
+    /// `matched_hash` is its text), recorded with a basis of matcher `matcher` at the library's
+    /// current generation (read in the same statement), and not an alias. Returns its matches
+    /// as the matcher gave them, those of withdrawn works left out; never statuses, review
+    /// states or decisions, which belong to each page (licensed hosts are applied per page when
+    /// listing). `None` when there is no such page, or when its matches are no longer exactly
+    /// its verdict's; the lowest page id when there are several.
+    async fn verified_twin(
+        &self,
+        page_id: Id,
+        content_hash: &str,
+        matcher: &str,
+    ) -> Result<Option<VerifiedTwin>>;
     /// Lists matches with evidence, ordered by page URL then work external id.
     async fn list_matches(&self, filter: &MatchFilter) -> Result<Vec<MatchRecord>>;
     /// Every match [`Store::list_matches`] would list for `filter`, with the same derived status,

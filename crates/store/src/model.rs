@@ -772,6 +772,30 @@ pub struct VerdictOutcome {
     pub reopened: u64,
 }
 
+/// What a verdict was found against: the library generation the matcher reflected and the
+/// matcher itself (see [`crate::Store::record_page_verdict`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerdictBasis {
+    /// The library generation ([`LibraryState::generation`]) the matcher reflected.
+    pub generation: i64,
+    /// The matcher's identity: its version and settings. Verdicts of different matchers are
+    /// never taken for one another.
+    pub matcher: String,
+}
+
+/// Another page whose verdict on the same text a page may reuse
+/// ([`crate::Store::verified_twin`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerifiedTwin {
+    /// The page that was verified.
+    pub page_id: Id,
+    /// What its verdict was found against; its generation is the library's current one.
+    pub basis: VerdictBasis,
+    /// Its verdict's matches as the matcher gave them, ordered by work, with `auto_confirm`
+    /// false: the certainty gate is the caller's to apply.
+    pub matches: Vec<NewMatch>,
+}
+
 /// Filter for [`crate::Store::list_matches`] and [`crate::Store::stream_matches`]. The default
 /// selects every match but those on licensed hosts; [`MatchFilter::reported`] the reported
 /// infringements.

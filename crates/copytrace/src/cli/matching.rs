@@ -167,6 +167,13 @@ pub fn print_match_summary(summary: &MatchSummary, works: usize, uses_redis: boo
             summary.aliases
         );
     }
+    if summary.mirrors > 0 {
+        println!(
+            "{} page(s) show the same text as another page verified against the library as it \
+             is now (mirrors, mostly on other sites): its verdict was reused, not matched again",
+            summary.mirrors
+        );
+    }
 }
 
 /// `copytrace index …`

@@ -11,18 +11,19 @@ use crate::rules::{self, page_key, validate_matches};
 use crate::shared;
 use crate::{
     Id, InfringingPage, MatchFilter, MatchRecord, MatchStatus, NewDecision, NewMatch, PageCheck,
-    PageCheckOutcome, Result, StoreError, VerdictOutcome,
+    PageCheckOutcome, Result, StoreError, VerdictBasis, VerdictOutcome,
 };
 use sqlx::Postgres;
 
 /// A page as a verdict reads it: content hash, last seen, HTTP status, last check.
 type PageState = (String, DateTime<Utc>, i64, Option<DateTime<Utc>>);
 
-pub(super) async fn record_page_matches(
+pub(super) async fn record_page_verdict(
     store: &PostgresStore,
     page_id: Id,
     content_hash: &str,
     matches: &[NewMatch],
+    basis: Option<&VerdictBasis>,
     at: DateTime<Utc>,
 ) -> Result<VerdictOutcome> {
     validate_matches(page_id, matches)?;
@@ -197,6 +198,8 @@ pub(super) async fn record_page_matches(
         last_checked,
     )
     .await?;
+    shared::record_verdict_basis::<Postgres>(&mut tx, page_id, content_hash, matches, basis, at)
+        .await?;
     tx.commit().await?;
     Ok(outcome)
 }

@@ -7,8 +7,9 @@ use super::{Db, exists};
 use crate::rows::{ChapterRow, DecisionRow, PageCheckRow};
 use crate::rules::{self, Referenced};
 use crate::{
-    Availability, DecisionRecord, Id, InfringingPage, MatchFilter, MatchRecord, NewDecision,
-    NewMatch, PageCheck, PageCheckRecord, Result, Review, StoreError,
+    Availability, DecisionRecord, EvidencePassage, Id, InfringingPage, MatchFilter, MatchRecord,
+    NewDecision, NewMatch, PageCheck, PageCheckRecord, Result, Review, StoreError, VerdictBasis,
+    VerifiedTwin,
 };
 
 pub(crate) async fn infringing_pages<'e, DB, E>(
@@ -214,6 +215,172 @@ where
         .execute(&mut *conn)
         .await?;
     Ok(())
+}
+
+/// Keeps what page `page_id`'s new verdict on `content_hash` (its `matches`, recorded at `at`)
+/// was found against, or forgets its previous basis when `basis` is `None`: the last step of
+/// [`crate::Store::record_page_verdict`], in its transaction, so a basis always describes the
+/// page's latest verdict.
+pub(crate) async fn record_verdict_basis<DB>(
+    conn: &mut DB::Connection,
+    page_id: Id,
+    content_hash: &str,
+    matches: &[NewMatch],
+    basis: Option<&VerdictBasis>,
+    at: DB::Time,
+) -> Result<()>
+where
+    DB: Db,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    let Some(basis) = basis else {
+        sqlx::query("DELETE FROM page_verdicts WHERE page_id = $1")
+            .bind(page_id)
+            .execute(&mut *conn)
+            .await?;
+        return Ok(());
+    };
+    sqlx::query(
+        "INSERT INTO page_verdicts (page_id, content_hash, generation, matcher, matches, \
+         recorded_at) VALUES ($1, $2, $3, $4, $5, $6) \
+         ON CONFLICT (page_id) DO UPDATE SET content_hash = excluded.content_hash, \
+         generation = excluded.generation, matcher = excluded.matcher, \
+         matches = excluded.matches, recorded_at = excluded.recorded_at",
+    )
+    .bind(page_id)
+    .bind(content_hash)
+    .bind(basis.generation)
+    .bind(basis.matcher.as_str())
+    .bind(matches.len() as i64)
+    .bind(at)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// A row of [`verified_twin`]: the twin and its verdict's size, then one of its matches with
+/// one of its evidence passages (`NULL`s where it has none).
+#[derive(FromRow)]
+pub(crate) struct TwinRow {
+    page_id: i64,
+    generation: i64,
+    verdict_matches: i64,
+    match_id: Option<i64>,
+    work_id: Option<i64>,
+    score: Option<f64>,
+    coverage: Option<f64>,
+    containment: Option<f64>,
+    copied_chars: Option<i64>,
+    method: Option<String>,
+    page_start: Option<i64>,
+    page_end: Option<i64>,
+    work_start: Option<i64>,
+    work_end: Option<i64>,
+}
+
+/// [`crate::Store::verified_twin`]'s statement: one, so that the twin's basis, the library's
+/// generation and the twin's matches are one snapshot.
+///
+/// The twin is looked up through `page_verdicts_by_text` (text, generation), and only then is
+/// its page read (by id) to see that the verdict is still its current one: `CROSS JOIN` keeps
+/// SQLite from starting at the pages with the text instead, which reads, for each, the columns
+/// stored after its text (tested in `sqlite::tests`). The verdict's matches are the twin's rows
+/// whose evidence points into this text and that the verdict saw (last seen since it was
+/// recorded); a row it did not find but a removal check saw since is told apart by the count.
+pub(crate) const VERIFIED_TWIN: &str = "WITH twin AS ( \
+       SELECT v.page_id, v.content_hash, v.generation, v.matches, v.recorded_at \
+       FROM page_verdicts v CROSS JOIN pages p \
+       WHERE v.content_hash = $1 \
+         AND v.generation = (SELECT generation FROM library_state WHERE id = 1) \
+         AND v.page_id <> $2 AND v.matcher = $3 \
+         AND p.id = v.page_id AND p.content_hash = v.content_hash \
+         AND p.matched_hash = v.content_hash AND p.alias_of IS NULL \
+       ORDER BY v.page_id LIMIT 1) \
+     SELECT t.page_id, t.generation, t.matches AS verdict_matches, m.id AS match_id, \
+       m.work_id, m.score, m.coverage, m.containment, m.copied_chars, m.method, \
+       e.page_start, e.page_end, e.work_start, e.work_end \
+     FROM twin t \
+     LEFT JOIN matches m ON m.page_id = t.page_id AND m.evidence_hash = t.content_hash \
+       AND m.last_seen >= t.recorded_at \
+       AND m.work_id NOT IN (SELECT id FROM works WHERE status = 'withdrawn') \
+     LEFT JOIN evidence e ON e.match_id = m.id \
+     ORDER BY m.work_id, e.ordinal";
+
+/// [`crate::Store::verified_twin`].
+pub(crate) async fn verified_twin<'e, DB, E>(
+    executor: E,
+    page_id: Id,
+    content_hash: &str,
+    matcher: &str,
+) -> Result<Option<VerifiedTwin>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB>,
+    TwinRow: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+{
+    let rows: Vec<TwinRow> = sqlx::query_as(VERIFIED_TWIN)
+        .bind(content_hash)
+        .bind(page_id)
+        .bind(matcher)
+        .fetch_all(executor)
+        .await?;
+    let Some(first) = rows.first() else {
+        return Ok(None);
+    };
+    let (twin, generation, size) = (first.page_id, first.generation, first.verdict_matches);
+    let mut matches: Vec<NewMatch> = Vec::new();
+    let mut last_match = None;
+    for row in rows {
+        let Some(match_id) = row.match_id else {
+            continue;
+        };
+        if last_match != Some(match_id) {
+            last_match = Some(match_id);
+            let missing = || StoreError::Invalid(format!("match {match_id} lacks a column"));
+            matches.push(NewMatch {
+                work_id: row.work_id.ok_or_else(missing)?,
+                score: row.score.ok_or_else(missing)?,
+                coverage: row.coverage.ok_or_else(missing)?,
+                containment: row.containment.ok_or_else(missing)?,
+                copied_chars: rules::to_u32(
+                    row.copied_chars.ok_or_else(missing)?,
+                    "copied characters",
+                )?,
+                method: row.method.ok_or_else(missing)?,
+                evidence: Vec::new(),
+                auto_confirm: false,
+            });
+        }
+        if let (Some(page_start), Some(page_end), Some(work_start), Some(work_end)) =
+            (row.page_start, row.page_end, row.work_start, row.work_end)
+            && let Some(m) = matches.last_mut()
+        {
+            m.evidence.push(EvidencePassage {
+                page_start: rules::to_u32(page_start, "evidence offset")?,
+                page_end: rules::to_u32(page_end, "evidence offset")?,
+                work_start: rules::to_u32(work_start, "evidence offset")?,
+                work_end: rules::to_u32(work_end, "evidence offset")?,
+            });
+        }
+    }
+    // Not exactly the verdict's matches (a row it did not find, one of a work withdrawn since
+    // it was recorded): the page is matched instead.
+    if i64::try_from(matches.len()).ok() != Some(size) {
+        return Ok(None);
+    }
+    Ok(Some(VerifiedTwin {
+        page_id: twin,
+        basis: VerdictBasis {
+            generation,
+            matcher: matcher.to_owned(),
+        },
+        matches,
+    }))
 }
 
 /// The end of [`crate::Store::list_matches`]: leaves out `licensed` matches unless the filter

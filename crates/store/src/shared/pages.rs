@@ -395,6 +395,12 @@ where
         .bind(to)
         .execute(&mut *conn)
         .await?;
+    // Neither page's matches are its verdict's any more: no page with their text reuses them.
+    sqlx::query("DELETE FROM page_verdicts WHERE page_id IN ($1, $2)")
+        .bind(from)
+        .bind(to)
+        .execute(&mut *conn)
+        .await?;
     let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM matches WHERE page_id = $1")
         .bind(from)
         .fetch_one(&mut *conn)

@@ -9,7 +9,7 @@ use crate::rules::{self, Referenced, page_key, to_json, validate_matches};
 use crate::shared;
 use crate::{
     Id, InfringingPage, MatchFilter, MatchRecord, MatchStatus, NewDecision, NewMatch, PageCheck,
-    PageCheckOutcome, Result, StoreError, VerdictOutcome,
+    PageCheckOutcome, Result, StoreError, VerdictBasis, VerdictOutcome,
 };
 use sqlx::Sqlite;
 
@@ -20,11 +20,12 @@ use sqlx::Sqlite;
 pub(super) const PREVIOUS_MATCHES: &str = "SELECT id, work_id, status, review, evidence_hash, removed_at FROM matches \
      WHERE page_id = $1 AND work_id NOT IN (SELECT id FROM works WHERE status = 'withdrawn')";
 
-pub(super) async fn record_page_matches(
+pub(super) async fn record_page_verdict(
     store: &SqliteStore,
     page_id: Id,
     content_hash: &str,
     matches: &[NewMatch],
+    basis: Option<&VerdictBasis>,
     at: DateTime<Utc>,
 ) -> Result<VerdictOutcome> {
     validate_matches(page_id, matches)?;
@@ -144,6 +145,8 @@ pub(super) async fn record_page_matches(
         last_checked,
     )
     .await?;
+    shared::record_verdict_basis::<Sqlite>(&mut tx, page_id, content_hash, matches, basis, at)
+        .await?;
     tx.commit().await?;
     Ok(outcome)
 }

@@ -253,4 +253,33 @@ mod tests {
             "plan: {plan:?}"
         );
     }
+
+    /// A mirror's verified twin is found through the verdicts' index, and only its page is read
+    /// (by id): starting from the pages with the text would read, for each, the columns stored
+    /// after its text.
+    #[tokio::test]
+    async fn a_verified_twin_is_looked_up_by_its_verdict_then_its_page() {
+        let plan = query_plan(crate::shared::VERIFIED_TWIN).await;
+        assert!(
+            plan.iter()
+                .any(|step| step.contains("USING INDEX page_verdicts_by_text")),
+            "plan: {plan:?}"
+        );
+        assert!(
+            plan.iter()
+                .any(|step| step.starts_with("SEARCH p USING INTEGER PRIMARY KEY")),
+            "plan: {plan:?}"
+        );
+        // No table is read whole (the one-row `twin` is, and the withdrawn works' index).
+        for table in ["v", "p", "m", "e", "works", "pages", "matches"] {
+            assert!(
+                !plan.iter().any(|step| *step == format!("SCAN {table}")),
+                "plan: {plan:?}"
+            );
+        }
+        assert!(
+            plan.iter().any(|step| step.contains("works_withdrawn")),
+            "plan: {plan:?}"
+        );
+    }
 }

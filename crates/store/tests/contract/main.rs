@@ -13,6 +13,7 @@ mod catalog;
 mod jobs;
 mod library;
 mod matches;
+mod mirrors;
 mod notices;
 mod pages;
 mod postgres;
