@@ -341,7 +341,7 @@ pub fn prepare_work(
 /// together; all or none). A work needs matching when the store's library generation moved
 /// for it (new, text or fingerprint version replaced, brought back from withdrawal; a
 /// catalog-only change moves nothing). Pages are not marked for matching: call
-/// [`finish_add`]'s steps ([`update_index`], then [`library_changed`]) once everything is
+/// `add_works`'s last steps ([`update_index`], then [`library_changed`]) once everything is
 /// stored.
 pub async fn store_works(
     store: &dyn Store,
