@@ -215,7 +215,9 @@ pub fn run(args: &Args) -> Result<()> {
 /// Calls and microseconds spent per command so far, from `INFO commandstats`.
 pub(crate) fn command_stats(url: &str) -> Result<std::collections::BTreeMap<String, (u64, u64)>> {
     let mut connection = redis::Client::open(url)?.get_connection()?;
-    let info: String = redis::cmd("INFO").arg("commandstats").query(&mut connection)?;
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query(&mut connection)?;
     let mut stats = std::collections::BTreeMap::new();
     for line in info.lines() {
         let Some((name, fields)) = line

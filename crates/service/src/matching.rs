@@ -398,7 +398,10 @@ impl MatchEngine {
         let Loaded {
             matcher, mut works, ..
         } = previous;
-        tracing::info!(changes = changes.len(), "applying library changes to the loaded matcher");
+        tracing::info!(
+            changes = changes.len(),
+            "applying library changes to the loaded matcher"
+        );
         // Over Redis, works only added are learnt by the matcher in use.
         if let LoadedMatcher::Redis(shared) = matcher.as_ref() {
             let added: Vec<Id> = changes
