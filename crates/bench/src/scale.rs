@@ -334,7 +334,11 @@ async fn measure(args: &Args, library: &Library, works: usize, dir: &Path) -> Re
     let mut planted = std::collections::HashMap::new();
     for n in 0..args.pages {
         let text = if n % 4 == 0 {
-            let work = (n as u64).wrapping_mul(7919) % works as u64;
+            // Copies of distinct works (as many at every size: 7,919 is prime to every size),
+            // so the worker prepares as many works for verification at 1,000 works as at
+            // 100,000 (stepping by `n`, a multiple of four, copied only 250 distinct works of
+            // 1,000).
+            let work = ((n / 4) as u64).wrapping_mul(7919) % works as u64;
             planted.insert(
                 format!("http://pirate.example/{n}.html"),
                 format!("w{work:06}"),

@@ -323,13 +323,15 @@ impl MatchJobs {
                     alias_of: None,
                     mirror_of,
                 } => format!(
-                    "page {page} ({url}): {} removed, {} reopened, {matches} match(es){}",
+                    // The line ends with the match count whatever the verdict's origin: tests
+                    // and log readers count verdicts by it.
+                    "page {page} ({url}){}: {} removed, {} reopened, {matches} match(es)",
+                    match mirror_of {
+                        Some(of) => format!(", the verdict of page {of} with the same text"),
+                        None => String::new(),
+                    },
                     verdict.removed,
                     verdict.reopened,
-                    match mirror_of {
-                        Some(of) => format!(" (the verdict of page {of}, with the same text)"),
-                        None => String::new(),
-                    }
                 ),
             },
         )

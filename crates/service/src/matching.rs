@@ -856,13 +856,18 @@ mod tests {
             .collect()
     }
 
-    #[tokio::test]
-    async fn small_library_changes_are_applied_to_the_loaded_matcher_without_a_reload() {
-        let dir = tempfile::tempdir().unwrap();
+    /// A fresh SQLite store in `dir`.
+    async fn sqlite_store(dir: &tempfile::TempDir) -> Arc<dyn Store> {
         let url = format!("sqlite://{}", dir.path().join("t.db").display());
         let store = SqliteStore::connect(&url).await.unwrap();
         store.migrate().await.unwrap();
-        let store: Arc<dyn Store> = Arc::new(store);
+        Arc::new(store)
+    }
+
+    #[tokio::test]
+    async fn small_library_changes_are_applied_to_the_loaded_matcher_without_a_reload() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = sqlite_store(&dir).await;
         let config = copytrace_fingerprint::FingerprintConfig::default();
         let texts: Vec<String> = (0..12).map(|n| text(n + 1, 600)).collect();
         let first: Vec<LibraryFile> = (0..10).map(|n| file(&format!("w{n}"), &texts[n])).collect();
@@ -955,10 +960,7 @@ mod tests {
     #[tokio::test]
     async fn a_mirror_reuses_the_verdict_of_its_text_until_the_library_changes() {
         let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("t.db").display());
-        let store = SqliteStore::connect(&url).await.unwrap();
-        store.migrate().await.unwrap();
-        let store: Arc<dyn Store> = Arc::new(store);
+        let store = sqlite_store(&dir).await;
         let config = copytrace_fingerprint::FingerprintConfig::default();
         let texts: Vec<String> = (0..10).map(|n| text(n + 1, 600)).collect();
         // The library holds the first chapter (and unrelated works), not yet the second.
