@@ -364,13 +364,13 @@ impl MatchEngine {
     }
 
     /// Applies a library change (works added, changed or withdrawn since the loaded
-    /// generation) to a loaded matcher no task is using, instead of loading every work again.
-    /// In memory, a small change is applied in place (after adding ten works to a library of
-    /// 10,000, the reload took 80 s and this takes the ten works' fingerprinting). Over Redis,
-    /// works that were only added are learnt by id (their keys are in the shared index; `library
-    /// add` filed them before marking pages); a replacement or withdrawal loads the matcher
-    /// again, once the index reflects it. `None` when it cannot: the caller loads the library
-    /// again.
+    /// generation) to the loaded matcher instead of loading every work again. In memory, a
+    /// small change is applied in place to a matcher no task is using (after adding ten works
+    /// to a library of 10,000, the reload took 80 s and this takes the ten works'
+    /// fingerprinting). Over Redis, works that were only added are learnt by id, even while
+    /// other tasks match with the matcher (their keys are in the shared index; `library add`
+    /// filed them before marking pages); a replacement or withdrawal loads the matcher again,
+    /// once the index reflects it. `None` when it cannot: the caller loads the library again.
     async fn apply_changes(&self, previous: Loaded, state: LibraryState) -> Result<Option<Loaded>> {
         let store = self.store.as_ref();
         let redis = match previous.matcher.as_ref() {
