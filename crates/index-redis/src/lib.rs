@@ -31,7 +31,7 @@
 //! | `{prefix}:works` | set | SimHash: ids of the works indexed (for [`Index::len`]) |
 //! | `{prefix}:m:…`, `{prefix}:mw:…`, `{prefix}:d:…`, `{prefix}:dw:…` | | the MinHash and DNA indexes ([`RedisMinHashIndex`], [`RedisDnaIndex`]): buckets, per-work bucket lists and window counts, laid out alike |
 //! | `{prefix}:s:works`, `{prefix}:k:…`, `{prefix}:kw:…` | | the library statistics verification reads ([`RedisLibraryStats`]): the sense index of laundered copies |
-//! | `{prefix}:p:…` | | the winnowed k-gram postings ([`RedisPostings`]): packed postings in buckets by hash, and their count; the `kgram` candidate source, and what tells library boilerplate |
+//! | `{prefix}:p:…` | | the winnowed k-gram postings ([`RedisPostings`]): packed postings in buckets by hash, their count, and a filter of the hashes filed; the `kgram` candidate source, and what tells library boilerplate |
 //! | `{prefix}:meta` | hash | the parameters every index was written with (`layout`, `max_distance`, `minhash_*`, `dna_*`); `generation`, the library generation it reflects (empty while it is rebuilt or replaced works are refiled) |
 //!
 //! A packed SimHash entry is 20 bytes: signature (u64), work id (i64), window ordinal (u32),
@@ -386,12 +386,15 @@ impl RedisIndex {
     }
 
     /// The winnowed k-gram postings kept under the same prefix, for keys selected with `config`
-    /// (refused when they were filed with another one): what a match worker reads.
+    /// (refused when they were filed with another one): what a match worker reads, with the
+    /// index's filter loaded ([`RedisPostings::load_filter`]).
     pub fn postings(
         &self,
         config: &copytrace_matcher::PostingConfig,
     ) -> Result<RedisPostings, IndexError> {
-        self.postings_sized(config, 0)
+        let postings = self.postings_sized(config, 0)?;
+        postings.load_filter()?;
+        Ok(postings)
     }
 
     /// The winnowed k-gram postings kept under the same prefix, on the same connection, for
@@ -407,6 +410,7 @@ impl RedisIndex {
             &self.prefix,
             config,
             posting_bucket_bits_for(postings),
+            postings,
         )
     }
 

@@ -5,6 +5,7 @@
 //! |---|---|---|
 //! | `{prefix}:p:{p<bucket hex>}` | string | packed postings ([`PACKED_POSTING`] bytes each: hash check, work id, position) of every hash whose top `bits` bits are `bucket` |
 //! | `{prefix}:p:count` | string | number of postings filed, for [`PostingIndex::len`] |
+//! | `{prefix}:p:filter` | string | a [`HashFilter`] of every hash filed: bits in `SETBIT` order |
 //!
 //! **Why buckets of packed strings.** A Redis key costs about 50–70 bytes of its own (dictionary
 //! entry, key and value headers) whatever it holds, and a set member 45–75 bytes; a posting is
@@ -18,6 +19,17 @@
 //! hash with more postings than its `common` limit, which must be below `keep`), so its
 //! further postings would only cost memory and transfer.
 //!
+//! **A filter in each reader.** A reader keeps the filter in memory ([`RedisPostings::load_filter`],
+//! about 0.4 bytes a posting) and reads only the buckets of hashes it may hold: a page that
+//! copies nothing reads a quarter of the buckets it would otherwise, and Redis spends as
+//! much less. Writers set a hash's bits before filing its postings and before the library
+//! generation moves, so a reader that loads the filter after reading a generation has the bits
+//! of every work of that generation; one that learns works added since loads it again
+//! ([`PostingIndex::refresh`]). Bits are never cleared (a removed work's only let a few more
+//! hashes through); a filter that grew too full is built again by the writer
+//! ([`RedisPostings::write_filter`]). An index without a filter (built before it existed) is
+//! read whole, as before.
+//!
 //! **No per-work bookkeeping.** Removing a work needs the keys it was filed under, recomputed
 //! from its text by the caller ([`copytrace_matcher::postings::work_keys`]): the index holds
 //! only what a lookup reads. Filing a work replaces whatever it had in the buckets it touches,
@@ -27,7 +39,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use copytrace_matcher::postings::{Key, PACKED_POSTING, Posting, PostingIndex, pack, unpack};
+use copytrace_matcher::postings::{
+    HashFilter, Key, PACKED_POSTING, Posting, PostingIndex, pack, unpack,
+};
 use copytrace_matcher::{IndexError, PostingConfig, WorkId};
 use redis::{Cmd, Value};
 
@@ -89,6 +103,10 @@ pub struct RedisPostings {
     prefix: String,
     bits: u32,
     keep: usize,
+    /// Postings a bulk load is expected to write: the size of the filter it builds.
+    expected: u64,
+    /// The filter a reader loaded ([`RedisPostings::load_filter`]); `None` reads every bucket.
+    filter: std::sync::RwLock<Option<Arc<HashFilter>>>,
 }
 
 impl std::fmt::Debug for RedisPostings {
@@ -98,6 +116,7 @@ impl std::fmt::Debug for RedisPostings {
             .field("prefix", &self.prefix)
             .field("bits", &self.bits)
             .field("keep", &self.keep)
+            .field("filter_bits", &self.loaded_filter().map(|f| f.bits()))
             .finish()
     }
 }
@@ -106,12 +125,14 @@ impl RedisPostings {
     /// Opens the postings under `prefix`, refusing ones filed with another `config` (other
     /// k-gram lengths, window or projections would select other hashes). A new index gets
     /// `bits` bucket bits (see [`posting_bucket_bits_for`]); an existing one keeps its own.
-    /// At most `config.common + 1` postings of one hash are kept.
+    /// At most `config.common + 1` postings of one hash are kept. A bulk load builds a filter
+    /// for `expected` postings.
     pub(crate) fn open(
         link: Arc<Link>,
         prefix: &str,
         config: &PostingConfig,
         bits: u32,
+        expected: u64,
     ) -> Result<Self, IndexError> {
         validate_prefix(prefix)?;
         let projections = u64::from(config.chars) | (u64::from(config.syllables) << 1);
@@ -131,7 +152,99 @@ impl RedisPostings {
             prefix: prefix.to_owned(),
             bits,
             keep: config.common + 1,
+            expected,
+            filter: std::sync::RwLock::new(None),
         })
+    }
+
+    fn filter_key(&self) -> String {
+        format!("{}:p:filter", self.prefix)
+    }
+
+    fn loaded_filter(&self) -> Option<Arc<HashFilter>> {
+        self.filter
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Reads the index's [`HashFilter`] into this process, so that lookups skip the hashes
+    /// filed nowhere; an index without one is read whole. Returns the filter's size in bits
+    /// (0 without one). A reader calls this after reading the library generation it matches
+    /// at (see the [module documentation](self)).
+    pub fn load_filter(&self) -> Result<u64, IndexError> {
+        let bytes: Option<Vec<u8>> = self.link.query(
+            "read the postings filter",
+            redis::cmd("GET").arg(self.filter_key()),
+        )?;
+        let filter = bytes.and_then(HashFilter::from_bytes).map(Arc::new);
+        let bits = filter.as_ref().map_or(0, |f| f.bits());
+        *self
+            .filter
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = filter;
+        Ok(bits)
+    }
+
+    /// Size in bits of the filter in Redis (0 when there is none).
+    fn shared_filter_bits(&self) -> Result<u64, IndexError> {
+        let bytes: u64 = self.link.query(
+            "measure the postings filter",
+            redis::cmd("STRLEN").arg(self.filter_key()),
+        )?;
+        Ok(bytes * 8)
+    }
+
+    /// Sets the bits of `hashes` in the filter in Redis, before their postings are filed.
+    /// Nothing to do for an index without a filter.
+    fn set_filter_bits(&self, hashes: impl Iterator<Item = u64>) -> Result<(), IndexError> {
+        let bits = self.shared_filter_bits()?;
+        if bits == 0 {
+            return Ok(());
+        }
+        let mut offsets: Vec<u64> = hashes
+            .flat_map(|hash| HashFilter::probes_in(bits, hash))
+            .collect();
+        offsets.sort_unstable();
+        offsets.dedup();
+        let key = self.filter_key();
+        for chunk in offsets.chunks(FILTER_BITS_PER_BATCH) {
+            let cmds: Vec<Cmd> = chunk
+                .chunks(FILTER_BITS_PER_COMMAND)
+                .map(|offsets| {
+                    let mut bitfield = redis::cmd("BITFIELD");
+                    bitfield.arg(&key);
+                    for offset in offsets {
+                        bitfield.arg("SET").arg("u1").arg(offset).arg(1);
+                    }
+                    bitfield
+                })
+                .collect();
+            self.link.batch::<Value>("set the postings filter", &cmds)?;
+        }
+        Ok(())
+    }
+
+    /// Whether the filter in Redis still has room for the postings filed
+    /// ([`HashFilter::has_room_for`]); `true` for an index without a filter, which has nothing
+    /// to grow.
+    pub fn filter_has_room(&self) -> Result<bool, IndexError> {
+        let bits = self.shared_filter_bits()?;
+        Ok(bits == 0 || HashFilter::bits_have_room_for(bits, self.len()? as u64))
+    }
+
+    /// Replaces the filter in Redis with `filter`, which holds every hash the index files
+    /// (recomputed from the library's texts by the caller, under the writer's claim): for a
+    /// filter grown too full ([`RedisPostings::filter_has_room`]), built anew sized for the
+    /// postings filed now (`HashFilter::sized_for(index.len())`).
+    pub fn write_filter(&self, filter: &HashFilter) -> Result<(), IndexError> {
+        self.link.query::<Value>(
+            "write the postings filter",
+            redis::cmd("SET")
+                .arg(self.filter_key())
+                .arg(filter.as_bytes()),
+        )?;
+        Ok(())
     }
 
     /// Bucket bits in use.
@@ -157,6 +270,9 @@ impl RedisPostings {
         let work = u32::try_from(work_id).map_err(|_| {
             IndexError::Corrupt(format!("work id {work_id} does not fit a packed posting"))
         })?;
+        if filing {
+            self.set_filter_bits(keys.iter().map(|k| k.hash))?;
+        }
         let mut buckets: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
         for key in keys {
             let records = buckets.entry(self.bucket(key.hash)).or_default();
@@ -221,6 +337,11 @@ impl RedisPostings {
     /// serializes them), so no other writer appends between the read and the append. Returns
     /// the postings appended.
     pub fn append_new_works(&mut self, works: &[(WorkId, Vec<Key>)]) -> Result<u64, IndexError> {
+        self.set_filter_bits(
+            works
+                .iter()
+                .flat_map(|(_, keys)| keys.iter().map(|k| k.hash)),
+        )?;
         let mut buckets: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
         for (work_id, keys) in works {
             for key in keys {
@@ -276,9 +397,11 @@ impl RedisPostings {
     /// A bulk load ([`RedisPostings::load`]) fed one work at a time, so a caller reading works
     /// from a store keeps only their packed postings (12 bytes each), not their keys.
     pub fn loader(&mut self) -> PostingLoader<'_> {
+        let filter = HashFilter::sized_for(self.expected);
         PostingLoader {
             postings: self,
             buckets: std::collections::HashMap::new(),
+            filter,
         }
     }
 
@@ -312,6 +435,8 @@ impl RedisPostings {
 pub struct PostingLoader<'a> {
     postings: &'a mut RedisPostings,
     buckets: std::collections::HashMap<u64, Vec<u8>>,
+    /// The filter of the hashes gathered, sized for the postings the index expected.
+    filter: HashFilter,
 }
 
 impl PostingLoader<'_> {
@@ -324,14 +449,34 @@ impl PostingLoader<'_> {
             };
             let bucket = self.postings.bucket(key.hash);
             pack(key.hash, posting, self.buckets.entry(bucket).or_default())?;
+            self.filter.insert(key.hash);
         }
         Ok(())
     }
 
-    /// Writes every bucket gathered, one `SET` each, pipelined, and the postings count.
-    /// Returns the postings written.
+    /// Writes the filter, then every bucket gathered, one `SET` each, pipelined, and the
+    /// postings count. Returns the postings written. A filter the postings overfilled (far
+    /// more than expected) is left out: the index is then read whole until
+    /// [`RedisPostings::write_filter`] writes one.
     pub fn finish(self) -> Result<u64, IndexError> {
         let postings = self.postings;
+        let gathered: usize = self
+            .buckets
+            .values()
+            .map(|b| b.len() / PACKED_POSTING)
+            .sum();
+        let mut filter_cmd = redis::cmd(if self.filter.has_room_for(gathered as u64) {
+            "SET"
+        } else {
+            "DEL"
+        });
+        filter_cmd.arg(postings.filter_key());
+        if self.filter.has_room_for(gathered as u64) {
+            filter_cmd.arg(self.filter.as_bytes());
+        }
+        postings
+            .link
+            .query::<Value>("write the postings filter", &filter_cmd)?;
         let mut written = 0u64;
         let mut cmds = Vec::with_capacity(BUCKETS_PER_BATCH);
         let mut buckets: Vec<(u64, Vec<u8>)> = self.buckets.into_iter().collect();
@@ -359,6 +504,10 @@ impl PostingLoader<'_> {
 /// Bucket writes sent in one pipeline by [`RedisPostings::load`].
 const BUCKETS_PER_BATCH: usize = 10_000;
 
+/// Filter bits set by one `BITFIELD` command, and in one pipeline.
+const FILTER_BITS_PER_COMMAND: usize = 512;
+const FILTER_BITS_PER_BATCH: usize = 64 * FILTER_BITS_PER_COMMAND;
+
 impl PostingIndex for RedisPostings {
     fn insert_work(&mut self, work_id: WorkId, keys: &[Key]) -> Result<(), IndexError> {
         self.refile(work_id, keys, true)
@@ -378,10 +527,21 @@ impl PostingIndex for RedisPostings {
         if hashes.is_empty() {
             return Ok(());
         }
-        // Each bucket read once, however many of the page's hashes fall in it.
-        let mut buckets: Vec<u64> = hashes.iter().map(|&h| self.bucket(h)).collect();
+        // Hashes the filter says are filed nowhere are not read; each bucket is read once,
+        // however many of the page's hashes fall in it.
+        let filter = self.loaded_filter();
+        let may_hold = |hash: u64| filter.as_ref().is_none_or(|f| f.may_hold(hash));
+        let mut buckets: Vec<u64> = hashes
+            .iter()
+            .filter(|&&h| may_hold(h))
+            .map(|&h| self.bucket(h))
+            .collect();
         buckets.sort_unstable();
         buckets.dedup();
+        if buckets.is_empty() {
+            out.resize_with(hashes.len(), Vec::new);
+            return Ok(());
+        }
         let keys: Vec<String> = buckets.iter().map(|&b| self.bucket_key(b)).collect();
         let replies = self.link.get_many("look up a page's postings", &keys)?;
         let mut held: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
@@ -401,11 +561,18 @@ impl PostingIndex for RedisPostings {
             }
         }
         out.extend(hashes.iter().map(|&hash| {
+            if !may_hold(hash) {
+                return Vec::new();
+            }
             held.get(&self.bucket(hash))
                 .map(|bytes| unpack(bytes, hash).take(limit + 1).collect())
                 .unwrap_or_default()
         }));
         Ok(())
+    }
+
+    fn refresh(&self) -> Result<(), IndexError> {
+        self.load_filter().map(|_| ())
     }
 
     fn len(&self) -> Result<usize, IndexError> {

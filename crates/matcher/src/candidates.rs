@@ -414,6 +414,15 @@ impl<I: Index> Indexes<I> {
 
     /// The postings, unless this matcher reads shared window indexes beside postings of its
     /// own, which could not tell it the library's boilerplate.
+    /// Reads again what the shared postings keep in this process, after works were added to
+    /// them ([`PostingIndex::refresh`]).
+    pub(crate) fn refresh_shared_postings(&self) -> Result<(), IndexError> {
+        if self.postings_shared {
+            self.postings.refresh()?;
+        }
+        Ok(())
+    }
+
     fn readable_postings(&self) -> Result<&dyn PostingIndex, IndexError> {
         if self.shared && !self.postings_shared {
             return Err(IndexError::Backend(

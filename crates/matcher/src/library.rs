@@ -265,14 +265,21 @@ impl<I: Index> Matcher<I> {
     /// library again. What verification cached about the library is forgotten, as for any
     /// change.
     pub fn learn_shared_works(&self, work_ids: &[WorkId]) -> Result<(), IndexError> {
-        if self.indexes.shared_statistics && self.library.learn_ids(work_ids) {
+        if !self.indexes.shared_statistics {
+            return Err(IndexError::Backend(
+                "works can be learnt by id only by a matcher with shared library statistics"
+                    .to_owned(),
+            ));
+        }
+        // First, so that a failure leaves the works unlearnt: what they filed is looked up
+        // from now on.
+        self.indexes.refresh_shared_postings()?;
+        if self.library.learn_ids(work_ids) {
             self.caches.forget();
             return Ok(());
         }
         Err(IndexError::Backend(
-            "works can be learnt by id only by a matcher with texts on demand and shared \
-             library statistics"
-                .to_owned(),
+            "works can be learnt by id only by a matcher with texts on demand".to_owned(),
         ))
     }
 

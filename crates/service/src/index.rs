@@ -12,7 +12,7 @@ use copytrace_index_redis::{
     IndexedGeneration, PostingLoader, RedisDnaIndex, RedisIndex, RedisLibraryStats,
     RedisMinHashIndex, RedisPostings,
 };
-use copytrace_matcher::postings::{Key, PostingIndex};
+use copytrace_matcher::postings::{HashFilter, Key, PostingIndex};
 use copytrace_matcher::{CandidateMethods, Index, IndexError, MatchConfig, Matcher};
 use copytrace_store::{Id, LibraryState, Store, StoreError, Work};
 
@@ -224,6 +224,45 @@ impl SharedWriter {
             postings.remove_work(work_id, &self.keys.posting_keys(text))?;
         }
         self.stats.remove_work(work_id)?;
+        Ok(())
+    }
+}
+
+impl SharedWriter {
+    /// Builds the postings filter again, sized for the postings filed now, when works appended
+    /// since it was built left it too full to skip many lookups
+    /// ([`RedisPostings::filter_has_room`]): every active work's keys are recomputed from its
+    /// text, as a rebuild does, about once each time the library grows by half. The filter in
+    /// place stays correct (only fuller) until the new one replaces it.
+    async fn grow_filter_if_full(&self, store: &dyn Store, index: &RedisIndex) -> Result<()> {
+        let Some(postings) = &self.postings else {
+            return Ok(());
+        };
+        if postings.filter_has_room()? {
+            return Ok(());
+        }
+        let works = active_works(store).await?;
+        tracing::info!(
+            works = works.len(),
+            "the postings filter grew full: building a larger one from the library's texts"
+        );
+        let mut filter = HashFilter::sized_for(postings.len()? as u64);
+        let mut renewed = std::time::Instant::now();
+        for work in works {
+            let work = match store.get_work(work.id).await {
+                Ok(work) => work,
+                Err(StoreError::NotFound(_)) => continue,
+                Err(error) => return Err(error.into()),
+            };
+            for key in self.keys.posting_keys(&work.content) {
+                filter.insert(key.hash);
+            }
+            if renewed.elapsed() >= BUILD_CLAIM_RENEW_EVERY {
+                index.renew_build(BUILD_CLAIM_SECONDS)?;
+                renewed = std::time::Instant::now();
+            }
+        }
+        postings.write_filter(&filter)?;
         Ok(())
     }
 }
@@ -506,6 +545,7 @@ async fn file_changes(
         }
     }
     writer.append_pending(&mut pending)?;
+    writer.grow_filter_if_full(store, index).await?;
     index.set_library_generation(Some(reached))?;
     Ok(true)
 }

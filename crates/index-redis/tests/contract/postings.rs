@@ -4,7 +4,7 @@
 
 use copytrace_fingerprint::normalize;
 use copytrace_matcher::postings::{
-    Key, MemoryPostings, Posting, PostingIndex, distinct_hashes, work_keys,
+    HashFilter, Key, MemoryPostings, Posting, PostingIndex, distinct_hashes, work_keys,
 };
 use copytrace_matcher::{PostingConfig, WorkId};
 
@@ -233,4 +233,73 @@ fn postings_filed_with_another_shape_are_refused() {
     };
     let error = test.index.postings_sized(&other, 0).unwrap_err();
     assert!(error.to_string().contains("postings_window"), "{error}");
+}
+
+/// A reader's filter: a bulk load writes it, a reader loads it and answers what the memory
+/// postings answer; works appended or filed afterwards are skipped by a reader that has not
+/// refreshed it (the filter is in use), and found once it has.
+fn filtered_like_memory(test: TestRedisIndex) {
+    let config = PostingConfig::default();
+    let works: Vec<(WorkId, Vec<Key>)> = texts(12)
+        .iter()
+        .enumerate()
+        .map(|(id, t)| (id as WorkId, work_keys(&normalize(t).chars, &config)))
+        .collect();
+    let all: Vec<Key> = works.iter().flat_map(|(_, k)| k.iter().copied()).collect();
+    let hashes = distinct_hashes(&all);
+    let limit = config.common;
+    let mut writer = test.index.postings_sized(&config, 0).unwrap();
+    let mut memory = MemoryPostings::new();
+    let (loaded, appended) = works.split_at(6);
+    writer.load(loaded.iter().cloned()).unwrap();
+    for (id, keys) in loaded {
+        memory.insert_work(*id, keys).unwrap();
+    }
+    let reader = test.index.postings(&config).unwrap();
+    assert_eq!(reader.load_filter().unwrap(), HashFilter::MIN_BITS);
+    assert_eq!(
+        answers(&reader, &hashes, limit),
+        answers(&memory, &hashes, limit)
+    );
+
+    let (batch, last) = appended.split_at(appended.len() - 1);
+    writer.append_new_works(batch).unwrap();
+    writer.insert_work(last[0].0, &last[0].1).unwrap();
+    for (id, keys) in appended {
+        memory.insert_work(*id, keys).unwrap();
+    }
+    assert!(writer.filter_has_room().unwrap());
+    let stale = answers(&reader, &hashes, limit);
+    assert_ne!(
+        stale,
+        answers(&memory, &hashes, limit),
+        "a reader skips what its filter lacks"
+    );
+    reader.refresh().unwrap();
+    assert_eq!(
+        answers(&reader, &hashes, limit),
+        answers(&memory, &hashes, limit)
+    );
+
+    // A filter written whole (grown) replaces the one in place.
+    let mut grown = HashFilter::sized_for(writer.len().unwrap() as u64 * 4);
+    for key in &all {
+        grown.insert(key.hash);
+    }
+    writer.write_filter(&grown).unwrap();
+    assert_eq!(reader.load_filter().unwrap(), grown.bits());
+    assert_eq!(
+        answers(&reader, &hashes, limit),
+        answers(&memory, &hashes, limit)
+    );
+}
+
+#[test]
+fn a_reader_skips_hashes_its_filter_lacks_and_finds_appended_works_once_refreshed() {
+    filtered_like_memory(TestRedisIndex::new(3));
+}
+
+#[test]
+fn a_reader_on_a_cluster_skips_hashes_its_filter_lacks_until_refreshed() {
+    filtered_like_memory(TestRedisIndex::on_cluster(3));
 }
