@@ -331,14 +331,16 @@ impl<I: Index> Indexes<I> {
 
     /// Looks a text's selected k-grams up in the postings: its characters, and its syllables
     /// (`syllables`, a reading with romanized runs as syllables, or else the characters'
-    /// default readings).
+    /// default readings). A hash `looked_up` (another text's lookup, made just before) holds is
+    /// not read again: the same hash has the same postings, and a work's lookup at its
+    /// verification shares every hash of the passage the page copies.
     pub(crate) fn look_up(
         &self,
         config: &PostingConfig,
         chars: &[char],
         syllables: Option<&[u32]>,
+        looked_up: Option<&KeyLookup>,
     ) -> Result<KeyLookup, IndexError> {
-        let index = self.readable_postings()?;
         let read;
         let syllables: &[u32] = match syllables {
             Some(syllables) => syllables,
@@ -349,14 +351,7 @@ impl<I: Index> Indexes<I> {
             None => &[],
         };
         let keys = postings::text_keys(chars, syllables, config);
-        let hashes = postings::distinct_hashes(&keys);
-        let mut found = Vec::new();
-        index.lookup(&hashes, config.common, &mut found)?;
-        Ok(KeyLookup {
-            keys,
-            hashes,
-            found,
-        })
+        self.look_up_keys(config, keys, looked_up)
     }
 
     /// [`Indexes::look_up`] of another reading of a text whose lookup `looked_up` was made
@@ -371,7 +366,6 @@ impl<I: Index> Indexes<I> {
         chars: &[char],
         looked_up: &KeyLookup,
     ) -> Result<KeyLookup, IndexError> {
-        let index = self.readable_postings()?;
         // The keys `look_up(chars, syllables)` selects: characters first, then syllables.
         let chars_only = PostingConfig {
             syllables: false,
@@ -385,9 +379,20 @@ impl<I: Index> Indexes<I> {
                 .filter(|k| k.projection == copytrace_fingerprint::winnow::Projection::Syllables)
                 .copied(),
         );
+        self.look_up_keys(config, keys, Some(looked_up))
+    }
+
+    /// The postings of `keys`' hashes, those `looked_up` holds taken from it.
+    fn look_up_keys(
+        &self,
+        config: &PostingConfig,
+        keys: Vec<postings::Key>,
+        looked_up: Option<&KeyLookup>,
+    ) -> Result<KeyLookup, IndexError> {
+        let index = self.readable_postings()?;
         let hashes = postings::distinct_hashes(&keys);
         // Both hash lists are sorted: what `looked_up` holds is found by binary search.
-        let held = |hash: &u64| looked_up.hashes.binary_search(hash).ok();
+        let held = |hash: &u64| looked_up.and_then(|l| l.hashes.binary_search(hash).ok());
         let missing: Vec<u64> = hashes
             .iter()
             .filter(|h| held(h).is_none())
@@ -400,9 +405,9 @@ impl<I: Index> Indexes<I> {
         let mut fetched = fetched.into_iter();
         let found = hashes
             .iter()
-            .map(|hash| match held(hash) {
-                Some(i) => looked_up.found[i].clone(),
-                None => fetched.next().unwrap_or_default(),
+            .map(|hash| match (held(hash), looked_up) {
+                (Some(i), Some(looked_up)) => looked_up.found[i].clone(),
+                _ => fetched.next().unwrap_or_default(),
             })
             .collect();
         Ok(KeyLookup {
@@ -412,8 +417,6 @@ impl<I: Index> Indexes<I> {
         })
     }
 
-    /// The postings, unless this matcher reads shared window indexes beside postings of its
-    /// own, which could not tell it the library's boilerplate.
     /// Reads again what the shared postings keep in this process, after works were added to
     /// them ([`PostingIndex::refresh`]).
     pub(crate) fn refresh_shared_postings(&self) -> Result<(), IndexError> {
@@ -597,7 +600,12 @@ mod tests {
             .look_up_reading(postings, &read.normalized.chars, &page.lookup)
             .unwrap();
         let own = indexes
-            .look_up(postings, &read.normalized.chars, Some(&read.syllables))
+            .look_up(
+                postings,
+                &read.normalized.chars,
+                Some(&read.syllables),
+                None,
+            )
             .unwrap();
         assert_eq!(reused.keys, own.keys);
         assert_eq!(reused.hashes, own.hashes);

@@ -50,6 +50,7 @@ impl PageReading {
                 .as_ref()
                 .map(|r| &r.syllables[..])
                 .or(syllables.as_deref()),
+            None,
         )?;
         Ok(PageReading {
             normalized,

@@ -17,7 +17,7 @@ use copytrace_fingerprint::Normalized;
 
 use crate::Matcher;
 use crate::align::{self, AlignedPassage};
-use crate::candidates::Candidate;
+use crate::candidates::{Candidate, KeyLookup};
 use crate::config::CandidateMethods;
 use crate::index::{Index, IndexError, WorkId};
 use crate::laundering;
@@ -318,7 +318,7 @@ impl<I: Index> Matcher<I> {
             .library
             .prepared(candidates.iter().map(|c| c.work_id), &self.config.align)?;
         for (&work_id, work) in &works {
-            self.work_boilerplate(work_id, work)?;
+            self.work_boilerplate(work_id, work, Some(&page.lookup))?;
         }
         let views = self.page_views(page)?;
         let mut matches: Vec<WorkMatch> = candidates
@@ -357,11 +357,13 @@ impl<I: Index> Matcher<I> {
     }
 
     /// The work's boilerplate mask, from the cache or computed from the lookup of its own
-    /// k-grams (the work itself counts among the works holding them).
+    /// k-grams (the work itself counts among the works holding them). The hashes the page's
+    /// lookup `page` holds are taken from it rather than read again.
     pub(crate) fn work_boilerplate(
         &self,
         work_id: WorkId,
         work: &PreparedWork,
+        page: Option<&KeyLookup>,
     ) -> Result<Arc<WorkBoilerplate>, IndexError> {
         // One per work verified: a mask is a flag per character, small beside the work's text
         // when texts are kept; bounded when they are read on demand.
@@ -375,7 +377,7 @@ impl<I: Index> Matcher<I> {
             let syllables = (!work.seeds.syllables.is_empty()).then_some(&work.seeds.syllables[..]);
             let lookup =
                 self.indexes
-                    .look_up(&self.config.candidates.postings, chars, syllables)?;
+                    .look_up(&self.config.candidates.postings, chars, syllables, page)?;
             let common = lookup.common_mask(&self.config, chars.len());
             Ok(WorkBoilerplate {
                 informative: common.iter().filter(|c| !**c).count(),
@@ -443,7 +445,7 @@ impl<I: Index> Matcher<I> {
         found_by: &str,
         laundered: bool,
     ) -> Option<WorkMatch> {
-        let boilerplate = self.work_boilerplate(work_id, work).ok()?;
+        let boilerplate = self.work_boilerplate(work_id, work, None).ok()?;
         let work = WorkView {
             id: work_id,
             prepared: work,
