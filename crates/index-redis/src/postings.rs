@@ -173,17 +173,56 @@ impl RedisPostings {
     /// (0 without one). A reader calls this after reading the library generation it matches
     /// at (see the [module documentation](self)).
     pub fn load_filter(&self) -> Result<u64, IndexError> {
-        let bytes: Option<Vec<u8>> = self.link.query(
-            "read the postings filter",
-            redis::cmd("GET").arg(self.filter_key()),
-        )?;
-        let filter = bytes.and_then(HashFilter::from_bytes).map(Arc::new);
+        let filter = self.read_filter()?.map(Arc::new);
         let bits = filter.as_ref().map_or(0, |f| f.bits());
         *self
             .filter
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = filter;
         Ok(bits)
+    }
+
+    /// The filter in Redis, read in slices of [`FILTER_BYTES_PER_READ`] into one buffer: a
+    /// whole-value `GET` of a large library's filter (tens of megabytes) would briefly hold it
+    /// two or three times over in the client's read buffers, and a worker's peak memory is
+    /// what a deployment must provision. Bits set while it is read are harmless (they are only
+    /// ever set); a filter replaced meanwhile (grown: it changes size) is read again.
+    fn read_filter(&self) -> Result<Option<HashFilter>, IndexError> {
+        let key = self.filter_key();
+        for _ in 0..FILTER_READ_ATTEMPTS {
+            let bits = self.shared_filter_bits()?;
+            if bits == 0 {
+                return Ok(None);
+            }
+            let len = (bits / 8) as usize;
+            let mut bytes = Vec::with_capacity(len);
+            let slices: Vec<(usize, usize)> = (0..len)
+                .step_by(FILTER_BYTES_PER_READ)
+                .map(|start| (start, (start + FILTER_BYTES_PER_READ).min(len) - 1))
+                .collect();
+            for group in slices.chunks(FILTER_READS_PER_BATCH) {
+                let cmds: Vec<Cmd> = group
+                    .iter()
+                    .map(|&(start, end)| {
+                        let mut range = redis::cmd("GETRANGE");
+                        range.arg(&key).arg(start).arg(end);
+                        range
+                    })
+                    .collect();
+                let parts: Vec<Vec<u8>> = self.link.batch("read the postings filter", &cmds)?;
+                for part in parts {
+                    bytes.extend_from_slice(&part);
+                }
+            }
+            if bytes.len() == len && self.shared_filter_bits()? == bits {
+                return Ok(HashFilter::from_bytes(bytes));
+            }
+        }
+        Err(IndexError::Backend(format!(
+            "the postings filter under {:?} kept changing size while it was read: retry when \
+             the library update under way is done",
+            self.prefix
+        )))
     }
 
     /// Size in bits of the filter in Redis (0 when there is none).
@@ -503,6 +542,12 @@ impl PostingLoader<'_> {
 
 /// Bucket writes sent in one pipeline by [`RedisPostings::load`].
 const BUCKETS_PER_BATCH: usize = 10_000;
+
+/// Bytes of the filter read by one `GETRANGE`, slices read in one pipeline, and reads of a
+/// filter that changed size meanwhile before giving up.
+const FILTER_BYTES_PER_READ: usize = 1 << 20;
+const FILTER_READS_PER_BATCH: usize = 4;
+const FILTER_READ_ATTEMPTS: usize = 3;
 
 /// Filter bits set by one `BITFIELD` command, and in one pipeline.
 const FILTER_BITS_PER_COMMAND: usize = 512;
