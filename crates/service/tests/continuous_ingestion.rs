@@ -157,3 +157,60 @@ async fn match_workers_keep_matching_while_works_are_added_and_find_them_once_fi
     );
     index.delete_namespace().expect("clean up");
 }
+
+/// Works appended until the workers' hash filter is too full to spare lookups: the next
+/// `library add` builds a larger one from the library's texts, holding every work's hashes,
+/// so a worker loading it finds copies of works old and new.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hash_filter_grown_too_full_is_built_again_by_the_next_library_add() {
+    use copytrace_matcher::postings::HashFilter;
+
+    let url = redis_url();
+    let prefix = format!("test-filter-growth-{}", std::process::id());
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let db = format!("sqlite://{}", dir.path().join("t.db").display());
+    let store = SqliteStore::connect(&db).await.expect("the store opens");
+    store.migrate().await.expect("migrations run");
+    let store: Arc<dyn Store> = Arc::new(store);
+    let config = FingerprintConfig::default();
+    let postings_config = MatchConfig::default().candidates.postings;
+    let mut index = open_redis_index(&url, &prefix).expect("Redis answers");
+    index.delete_namespace().expect("a clean namespace");
+
+    let first: Vec<LibraryFile> = (0..10).map(file).collect();
+    let added = add_works(store.as_ref(), "h", &first, Some(&mut index), &config)
+        .await
+        .expect("the first works are added");
+    let first_id: Id = added.works[0].work_id;
+    let postings = index.postings(&postings_config).expect("the postings open");
+    assert_eq!(postings.load_filter().unwrap(), HashFilter::MIN_BITS);
+    // As if many works had been appended since: 64 bits for hundreds of postings. (Left as
+    // it is, it lacks the works' hashes, so workers would miss them: the rebuild must not
+    // keep any of it.)
+    postings
+        .write_filter(&HashFilter::from_bytes(vec![0; 8]).expect("a filter"))
+        .unwrap();
+    assert!(!postings.filter_has_room().unwrap());
+
+    let more = vec![file(10)];
+    let report = add_works(store.as_ref(), "h", &more, Some(&mut index), &config)
+        .await
+        .expect("a work is added");
+    assert_eq!(report.index, IndexUpdate::Updated);
+    assert!(postings.filter_has_room().unwrap());
+    assert_eq!(postings.load_filter().unwrap(), HashFilter::MIN_BITS);
+
+    let source = IndexSource::Redis {
+        url: url.clone(),
+        prefix: prefix.clone(),
+    };
+    let engine = MatchEngine::new(store.clone(), source, MatchConfig::default());
+    for (page, work) in [
+        (page_copying(0), first_id),
+        (page_copying(10), report.works[0].work_id),
+    ] {
+        let found = engine.match_text(&page).await.expect("matching");
+        assert_eq!(found.iter().map(|m| m.work_id).collect::<Vec<_>>(), [work]);
+    }
+    index.delete_namespace().expect("clean up");
+}
