@@ -284,7 +284,7 @@ fn filtered_like_memory(test: TestRedisIndex) {
     // A filter written whole (grown) replaces the one in place; one of more than a megabyte
     // is read back in slices, the last one short.
     let mut grown = HashFilter::sized_for(3_000_000);
-    assert!(grown.bits() > 8 << 20 && grown.bits() % (8 << 20) != 0);
+    assert!(grown.bits() > 8 << 20 && !grown.bits().is_multiple_of(8 << 20));
     for key in &all {
         grown.insert(key.hash);
     }
