@@ -171,7 +171,8 @@ impl RedisPostings {
     /// Reads the index's [`HashFilter`] into this process, so that lookups skip the hashes
     /// filed nowhere; an index without one is read whole. Returns the filter's size in bits
     /// (0 without one). A reader calls this after reading the library generation it matches
-    /// at (see the crate documentation on `RedisPostings`).
+    /// at: writers set a work's bits before the generation moves past it, so the filter then
+    /// holds every work of that generation.
     pub fn load_filter(&self) -> Result<u64, IndexError> {
         let filter = self.read_filter()?.map(Arc::new);
         let bits = filter.as_ref().map_or(0, |f| f.bits());
