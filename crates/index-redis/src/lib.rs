@@ -95,7 +95,10 @@ use redis::{Cmd, Value};
 pub use buckets::{DEFAULT_BUCKET_BITS, RedisDnaIndex, RedisMinHashIndex, bucket_bits_for};
 use link::Link;
 pub use link::{commands, requests};
-pub use postings::{POSTINGS_PER_BUCKET, PostingLoader, RedisPostings, posting_bucket_bits_for};
+pub use postings::{
+    OVERFULL_BUCKET, POSTINGS_PER_BUCKET, PostingLoader, RedisPostings, posting_bucket_bits_for,
+    rebucket_bits,
+};
 pub use stats::RedisLibraryStats;
 
 /// The key prefix used when none is configured.
@@ -109,8 +112,10 @@ pub const DEFAULT_PREFIX: &str = "copytrace";
 /// the memory), which a layout-3 reader would fail to read. Layout 5 adds the k-gram postings
 /// (which also tell boilerplate), drops the seed counts and keeps the sense index's lists as
 /// strings of packed ids: a layout-4 index has no postings, and its sense sets are of a type a
-/// layout-5 reader refuses.
-pub const LAYOUT_VERSION: u32 = 5;
+/// layout-5 reader refuses. Layout 6 names each postings bucket with its bucket bits, so the
+/// postings can be filed again under more bits as the library grows: a layout-6 reader would
+/// find none of a layout-5 index's buckets.
+pub const LAYOUT_VERSION: u32 = 6;
 
 /// Bytes of one packed entry: signature, work id, ordinal.
 const ENTRY_LEN: usize = 20;

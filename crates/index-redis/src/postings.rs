@@ -3,7 +3,7 @@
 //!
 //! | key | type | holds |
 //! |---|---|---|
-//! | `{prefix}:p:{p<bucket hex>}` | string | packed postings ([`PACKED_POSTING`] bytes each: hash check, work id, position) of every hash whose top `bits` bits are `bucket` |
+//! | `{prefix}:p:{p<bits>:<bucket hex>}` | string | packed postings ([`PACKED_POSTING`] bytes each: hash check, work id, position) of every hash whose top `bits` bits are `bucket` |
 //! | `{prefix}:p:count` | string | number of postings filed, for [`PostingIndex::len`] |
 //! | `{prefix}:p:filter` | string | a [`HashFilter`] of every hash filed: bits in `SETBIT` order |
 //!
@@ -30,6 +30,17 @@
 //! ([`RedisPostings::write_filter`]). An index without a filter (built before it existed) is
 //! read whole, as before.
 //!
+//! **Buckets grow with the library.** The number of buckets is chosen for the postings an index
+//! is built with (`p_bucket_bits` in the metadata). A library that grows by appending works
+//! fills them: past [`OVERFULL_BUCKET`] postings a bucket, every lookup would read that many
+//! times more than it needs. The writer then files every posting again under more bits
+//! ([`rebucket_bits`], [`RedisPostings::loader_at`], [`RedisPostings::switch_bits`]), before the
+//! generation moves, and deletes the old buckets after it moved
+//! ([`RedisPostings::drop_buckets`]). The bits are part of each bucket's name, so the old and new
+//! buckets never mix. A reader still on the old bits that reads the old buckets while they are
+//! deleted then finds the generation ahead of the one it knows, learns the works added
+//! ([`PostingIndex::refresh`] reads the bits again with the filter), and matches the page again.
+//!
 //! **No per-work bookkeeping.** Removing a work needs the keys it was filed under, recomputed
 //! from its text by the caller ([`copytrace_matcher::postings::work_keys`]): the index holds
 //! only what a lookup reads. Filing a work replaces whatever it had in the buckets it touches,
@@ -52,6 +63,20 @@ use crate::{check_params, recorded_bucket_bits, validate_prefix};
 /// number of postings: a key's own overhead (about 60 bytes) is then under 2 bytes a posting,
 /// while a page's lookup reads under half a kilobyte per hash.
 pub const POSTINGS_PER_BUCKET: u64 = 8;
+
+/// Postings a bucket may hold on average before the writer files the postings again under more
+/// bits ([`rebucket_bits`]): four times the target, so that growing a library by appending
+/// works re-buckets it about once each time it grows fourfold (amortized, a few refilings of
+/// each posting), while lookups never read more than four times what they need.
+pub const OVERFULL_BUCKET: u64 = 4 * POSTINGS_PER_BUCKET;
+
+/// The bucket bits an index of `postings` postings in buckets of `bits` bits should move to,
+/// when its buckets hold more than [`OVERFULL_BUCKET`] postings on average and more bits are
+/// allowed; `None` when they are fine.
+pub fn rebucket_bits(postings: u64, bits: u32) -> Option<u32> {
+    let wanted = posting_bucket_bits_for(postings);
+    (postings > OVERFULL_BUCKET << bits && wanted > bits).then_some(wanted)
+}
 
 // The script below reads records of this size.
 const _: () = assert!(PACKED_POSTING == 12);
@@ -101,7 +126,9 @@ pub fn posting_bucket_bits_for(postings: u64) -> u32 {
 pub struct RedisPostings {
     link: Arc<Link>,
     prefix: String,
-    bits: u32,
+    /// Bucket bits in use: fixed for a writer's run; a reader re-reads them when it learns
+    /// works added ([`PostingIndex::refresh`]).
+    bits: std::sync::atomic::AtomicU32,
     keep: usize,
     /// Postings a bulk load is expected to write: the size of the filter it builds.
     expected: u64,
@@ -114,7 +141,7 @@ impl std::fmt::Debug for RedisPostings {
         f.debug_struct("RedisPostings")
             .field("server", &self.link.shown_url())
             .field("prefix", &self.prefix)
-            .field("bits", &self.bits)
+            .field("bits", &self.bucket_bits())
             .field("keep", &self.keep)
             .field("filter_bits", &self.loaded_filter().map(|f| f.bits()))
             .finish()
@@ -146,11 +173,11 @@ impl RedisPostings {
                 ("postings_projections", projections),
             ],
         )?;
-        let bits = recorded_bucket_bits(&link, prefix, "p_bucket_bits", bits)?;
+        let bits = recorded_bucket_bits(&link, prefix, BUCKET_BITS_FIELD, bits)?;
         Ok(RedisPostings {
             link,
             prefix: prefix.to_owned(),
-            bits,
+            bits: std::sync::atomic::AtomicU32::new(bits),
             keep: config.common + 1,
             expected,
             filter: std::sync::RwLock::new(None),
@@ -289,15 +316,73 @@ impl RedisPostings {
 
     /// Bucket bits in use.
     pub fn bucket_bits(&self) -> u32 {
-        self.bits
+        self.bits.load(std::sync::atomic::Ordering::Acquire)
     }
 
+    /// The bucket of `hash` under the bits in use (a writer's: a reader takes the bits once per
+    /// lookup, since another thread may refresh them).
     fn bucket(&self, hash: u64) -> u64 {
-        hash >> (64 - self.bits)
+        bucket_at(self.bucket_bits(), hash)
     }
 
     fn bucket_key(&self, bucket: u64) -> String {
-        format!("{}:p:{{p{bucket:x}}}", self.prefix)
+        self.bucket_key_at(self.bucket_bits(), bucket)
+    }
+
+    fn bucket_key_at(&self, bits: u32, bucket: u64) -> String {
+        format!("{}:p:{{p{bits}:{bucket:x}}}", self.prefix)
+    }
+
+    /// The bucket bits the postings filed now should move to ([`rebucket_bits`]); `None`
+    /// when the buckets are fine.
+    pub fn overfull(&self) -> Result<Option<u32>, IndexError> {
+        Ok(rebucket_bits(self.len()? as u64, self.bucket_bits()))
+    }
+
+    /// Records `bits` as the bucket bits in use, for postings a [`RedisPostings::loader_at`]
+    /// just filed under them, and returns the bits used before. The caller moves the library
+    /// generation next, then deletes the old buckets ([`RedisPostings::drop_buckets`]).
+    pub fn switch_bits(&self, bits: u32) -> Result<u32, IndexError> {
+        let old = self.bucket_bits();
+        self.link.query::<Value>(
+            "record the bucket bits",
+            redis::cmd("HSET")
+                .arg(crate::meta_key(&self.prefix))
+                .arg(BUCKET_BITS_FIELD)
+                .arg(bits),
+        )?;
+        self.bits.store(bits, std::sync::atomic::Ordering::Release);
+        Ok(old)
+    }
+
+    /// Deletes the buckets filed under `bits`, once the index has moved to other bits
+    /// ([`RedisPostings::switch_bits`]). Refuses to delete the buckets in use.
+    pub fn drop_buckets(&self, bits: u32) -> Result<(), IndexError> {
+        if bits == self.recorded_bits()? {
+            return Err(IndexError::Backend(format!(
+                "the buckets of {bits} bits under {:?} are in use",
+                self.prefix
+            )));
+        }
+        self.link
+            .delete_matching(&format!("{}:p:{{p{bits}:*", self.prefix))
+    }
+
+    /// The bucket bits the index records now (another process may have re-bucketed it).
+    fn recorded_bits(&self) -> Result<u32, IndexError> {
+        let bits: Option<u32> = self.link.query(
+            "read the bucket bits",
+            redis::cmd("HGET")
+                .arg(crate::meta_key(&self.prefix))
+                .arg(BUCKET_BITS_FIELD),
+        )?;
+        match bits {
+            Some(bits) if (1..=32).contains(&bits) => Ok(bits),
+            found => Err(IndexError::Corrupt(format!(
+                "the index under {:?} records {BUCKET_BITS_FIELD} {found:?}: rebuild it",
+                self.prefix
+            ))),
+        }
     }
 
     fn count_key(&self) -> String {
@@ -437,11 +522,20 @@ impl RedisPostings {
     /// A bulk load ([`RedisPostings::load`]) fed one work at a time, so a caller reading works
     /// from a store keeps only their packed postings (12 bytes each), not their keys.
     pub fn loader(&mut self) -> PostingLoader<'_> {
-        let filter = HashFilter::sized_for(self.expected);
+        let (bits, expected) = (self.bucket_bits(), self.expected);
+        self.loader_at(bits, expected)
+    }
+
+    /// A bulk load under `bits` bucket bits with a filter for about `expected` postings: for
+    /// filing every posting again under more bits ([`rebucket_bits`]) while readers still read
+    /// the buckets in use. Its buckets are read once [`RedisPostings::switch_bits`] records
+    /// `bits`.
+    pub fn loader_at(&mut self, bits: u32, expected: u64) -> PostingLoader<'_> {
         PostingLoader {
             postings: self,
+            bits,
             buckets: std::collections::HashMap::new(),
-            filter,
+            filter: HashFilter::sized_for(expected),
         }
     }
 
@@ -474,6 +568,8 @@ impl RedisPostings {
 /// until [`PostingLoader::finish`].
 pub struct PostingLoader<'a> {
     postings: &'a mut RedisPostings,
+    /// Bucket bits the postings are filed under.
+    bits: u32,
     buckets: std::collections::HashMap<u64, Vec<u8>>,
     /// The filter of the hashes gathered, sized for the postings the index expected.
     filter: HashFilter,
@@ -487,7 +583,7 @@ impl PostingLoader<'_> {
                 work_id,
                 position: key.position,
             };
-            let bucket = self.postings.bucket(key.hash);
+            let bucket = bucket_at(self.bits, key.hash);
             pack(key.hash, posting, self.buckets.entry(bucket).or_default())?;
             self.filter.insert(key.hash);
         }
@@ -525,7 +621,8 @@ impl PostingLoader<'_> {
             let records = postings.capped(&records);
             written += (records.len() / PACKED_POSTING) as u64;
             let mut set = redis::cmd("SET");
-            set.arg(postings.bucket_key(bucket)).arg(records);
+            set.arg(postings.bucket_key_at(self.bits, bucket))
+                .arg(records);
             cmds.push(set);
             if cmds.len() == BUCKETS_PER_BATCH {
                 postings.link.batch::<Value>("load the postings", &cmds)?;
@@ -539,6 +636,14 @@ impl PostingLoader<'_> {
         )?;
         Ok(written)
     }
+}
+
+/// Where the bucket bits are recorded in the index's metadata.
+const BUCKET_BITS_FIELD: &str = "p_bucket_bits";
+
+/// The bucket of `hash` among `2^bits`.
+fn bucket_at(bits: u32, hash: u64) -> u64 {
+    hash >> (64 - bits)
 }
 
 /// Bucket writes sent in one pipeline by [`RedisPostings::load`].
@@ -577,10 +682,11 @@ impl PostingIndex for RedisPostings {
         // however many of the page's hashes fall in it.
         let filter = self.loaded_filter();
         let may_hold = |hash: u64| filter.as_ref().is_none_or(|f| f.may_hold(hash));
+        let bits = self.bucket_bits();
         let mut buckets: Vec<u64> = hashes
             .iter()
             .filter(|&&h| may_hold(h))
-            .map(|&h| self.bucket(h))
+            .map(|&h| bucket_at(bits, h))
             .collect();
         buckets.sort_unstable();
         buckets.dedup();
@@ -588,7 +694,10 @@ impl PostingIndex for RedisPostings {
             out.resize_with(hashes.len(), Vec::new);
             return Ok(());
         }
-        let keys: Vec<String> = buckets.iter().map(|&b| self.bucket_key(b)).collect();
+        let keys: Vec<String> = buckets
+            .iter()
+            .map(|&b| self.bucket_key_at(bits, b))
+            .collect();
         let replies = self.link.get_many("look up a page's postings", &keys)?;
         let mut held: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
         for (bucket, reply) in buckets.into_iter().zip(replies) {
@@ -610,7 +719,7 @@ impl PostingIndex for RedisPostings {
             if !may_hold(hash) {
                 return Vec::new();
             }
-            held.get(&self.bucket(hash))
+            held.get(&bucket_at(bits, hash))
                 .map(|bytes| unpack(bytes, hash).take(limit + 1).collect())
                 .unwrap_or_default()
         }));
@@ -618,6 +727,9 @@ impl PostingIndex for RedisPostings {
     }
 
     fn refresh(&self) -> Result<(), IndexError> {
+        // The bits before the filter: a re-bucketing writes its filter before its bits.
+        let bits = self.recorded_bits()?;
+        self.bits.store(bits, std::sync::atomic::Ordering::Release);
         self.load_filter().map(|_| ())
     }
 

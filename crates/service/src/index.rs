@@ -229,6 +229,51 @@ impl SharedWriter {
 }
 
 impl SharedWriter {
+    /// Files every active work's postings again under more bucket bits when works appended
+    /// since the index was built left its buckets overfull ([`RedisPostings::overfull`]): each
+    /// lookup would otherwise read several times what it needs. Every work's keys are
+    /// recomputed from its text, as a rebuild does, about once each time the library grows
+    /// fourfold. The new buckets (and a new filter) are written beside the ones in use and
+    /// recorded as in use at the end; returns the bits of the old buckets, which the caller
+    /// deletes once the library generation has moved.
+    async fn rebucket_if_overfull(
+        &mut self,
+        store: &dyn Store,
+        index: &RedisIndex,
+    ) -> Result<Option<u32>> {
+        let Some(postings) = self.postings.as_mut() else {
+            return Ok(None);
+        };
+        let Some(bits) = postings.overfull()? else {
+            return Ok(None);
+        };
+        let filed = postings.len()? as u64;
+        let works = active_works(store).await?;
+        tracing::info!(
+            works = works.len(),
+            postings = filed,
+            from_bits = postings.bucket_bits(),
+            to_bits = bits,
+            "the k-gram buckets grew overfull: filing every posting again under more bits"
+        );
+        let mut loader = postings.loader_at(bits, filed);
+        let mut renewed = std::time::Instant::now();
+        for work in works {
+            let work = match store.get_work(work.id).await {
+                Ok(work) => work,
+                Err(StoreError::NotFound(_)) => continue,
+                Err(error) => return Err(error.into()),
+            };
+            loader.add(work.summary.id, &self.keys.posting_keys(&work.content))?;
+            if renewed.elapsed() >= BUILD_CLAIM_RENEW_EVERY {
+                index.renew_build(BUILD_CLAIM_SECONDS)?;
+                renewed = std::time::Instant::now();
+            }
+        }
+        loader.finish()?;
+        Ok(Some(postings.switch_bits(bits)?))
+    }
+
     /// Builds the postings filter again, sized for the postings filed now, when works appended
     /// since it was built left it too full to skip many lookups
     /// ([`RedisPostings::filter_has_room`]): every active work's keys are recomputed from its
@@ -511,6 +556,7 @@ async fn file_changes(
     // New works' postings are appended together, in batches: nothing to replace.
     let mut pending: Vec<(Id, Vec<Key>)> = Vec::new();
     let mut pending_keys = 0;
+    let mut appended_any = false;
     let mut renewed = std::time::Instant::now();
     for (&work_id, listed) in changed.iter().zip(listed) {
         let work = match store.get_work(work_id).await {
@@ -534,6 +580,7 @@ async fn file_changes(
         writer.insert(index, &work, None, filing)?;
         if !listed {
             pending_keys += pending.last().map_or(0, |(_, keys)| keys.len());
+            appended_any = true;
         }
         if pending_keys >= APPEND_POSTINGS_BATCH {
             writer.append_pending(&mut pending)?;
@@ -545,8 +592,24 @@ async fn file_changes(
         }
     }
     writer.append_pending(&mut pending)?;
-    writer.grow_filter_if_full(store, index).await?;
+    // Works appended may have overfilled the buckets (filed again, with a new filter, under
+    // more bits) or the filter alone (built again).
+    let rebucketed = if appended_any {
+        writer.rebucket_if_overfull(store, index).await?
+    } else {
+        None
+    };
+    if rebucketed.is_none() {
+        writer.grow_filter_if_full(store, index).await?;
+    }
     index.set_library_generation(Some(reached))?;
+    // Only now: a worker reading the old buckets meanwhile finds the generation moved, learns
+    // the new bits and matches its page again.
+    if let (Some(old), Some(postings)) = (rebucketed, &writer.postings)
+        && let Err(error) = postings.drop_buckets(old)
+    {
+        tracing::warn!(%error, "the buckets of {old} bits were left in Redis; `index rebuild` clears them");
+    }
     Ok(true)
 }
 

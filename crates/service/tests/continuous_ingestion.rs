@@ -214,3 +214,68 @@ async fn a_hash_filter_grown_too_full_is_built_again_by_the_next_library_add() {
     }
     index.delete_namespace().expect("clean up");
 }
+
+/// A library grown by `library add` from one small work: once the works appended fill the
+/// buckets it was built with to four times their target, the update files every posting again
+/// under more bucket bits and deletes the old buckets, and a worker loaded before finds copies
+/// of old and new works alike (it learns the new bits with the works added).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn buckets_overfilled_by_works_added_are_filed_again_under_more_bits() {
+    use copytrace_index_redis::OVERFULL_BUCKET;
+    use copytrace_matcher::postings::PostingIndex;
+
+    let url = redis_url();
+    let prefix = format!("test-rebucket-{}", std::process::id());
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let db = format!("sqlite://{}", dir.path().join("t.db").display());
+    let store = SqliteStore::connect(&db).await.expect("the store opens");
+    store.migrate().await.expect("migrations run");
+    let store: Arc<dyn Store> = Arc::new(store);
+    let config = FingerprintConfig::default();
+    let postings_config = MatchConfig::default().candidates.postings;
+    let mut index = open_redis_index(&url, &prefix).expect("Redis answers");
+    index.delete_namespace().expect("a clean namespace");
+
+    let added = add_works(store.as_ref(), "h", &[file(0)], Some(&mut index), &config)
+        .await
+        .expect("the first work is added");
+    let first_id: Id = added.works[0].work_id;
+    let bits = index.postings(&postings_config).unwrap().bucket_bits();
+    let source = IndexSource::Redis {
+        url: url.clone(),
+        prefix: prefix.clone(),
+    };
+    let engine = MatchEngine::new(store.clone(), source, MatchConfig::default());
+    engine.preload().await.expect("the worker loads the index");
+
+    // Long works: more than OVERFULL_BUCKET postings a bucket in all (about 0.24 a character).
+    let big = |n: u64| LibraryFile {
+        file: TextFile {
+            text: text(n + 1, 16_000),
+            ..file(n).file
+        },
+        ..file(n)
+    };
+    let files: Vec<LibraryFile> = (1..=40).map(big).collect();
+    let report = add_works(store.as_ref(), "h", &files, Some(&mut index), &config)
+        .await
+        .expect("the long works are added");
+    assert_eq!(report.index, IndexUpdate::Updated);
+    let postings = index.postings(&postings_config).unwrap();
+    let filed = postings.len().unwrap() as u64;
+    assert!(
+        filed > OVERFULL_BUCKET << bits,
+        "{filed} postings do overfill 2^{bits} buckets"
+    );
+    assert!(postings.bucket_bits() > bits, "filed again under more bits");
+    assert!(postings.overfull().unwrap().is_none());
+
+    for (page, work) in [
+        (page_copying(0), first_id),
+        (page_copying(20), report.works[19].work_id),
+    ] {
+        let found = engine.match_text(&page).await.expect("matching");
+        assert_eq!(found.iter().map(|m| m.work_id).collect::<Vec<_>>(), [work]);
+    }
+    index.delete_namespace().expect("clean up");
+}

@@ -305,3 +305,78 @@ fn a_reader_skips_hashes_its_filter_lacks_and_finds_appended_works_once_refreshe
 fn a_reader_on_a_cluster_skips_hashes_its_filter_lacks_until_refreshed() {
     filtered_like_memory(TestRedisIndex::on_cluster(3));
 }
+
+/// Postings filed again under more bucket bits beside the ones in use: readers keep reading
+/// the old buckets until they refresh, the switch records the new bits, the old buckets can
+/// then be deleted (not the ones in use), and a refreshed reader answers as before.
+fn rebucketed_like_memory(test: TestRedisIndex) {
+    let config = PostingConfig::default();
+    let works: Vec<(WorkId, Vec<Key>)> = texts(12)
+        .iter()
+        .enumerate()
+        .map(|(id, t)| (id as WorkId, work_keys(&normalize(t).chars, &config)))
+        .collect();
+    let all: Vec<Key> = works.iter().flat_map(|(_, k)| k.iter().copied()).collect();
+    let hashes = distinct_hashes(&all);
+    let limit = config.common;
+    let mut memory = MemoryPostings::new();
+    for (id, keys) in &works {
+        memory.insert_work(*id, keys).unwrap();
+    }
+    let expected = answers(&memory, &hashes, limit);
+    let mut writer = test.index.postings_sized(&config, 0).unwrap();
+    writer.load(works.iter().cloned()).unwrap();
+    let old_bits = writer.bucket_bits();
+    let reader = test.index.postings(&config).unwrap();
+    assert_eq!(answers(&reader, &hashes, limit), expected);
+
+    let filed = writer.len().unwrap() as u64;
+    let mut loader = writer.loader_at(old_bits + 2, filed);
+    for (id, keys) in &works {
+        loader.add(*id, keys).unwrap();
+    }
+    loader.finish().unwrap();
+    assert_eq!(writer.switch_bits(old_bits + 2).unwrap(), old_bits);
+    assert_eq!(writer.len().unwrap() as u64, filed);
+    // Not yet refreshed: the reader reads the old buckets, still whole.
+    assert_eq!(reader.bucket_bits(), old_bits);
+    assert_eq!(answers(&reader, &hashes, limit), expected);
+    assert!(
+        writer.drop_buckets(old_bits + 2).is_err(),
+        "the buckets in use stay"
+    );
+    writer.drop_buckets(old_bits).unwrap();
+    assert!(
+        answers(&reader, &hashes, limit).iter().all(Vec::is_empty),
+        "the old buckets are gone"
+    );
+    reader.refresh().unwrap();
+    assert_eq!(reader.bucket_bits(), old_bits + 2);
+    assert_eq!(answers(&reader, &hashes, limit), expected);
+    let fresh = test.index.postings(&config).unwrap();
+    assert_eq!(fresh.bucket_bits(), old_bits + 2);
+    assert_eq!(answers(&fresh, &hashes, limit), expected);
+}
+
+#[test]
+fn postings_filed_again_under_more_bucket_bits_answer_as_before() {
+    rebucketed_like_memory(TestRedisIndex::new(3));
+}
+
+#[test]
+fn postings_on_a_cluster_filed_again_under_more_bucket_bits_answer_as_before() {
+    rebucketed_like_memory(TestRedisIndex::on_cluster(3));
+}
+
+#[test]
+fn buckets_are_filed_again_once_they_hold_four_times_their_target() {
+    use copytrace_index_redis::{OVERFULL_BUCKET, rebucket_bits};
+    // 2^12 buckets: fine up to OVERFULL_BUCKET postings each.
+    assert_eq!(rebucket_bits(OVERFULL_BUCKET << 12, 12), None);
+    let grown = (OVERFULL_BUCKET << 12) + 1;
+    let bits = rebucket_bits(grown, 12).expect("overfull");
+    assert!(bits > 12);
+    assert!(grown >> bits <= 8, "back to about 8 postings a bucket");
+    // Never past the largest bucket count.
+    assert_eq!(rebucket_bits(u64::MAX / 2, 28), None);
+}
