@@ -1,6 +1,8 @@
-//! `copytrace rights-holder` and `library add --rights-holder`: the owners of works.
+//! `copytrace rights-holder` and `library add --rights-holder`: the owners of works, and the
+//! commands that must tell one holder's works from another's (`notice create` without
+//! `--rights-holder`).
 
-use crate::helpers::{Workspace, library_text};
+use crate::helpers::{TestSite, Workspace, crawl_and_match, library_text};
 
 fn holders(workspace: &Workspace) -> Vec<(String, u64)> {
     let listed = workspace.ok(&["rights-holder", "list", "--json"]);
@@ -101,5 +103,55 @@ fn library_show_names_the_owner_and_an_unknown_id_is_not_found() {
     assert!(
         missing.one_line_error().contains("work 999 not found"),
         "{missing:#?}"
+    );
+}
+
+#[test]
+fn a_notice_without_a_rights_holder_is_for_the_one_whose_copies_are_on_the_site() {
+    let workspace = Workspace::new();
+    let site = TestSite::sample();
+    // Every work belongs to one holder, and it is not `default`.
+    add_for(&workspace, "Yuewen", "xingchen-ch1");
+    crawl_and_match(&workspace, &site);
+    let host = site.addr().to_string();
+
+    let created = workspace.ok(&["notice", "create", "--site", &host, "--lang", "en"]);
+    assert!(created.stdout.contains("by Yuewen"), "{created:#?}");
+    assert!(
+        created.stdout.contains(&site.url("/book/xingchen/1.html")),
+        "{created:#?}"
+    );
+    assert!(created.stderr.contains("lists 1 cop"), "{created:#?}");
+
+    // Another holder's work is copied on the same site: a notice speaks for one holder, so it
+    // must be named.
+    add_for(&workspace, "Other House", "jianghu-ch1");
+    workspace.ok(&["match"]);
+    let refused = workspace.run(&["notice", "create", "--site", &host]);
+    let error = refused.one_line_error();
+    assert!(
+        error.contains(&format!(
+            "the confirmed copies online on {host} are works of 2 rights holders: \
+             \"Other House\" (1 copy), \"Yuewen\" (1 copy)"
+        )) && error.contains("--rights-holder NAME"),
+        "{error}"
+    );
+    let notices: Vec<serde_json::Value> =
+        serde_json::from_str(&workspace.ok(&["notice", "list", "--json"]).stdout).unwrap();
+    assert_eq!(notices.len(), 1, "nothing stored for the refusal");
+    let other = workspace.ok(&[
+        "notice",
+        "create",
+        "--site",
+        &host,
+        "--rights-holder",
+        "Other House",
+        "--lang",
+        "en",
+    ]);
+    assert!(other.stdout.contains("by Other House"), "{other:#?}");
+    assert!(
+        other.stdout.contains(&site.url("/book/jianghu/1.html")),
+        "{other:#?}"
     );
 }
