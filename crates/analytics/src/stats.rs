@@ -20,8 +20,9 @@ pub struct WorkRow {
     /// What the store counted.
     #[serde(flatten)]
     pub stats: WorkStats,
-    /// Hours from publication (catalog; else the work's ingest time) to its first copy.
-    pub hours_to_first_copy: f64,
+    /// Hours from publication to its first copy; `None` when its publication time is unknown
+    /// (see [`hours_after_publication`]).
+    pub hours_to_first_copy: Option<f64>,
 }
 
 /// Work rows with their time to piracy, most pages first (then by work id), at most `top`.
@@ -29,10 +30,7 @@ pub fn work_rows(stats: Vec<WorkStats>, top: Option<usize>) -> Vec<WorkRow> {
     let mut rows: Vec<WorkRow> = stats
         .into_iter()
         .map(|stats| WorkRow {
-            hours_to_first_copy: hours(
-                stats.published_at.unwrap_or(stats.created_at),
-                stats.first_seen,
-            ),
+            hours_to_first_copy: hours_after_publication(stats.published_at, stats.first_seen),
             stats,
         })
         .collect();
@@ -325,18 +323,39 @@ pub fn notice_rows(notices: &[Notice]) -> Vec<NoticeRow> {
     rows
 }
 
+/// Hours from a work's publication to a copy of it first seen at `first_seen` (negative when
+/// the copy was seen before the recorded publication), or `None` when the publication time is
+/// unknown (the catalog gave no `published_at`): the one place time to piracy is computed, so
+/// that every view (CLI, exports, web, API) agrees.
+///
+/// The time the work was added to the library is not a stand-in: a work added after it was
+/// published would look pirated "0.0 h after publication" by any copy found on the first
+/// crawl, and pull every average towards zero.
+pub fn hours_after_publication(
+    published_at: Option<DateTime<Utc>>,
+    first_seen: DateTime<Utc>,
+) -> Option<f64> {
+    published_at.map(|published| hours(published, first_seen))
+}
+
 /// Time from a work's publication to its first copies: per work (its first copy anywhere),
-/// per site (first copies there), and the distribution over works.
+/// per site (first copies there), and the distribution over works. Works whose publication
+/// time is unknown are in `copies` (without hours) and counted apart, in
+/// `publication_unknown`, never in the delays.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TimeToPiracy {
     /// One row per work × site: the chart-ready series.
     pub copies: Vec<FirstCopyRow>,
-    /// Per work: hours to its first copy anywhere.
+    /// Per work with a known publication time: hours to its first copy anywhere.
     pub works: Vec<DelayRow>,
-    /// Per site: the median hours to a work's first copy there.
+    /// Per site: the median hours to a work's first copy there, over works with a known
+    /// publication time.
     pub sites: Vec<DelayRow>,
-    /// Over works (their first copy anywhere).
+    /// Over works with a known publication time (their first copy anywhere).
     pub overall: Distribution,
+    /// External ids of the copied works whose publication time is unknown, by work id: left
+    /// out of `works`, `sites` and `overall`.
+    pub publication_unknown: Vec<String>,
 }
 
 /// The first copy of a work on a site.
@@ -348,14 +367,13 @@ pub struct FirstCopyRow {
     pub work_external_id: String,
     /// The site.
     pub site: String,
-    /// Publication time (catalog), or the ingest time when the catalog has none.
-    pub published_at: DateTime<Utc>,
-    /// Whether `published_at` came from the catalog.
-    pub published_from_catalog: bool,
+    /// Publication time (catalog); `None` when unknown.
+    pub published_at: Option<DateTime<Utc>>,
     /// When the first copy there was seen.
     pub first_copy_at: DateTime<Utc>,
-    /// Hours between them (negative when the copy was seen before the recorded publication).
-    pub hours: f64,
+    /// Hours between them (negative when the copy was seen before the recorded publication);
+    /// `None` when the publication time is unknown.
+    pub hours: Option<f64>,
 }
 
 /// A delay for one work or one site.
@@ -388,30 +406,28 @@ pub struct Distribution {
 pub fn time_to_piracy(first_copies: Vec<FirstCopy>) -> TimeToPiracy {
     let copies: Vec<FirstCopyRow> = first_copies
         .into_iter()
-        .map(|c| {
-            let published_at = c.published_at.unwrap_or(c.created_at);
-            FirstCopyRow {
-                work_id: c.work_id,
-                work_external_id: c.external_id,
-                hours: hours(published_at, c.first_seen),
-                site: c.host,
-                published_at,
-                published_from_catalog: c.published_at.is_some(),
-                first_copy_at: c.first_seen,
-            }
+        .map(|c| FirstCopyRow {
+            work_id: c.work_id,
+            work_external_id: c.external_id,
+            hours: hours_after_publication(c.published_at, c.first_seen),
+            site: c.host,
+            published_at: c.published_at,
+            first_copy_at: c.first_seen,
         })
         .collect();
     let mut per_work: BTreeMap<Id, (String, f64)> = BTreeMap::new();
     let mut per_site: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut unknown: BTreeMap<Id, String> = BTreeMap::new();
     for copy in &copies {
+        let Some(hours) = copy.hours else {
+            unknown.insert(copy.work_id, copy.work_external_id.clone());
+            continue;
+        };
         let entry = per_work
             .entry(copy.work_id)
-            .or_insert_with(|| (copy.work_external_id.clone(), copy.hours));
-        entry.1 = entry.1.min(copy.hours);
-        per_site
-            .entry(copy.site.clone())
-            .or_default()
-            .push(copy.hours);
+            .or_insert_with(|| (copy.work_external_id.clone(), hours));
+        entry.1 = entry.1.min(hours);
+        per_site.entry(copy.site.clone()).or_default().push(hours);
     }
     let mut work_hours: Vec<f64> = per_work.values().map(|(_, h)| *h).collect();
     let overall = distribution(&mut work_hours);
@@ -434,6 +450,7 @@ pub fn time_to_piracy(first_copies: Vec<FirstCopy>) -> TimeToPiracy {
             .collect(),
         copies,
         overall,
+        publication_unknown: unknown.into_values().collect(),
     }
 }
 
@@ -659,7 +676,7 @@ mod tests {
     }
 
     #[test]
-    fn time_to_piracy_uses_the_catalog_date_else_the_ingest_time() {
+    fn time_to_piracy_counts_only_works_whose_publication_time_is_known() {
         let copy = |work: Id, host: &str, published: Option<i64>, first: i64| FirstCopy {
             work_id: work,
             external_id: format!("w{work}"),
@@ -679,17 +696,51 @@ mod tests {
             .iter()
             .map(|d| (d.key.as_str(), d.hours))
             .collect();
-        assert_eq!(works, [("w1", 2.0), ("w2", 6.0), ("w3", 1_000.0)]);
+        // Work 2 has no publication time: its ingest time (6 h before the copy) is no
+        // stand-in, so it is in no delay and is counted apart.
+        assert_eq!(works, [("w1", 2.0), ("w3", 1_000.0)]);
         let sites: Vec<_> = report
             .sites
             .iter()
             .map(|d| (d.key.as_str(), d.hours, d.works))
             .collect();
-        assert_eq!(sites, [("a.example", 4.0, 2), ("b.example", 515.0, 2)]);
-        assert_eq!(report.overall.count, 3);
-        assert_eq!(report.overall.median, Some(6.0));
+        assert_eq!(sites, [("a.example", 2.0, 1), ("b.example", 515.0, 2)]);
+        assert_eq!(report.overall.count, 2);
+        assert_eq!(report.overall.median, Some(501.0));
         let buckets: Vec<u64> = report.overall.buckets.iter().map(|(_, n)| *n).collect();
-        assert_eq!(buckets, [0, 2, 0, 0, 1]);
-        assert!(!report.copies[2].published_from_catalog);
+        assert_eq!(buckets, [0, 1, 0, 0, 1]);
+        assert_eq!(report.publication_unknown, ["w2"]);
+        let unknown = &report.copies[2];
+        assert_eq!((unknown.published_at, unknown.hours), (None, None));
+        assert_eq!(report.copies[0].hours, Some(2.0));
+    }
+
+    #[test]
+    fn a_work_without_a_publication_time_has_no_time_to_piracy() {
+        let work = |id: Id, published: Option<i64>| WorkStats {
+            work_id: id,
+            external_id: format!("w{id}"),
+            title: format!("作品{id}"),
+            rights_holder_id: 1,
+            pages: 1,
+            sites: 1,
+            best_score: 1.0,
+            mean_score: 1.0,
+            best_coverage: 1.0,
+            first_seen: at(30),
+            last_seen: at(30),
+            online: 1,
+            removed: 0,
+            published_at: published.map(at),
+            created_at: at(30),
+        };
+        let rows = work_rows(vec![work(1, Some(0)), work(2, None)], None);
+        let hours: Vec<_> = rows
+            .iter()
+            .map(|r| (r.stats.work_id, r.hours_to_first_copy))
+            .collect();
+        assert_eq!(hours, [(1, Some(30.0)), (2, None)]);
+        assert_eq!(hours_after_publication(None, at(30)), None);
+        assert_eq!(hours_after_publication(Some(at(40)), at(30)), Some(-10.0));
     }
 }

@@ -723,6 +723,80 @@ pub async fn list_works(
     Ok(store.list_works(rights_holder_id).await?)
 }
 
+/// How a person names one work: by the internal id the store gave it, or by the external id
+/// of the publisher's catalog (unique per rights holder only, so possibly narrowed to one).
+///
+/// The two are never guessed from the text alone: external ids are often numeric (`1001`, an
+/// ISBN), so a number could name one work by its internal id and another by its external id,
+/// and a withdrawal acting on the wrong one is worse than a refusal. The caller says which it
+/// means.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WorkRef {
+    /// The internal id (`library list`'s first column).
+    Id(Id),
+    /// The catalog's external id, of any rights holder or of the one named.
+    External {
+        /// The external id, as the catalog or the file stem gave it.
+        external_id: String,
+        /// The rights holder's name, to tell apart works of several holders sharing the id.
+        rights_holder: Option<String>,
+    },
+}
+
+/// The internal id of the work `work` names. An external id no work has is `NotFound`; one that
+/// several rights holders' works share is refused (`Invalid`), naming them, rather than picked.
+pub async fn resolve_work(store: &dyn Store, work: &WorkRef) -> Result<Id> {
+    let (external_id, rights_holder) = match work {
+        WorkRef::Id(id) => return Ok(*id),
+        WorkRef::External {
+            external_id,
+            rights_holder,
+        } => (external_id.trim(), rights_holder.as_deref()),
+    };
+    let holder = match rights_holder {
+        Some(name) => Some(crate::holders::find(store, name).await?),
+        None => None,
+    };
+    let found: Vec<WorkSummary> = store
+        .list_works(holder.as_ref().map(|h| h.id))
+        .await?
+        .into_iter()
+        .filter(|w| w.external_id == external_id)
+        .collect();
+    match found.as_slice() {
+        [work] => Ok(work.id),
+        [] => Err(copytrace_store::StoreError::NotFound(match &holder {
+            Some(holder) => format!(
+                "work with external id {external_id:?} of rights holder {:?}",
+                holder.name
+            ),
+            None => format!("work with external id {external_id:?}"),
+        })
+        .into()),
+        several => {
+            let names: HashMap<Id, String> = store
+                .list_rights_holders()
+                .await?
+                .into_iter()
+                .map(|h| (h.id, h.name))
+                .collect();
+            let listed: Vec<String> = several
+                .iter()
+                .map(|w| {
+                    let owner = names.get(&w.rights_holder_id).map_or("?", String::as_str);
+                    format!("work {} of {owner:?}", w.id)
+                })
+                .collect();
+            Err(ServiceError::invalid(format!(
+                "external id {external_id:?} names {} works ({}): name the rights holder with \
+                 --rights-holder, or give the work's id",
+                several.len(),
+                listed.join(", ")
+            )))
+        }
+    }
+}
+
 /// A work with its owner, its fingerprints' versions and what was found of it.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct WorkDetails {

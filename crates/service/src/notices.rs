@@ -6,11 +6,14 @@
 //! false takedown notice is worse than a missed copy, so pending matches must be confirmed
 //! first, and rejected or licensed ones (by decision or licensed host) never appear.
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, SecondsFormat, Utc};
 use copytrace_analytics::export::chapter_list;
 use copytrace_analytics::notice::{NoticeItem, NoticeLanguage, excerpt, render_notice};
 use copytrace_store::{
-    Id, MatchFilter, MatchRecord, MatchStatus, NewNotice, Notice, NoticeStatus, Review, Store,
+    Id, MatchFilter, MatchRecord, MatchStatus, NewNotice, Notice, NoticeStatus, Review,
+    RightsHolder, Store,
 };
 
 use crate::error::{Result, ServiceError};
@@ -26,10 +29,20 @@ pub async fn notice_matches(
     rights_holder_id: Id,
     site: &str,
 ) -> Result<Vec<MatchRecord>> {
+    online_confirmed(store, Some(rights_holder_id), site).await
+}
+
+/// The confirmed copies still online on `site`, of one rights holder's works or (`None`) of
+/// every holder's.
+async fn online_confirmed(
+    store: &dyn Store,
+    rights_holder_id: Option<Id>,
+    site: &str,
+) -> Result<Vec<MatchRecord>> {
     let site = site.trim().to_ascii_lowercase();
     let records = store
         .list_matches(&MatchFilter {
-            rights_holder_id: Some(rights_holder_id),
+            rights_holder_id,
             reviews: vec![Review::Confirmed],
             ..MatchFilter::default()
         })
@@ -53,8 +66,14 @@ fn on_site(url: &str, site: &str) -> bool {
     host == site || host.ends_with(&format!(".{site}"))
 }
 
-/// Writes and stores (as a draft) the notice of `holder` (the default rights holder when
-/// `None`) to the operator of `site`. `Invalid` when there is no confirmed copy to list.
+/// Writes and stores (as a draft) the notice of `holder` to the operator of `site`. `Invalid`
+/// when there is no confirmed copy to list.
+///
+/// Without a holder, the notice is the one of the rights holder whose works the confirmed
+/// copies on `site` are, when they are all one holder's (as in a single publisher's library,
+/// whatever its holder is called). When they are several holders' works, or there is none, it
+/// is refused: a notice names one claimant, so picking one of several would send a notice for
+/// some of the copies only and leave the operator to guess whose the others are.
 pub async fn create(
     store: &dyn Store,
     holder: Option<&str>,
@@ -62,14 +81,20 @@ pub async fn create(
     language: NoticeLanguage,
     at: DateTime<Utc>,
 ) -> Result<Notice> {
-    let holder = holders::find(store, holder.unwrap_or(holders::DEFAULT_RIGHTS_HOLDER)).await?;
     let site = site.trim().to_ascii_lowercase();
     if site.is_empty() || site.contains('/') {
         return Err(ServiceError::invalid(format!(
             "--site {site:?} is not a host name (e.g. pirate.example, or pirate.example:8080)"
         )));
     }
-    let records = notice_matches(store, holder.id, &site).await?;
+    let (holder, records) = match holder {
+        Some(name) => {
+            let holder = holders::find(store, name).await?;
+            let records = notice_matches(store, holder.id, &site).await?;
+            (holder, records)
+        }
+        None => sole_holder_on(store, &site).await?,
+    };
     if records.is_empty() {
         return Err(ServiceError::invalid(format!(
             "{:?} has no confirmed copy online on {site}: nothing to notify (matches waiting \
@@ -113,6 +138,46 @@ pub async fn create(
         })
         .await?;
     Ok(store.get_notice(id, Some(holder.id)).await?)
+}
+
+/// The one rights holder whose works have confirmed copies online on `site`, with those
+/// copies; refused (naming the holders and their copies) when there are several, and when
+/// there is no copy to notify at all.
+async fn sole_holder_on(store: &dyn Store, site: &str) -> Result<(RightsHolder, Vec<MatchRecord>)> {
+    let records = online_confirmed(store, None, site).await?;
+    let mut copies: BTreeMap<Id, usize> = BTreeMap::new();
+    for record in &records {
+        *copies.entry(record.rights_holder_id).or_default() += 1;
+    }
+    match copies.keys().copied().collect::<Vec<Id>>().as_slice() {
+        [] => Err(ServiceError::invalid(format!(
+            "no confirmed copy of any rights holder's work is online on {site}: nothing to \
+             notify (matches waiting for review need `copytrace review confirm` first)"
+        ))),
+        [only] => Ok((holders::get(store, *only).await?, records)),
+        _ => {
+            let names: BTreeMap<Id, String> = store
+                .list_rights_holders()
+                .await?
+                .into_iter()
+                .map(|h| (h.id, h.name))
+                .collect();
+            let mut listed: Vec<String> = copies
+                .iter()
+                .map(|(id, n)| {
+                    let name = names.get(id).map_or("?", String::as_str);
+                    format!("{name:?} ({n} cop{})", if *n == 1 { "y" } else { "ies" })
+                })
+                .collect();
+            listed.sort();
+            Err(ServiceError::invalid(format!(
+                "the confirmed copies online on {site} are works of {} rights holders: {}; a \
+                 notice speaks for one, so choose it with --rights-holder NAME",
+                copies.len(),
+                listed.join(", ")
+            )))
+        }
+    }
 }
 
 /// Marks a notice sent (its copies become `notice_sent`), ignored, or back to draft.

@@ -313,8 +313,9 @@ pub struct WorkStatsItem {
     pub removed: u64,
     pub first_seen: DateTime<Utc>,
     pub last_seen: DateTime<Utc>,
-    /// Hours from publication (or ingest) to the first copy.
-    pub hours_to_first_copy: f64,
+    /// Hours from publication (the catalog's `published_at`) to the first copy; null when the
+    /// publication time is unknown.
+    pub hours_to_first_copy: Option<f64>,
 }
 
 /// `GET /api/v1/stats/sites`: copies per registered domain.

@@ -59,7 +59,7 @@ impl TableRow for WorkRow {
             count(s.online),
             count(s.removed),
             Cell::datetime(s.published_at),
-            Cell::Float(self.hours_to_first_copy),
+            hours(self.hours_to_first_copy),
         ]
     }
 }
@@ -197,16 +197,22 @@ impl TableRow for FirstCopyRow {
             Cell::Integer(self.work_id),
             Cell::text(&self.work_external_id),
             Cell::text(&self.site),
-            Cell::DateTime(self.published_at),
-            Cell::text(if self.published_from_catalog {
+            Cell::datetime(self.published_at),
+            Cell::text(if self.published_at.is_some() {
                 "catalog"
             } else {
-                "ingest"
+                "unknown"
             }),
             Cell::DateTime(self.first_copy_at),
-            Cell::Float(self.hours),
+            hours(self.hours),
         ]
     }
+}
+
+/// Hours of time to piracy, or an empty cell when the publication time is unknown (a zero
+/// would read as "copied at once").
+fn hours(value: Option<f64>) -> Cell<'static> {
+    value.map_or(Cell::Empty, Cell::Float)
 }
 
 /// A count as an integer cell (counts beyond `i64` do not occur; they would saturate).
@@ -282,6 +288,34 @@ mod tests {
         assert_eq!(
             line,
             "'=pirate.example,1,2,1,2,0,0,0,,36.5,2026-11-01T08:00:00Z,2026-11-01T08:00:00Z"
+        );
+    }
+
+    #[test]
+    fn an_unknown_publication_time_is_no_zero_hours_to_piracy() {
+        let at = |text: &str| chrono::DateTime::parse_from_rfc3339(text).unwrap().to_utc();
+        let row = |published_at: Option<&str>, hours: Option<f64>| FirstCopyRow {
+            work_id: 1,
+            work_external_id: "w1".into(),
+            site: "pirate.example".into(),
+            published_at: published_at.map(at),
+            first_copy_at: at("2026-11-02T08:00:00Z"),
+            hours,
+        };
+        let text = csv(
+            &first_copy_table(),
+            &[
+                row(Some("2026-11-01T08:00:00Z"), Some(24.0)),
+                row(None, None),
+            ],
+        );
+        let lines: Vec<&str> = text.lines().skip(1).collect();
+        assert_eq!(
+            lines,
+            [
+                "1,w1,pirate.example,2026-11-01T08:00:00Z,catalog,2026-11-02T08:00:00Z,24",
+                "1,w1,pirate.example,,unknown,2026-11-02T08:00:00Z,",
+            ]
         );
     }
 }

@@ -3,11 +3,13 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use clap::Subcommand;
 use copytrace_fingerprint::FingerprintConfig;
 use copytrace_service::holders::DEFAULT_RIGHTS_HOLDER;
-use copytrace_service::library::{self, AddReport, IncrementalMatch, IndexUpdate, LibraryFile};
+use copytrace_service::library::{
+    self, AddReport, IncrementalMatch, IndexUpdate, LibraryFile, WorkRef,
+};
 use copytrace_store::{Store, WorkStatus, WriteOutcome};
 
 use super::Globals;
@@ -55,19 +57,74 @@ pub enum LibraryCommand {
     /// Withdraw a work: it leaves every index at once (in memory and Redis) and is never
     /// matched again. Its matches are kept, listed as `withdrawn`. Adding the work again
     /// brings it back.
+    ///
+    /// ID is the work's internal id (the first column of `library list`), never its catalog
+    /// id, even when that is a number: `--external-id X` names the work by its catalog id
+    /// instead, and is refused when several rights holders' works have that id (unless
+    /// `--rights-holder` picks one).
     #[command(alias = "remove")]
     Rm {
-        /// The work's id (the first column of `library list`).
-        id: i64,
+        /// Which work.
+        #[command(flatten)]
+        work: WorkArgs,
     },
     /// Show one work: its owner, size, chapters, fingerprints and matches by status.
+    ///
+    /// ID is the work's internal id (the first column of `library list`), never its catalog
+    /// id, even when that is a number: `--external-id X` names the work by its catalog id
+    /// instead, and is refused when several rights holders' works have that id (unless
+    /// `--rights-holder` picks one).
     Show {
-        /// The work's id (the first column of `library list --json`).
-        id: i64,
+        /// Which work.
+        #[command(flatten)]
+        work: WorkArgs,
         /// Print JSON.
         #[arg(long)]
         json: bool,
     },
+}
+
+/// Which work `library rm` and `library show` act on: the internal id, or `--external-id`.
+///
+/// The rule never guesses which of the two a text means. Catalog ids are often numbers too
+/// (`1001`, an ISBN), so "the internal id if a work has it, else the external id" could
+/// withdraw another work than the one the publisher meant as soon as the numbers collide; a
+/// positional argument is therefore always the internal id, and a catalog id is only ever read
+/// from `--external-id`. Catalog ids are unique per rights holder only: when several holders'
+/// works share one, the command is refused, naming them, rather than acting on one of them.
+#[derive(Debug, Clone, clap::Args)]
+pub struct WorkArgs {
+    /// The work's internal id (the first column of `library list`).
+    #[arg(value_name = "ID", required_unless_present = "external_id")]
+    id: Option<String>,
+    /// Name the work by its catalog external id instead (the `external_id` column of the
+    /// catalog, or the file stem for `library add`).
+    #[arg(long, value_name = "EXTERNAL_ID", conflicts_with = "id")]
+    external_id: Option<String>,
+    /// With --external-id: the rights holder whose work it is, when several holders' works
+    /// share the external id.
+    #[arg(long, value_name = "NAME", requires = "external_id")]
+    rights_holder: Option<String>,
+}
+
+impl WorkArgs {
+    /// The work named, as the service resolves it.
+    fn work_ref(self) -> Result<WorkRef> {
+        if let Some(external_id) = self.external_id {
+            return Ok(WorkRef::External {
+                external_id,
+                rights_holder: self.rights_holder,
+            });
+        }
+        let id = self.id.unwrap_or_default();
+        match id.trim().parse::<i64>() {
+            Ok(number) => Ok(WorkRef::Id(number)),
+            Err(_) => bail!(
+                "{id:?} is not a work id (the number in the first column of `library list`); \
+                 to name a work by its catalog id, use --external-id {id:?}"
+            ),
+        }
+    }
 }
 
 /// Runs `copytrace library …`.
@@ -154,8 +211,10 @@ pub async fn run(globals: &Globals, command: LibraryCommand) -> Result<ExitCode>
                 ExitCode::from(3)
             })
         }
-        LibraryCommand::Rm { id } => {
+        LibraryCommand::Rm { work } => {
+            let work = work.work_ref()?;
             let store = globals.store().await?;
+            let id = library::resolve_work(store.as_ref(), &work).await?;
             let mut index = globals.redis_index()?;
             let done = library::withdraw_work(store.as_ref(), id, index.as_mut()).await?;
             let work = &done.work;
@@ -174,8 +233,10 @@ pub async fn run(globals: &Globals, command: LibraryCommand) -> Result<ExitCode>
             print_index_update(done.index, &globals.redis_prefix);
             Ok(ExitCode::SUCCESS)
         }
-        LibraryCommand::Show { id, json } => {
+        LibraryCommand::Show { work, json } => {
+            let work = work.work_ref()?;
             let store = globals.store().await?;
+            let id = library::resolve_work(store.as_ref(), &work).await?;
             let details = library::work_details(store.as_ref(), id).await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&details)?);

@@ -23,7 +23,9 @@ pub enum NoticeCommand {
         /// The site's host (its subdomains included), e.g. pirate.example.
         #[arg(long, value_name = "HOST")]
         site: String,
-        /// Whose works (default: the default rights holder).
+        /// Whose works. Without it: the rights holder whose works the confirmed copies on the
+        /// site are, when they are all one holder's (refused, naming the holders, when they are
+        /// several holders').
         #[arg(long, value_name = "NAME")]
         rights_holder: Option<String>,
         /// Language: zh (侵权通知) or en (DMCA-style).

@@ -15,7 +15,8 @@ use super::filters::FilterArgs;
 #[derive(Debug, Subcommand)]
 pub enum StatsCommand {
     /// Copies per work: pages, sites, best and mean score, coverage, first and last seen,
-    /// online and removed, hours from publication to the first copy.
+    /// online and removed, hours from publication (the catalog's `published_at`) to the first
+    /// copy, or "publication time unknown".
     Works {
         /// Per chapter instead (works with chapters only).
         #[arg(long)]
@@ -67,8 +68,9 @@ pub enum StatsCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Time from publication (catalog `published_at`, else ingest time) to the first copy: per
-    /// work, per site, and its distribution.
+    /// Time from publication (the catalog's `published_at`) to the first copy: per work, per
+    /// site, and its distribution. Works without a publication time are counted apart, never
+    /// in the delays.
     TimeToPiracy {
         /// Which copies are counted.
         #[command(flatten)]
@@ -125,8 +127,7 @@ pub async fn run(globals: &Globals, command: StatsCommand) -> Result<ExitCode> {
                     let s = &r.stats;
                     format!(
                         "{:>6}  {:<24} {:>5} page(s) {:>4} site(s)  best {:.2} mean {:.2}  \
-                         coverage {:>3.0}%  online {} removed {}  first {}  {:.1} h after \
-                         publication",
+                         coverage {:>3.0}%  online {} removed {}  first {}  {}",
                         s.work_id,
                         s.external_id,
                         s.pages,
@@ -137,7 +138,10 @@ pub async fn run(globals: &Globals, command: StatsCommand) -> Result<ExitCode> {
                         s.online,
                         s.removed,
                         day(s.first_seen),
-                        r.hours_to_first_copy
+                        match r.hours_to_first_copy {
+                            Some(h) => format!("{h:.1} h after publication"),
+                            None => "publication time unknown".to_owned(),
+                        }
                     )
                 })
             }
@@ -222,7 +226,8 @@ pub async fn run(globals: &Globals, command: StatsCommand) -> Result<ExitCode> {
             } else {
                 let overall = &report.overall;
                 println!(
-                    "{} work(s) copied: median {}, 10% within {}, 90% within {}",
+                    "{} work(s) with a known publication time copied: median {}, 10% within {}, \
+                     90% within {}",
                     overall.count,
                     hours(overall.median),
                     hours(overall.p10),
@@ -238,6 +243,20 @@ pub async fn run(globals: &Globals, command: StatsCommand) -> Result<ExitCode> {
                         row.key,
                         hours(Some(row.hours)),
                         row.works
+                    );
+                }
+                let unknown = &report.publication_unknown;
+                if !unknown.is_empty() {
+                    const SHOWN: usize = 10;
+                    let more = match unknown.len().saturating_sub(SHOWN) {
+                        0 => String::new(),
+                        n => format!(" and {n} more (--json lists them)"),
+                    };
+                    println!(
+                        "{} work(s) copied whose publication time is unknown (no published_at \
+                         in the catalog), not counted above: {}{more}",
+                        unknown.len(),
+                        unknown[..unknown.len().min(SHOWN)].join(", ")
                     );
                 }
             }

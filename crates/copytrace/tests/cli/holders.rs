@@ -1,6 +1,8 @@
-//! `copytrace rights-holder` and `library add --rights-holder`: the owners of works.
+//! `copytrace rights-holder` and `library add --rights-holder`: the owners of works, and the
+//! commands that must tell one holder's works from another's (`library rm|show --external-id`,
+//! `notice create` without `--rights-holder`).
 
-use crate::helpers::{Workspace, library_text};
+use crate::helpers::{TestSite, Workspace, crawl_and_match, library_text};
 
 fn holders(workspace: &Workspace) -> Vec<(String, u64)> {
     let listed = workspace.ok(&["rights-holder", "list", "--json"]);
@@ -101,5 +103,199 @@ fn library_show_names_the_owner_and_an_unknown_id_is_not_found() {
     assert!(
         missing.one_line_error().contains("work 999 not found"),
         "{missing:#?}"
+    );
+}
+
+/// `(external id, rights holder id, status)` of every work, as `library list` orders them (by
+/// external id, then holder).
+fn statuses(workspace: &Workspace) -> Vec<(String, i64, String)> {
+    workspace
+        .works()
+        .iter()
+        .map(|w| {
+            (
+                w["external_id"]
+                    .as_str()
+                    .expect("an external id")
+                    .to_owned(),
+                w["rights_holder_id"].as_i64().expect("a holder id"),
+                w["status"].as_str().expect("a status").to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn library_show_and_rm_take_the_catalog_id_with_external_id() {
+    let workspace = Workspace::new();
+    add_for(&workspace, "Yuewen", "xingchen-ch1");
+    add_for(&workspace, "Yuewen", "news-harbor");
+    let harbor = workspace
+        .works()
+        .iter()
+        .find(|w| w["external_id"] == "news-harbor")
+        .expect("the work")["id"]
+        .as_i64()
+        .expect("an id");
+    // A catalog id that is a number, and the internal id of another work.
+    let numeric = workspace.write(&format!("lib/{harbor}.txt"), library_text("jianghu-ch1"));
+    workspace.ok(&[
+        "library",
+        "add",
+        "--rights-holder",
+        "Yuewen",
+        numeric.to_str().expect("UTF-8 path"),
+    ]);
+    let shown = |args: &[&str]| -> serde_json::Value {
+        let mut all = vec!["library", "show"];
+        all.extend_from_slice(args);
+        all.push("--json");
+        serde_json::from_str(&workspace.ok(&all).stdout).expect("JSON")
+    };
+
+    let by_catalog = shown(&["--external-id", "xingchen-ch1"]);
+    assert_eq!(by_catalog["external_id"], "xingchen-ch1");
+    assert_eq!(by_catalog["rights_holder"], "Yuewen");
+    // A bare number is the internal id, never a catalog id, even when a catalog id is spelt so.
+    let number = harbor.to_string();
+    assert_eq!(shown(&[number.as_str()])["external_id"], "news-harbor");
+    assert_eq!(
+        shown(&["--external-id", &number])["external_id"],
+        number.as_str()
+    );
+    let text = workspace.ok(&["library", "show", "--external-id", "news-harbor"]);
+    assert!(
+        text.stdout.contains("external id:   news-harbor"),
+        "{}",
+        text.stdout
+    );
+
+    let bare = workspace.run(&["library", "show", "xingchen-ch1"]);
+    assert!(
+        bare.one_line_error().contains(
+            "is not a work id (the number in the first column of `library list`); to \
+                 name a work by its catalog id, use --external-id \"xingchen-ch1\""
+        ),
+        "{bare:#?}"
+    );
+    let unknown = workspace.run(&["library", "rm", "--external-id", "no-such-book"]);
+    assert!(
+        unknown
+            .one_line_error()
+            .contains("work with external id \"no-such-book\" not found"),
+        "{unknown:#?}"
+    );
+
+    let rm = workspace.ok(&["library", "rm", "--external-id", "xingchen-ch1"]);
+    assert!(
+        rm.stdout.contains("withdrew work") && rm.stdout.contains("xingchen-ch1"),
+        "{rm:#?}"
+    );
+    let yuewen = by_catalog["rights_holder_id"]
+        .as_i64()
+        .expect("a holder id");
+    assert_eq!(
+        statuses(&workspace),
+        [
+            (number.clone(), yuewen, "active".to_owned()),
+            ("news-harbor".to_owned(), yuewen, "active".to_owned()),
+            ("xingchen-ch1".to_owned(), yuewen, "withdrawn".to_owned()),
+        ]
+    );
+
+    // Another holder's work with the same catalog id: which one is meant cannot be told, so
+    // nothing is withdrawn until the holder is named.
+    add_for(&workspace, "Other House", "news-harbor");
+    let ambiguous = workspace.run(&["library", "rm", "--external-id", "news-harbor"]);
+    let error = ambiguous.one_line_error();
+    assert!(
+        error.contains("external id \"news-harbor\" names 2 works")
+            && error.contains("of \"Yuewen\"")
+            && error.contains("of \"Other House\"")
+            && error.contains("--rights-holder"),
+        "{error}"
+    );
+    let before = statuses(&workspace);
+    assert!(
+        before
+            .iter()
+            .all(|(id, _, status)| id != "news-harbor" || status == "active"),
+        "{before:?}"
+    );
+    let other = before[2].1;
+    assert_ne!(other, yuewen, "{before:?}");
+    workspace.ok(&[
+        "library",
+        "rm",
+        "--external-id",
+        "news-harbor",
+        "--rights-holder",
+        "Other House",
+    ]);
+    assert_eq!(
+        statuses(&workspace),
+        [
+            (number, yuewen, "active".to_owned()),
+            ("news-harbor".to_owned(), yuewen, "active".to_owned()),
+            ("news-harbor".to_owned(), other, "withdrawn".to_owned()),
+            ("xingchen-ch1".to_owned(), yuewen, "withdrawn".to_owned()),
+        ]
+    );
+    let shown_other = shown(&[
+        "--external-id",
+        "news-harbor",
+        "--rights-holder",
+        "Other House",
+    ]);
+    assert_eq!(shown_other["rights_holder"], "Other House");
+}
+
+#[test]
+fn a_notice_without_a_rights_holder_is_for_the_one_whose_copies_are_on_the_site() {
+    let workspace = Workspace::new();
+    let site = TestSite::sample();
+    // Every work belongs to one holder, and it is not `default`.
+    add_for(&workspace, "Yuewen", "xingchen-ch1");
+    crawl_and_match(&workspace, &site);
+    let host = site.addr().to_string();
+
+    let created = workspace.ok(&["notice", "create", "--site", &host, "--lang", "en"]);
+    assert!(created.stdout.contains("by Yuewen"), "{created:#?}");
+    assert!(
+        created.stdout.contains(&site.url("/book/xingchen/1.html")),
+        "{created:#?}"
+    );
+    assert!(created.stderr.contains("lists 1 cop"), "{created:#?}");
+
+    // Another holder's work is copied on the same site: a notice speaks for one holder, so it
+    // must be named.
+    add_for(&workspace, "Other House", "jianghu-ch1");
+    workspace.ok(&["match"]);
+    let refused = workspace.run(&["notice", "create", "--site", &host]);
+    let error = refused.one_line_error();
+    assert!(
+        error.contains(&format!(
+            "the confirmed copies online on {host} are works of 2 rights holders: \
+             \"Other House\" (1 copy), \"Yuewen\" (1 copy)"
+        )) && error.contains("--rights-holder NAME"),
+        "{error}"
+    );
+    let notices: Vec<serde_json::Value> =
+        serde_json::from_str(&workspace.ok(&["notice", "list", "--json"]).stdout).unwrap();
+    assert_eq!(notices.len(), 1, "nothing stored for the refusal");
+    let other = workspace.ok(&[
+        "notice",
+        "create",
+        "--site",
+        &host,
+        "--rights-holder",
+        "Other House",
+        "--lang",
+        "en",
+    ]);
+    assert!(other.stdout.contains("by Other House"), "{other:#?}");
+    assert!(
+        other.stdout.contains(&site.url("/book/jianghu/1.html")),
+        "{other:#?}"
     );
 }

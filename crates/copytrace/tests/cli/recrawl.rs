@@ -681,6 +681,8 @@ fn a_notice_lists_its_holders_confirmed_copies_and_is_verified_when_they_disappe
         "create",
         "--site",
         &host,
+        "--rights-holder",
+        "default",
         "--lang",
         "en",
         "--out",
