@@ -248,28 +248,17 @@ impl SharedWriter {
             return Ok(None);
         };
         let filed = postings.len()? as u64;
-        let works = active_works(store).await?;
         tracing::info!(
-            works = works.len(),
             postings = filed,
             from_bits = postings.bucket_bits(),
             to_bits = bits,
             "the k-gram buckets grew overfull: filing every posting again under more bits"
         );
         let mut loader = postings.loader_at(bits, filed);
-        let mut renewed = std::time::Instant::now();
-        for work in works {
-            let work = match store.get_work(work.id).await {
-                Ok(work) => work,
-                Err(StoreError::NotFound(_)) => continue,
-                Err(error) => return Err(error.into()),
-            };
-            loader.add(work.summary.id, &self.keys.posting_keys(&work.content))?;
-            if renewed.elapsed() >= BUILD_CLAIM_RENEW_EVERY {
-                index.renew_build(BUILD_CLAIM_SECONDS)?;
-                renewed = std::time::Instant::now();
-            }
-        }
+        each_work_keys(store, index, &self.keys, |work_id, keys| {
+            Ok(loader.add(work_id, &keys)?)
+        })
+        .await?;
         loader.finish()?;
         Ok(Some(postings.switch_bits(bits)?))
     }
@@ -286,30 +275,45 @@ impl SharedWriter {
         if postings.filter_has_room()? {
             return Ok(());
         }
-        let works = active_works(store).await?;
         tracing::info!(
-            works = works.len(),
             "the postings filter grew full: building a larger one from the library's texts"
         );
         let mut filter = HashFilter::sized_for(postings.len()? as u64);
-        let mut renewed = std::time::Instant::now();
-        for work in works {
-            let work = match store.get_work(work.id).await {
-                Ok(work) => work,
-                Err(StoreError::NotFound(_)) => continue,
-                Err(error) => return Err(error.into()),
-            };
-            for key in self.keys.posting_keys(&work.content) {
+        each_work_keys(store, index, &self.keys, |_, keys| {
+            for key in keys {
                 filter.insert(key.hash);
             }
-            if renewed.elapsed() >= BUILD_CLAIM_RENEW_EVERY {
-                index.renew_build(BUILD_CLAIM_SECONDS)?;
-                renewed = std::time::Instant::now();
-            }
-        }
+            Ok(())
+        })
+        .await?;
         postings.write_filter(&filter)?;
         Ok(())
     }
+}
+
+/// Calls `each` with every active work's k-gram keys, recomputed from its text (`keys` a
+/// matcher with the configuration in use), renewing the writer's claim on `index` as it goes:
+/// what refiling the whole library's postings or filter reads.
+async fn each_work_keys(
+    store: &dyn Store,
+    index: &RedisIndex,
+    keys: &Matcher,
+    mut each: impl FnMut(Id, Vec<Key>) -> Result<()>,
+) -> Result<()> {
+    let mut renewed = std::time::Instant::now();
+    for work in active_works(store).await? {
+        let work = match store.get_work(work.id).await {
+            Ok(work) => work,
+            Err(StoreError::NotFound(_)) => continue,
+            Err(error) => return Err(error.into()),
+        };
+        each(work.summary.id, keys.posting_keys(&work.content))?;
+        if renewed.elapsed() >= BUILD_CLAIM_RENEW_EVERY {
+            index.renew_build(BUILD_CLAIM_SECONDS)?;
+            renewed = std::time::Instant::now();
+        }
+    }
+    Ok(())
 }
 
 /// How [`SharedWriter::insert`] files a work's k-gram postings.

@@ -67,18 +67,45 @@ fn page_copying(n: u64) -> String {
     )
 }
 
+/// A fresh SQLite library and an empty Redis namespace for one test.
+struct Fresh {
+    url: String,
+    prefix: String,
+    _dir: tempfile::TempDir,
+    store: Arc<dyn Store>,
+    index: copytrace_index_redis::RedisIndex,
+}
+
+impl Fresh {
+    async fn new(name: &str) -> Fresh {
+        let url = redis_url();
+        let prefix = format!("{name}-{}", std::process::id());
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let db = format!("sqlite://{}", dir.path().join("t.db").display());
+        let store = SqliteStore::connect(&db).await.expect("the store opens");
+        store.migrate().await.expect("migrations run");
+        let index = open_redis_index(&url, &prefix).expect("Redis answers");
+        index.delete_namespace().expect("a clean namespace");
+        Fresh {
+            url,
+            prefix,
+            _dir: dir,
+            store: Arc::new(store),
+            index,
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn match_workers_keep_matching_while_works_are_added_and_find_them_once_filed() {
-    let url = redis_url();
-    let prefix = format!("test-ingestion-{}", std::process::id());
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let db = format!("sqlite://{}", dir.path().join("t.db").display());
-    let store = SqliteStore::connect(&db).await.expect("the store opens");
-    store.migrate().await.expect("migrations run");
-    let store: Arc<dyn Store> = Arc::new(store);
+    let Fresh {
+        url,
+        prefix,
+        _dir,
+        store,
+        mut index,
+    } = Fresh::new("test-ingestion").await;
     let config = FingerprintConfig::default();
-    let mut index = open_redis_index(&url, &prefix).expect("Redis answers");
-    index.delete_namespace().expect("a clean namespace");
 
     let first: Vec<LibraryFile> = (0..40).map(file).collect();
     let added = add_works(store.as_ref(), "h", &first, Some(&mut index), &config)
@@ -165,17 +192,15 @@ async fn match_workers_keep_matching_while_works_are_added_and_find_them_once_fi
 async fn a_hash_filter_grown_too_full_is_built_again_by_the_next_library_add() {
     use copytrace_matcher::postings::HashFilter;
 
-    let url = redis_url();
-    let prefix = format!("test-filter-growth-{}", std::process::id());
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let db = format!("sqlite://{}", dir.path().join("t.db").display());
-    let store = SqliteStore::connect(&db).await.expect("the store opens");
-    store.migrate().await.expect("migrations run");
-    let store: Arc<dyn Store> = Arc::new(store);
+    let Fresh {
+        url,
+        prefix,
+        _dir,
+        store,
+        mut index,
+    } = Fresh::new("test-filter-growth").await;
     let config = FingerprintConfig::default();
     let postings_config = MatchConfig::default().candidates.postings;
-    let mut index = open_redis_index(&url, &prefix).expect("Redis answers");
-    index.delete_namespace().expect("a clean namespace");
 
     let first: Vec<LibraryFile> = (0..10).map(file).collect();
     let added = add_works(store.as_ref(), "h", &first, Some(&mut index), &config)
@@ -224,17 +249,15 @@ async fn buckets_overfilled_by_works_added_are_filed_again_under_more_bits() {
     use copytrace_index_redis::OVERFULL_BUCKET;
     use copytrace_matcher::postings::PostingIndex;
 
-    let url = redis_url();
-    let prefix = format!("test-rebucket-{}", std::process::id());
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let db = format!("sqlite://{}", dir.path().join("t.db").display());
-    let store = SqliteStore::connect(&db).await.expect("the store opens");
-    store.migrate().await.expect("migrations run");
-    let store: Arc<dyn Store> = Arc::new(store);
+    let Fresh {
+        url,
+        prefix,
+        _dir,
+        store,
+        mut index,
+    } = Fresh::new("test-rebucket").await;
     let config = FingerprintConfig::default();
     let postings_config = MatchConfig::default().candidates.postings;
-    let mut index = open_redis_index(&url, &prefix).expect("Redis answers");
-    index.delete_namespace().expect("a clean namespace");
 
     let added = add_works(store.as_ref(), "h", &[file(0)], Some(&mut index), &config)
         .await
