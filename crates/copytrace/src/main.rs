@@ -3,7 +3,9 @@
 //! code.
 //!
 //! Exit codes: 0 success; 1 error (nothing half-written); 2 bad command line; 3 the command
-//! finished but some inputs failed (e.g. a seed URL of a crawl was unreachable).
+//! finished but some inputs failed (e.g. a seed URL of a crawl was unreachable). A reader that
+//! stops early (`copytrace … | head`) ends any command quietly with 0 (see
+//! `exit_quietly_on_a_closed_pipe`).
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -13,6 +15,7 @@ use clap::Parser;
 use copytrace::cli::{self, Cli};
 
 fn main() -> ExitCode {
+    exit_quietly_on_a_closed_pipe();
     // The configuration file feeds the command-line parser (as environment defaults), so it is
     // read first; see `copytrace::config`.
     if let Err(error) = apply_config_file() {
@@ -65,6 +68,36 @@ fn apply_config_file() -> Result<()> {
 fn one_line(error: &anyhow::Error) -> String {
     let error: &(dyn std::error::Error + 'static) = &**error;
     copytrace_service::error::one_line(error)
+}
+
+/// Ends the process quietly, with exit code 0, when `println!` (or `eprintln!`) finds its
+/// reader gone: `copytrace notice show 1 | head -3`. A command that returns the `BrokenPipe`
+/// error instead ends the same way (see `main`), as ripgrep and fd do.
+///
+/// Rust's runtime ignores SIGPIPE, so writing to a closed pipe is an `EPIPE` error, and the
+/// print macros turn that error into a panic ("failed printing to stdout: Broken pipe", exit
+/// 101). Restoring SIGPIPE's default disposition, the C convention, is not safe here: the
+/// disposition is the whole process's, and `serve` and the workers also write to sockets (HTTP
+/// clients, PostgreSQL, Redis, Chromium's DevTools connection). Rust's plain socket write
+/// passes `MSG_NOSIGNAL`, but a vectored write (hyper's) is a `writev`, which raises SIGPIPE, so
+/// a client hanging up could kill the server. SIGPIPE therefore stays ignored, every socket
+/// error stays an error its caller handles, and only this one panic, on standard output or
+/// standard error, becomes a quiet exit, from whichever thread prints. Every other panic, and
+/// any other failure to print (a full disk), goes to the default hook as before.
+fn exit_quietly_on_a_closed_pipe() {
+    let closed = std::io::Error::from_raw_os_error(nix::errno::Errno::EPIPE as i32);
+    let messages =
+        ["stdout", "stderr"].map(|stream| format!("failed printing to {stream}: {closed}"));
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if info
+            .payload_as_str()
+            .is_some_and(|message| messages.iter().any(|closed| closed == message))
+        {
+            std::process::exit(0);
+        }
+        default_hook(info);
+    }));
 }
 
 fn is_broken_pipe(error: &anyhow::Error) -> bool {

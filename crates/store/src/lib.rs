@@ -72,6 +72,10 @@ pub enum StoreError {
     /// The requested row does not exist.
     #[error("{0} not found")]
     NotFound(String),
+    /// The SQLite database file to open does not exist, and was not to be created
+    /// ([`sqlite::SqliteStore::connect_existing`]). Holds the file's path.
+    #[error("database file {0} does not exist")]
+    NoDatabase(String),
     /// A value broke a rule of the data model (bad role, bad status, empty name, ...).
     #[error("invalid data: {0}")]
     Invalid(String),

@@ -30,7 +30,7 @@ use copytrace_service::index::IndexSource;
 use copytrace_service::redact;
 use copytrace_store::Store;
 
-use crate::backend::{DEFAULT_DATABASE_URL, open_store};
+use crate::backend::{DEFAULT_DATABASE_URL, Open, open_store};
 
 /// Exit code when a command finished but some of its inputs failed.
 pub const EXIT_PARTIAL: u8 = 3;
@@ -113,21 +113,27 @@ pub struct Globals {
     /// are refused by default, as the crawler refuses them.
     #[arg(long, global = true, env = "COPYTRACE_ALERTS_ALLOW_PRIVATE_ADDRESSES")]
     pub alerts_allow_private_addresses: bool,
+
+    /// Whether the command may create the database: not an option, [`run`] sets it from the
+    /// command ([`Command::open`]).
+    #[arg(skip)]
+    pub open: Open,
 }
 
 /// How long `serve` and `worker` wait at start for a database that cannot be reached yet.
 const DATABASE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(120);
 
 impl Globals {
-    /// Opens (and migrates) the database.
+    /// Opens (and migrates) the database; a SQLite file that does not exist is created or
+    /// refused as the command says ([`Globals::open`]).
     pub async fn store(&self) -> Result<Arc<dyn Store>> {
-        open_store(&self.db).await
+        open_store(&self.db, self.open).await
     }
 
     /// The store, for a long-running process (`serve`, `worker`): waits up to
     /// two minutes for a database that cannot be reached yet (one restarting).
     pub async fn store_waiting(&self) -> Result<Arc<dyn Store>> {
-        crate::backend::open_store_waiting(&self.db, DATABASE_PATIENCE).await
+        crate::backend::open_store_waiting(&self.db, self.open, DATABASE_PATIENCE).await
     }
 
     /// The shared Redis index a library change keeps in step, when `--redis-url` is given.
@@ -191,7 +197,8 @@ pub enum Command {
     /// Inspect and retry jobs of the durable queue.
     #[command(subcommand)]
     Jobs(queue::JobsCommand),
-    /// Apply pending database migrations and exit (every command also migrates on open).
+    /// Apply pending database migrations and exit; a SQLite database file that does not exist
+    /// yet is created (every command also migrates on open).
     Migrate,
     /// Print the effective settings (file, environment and defaults), secrets hidden.
     Config,
@@ -246,9 +253,59 @@ pub enum Command {
     Demo,
 }
 
+impl Command {
+    /// Whether the command may create the database. Only the commands that can start a new
+    /// library, and the service's processes, create a SQLite file that does not exist yet;
+    /// every other command refuses it, so that a mistyped `--db` is an error instead of an
+    /// empty new database. A subcommand not named here opens an existing database only.
+    pub fn open(&self) -> Open {
+        use holders::HolderCommand;
+        use library::LibraryCommand;
+        use schedules::ScheduleCommand;
+        use users::UserCommand;
+        match self {
+            // The first steps of a new library: works, their owners, accounts, schedules,
+            // crawled pages.
+            Command::Library(LibraryCommand::Add { .. } | LibraryCommand::Import { .. })
+            | Command::RightsHolder(HolderCommand::Add { .. })
+            | Command::User(UserCommand::Add { .. })
+            | Command::Schedule(ScheduleCommand::Add { .. })
+            | Command::Crawl(_)
+            // Setting up and running the service.
+            | Command::Migrate
+            | Command::Serve(_)
+            | Command::Worker(_) => Open::Create,
+            Command::Library(_)
+            | Command::RightsHolder(_)
+            | Command::User(_)
+            | Command::Schedule(_)
+            | Command::Match(_)
+            | Command::Jobs(_)
+            | Command::Index(_)
+            | Command::Export(_)
+            | Command::Alert(_)
+            | Command::Review(_)
+            | Command::Notice(_)
+            | Command::Stats(_)
+            | Command::Evidence(_)
+            | Command::Report { .. }
+            | Command::Runs(_)
+            | Command::Dedup(_)
+            // These open no database of `--db` (the demo makes its own).
+            | Command::Config
+            | Command::Fingerprint(_)
+            | Command::Compare(_)
+            | Command::Demo => Open::Existing,
+        }
+    }
+}
+
 /// Runs one command.
 pub async fn run(cli: Cli) -> Result<ExitCode> {
-    let globals = &cli.globals;
+    let globals = &Globals {
+        open: cli.command.open(),
+        ..cli.globals
+    };
     match cli.command {
         Command::Demo => crate::demo::run_demo().await,
         Command::Crawl(args) => crawl::run(globals, args).await,

@@ -125,16 +125,31 @@ pub async fn run(globals: &Globals, command: ReviewCommand) -> Result<ExitCode> 
 
 /// An operator at the command line: every rights holder's matches, recorded as `cli:LOGIN`.
 fn operator(actor: Option<String>) -> Reviewer {
-    let actor = actor.unwrap_or_else(|| {
-        let login = std::env::var("USER")
-            .or_else(|_| std::env::var("LOGNAME"))
-            .unwrap_or_else(|_| "unknown".to_owned());
-        format!("cli:{login}")
-    });
     Reviewer {
-        actor,
+        actor: actor.unwrap_or_else(|| format!("cli:{}", login())),
         rights_holder_id: None,
     }
+}
+
+/// Who runs the command: `USER` (or `LOGNAME`) as the shell sets it, else the login name of the
+/// process's user id from the system's user database, else `uid:N`. Cron jobs and containers
+/// often set neither variable, and a decision must still name who took it.
+fn login() -> String {
+    let from_env = std::env::var("USER")
+        .ok()
+        .filter(|name| !name.is_empty())
+        .or_else(|| {
+            std::env::var("LOGNAME")
+                .ok()
+                .filter(|name| !name.is_empty())
+        });
+    from_env.unwrap_or_else(|| {
+        let uid = nix::unistd::Uid::current();
+        match nix::unistd::User::from_uid(uid) {
+            Ok(Some(user)) => user.name,
+            Ok(None) | Err(_) => format!("uid:{uid}"),
+        }
+    })
 }
 
 /// One match of the queue on one line.

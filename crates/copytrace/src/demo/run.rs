@@ -17,7 +17,7 @@ use copytrace_service::{CrawlSettings, MatchEngine, export};
 use copytrace_store::Review;
 
 use super::{LIBRARY, sample_site, serve};
-use crate::backend::{open_store, redact};
+use crate::backend::{Open, open_store, redact};
 use crate::cli;
 
 /// Runs the demo in a temporary database; fails when the report disagrees with the site.
@@ -25,7 +25,7 @@ pub async fn run_demo() -> Result<ExitCode> {
     let dir = tempfile::tempdir().context("cannot create a temporary directory")?;
     let db = format!("sqlite://{}", dir.path().join("demo.db").display());
     println!("Copytrace demo — temporary database {}", redact(&db));
-    let store = open_store(&db).await?;
+    let store = open_store(&db, Open::Create).await?;
 
     println!(
         "\n1. Registering the sample library ({} works)",

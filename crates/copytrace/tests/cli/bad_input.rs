@@ -15,6 +15,12 @@ fn entries(dir: &Path) -> BTreeSet<String> {
         .collect()
 }
 
+/// Whether the workspace's library holds no work: it has no database yet (a refused first
+/// `library add` creates none, and listing would refuse it), or one without works.
+fn holds_no_work(workspace: &Workspace) -> bool {
+    !workspace.db_file().exists() || workspace.works().is_empty()
+}
+
 #[test]
 fn a_missing_library_file_is_a_one_line_error() {
     let workspace = Workspace::new();
@@ -30,7 +36,7 @@ fn a_missing_library_file_is_a_one_line_error() {
     let error = run.one_line_error();
     assert!(error.contains("no-such-work.txt"), "{error}");
     assert!(!workspace.db_file().exists(), "nothing was written");
-    assert!(workspace.works().is_empty());
+    assert!(holds_no_work(&workspace));
 }
 
 #[test]
@@ -52,7 +58,7 @@ fn an_unreadable_library_file_is_a_one_line_error() {
     let error = run.one_line_error();
     assert!(error.contains("dangling.txt"), "{error}");
     assert!(
-        workspace.works().is_empty(),
+        holds_no_work(&workspace),
         "the good file was not added either"
     );
 
@@ -71,7 +77,7 @@ fn an_unreadable_library_file_is_a_one_line_error() {
         error.to_lowercase().contains("permission denied"),
         "{error}"
     );
-    assert!(workspace.works().is_empty());
+    assert!(holds_no_work(&workspace));
 }
 
 #[test]
@@ -101,7 +107,7 @@ fn one_bad_file_among_good_ones_adds_no_work() {
         second.as_os_str(),
     ]);
     run.one_line_error();
-    assert!(workspace.works().is_empty(), "no work may be added");
+    assert!(holds_no_work(&workspace), "no work may be added");
 
     // The same inside a walked directory: a `.txt` that is really a PNG spoils the batch.
     workspace.write("a/disguised.txt", PNG);
@@ -109,7 +115,7 @@ fn one_bad_file_among_good_ones_adds_no_work() {
     let run = workspace.run(&["library".as_ref(), "add".as_ref(), dir.as_os_str()]);
     let error = run.one_line_error();
     assert!(error.contains("disguised.txt"), "{error}");
-    assert!(workspace.works().is_empty(), "no work may be added");
+    assert!(holds_no_work(&workspace), "no work may be added");
 
     // And a library that already has works keeps exactly those.
     workspace.ok(&["library".as_ref(), "add".as_ref(), first.as_os_str()]);
@@ -240,7 +246,7 @@ fn a_database_in_a_missing_directory_is_a_clear_error() {
     let workspace = Workspace::new();
     let db = format!("sqlite://{}", workspace.path("missing/dir/t.db").display());
     let mut command = workspace.bare();
-    command.args(["--db", &db, "library", "list"]);
+    command.args(["--db", &db, "migrate"]);
     let run = crate::helpers::run_command(&mut command);
 
     let error = run.one_line_error();
@@ -248,10 +254,64 @@ fn a_database_in_a_missing_directory_is_a_clear_error() {
     assert!(!workspace.path("missing").exists());
 }
 
+/// A mistyped `--db` path is an error naming it, not a new, empty database that reports
+/// nothing: every command that works on what is stored refuses a file that does not exist.
+#[test]
+fn a_command_on_stored_data_refuses_a_database_file_that_does_not_exist() {
+    let workspace = Workspace::new();
+    let typo = workspace.path("tpyo.db");
+    let db = format!("sqlite://{}", typo.display());
+    for args in [
+        &["report"][..],
+        &["stats", "works"],
+        &["export", "matches"],
+        &["library", "list"],
+        &["notice", "list"],
+        &["review", "list"],
+        &["review", "confirm", "1"],
+        &["runs", "list"],
+        &["match"],
+    ] {
+        let mut command = workspace.bare();
+        command.arg("--db").arg(&db).args(args);
+        let run = crate::helpers::run_command(&mut command);
+        let error = run.one_line_error();
+        assert!(
+            error.contains(&format!("database file {} does not exist", typo.display())),
+            "{args:?}: {error}"
+        );
+        assert!(
+            error.contains("copytrace library add") && error.contains("copytrace migrate"),
+            "{args:?} says what to do: {error}"
+        );
+        assert_eq!(
+            entries(workspace.root()),
+            BTreeSet::new(),
+            "{args:?} created a file"
+        );
+    }
+}
+
+/// The commands that start a library, and `migrate`, still create its database.
+#[test]
+fn the_first_command_of_a_library_creates_its_database() {
+    for first in [
+        &["migrate"][..],
+        &["rights-holder", "add", "Acme Books"],
+        &["library", "add", "library"],
+    ] {
+        let workspace = Workspace::new();
+        workspace.write("library/good.txt", library_text("xingchen-ch1"));
+        workspace.ok(first);
+        assert!(workspace.db_file().exists(), "{first:?}");
+        workspace.ok(&["report"]);
+    }
+}
+
 #[test]
 fn exporting_into_a_missing_directory_fails_cleanly() {
     let workspace = Workspace::new();
-    workspace.ok(&["library", "list"]);
+    workspace.ok(&["migrate"]);
     let out = workspace.path("missing/matches.csv");
     for format in ["csv", "json"] {
         let run = workspace.run(&[

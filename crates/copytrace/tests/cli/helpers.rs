@@ -54,15 +54,22 @@ impl Run {
 /// The binary under test, with a clean environment: no inherited database or Redis URL, no log
 /// filter.
 pub fn copytrace() -> assert_cmd::Command {
-    let mut command = assert_cmd::Command::new(env!("CARGO_BIN_EXE_copytrace"));
+    let mut command = assert_cmd::Command::from_std(copytrace_std());
+    command.timeout(COMMAND_TIMEOUT);
+    command
+}
+
+/// [`copytrace`] as a `std` command, for a test that reads the output while the binary runs.
+/// It has no timeout.
+pub fn copytrace_std() -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_copytrace"));
     command
         .env_remove("COPYTRACE_DATABASE_URL")
         .env_remove("COPYTRACE_REDIS_URL")
         .env_remove("COPYTRACE_REDIS_PREFIX")
         .env_remove("COPYTRACE_LOG")
         .env_remove("COPYTRACE_CONFIG")
-        .env("NO_COLOR", "1")
-        .timeout(COMMAND_TIMEOUT);
+        .env("NO_COLOR", "1");
     command
 }
 

@@ -465,6 +465,7 @@ fn refused_until_rebuilt(workspace: &Workspace, namespace: &Namespace, url: &str
 #[test]
 fn an_unreachable_redis_is_one_error_line_without_the_password() {
     let workspace = Workspace::new();
+    workspace.ok(&["migrate"]);
     let url = format!("redis://:pa55word@127.0.0.1:{}/0", closed_port());
     let run = workspace.run(&["--redis-url", &url, "index", "rebuild"]);
     let message = run.one_line_error();

@@ -195,3 +195,55 @@ fn an_auto_confirm_level_above_one_sends_every_match_to_review() {
         refused.stderr
     );
 }
+
+/// The login name of the user running the tests, as `id -un` reads it from the system's user
+/// database, or `uid:N` when the database has no name for the user id.
+fn login_of_this_user() -> String {
+    let id = |flag: &str| {
+        std::process::Command::new("id")
+            .arg(flag)
+            .output()
+            .expect("id runs")
+    };
+    let name = id("-un");
+    if name.status.success() {
+        String::from_utf8(name.stdout).unwrap().trim().to_owned()
+    } else {
+        let uid = id("-u");
+        format!("uid:{}", String::from_utf8(uid.stdout).unwrap().trim())
+    }
+}
+
+/// Cron jobs and containers often set neither USER nor LOGNAME: a decision taken there still
+/// names who took it.
+#[test]
+fn a_decision_without_user_or_logname_names_the_user_running_the_command() {
+    let workspace = Workspace::new();
+    let site = TestSite::sample();
+    add_crawl_match(&workspace, &site);
+    let (id, _) = exported(&workspace, &site, "/forum/thread-88.html", &[]).unwrap();
+    let mut command = workspace.bare();
+    command.env_remove("USER").env_remove("LOGNAME").args([
+        "--db",
+        &workspace.db,
+        "review",
+        "reject",
+        &id.to_string(),
+    ]);
+    let decided = crate::helpers::run_command(&mut command).success();
+    let login = login_of_this_user();
+    assert!(
+        decided.stdout.contains(&format!("(by cli:{login})")),
+        "{}",
+        decided.stdout
+    );
+    let history = workspace.ok(&["review", "history", &id.to_string(), "--json"]);
+    let history: Vec<serde_json::Value> = serde_json::from_str(&history.stdout).unwrap();
+    let actors: Vec<&str> = history
+        .iter()
+        .filter(|d| d["automatic"] == false)
+        .map(|d| d["actor"].as_str().unwrap())
+        .collect();
+    assert_eq!(actors, [format!("cli:{login}")]);
+    assert_ne!(actors, ["cli:unknown"]);
+}

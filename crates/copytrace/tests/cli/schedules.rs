@@ -17,6 +17,7 @@ fn json(workspace: &Workspace, args: &[&str]) -> serde_json::Value {
 #[test]
 fn a_bad_cron_field_is_named_and_nothing_is_stored() {
     let workspace = Workspace::new();
+    workspace.ok(&["migrate"]);
     let seed = "https://pirate.example/";
     let bad = workspace.run(&[
         "schedule",

@@ -64,6 +64,18 @@ impl SqliteStore {
     /// An in-memory database lives exactly as long as this store (one connection that is never
     /// recycled), and every call gets a fresh, private one.
     pub async fn connect(url: &str) -> Result<SqliteStore> {
+        Self::open(url, true).await
+    }
+
+    /// Opens the database named by `url` like [`SqliteStore::connect`], but only if its file
+    /// exists: a file that does not is [`StoreError::NoDatabase`], and none is created. For
+    /// whoever only works on what is stored already, to whom a mistyped path would otherwise be
+    /// a new, empty database that silently holds nothing. (`sqlite::memory:` is always opened.)
+    pub async fn connect_existing(url: &str) -> Result<SqliteStore> {
+        Self::open(url, false).await
+    }
+
+    async fn open(url: &str, create: bool) -> Result<SqliteStore> {
         let target = parse_url(url)?;
         let pool = match target {
             Target::Memory => {
@@ -80,8 +92,15 @@ impl SqliteStore {
                     .await?
             }
             Target::File(options) => {
+                let file = options.get_filename();
+                // `Ok(false)` only: a file that cannot be checked (a directory without search
+                // permission) is left to SQLite, whose error then says so. With
+                // `create_if_missing(false)`, a file removed meanwhile is an error too.
+                if !create && matches!(file.try_exists(), Ok(false)) {
+                    return Err(StoreError::NoDatabase(file.display().to_string()));
+                }
                 let options = (*options)
-                    .create_if_missing(true)
+                    .create_if_missing(create)
                     .journal_mode(SqliteJournalMode::Wal)
                     .foreign_keys(true)
                     .busy_timeout(BUSY_TIMEOUT);
@@ -192,6 +211,28 @@ mod tests {
             };
             assert_eq!(options.get_filename().to_str(), Some(file), "{url}");
         }
+    }
+
+    #[tokio::test]
+    async fn only_connect_creates_a_missing_database_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("typo.db");
+        let url = format!("sqlite://{}", path.display());
+        let refused = SqliteStore::connect_existing(&url).await.unwrap_err();
+        assert!(
+            matches!(&refused, StoreError::NoDatabase(named) if *named == path.display().to_string()),
+            "{refused:?}"
+        );
+        assert!(
+            std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+            "nothing created"
+        );
+        SqliteStore::connect(&url).await.unwrap().close().await;
+        assert!(path.exists());
+        SqliteStore::connect_existing(&url).await.unwrap();
+        SqliteStore::connect_existing("sqlite::memory:")
+            .await
+            .unwrap();
     }
 
     #[tokio::test]
