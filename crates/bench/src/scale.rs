@@ -22,9 +22,10 @@
 //!    of novels that are not in the library, so the shared names, phrases and boilerplate
 //!    tempt the candidate sources).
 //! 3. **Matching.** A fresh process (`copytrace-bench scale-match`) loads the matcher over Redis
-//!    exactly as `copytrace match --redis-url` does and matches every page, one at a time; it
-//!    reports its peak resident memory (`VmHWM`), its CPU time and the Redis requests (round
-//!    trips) and commands it sent (`copytrace_index_redis::requests` and `commands`: a
+//!    exactly as `copytrace match --redis-url` does and matches every page, in batches of 32
+//!    on one task (`MatchEngine::match_pages`, as `copytrace match --parallel 1`); it reports
+//!    its peak resident memory (`VmHWM`), its CPU time and the Redis requests (round trips)
+//!    and commands it sent (`copytrace_index_redis::requests` and `commands`: a
 //!    pipeline of `n` commands is one request and `n` commands, an `MGET` one command).
 //! 4. **Verdicts.** The matches recorded in the store are compared with the copies planted.
 //!
@@ -451,8 +452,8 @@ async fn measure(args: &Args, library: &Library, works: usize, dir: &Path) -> Re
 }
 
 /// Loads the matcher over the Redis indexes under `--prefix`, then matches every due page of
-/// `--db`, one at a time, and prints `MATCHED pages=… infringing=… mirrors=… cpu_s=…
-/// wall_s=… peak_kib=… requests=… commands=… load_s=… load_cpu_s=… load_kib=…` (CPU, time,
+/// `--db`, a batch at a time on one task, and prints `MATCHED pages=… infringing=… mirrors=…
+/// cpu_s=… wall_s=… peak_kib=… requests=… commands=… load_s=… load_cpu_s=… load_kib=…` (CPU, time,
 /// Redis requests and commands of the matching alone; peak memory of the whole process, and at
 /// the end of loading; `mirrors`: pages that reused the verdict of a page with their text).
 pub fn run_match(args: &MatchArgs) -> Result<()> {

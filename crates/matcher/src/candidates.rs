@@ -382,8 +382,29 @@ impl<I: Index> Indexes<I> {
         self.look_up_keys(config, keys, Some(looked_up))
     }
 
+    /// The postings of `hashes` (sorted, distinct) in one read: a batch of pages' hashes,
+    /// from which each page's lookup then takes its own ([`Indexes::look_up_keys`]), so a batch
+    /// costs one remote lookup instead of one a page. Holds no keys: it is no text's lookup.
+    pub(crate) fn look_up_hashes(
+        &self,
+        config: &PostingConfig,
+        hashes: Vec<u64>,
+    ) -> Result<KeyLookup, IndexError> {
+        let mut found = Vec::new();
+        if !hashes.is_empty() {
+            self.readable_postings()?
+                .lookup(&hashes, config.common, &mut found)?;
+        }
+        found.resize_with(hashes.len(), Vec::new);
+        Ok(KeyLookup {
+            keys: Vec::new(),
+            hashes,
+            found,
+        })
+    }
+
     /// The postings of `keys`' hashes, those `looked_up` holds taken from it.
-    fn look_up_keys(
+    pub(crate) fn look_up_keys(
         &self,
         config: &PostingConfig,
         keys: Vec<postings::Key>,

@@ -62,7 +62,7 @@ pub use verify::{
 
 use candidates::Indexes;
 use library::Library;
-use page::PageReading;
+use page::{PageKeys, PageReading};
 use verify::VerifyCaches;
 
 /// The library as the matcher sees it: indexes of window fingerprints plus the canonical text
@@ -196,6 +196,41 @@ impl<I: Index> Matcher<I> {
         self.verify_candidates(page, candidates)
     }
 
+    /// [`Matcher::match_text`] of each of `texts`, with one lookup of their k-grams for all
+    /// of them instead of one a page: a worker matching many pages sends one request to the
+    /// shared index per batch, not per page. Each page's verdict is the one
+    /// [`Matcher::match_text`] gives: a hash's postings do not depend on what else is read
+    /// with it.
+    pub fn match_texts(&self, texts: &[&str]) -> Result<Vec<Vec<WorkMatch>>, IndexError> {
+        let pages: Vec<Option<PageKeys>> = texts
+            .iter()
+            .map(|text| {
+                let normalized = normalize(text);
+                (!normalized.is_empty()).then(|| PageKeys::select(&self.config, text, normalized))
+            })
+            .collect();
+        let mut hashes: Vec<u64> = pages.iter().flatten().flat_map(PageKeys::hashes).collect();
+        hashes.sort_unstable();
+        hashes.dedup();
+        let batch = self
+            .indexes
+            .look_up_hashes(&self.config.candidates.postings, hashes)?;
+        pages
+            .into_iter()
+            .map(|page| {
+                let Some(page) = page else {
+                    return Ok(Vec::new());
+                };
+                let page = page.look_up(&self.config, &self.indexes, Some(&batch))?;
+                let candidates = self.find_candidates(&page)?;
+                if candidates.is_empty() {
+                    return Ok(Vec::new());
+                }
+                self.verify_candidates(page, candidates)
+            })
+            .collect()
+    }
+
     /// The candidate works of a page, as [`Matcher::match_text`] would verify them: at most
     /// `max_candidates`, those found by the most sources first, then those with the most
     /// windows found. For tests and the quality benchmark, which compare the sources.
@@ -306,5 +341,29 @@ mod tests {
         let page = "周末厨房：番茄炖牛腩。牛腩切块冷水下锅焯水，撇去浮沫后捞出。番茄去皮切丁，\
 锅中放少许油，炒出番茄的汁水，再放入牛腩翻炒均匀，加入热水没过食材，小火慢炖一个半小时。";
         assert!(matcher().match_text(page).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_batch_of_pages_gets_the_verdicts_each_page_gets_alone() {
+        let matcher = matcher();
+        let copy_a = format!("首页 | 排行榜\n{WORK_A}\n上一章 下一章");
+        let half_b: String = WORK_B.chars().skip(20).take(120).collect();
+        let pages = [
+            copy_a.as_str(),
+            "",
+            "周末厨房：番茄炖牛腩。牛腩切块冷水下锅焯水，撇去浮沫后捞出。",
+            half_b.as_str(),
+            copy_a.as_str(),
+        ];
+        let batch = matcher.match_texts(&pages).unwrap();
+        assert_eq!(batch.len(), pages.len());
+        for (page, found) in pages.iter().zip(&batch) {
+            assert_eq!(found, &matcher.match_text(page).unwrap(), "{page}");
+        }
+        let works = |found: &[WorkMatch]| found.iter().map(|m| m.work_id).collect::<Vec<_>>();
+        assert_eq!(works(&batch[0]), [1]);
+        assert!(batch[1].is_empty() && batch[2].is_empty());
+        assert_eq!(works(&batch[3]), [2]);
+        assert_eq!(works(&batch[4]), [1]);
     }
 }

@@ -9,6 +9,7 @@ use crate::candidates::{Indexes, KeyLookup};
 use crate::config::MatchConfig;
 use crate::index::{Index, IndexError};
 use crate::laundering;
+use crate::postings;
 use crate::romanized::{RomanizedPage, read_romanized};
 
 /// A page's canonical text with its readings and its k-gram lookup.
@@ -29,6 +30,67 @@ pub(crate) struct PageReading {
     pub(crate) lookup: KeyLookup,
 }
 
+/// A page read up to its k-grams, before they are looked up: what a batch of pages needs to
+/// look every page's k-grams up at once ([`crate::Matcher::match_texts`]).
+pub(crate) struct PageKeys {
+    normalized: Normalized,
+    syllables: Option<Vec<u32>>,
+    romanized: Option<RomanizedPage>,
+    sense: Option<laundering::SenseText>,
+    keys: Vec<postings::Key>,
+}
+
+impl PageKeys {
+    /// Reads `normalized`, the normalization of `text`, and selects its k-grams: characters,
+    /// and syllables (the romanized reading's, or else the default readings).
+    pub(crate) fn select(config: &MatchConfig, text: &str, normalized: Normalized) -> Self {
+        let romanized = romanized_reading(config, &normalized, text);
+        let sense = sense_reading(config, text, &normalized);
+        let postings = &config.candidates.postings;
+        let syllables = (romanized.is_none() && postings.syllables)
+            .then(|| copytrace_fingerprint::pinyin::syllable_ids(&normalized.chars));
+        let keys = postings::text_keys(
+            &normalized.chars,
+            romanized
+                .as_ref()
+                .map(|r| &r.syllables[..])
+                .or(syllables.as_deref())
+                .unwrap_or(&[]),
+            postings,
+        );
+        PageKeys {
+            normalized,
+            syllables,
+            romanized,
+            sense,
+            keys,
+        }
+    }
+
+    /// The distinct hashes of the page's k-grams, sorted.
+    pub(crate) fn hashes(&self) -> Vec<u64> {
+        postings::distinct_hashes(&self.keys)
+    }
+
+    /// Looks the k-grams up, taking those `looked_up` holds from it (a lookup of a batch of
+    /// pages' hashes made just before): the page read.
+    pub(crate) fn look_up<I: Index>(
+        self,
+        config: &MatchConfig,
+        indexes: &Indexes<I>,
+        looked_up: Option<&KeyLookup>,
+    ) -> Result<PageReading, IndexError> {
+        let lookup = indexes.look_up_keys(&config.candidates.postings, self.keys, looked_up)?;
+        Ok(PageReading {
+            normalized: self.normalized,
+            syllables: self.syllables,
+            romanized: self.romanized,
+            sense: self.sense,
+            lookup,
+        })
+    }
+}
+
 impl PageReading {
     /// Reads `normalized`, the normalization of `text`, and looks it up in `indexes`' postings.
     pub(crate) fn read<I: Index>(
@@ -37,30 +99,8 @@ impl PageReading {
         text: &str,
         normalized: Normalized,
     ) -> Result<Self, IndexError> {
-        let romanized = romanized_reading(config, &normalized, text);
-        let sense = sense_reading(config, text, &normalized);
-        let postings = &config.candidates.postings;
-        // The k-grams' syllables: the romanized reading's, or else the default readings.
-        let syllables = (romanized.is_none() && postings.syllables)
-            .then(|| copytrace_fingerprint::pinyin::syllable_ids(&normalized.chars));
-        let lookup = indexes.look_up(
-            postings,
-            &normalized.chars,
-            romanized
-                .as_ref()
-                .map(|r| &r.syllables[..])
-                .or(syllables.as_deref()),
-            None,
-        )?;
-        Ok(PageReading {
-            normalized,
-            syllables,
-            romanized,
-            sense,
-            lookup,
-        })
+        PageKeys::select(config, text, normalized).look_up(config, indexes, None)
     }
-
     /// The syllable id of every canonical character for the page's pinyin seeds (empty
     /// without pinyin), read for the lookup or now.
     pub(crate) fn seed_syllables(&mut self, config: &MatchConfig) -> Vec<u32> {

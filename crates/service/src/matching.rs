@@ -20,7 +20,7 @@
 //! sketch). A reused verdict never names a work withdrawn or replaced since: those changes
 //! move the generation.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -30,8 +30,8 @@ use copytrace_index_redis::RedisIndex;
 use copytrace_matcher::sketch::{SKETCH_VERSION, Sketcher};
 use copytrace_matcher::{IndexError, MatchConfig, Matcher, WorkMatch};
 use copytrace_store::{
-    EvidencePassage, Id, LibraryState, NewMatch, Page, PageSketch, Store, StoreError, VerdictBasis,
-    VerdictOutcome,
+    EvidencePassage, Id, LibraryState, NewMatch, Page, PageSketch, PageVerdict, Store, StoreError,
+    VerdictBasis, VerdictOutcome,
 };
 use tokio::sync::Mutex;
 
@@ -85,10 +85,10 @@ enum LoadedMatcher {
 }
 
 impl LoadedMatcher {
-    fn match_text(&self, text: &str) -> Result<Vec<WorkMatch>, IndexError> {
+    fn match_texts(&self, texts: &[&str]) -> Result<Vec<Vec<WorkMatch>>, IndexError> {
         match self {
-            LoadedMatcher::Memory(m) => m.match_text(text),
-            LoadedMatcher::Redis(m) => m.match_text(text),
+            LoadedMatcher::Memory(m) => m.match_texts(texts),
+            LoadedMatcher::Redis(m) => m.match_texts(texts),
         }
     }
 
@@ -533,43 +533,49 @@ impl MatchEngine {
     /// Matches a text against the library as it is now. Fails, rather than answering "no
     /// match", when the shared index is not the library's (flushed, stale, being rebuilt).
     pub async fn match_text(&self, text: &str) -> Result<Vec<WorkMatch>> {
-        Ok(self.match_text_at(text).await?.1)
+        let (_, mut found) = self.match_texts_at(vec![text.to_owned()]).await?;
+        Ok(found.pop().unwrap_or_default())
     }
 
-    /// [`MatchEngine::match_text`], with the library state the matcher reflected: its
-    /// generation is never later than the works the matcher held.
-    async fn match_text_at(&self, text: &str) -> Result<(LibraryState, Vec<WorkMatch>)> {
-        let text: Arc<str> = text.into();
+    /// [`MatchEngine::match_text`] of each of `texts`, in one blocking task and one lookup of
+    /// the shared index, with the library state the matcher reflected: its generation is never
+    /// later than the works the matcher held.
+    async fn match_texts_at(
+        &self,
+        texts: Vec<String>,
+    ) -> Result<(LibraryState, Vec<Vec<WorkMatch>>)> {
+        let texts: Arc<[String]> = texts.into();
         let (mut state, mut matcher) = self.current().await?;
         for _ in 0..MATCH_ATTEMPTS {
-            match self.match_checked(state, matcher, text.clone()).await? {
+            match self.match_checked(state, matcher, texts.clone()).await? {
                 Some(found) => return Ok((state, found)),
                 // The shared index has works filed after the matcher last looked at the
-                // library (a `library add` that just ended; the pages it marks may be this
-                // one): the matcher learns them, and the page is matched again, since a
+                // library (a `library add` that just ended; the pages it marks may be among
+                // these): the matcher learns them, and the pages are matched again, since a
                 // candidate of a work it did not know was dropped.
                 None => (state, matcher) = self.current_checked(true).await?,
             }
         }
         Err(ServiceError::unavailable(format!(
-            "the library kept growing while a page was matched ({MATCH_ATTEMPTS} times): \
+            "the library kept growing while pages were matched ({MATCH_ATTEMPTS} times): \
              retry"
         )))
     }
 
-    /// Matches `text`, then checks that the shared index (read for its candidates) is still
-    /// one the matcher may use: one read of the index's generation per page, after its
+    /// Matches `texts`, then checks that the shared index (read for their candidates) is
+    /// still one the matcher may use: one read of the index's generation per batch, after its
     /// lookups, so a flush or rebuild during them is seen. `None` when the index has works the
-    /// matcher does not know: the verdict may lack them.
+    /// matcher does not know: the verdicts may lack them.
     async fn match_checked(
         &self,
         state: LibraryState,
         matcher: Arc<LoadedMatcher>,
-        text: Arc<str>,
-    ) -> Result<Option<Vec<WorkMatch>>> {
+        texts: Arc<[String]>,
+    ) -> Result<Option<Vec<Vec<WorkMatch>>>> {
         let loaded = matcher.clone();
         let (found, ahead) = tokio::task::spawn_blocking(move || {
-            let found = matcher.match_text(&text);
+            let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let found = matcher.match_texts(&texts);
             (found, matcher.check_index(&state))
         })
         .await
@@ -604,110 +610,210 @@ impl MatchEngine {
     /// was not matched yet, and records the verdict atomically (recording replaces the previous
     /// verdict, so doing this twice changes nothing).
     pub async fn match_page(&self, page_id: Id, content_hash: &str) -> Result<PageOutcome> {
-        let page = match self.store.get_page(page_id).await {
-            Ok(page) => page,
-            Err(StoreError::NotFound(_)) => return Ok(PageOutcome::Gone),
-            Err(error) => return Err(error.into()),
-        };
-        if page.content_hash != content_hash {
-            return Ok(PageOutcome::Changed);
-        }
-        if page.matched_hash.as_deref() == Some(content_hash) {
-            return Ok(PageOutcome::AlreadyMatched);
-        }
-        self.record(&page).await
+        let mut outcomes = self
+            .match_pages(&[(page_id, content_hash.to_owned())])
+            .await?;
+        Ok(outcomes.pop().unwrap_or(PageOutcome::Gone))
     }
 
-    /// Matches a page's current text and records the verdict, then the page's sketch, so
-    /// works added later find it without reading its text (see [`crate::library`]).
+    /// [`MatchEngine::match_page`] of each `(page, content hash)` of `due`, with their
+    /// outcomes in that order, as a batch: the pages are read in one statement, their k-grams
+    /// looked up in the shared index in one request and matched in one blocking task, their
+    /// verdicts recorded in one transaction and their sketches stored in another. A worker
+    /// matching one page at a time spent more of its time handing statements and replies
+    /// between threads, and committing, than matching (docs/benchmarks.md).
     ///
-    /// A page showing the same text as an earlier page of its site is an alias of it
-    /// ([`crate::aliases`]): it records an empty verdict (clearing any matches it had) and
-    /// points at that page, so reports and statistics count the page once. Any other page
-    /// showing the text of a page verified already reuses that verdict (see the module docs).
-    async fn record(&self, page: &Page) -> Result<PageOutcome> {
-        let alias_of = aliases::primary_of(self.store.as_ref(), page).await?;
-        let (matches, basis, mirror_of) = match alias_of {
-            Some(_) => (Vec::new(), None, None),
-            None => self.verdict_on(page).await?,
-        };
-        if alias_of.is_some() {
+    /// Each page's verdict is the one it would get alone: whether a page is an alias depends
+    /// only on the stored texts, and a mirror takes a verdict already recorded or is matched
+    /// (two mirrors in one batch are both matched). Then each verdict is recorded with a
+    /// sketch of the page, so works added later find it without reading its text (see
+    /// [`crate::library`]). A page showing the same text as an earlier page of its site is an
+    /// alias of it ([`crate::aliases`]): it records an empty verdict (clearing any matches it
+    /// had) and points at that page, so reports and statistics count the page once.
+    ///
+    /// When the batch's transaction fails, the pages are recorded one at a time, so the error
+    /// returned names the page that failed and the pages before it keep their verdicts.
+    pub async fn match_pages(&self, due: &[(Id, String)]) -> Result<Vec<PageOutcome>> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let ids: Vec<Id> = due.iter().map(|(id, _)| *id).collect();
+        let pages: HashMap<Id, Page> = self
+            .store
+            .get_pages(&ids)
+            .await?
+            .into_iter()
+            .map(|page| (page.id, page))
+            .collect();
+        let mut outcomes: Vec<Option<PageOutcome>> = vec![None; due.len()];
+        let mut verdicts: Vec<PendingVerdict> = Vec::new();
+        for (slot, (id, hash)) in due.iter().enumerate() {
+            let Some(page) = pages.get(id) else {
+                outcomes[slot] = Some(PageOutcome::Gone);
+                continue;
+            };
+            if page.content_hash != *hash {
+                outcomes[slot] = Some(PageOutcome::Changed);
+                continue;
+            }
+            if page.matched_hash.as_deref() == Some(hash.as_str()) {
+                outcomes[slot] = Some(PageOutcome::AlreadyMatched);
+                continue;
+            }
+            let mut verdict = PendingVerdict {
+                slot,
+                page: page.clone(),
+                alias_of: aliases::primary_of(self.store.as_ref(), page).await?,
+                matches: Vec::new(),
+                basis: None,
+                mirror_of: None,
+                matched: false,
+            };
+            if verdict.alias_of.is_none() {
+                // The verdict of another page showing this text, verified by this matcher at
+                // the library's current generation: its matches pass this engine's certainty
+                // gate afresh; the person's decisions and the licensed hosts of the page are
+                // applied to it as to any verdict.
+                let twin = self
+                    .store
+                    .verified_twin(page.id, &page.content_hash, &self.identity)
+                    .await?;
+                match twin {
+                    Some(twin) => {
+                        verdict.matches = twin
+                            .matches
+                            .into_iter()
+                            .map(|m| NewMatch {
+                                auto_confirm: self.gate.passes_recorded(&m),
+                                ..m
+                            })
+                            .collect();
+                        verdict.basis = Some(twin.basis);
+                        verdict.mirror_of = Some(twin.page_id);
+                    }
+                    None => verdict.matched = true,
+                }
+            }
+            verdicts.push(verdict);
+        }
+        if verdicts.is_empty() {
+            return Ok(outcomes.into_iter().flatten().collect());
+        }
+
+        let texts: Vec<String> = verdicts
+            .iter()
+            .filter(|v| v.matched)
+            .map(|v| v.page.text.clone())
+            .collect();
+        if !texts.is_empty() {
+            let (state, found) = self.match_texts_at(texts).await?;
+            let basis = VerdictBasis {
+                generation: state.generation,
+                matcher: self.identity.clone(),
+            };
+            for (verdict, found) in verdicts.iter_mut().filter(|v| v.matched).zip(found) {
+                verdict.matches = found.iter().map(|m| to_new_match(m, &self.gate)).collect();
+                verdict.basis = Some(basis.clone());
+            }
+        }
+        let matched = verdicts.iter().filter(|v| v.matched).count() as u64;
+        self.matched_pages.fetch_add(matched, Relaxed);
+        let mirrored = verdicts.iter().filter(|v| v.mirror_of.is_some()).count() as u64;
+        self.mirrored_pages.fetch_add(mirrored, Relaxed);
+
+        for verdict in verdicts.iter().filter(|v| v.alias_of.is_some()) {
             // Before the empty verdict: a run stopped between the two leaves the page due
             // (its verdict not recorded), never matchless and unlisted. A page stops being an
             // alias only when its text, or its page's, changes or its page is removed, which
             // the store records where that happens.
-            self.store.set_page_alias(page.id, alias_of).await?;
+            self.store
+                .set_page_alias(verdict.page.id, verdict.alias_of)
+                .await?;
         }
-        let verdict = self
-            .store
-            .record_page_verdict(
-                page.id,
-                &page.content_hash,
-                &matches,
-                basis.as_ref(),
-                Utc::now(),
-            )
-            .await
-            .with_context(|| format!("cannot record matches of {}", page.url))?;
-        let sketch = PageSketch {
-            page_id: page.id,
-            content_hash: page.content_hash.clone(),
-            version: SKETCH_VERSION,
-            sample: self.sketcher.page_sketch(&page.text),
-        };
-        match self.store.save_page_sketch(&sketch).await {
-            // Deleted since it was matched: nothing to sketch.
-            Ok(()) | Err(StoreError::NotFound(_)) => {}
-            // The verdict stands: failing the job now would match the page again for nothing.
-            // A page left without a current sketch is marked due at the next library change
-            // (`Store::mark_unsketched_pages_unmatched`), so no copy of a new work is missed.
-            Err(error) => {
-                tracing::warn!(page = page.id, %error, "cannot store the sketch of {}", page.url);
-            }
+        let at = Utc::now();
+        let recorded = self.record_verdicts(&verdicts, at).await?;
+        self.save_sketches(&verdicts).await;
+        for (verdict, recorded) in verdicts.into_iter().zip(recorded) {
+            outcomes[verdict.slot] = Some(PageOutcome::Recorded {
+                url: verdict.page.url,
+                matches: verdict.matches.len(),
+                verdict: recorded,
+                alias_of: verdict.alias_of,
+                mirror_of: verdict.mirror_of,
+            });
         }
-        Ok(PageOutcome::Recorded {
-            url: page.url.clone(),
-            matches: matches.len(),
-            verdict,
-            alias_of,
-            mirror_of,
-        })
+        Ok(outcomes.into_iter().flatten().collect())
     }
 
-    /// The verdict on a page that is no alias, with what it was found against: that of
-    /// another page showing the same text, verified by this matcher at the library's current
-    /// generation (its page is returned too), else the matcher's. A reused verdict's matches
-    /// pass this engine's certainty gate afresh; the person's decisions and the licensed hosts
-    /// of the page are applied to it as to any verdict.
-    async fn verdict_on(
+    /// Records `verdicts` in one transaction, or one at a time when that fails (see
+    /// [`MatchEngine::match_pages`]).
+    async fn record_verdicts(
         &self,
-        page: &Page,
-    ) -> Result<(Vec<NewMatch>, Option<VerdictBasis>, Option<Id>)> {
-        use std::sync::atomic::Ordering::Relaxed;
-        let twin = self
-            .store
-            .verified_twin(page.id, &page.content_hash, &self.identity)
-            .await?;
-        if let Some(twin) = twin {
-            self.mirrored_pages.fetch_add(1, Relaxed);
-            let matches = twin
-                .matches
-                .into_iter()
-                .map(|m| NewMatch {
-                    auto_confirm: self.gate.passes_recorded(&m),
-                    ..m
-                })
-                .collect();
-            return Ok((matches, Some(twin.basis), Some(twin.page_id)));
-        }
-        let (state, found) = self.match_text_at(&page.text).await?;
-        self.matched_pages.fetch_add(1, Relaxed);
-        let basis = VerdictBasis {
-            generation: state.generation,
-            matcher: self.identity.clone(),
+        verdicts: &[PendingVerdict],
+        at: chrono::DateTime<Utc>,
+    ) -> Result<Vec<VerdictOutcome>> {
+        let records: Vec<PageVerdict> = verdicts
+            .iter()
+            .map(|v| PageVerdict {
+                page_id: v.page.id,
+                content_hash: &v.page.content_hash,
+                matches: &v.matches,
+                basis: v.basis.as_ref(),
+                at,
+            })
+            .collect();
+        let failed = match self.store.record_page_verdicts(&records).await {
+            Ok(outcomes) => return Ok(outcomes),
+            Err(error) => error,
         };
-        let matches = found.iter().map(|m| to_new_match(m, &self.gate)).collect();
-        Ok((matches, Some(basis), None))
+        if records.len() == 1 {
+            return Err::<Vec<VerdictOutcome>, _>(failed)
+                .with_context(|| format!("cannot record matches of {}", verdicts[0].page.url));
+        }
+        tracing::debug!(error = %failed, "recording the batch's verdicts one at a time");
+        let mut outcomes = Vec::with_capacity(records.len());
+        for (record, verdict) in records.iter().zip(verdicts) {
+            let outcome = self
+                .store
+                .record_page_verdicts(std::slice::from_ref(record))
+                .await
+                .with_context(|| format!("cannot record matches of {}", verdict.page.url))?;
+            outcomes.extend(outcome);
+        }
+        Ok(outcomes)
+    }
+
+    /// Stores the sketch of each page whose verdict was recorded, in one transaction. A page
+    /// deleted since is skipped. A failure is only logged: the verdicts stand (failing the job
+    /// now would match the pages again for nothing), and a page left without a current sketch
+    /// is marked due at the next library change (`Store::mark_unsketched_pages_unmatched`), so
+    /// no copy of a new work is missed.
+    async fn save_sketches(&self, verdicts: &[PendingVerdict]) {
+        let sketcher = self.sketcher.clone();
+        let pages: Vec<(Id, String, String)> = verdicts
+            .iter()
+            .map(|v| (v.page.id, v.page.content_hash.clone(), v.page.text.clone()))
+            .collect();
+        let sketched = tokio::task::spawn_blocking(move || {
+            pages
+                .into_iter()
+                .map(|(page_id, content_hash, text)| PageSketch {
+                    page_id,
+                    content_hash,
+                    version: SKETCH_VERSION,
+                    sample: sketcher.page_sketch(&text),
+                })
+                .collect::<Vec<_>>()
+        })
+        .await;
+        let sketches = match sketched {
+            Ok(sketches) => sketches,
+            Err(error) => {
+                tracing::warn!(%error, "cannot sketch {} matched pages", verdicts.len());
+                return;
+            }
+        };
+        if let Err(error) = self.store.save_page_sketches(&sketches).await {
+            tracing::warn!(%error, "cannot store the sketches of {} matched pages", sketches.len());
+        }
     }
 
     /// Matches the next page whose current text has not been matched against the current
@@ -716,7 +822,7 @@ impl MatchEngine {
     /// is left. A page that changed since it was listed is skipped (`Changed`): its newer text
     /// is matched by a later run, or by the match job its crawl enqueued.
     pub async fn match_next_due(&self, cursor: &mut DueCursor) -> Result<Option<PageOutcome>> {
-        if cursor.pending.is_empty() {
+        if cursor.pending.is_empty() && cursor.outcomes.is_empty() {
             let due = self.store.due_page_ids(cursor.after, DUE_BATCH).await?;
             let Some(&(last, _)) = due.last() else {
                 return Ok(None);
@@ -724,29 +830,36 @@ impl MatchEngine {
             cursor.after = last;
             cursor.pending = due.into();
         }
-        let Some((page_id, hash)) = cursor.pending.pop_front() else {
-            return Ok(None);
-        };
-        Ok(Some(self.match_page(page_id, &hash).await?))
+        if cursor.outcomes.is_empty() {
+            let take = cursor.pending.len().min(PAGES_PER_BATCH);
+            let batch: Vec<(Id, String)> = cursor.pending.drain(..take).collect();
+            if batch.is_empty() {
+                return Ok(None);
+            }
+            cursor.outcomes = self.match_pages(&batch).await?.into();
+        }
+        Ok(cursor.outcomes.pop_front())
     }
 }
 
 impl MatchEngine {
-    /// Matches every page due now ([`MatchEngine::match_next_due`]'s pages), `concurrency`
-    /// pages at a time, and yields each outcome as it is recorded (not in page order).
+    /// Matches every page due now ([`MatchEngine::match_next_due`]'s pages) in batches
+    /// ([`MatchEngine::match_pages`]), `concurrency` batches at a time, and yields each outcome
+    /// as it is recorded (in page order within a batch, not across batches).
     ///
-    /// Verification is CPU work: one page at a time leaves every core but one idle, so `match`
-    /// runs several pages at once ([`default_concurrency`]). Concurrent pages are independent:
-    /// each verdict is recorded atomically and on its own, whether a page is an alias depends
-    /// only on the stored texts, and a mirror takes a verdict already recorded or is matched
-    /// (two mirrors matched at once are both matched). Dropping the stream stops after the
-    /// pages recorded so far (the others stay due). A page that fails ends the stream with its
-    /// error.
+    /// Verification is CPU work: one batch at a time leaves every core but one idle, so
+    /// `match` runs several at once ([`default_concurrency`]). Concurrent batches are
+    /// independent: each batch's verdicts are recorded atomically, whether a page is an alias
+    /// depends only on the stored texts, and a mirror takes a verdict already recorded or is
+    /// matched (two mirrors matched at once are both matched). Dropping the stream stops after
+    /// the batches recorded so far (the other pages stay due). A batch that fails ends the
+    /// stream with its error.
     pub fn match_due(
         &self,
         concurrency: usize,
     ) -> impl futures_util::Stream<Item = Result<PageOutcome>> + '_ {
         use futures_util::{StreamExt, TryStreamExt, stream};
+        let concurrency = concurrency.max(1);
         let batches = stream::try_unfold(Some(0), move |after| async move {
             let Some(after) = after else {
                 return Ok(None);
@@ -756,26 +869,53 @@ impl MatchEngine {
                 Some(&(last, _)) if due.len() == DUE_BATCH as usize => Some(last),
                 _ => None,
             };
-            let batch: Vec<Result<(Id, String)>> = due.into_iter().map(Ok).collect();
-            Ok::<_, ServiceError>((!batch.is_empty()).then(|| (stream::iter(batch), next)))
+            let size = batch_size(due.len(), concurrency);
+            let batches: Vec<Result<Vec<(Id, String)>>> =
+                due.chunks(size).map(|batch| Ok(batch.to_vec())).collect();
+            Ok::<_, ServiceError>((!batches.is_empty()).then(|| (stream::iter(batches), next)))
         });
         batches
             .try_flatten()
-            .map(move |due| async move {
-                let (page_id, hash) = due?;
-                self.match_page(page_id, &hash).await
-            })
-            .buffer_unordered(concurrency.max(1))
+            .map(move |batch| async move { self.match_pages(&batch?).await })
+            .buffer_unordered(concurrency)
+            .map_ok(|outcomes| stream::iter(outcomes.into_iter().map(Ok)))
+            .try_flatten()
     }
 }
 
-/// Pages matched at once by default: two per core (see [`MatchEngine::match_due`]). A page's
-/// turn is part database work (reading it, the alias lookup, recording the verdict and the
-/// sketch) and part verification on a core; with one page per core the cores wait while the
+/// Pages (batches, for [`MatchEngine::match_due`]) matched at once by default: two per core. A
+/// page's turn is part database work (reading it, the alias lookup, recording the verdict and
+/// the sketch) and part verification on a core; with one page per core the cores wait while the
 /// database works. Measured in docs/benchmarks.md: on two cores, two pages at once ran 1.24×
 /// as fast as one, four pages 1.52×.
 pub fn default_concurrency() -> usize {
     2 * std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// A page of a batch whose verdict is to be recorded ([`MatchEngine::match_pages`]).
+struct PendingVerdict {
+    /// Its place in the batch.
+    slot: usize,
+    page: Page,
+    alias_of: Option<Id>,
+    matches: Vec<NewMatch>,
+    basis: Option<VerdictBasis>,
+    /// The page whose verdict it reused.
+    mirror_of: Option<Id>,
+    /// Whether the matcher gives its verdict (neither an alias nor a mirror).
+    matched: bool,
+}
+
+/// Most pages matched as one batch ([`MatchEngine::match_pages`]): enough that a batch's
+/// statements, lookup and commit cost little per page, few enough that a batch's
+/// transaction holds SQLite's write lock for milliseconds, not seconds.
+pub const PAGES_PER_BATCH: usize = 32;
+
+/// The size of the batches `due` pages are matched in, `concurrency` batches at a time: at
+/// most [`PAGES_PER_BATCH`], and small enough that every batch slot has pages (ten due pages
+/// on four slots are matched three at a time, not ten on one core).
+fn batch_size(due: usize, concurrency: usize) -> usize {
+    due.div_ceil(concurrency.max(1)).clamp(1, PAGES_PER_BATCH)
 }
 
 /// Where a pass over the due pages stands (see [`MatchEngine::match_next_due`]).
@@ -783,6 +923,8 @@ pub fn default_concurrency() -> usize {
 pub struct DueCursor {
     after: Id,
     pending: VecDeque<(Id, String)>,
+    /// Outcomes of the batch matched last, not yet returned.
+    outcomes: VecDeque<PageOutcome>,
 }
 
 /// The store record of a verdict on one work, with the certainty gate's judgement.
@@ -1050,5 +1192,99 @@ mod tests {
         let outcome = other.match_page(id, &hash).await.unwrap();
         assert_eq!(mirror_of(outcome), None);
         assert_eq!(other.verdict_counts(), counts(1, 0));
+    }
+
+    #[tokio::test]
+    async fn a_batch_of_pages_gets_the_outcome_each_page_gets_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = sqlite_store(&dir).await;
+        let config = copytrace_fingerprint::FingerprintConfig::default();
+        let texts: Vec<String> = (0..3).map(|n| text(n + 40, 600)).collect();
+        let files: Vec<LibraryFile> = (0..2).map(|n| file(&format!("w{n}"), &texts[n])).collect();
+        let added = add_works(store.as_ref(), "h", &files, None, &config)
+            .await
+            .unwrap();
+        let ids: Vec<Id> = added.works.iter().map(|w| w.work_id).collect();
+        let engine = MatchEngine::new(store.clone(), IndexSource::Memory, MatchConfig::default());
+
+        let copy_text = format!("目录 上一章\n{}", texts[0]);
+        let (copy, copy_hash) = stored_page(store.as_ref(), "http://a.example/1", &copy_text).await;
+        let (alias, alias_hash) =
+            stored_page(store.as_ref(), "http://a.example/1?from=home", &copy_text).await;
+        let (other, other_hash) = stored_page(store.as_ref(), "http://a.example/2", &texts[1]).await;
+        let (clean, clean_hash) = stored_page(store.as_ref(), "http://a.example/3", &texts[2]).await;
+        let (mirror, mirror_hash) =
+            stored_page(store.as_ref(), "http://b.example/1", &copy_text).await;
+        let due = vec![
+            (copy, copy_hash.clone()),
+            (alias, alias_hash),
+            (other + 1000, other_hash.clone()),
+            (other, other_hash),
+            (clean, "an older text".to_owned()),
+            (clean, clean_hash.clone()),
+            (mirror, mirror_hash),
+        ];
+        let outcomes = engine.match_pages(&due).await.unwrap();
+        let summary: Vec<String> = outcomes
+            .iter()
+            .map(|outcome| match outcome {
+                PageOutcome::Recorded {
+                    matches,
+                    alias_of,
+                    mirror_of,
+                    ..
+                } => format!("{matches} {alias_of:?} {mirror_of:?}"),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                "1 None None".to_owned(),
+                format!("0 Some({copy}) None"),
+                "Gone".to_owned(),
+                "1 None None".to_owned(),
+                "Changed".to_owned(),
+                "0 None None".to_owned(),
+                // Its twin had no verdict yet when the batch began: matched on its own.
+                "1 None None".to_owned(),
+            ]
+        );
+        assert_eq!(works_of(store.as_ref(), copy).await, [ids[0]]);
+        assert_eq!(works_of(store.as_ref(), other).await, [ids[1]]);
+        assert_eq!(works_of(store.as_ref(), mirror).await, [ids[0]]);
+        assert!(works_of(store.as_ref(), alias).await.is_empty());
+        assert_eq!(
+            verdict_of(store.as_ref(), mirror).await,
+            verdict_of(store.as_ref(), copy).await
+        );
+        // Every page recorded has a sketch of its text.
+        let sketched: Vec<Id> = store
+            .page_sketches(0, 100, SKETCH_VERSION)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|s| s.page_id)
+            .collect();
+        assert_eq!(sketched, [copy, alias, other, clean, mirror]);
+
+        // Done twice, the batch matches nothing again; a later mirror reuses the verdict.
+        let again = engine.match_pages(&due[..2]).await.unwrap();
+        assert_eq!(again, [PageOutcome::AlreadyMatched, PageOutcome::AlreadyMatched]);
+        let (late, late_hash) = stored_page(store.as_ref(), "http://c.example/1", &copy_text).await;
+        let outcome = engine.match_page(late, &late_hash).await.unwrap();
+        assert!(
+            matches!(outcome, PageOutcome::Recorded { mirror_of: Some(_), matches: 1, .. }),
+            "{outcome:?}"
+        );
+        assert_eq!(works_of(store.as_ref(), late).await, [ids[0]]);
+    }
+
+    #[test]
+    fn batches_are_split_so_every_slot_has_pages() {
+        assert_eq!(batch_size(0, 4), 1);
+        assert_eq!(batch_size(10, 4), 3);
+        assert_eq!(batch_size(500, 4), PAGES_PER_BATCH);
+        assert_eq!(batch_size(7, 0), 7);
     }
 }

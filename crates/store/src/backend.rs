@@ -50,11 +50,13 @@ macro_rules! impl_store_by_section {
 
             pages::upsert_page(page: &$crate::NewPage) -> $crate::PageWrite;
             shared::get_page(id: $crate::Id) -> $crate::Page;
+            pages::get_pages(ids: &[$crate::Id]) -> Vec<$crate::Page>;
             shared::pages_to_match(limit: u32) -> Vec<$crate::Page>;
             shared::due_page_ids(after_id: $crate::Id, limit: u32) -> Vec<($crate::Id, String)>;
             pages::mark_all_pages_unmatched() -> u64;
             pages::mark_pages_unmatched(ids: &[$crate::Id]) -> u64;
             shared::save_page_sketch(sketch: &$crate::PageSketch) -> ();
+            pages::save_page_sketches(sketches: &[$crate::PageSketch]) -> u64;
             shared::page_sketches(after_id: $crate::Id, limit: u32, version: u32)
                 -> Vec<$crate::PageSketch>;
             pages::mark_unsketched_pages_unmatched(version: u32) -> u64;
@@ -87,6 +89,8 @@ macro_rules! impl_store_by_section {
                 basis: Option<&$crate::VerdictBasis>,
                 at: ::chrono::DateTime<::chrono::Utc>
             ) -> $crate::VerdictOutcome;
+            matches::record_page_verdicts(verdicts: &[$crate::PageVerdict<'_>])
+                -> Vec<$crate::VerdictOutcome>;
             shared::verified_twin(page_id: $crate::Id, content_hash: &str, matcher: &str)
                 -> Option<$crate::VerifiedTwin>;
             matches::list_matches(filter: &$crate::MatchFilter) -> Vec<$crate::MatchRecord>;

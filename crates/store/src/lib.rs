@@ -304,6 +304,9 @@ pub trait Store: Send + Sync {
     async fn upsert_page(&self, page: &NewPage) -> Result<PageWrite>;
     /// One page. `NotFound` if absent.
     async fn get_page(&self, id: Id) -> Result<Page>;
+    /// The pages of `ids` that exist, by id, in one statement: what a worker matching a batch
+    /// of due pages reads (a deleted page is simply not returned).
+    async fn get_pages(&self, ids: &[Id]) -> Result<Vec<Page>>;
     /// Pages whose current text has not been matched yet (`matched_hash` missing or different
     /// from `content_hash`), oldest first (by id), at most `limit`.
     async fn pages_to_match(&self, limit: u32) -> Result<Vec<Page>>;
@@ -361,6 +364,9 @@ pub trait Store: Send + Sync {
     async fn mark_pages_unmatched(&self, ids: &[Id]) -> Result<u64>;
     /// Stores (or replaces) the sketch of a page. `NotFound` if the page does not exist.
     async fn save_page_sketch(&self, sketch: &PageSketch) -> Result<()>;
+    /// [`Store::save_page_sketch`] of each of `sketches`, in one transaction; a page that does
+    /// not exist (deleted since it was matched) is skipped. Returns how many were stored.
+    async fn save_page_sketches(&self, sketches: &[PageSketch]) -> Result<u64>;
     /// The current sketches of version `version` (made from the page's stored text) of pages
     /// with id above `after_id`, by id, at most `limit`: how incremental matching walks every
     /// page once without reading texts.
@@ -466,6 +472,14 @@ pub trait Store: Send + Sync {
         basis: Option<&VerdictBasis>,
         at: DateTime<Utc>,
     ) -> Result<VerdictOutcome>;
+    /// [`Store::record_page_verdict`] of each of `verdicts`, in one transaction, with the
+    /// outcome of each in their order: a worker records a batch of pages with one commit
+    /// instead of one a page. All or nothing: on an error nothing is recorded, and the caller
+    /// may record the pages one at a time to learn which one failed.
+    async fn record_page_verdicts(
+        &self,
+        verdicts: &[PageVerdict<'_>],
+    ) -> Result<Vec<VerdictOutcome>>;
     /// A page other than `page_id` whose text is `content_hash` and whose verdict on that text
     /// a page showing the same text may take as its own: its current verdict (its
     /// `matched_hash` is its text), recorded with a basis of matcher `matcher` at the library's

@@ -783,6 +783,22 @@ pub struct VerdictBasis {
     pub matcher: String,
 }
 
+/// One page's verdict, as [`crate::Store::record_page_verdicts`] records many in one
+/// transaction: the arguments of [`crate::Store::record_page_verdict`].
+#[derive(Debug, Clone, Copy)]
+pub struct PageVerdict<'a> {
+    /// The page.
+    pub page_id: Id,
+    /// The text the verdict is on: nothing is recorded when the page has another text now.
+    pub content_hash: &'a str,
+    /// The works the page copies.
+    pub matches: &'a [NewMatch],
+    /// What the verdict was found against (`None`: a verdict nobody reuses).
+    pub basis: Option<&'a VerdictBasis>,
+    /// When it was found.
+    pub at: DateTime<Utc>,
+}
+
 /// Another page whose verdict on the same text a page may reuse
 /// ([`crate::Store::verified_twin`]).
 #[derive(Debug, Clone, PartialEq)]

@@ -11,7 +11,7 @@ use crate::rules::{self, page_key, validate_matches};
 use crate::shared;
 use crate::{
     Id, InfringingPage, MatchFilter, MatchRecord, MatchStatus, NewDecision, NewMatch, PageCheck,
-    PageCheckOutcome, Result, StoreError, VerdictBasis, VerdictOutcome,
+    PageCheckOutcome, PageVerdict, Result, StoreError, VerdictBasis, VerdictOutcome,
 };
 use sqlx::Postgres;
 
@@ -26,10 +26,52 @@ pub(super) async fn record_page_verdict(
     basis: Option<&VerdictBasis>,
     at: DateTime<Utc>,
 ) -> Result<VerdictOutcome> {
-    validate_matches(page_id, matches)?;
+    let verdict = PageVerdict {
+        page_id,
+        content_hash,
+        matches,
+        basis,
+        at,
+    };
+    Ok(record_page_verdicts(store, std::slice::from_ref(&verdict))
+        .await?
+        .remove(0))
+}
+
+pub(super) async fn record_page_verdicts(
+    store: &PostgresStore,
+    verdicts: &[PageVerdict<'_>],
+) -> Result<Vec<VerdictOutcome>> {
+    for verdict in verdicts {
+        validate_matches(verdict.page_id, verdict.matches)?;
+    }
+    // Pages are locked in the order of their ids, so two batches sharing pages (a job
+    // delivered twice) wait for each other instead of deadlocking.
+    let mut order: Vec<usize> = (0..verdicts.len()).collect();
+    order.sort_by_key(|&i| verdicts[i].page_id);
+    let mut tx = store.begin().await?;
+    let mut outcomes = vec![VerdictOutcome::default(); verdicts.len()];
+    for i in order {
+        outcomes[i] = record_verdict_in(&mut tx, &verdicts[i]).await?;
+    }
+    tx.commit().await?;
+    Ok(outcomes)
+}
+
+/// Records one page's verdict in the transaction `tx`, which the caller commits.
+async fn record_verdict_in(
+    tx: &mut sqlx::Transaction<'static, Postgres>,
+    verdict: &PageVerdict<'_>,
+) -> Result<VerdictOutcome> {
+    let PageVerdict {
+        page_id,
+        content_hash,
+        matches,
+        basis,
+        at,
+    } = *verdict;
     let at = stored(at);
     let work_ids: Vec<i64> = matches.iter().map(|m| m.work_id).collect();
-    let mut tx = store.begin().await?;
 
     // Locking the page serializes two recordings of the same page (at-least-once delivery
     // may run a match job twice); the second then replaces the first's verdict whole.
@@ -38,14 +80,14 @@ pub(super) async fn record_page_verdict(
          FROM pages WHERE id = $1 FOR NO KEY UPDATE",
     )
     .bind(page_id)
-    .fetch_optional(&mut *tx)
+    .fetch_optional(&mut **tx)
     .await?;
     let Some((current_hash, last_seen, http_status, last_checked)) = page else {
         return Err(StoreError::NotFound(format!("page {page_id}")));
     };
     let known: HashSet<i64> = sqlx::query_scalar("SELECT id FROM works WHERE id = ANY($1)")
         .bind(&work_ids)
-        .fetch_all(&mut *tx)
+        .fetch_all(&mut **tx)
         .await?
         .into_iter()
         .collect();
@@ -63,9 +105,9 @@ pub(super) async fn record_page_verdict(
            AND work_id NOT IN (SELECT id FROM works WHERE status = 'withdrawn')",
     )
     .bind(page_id)
-    .fetch_all(&mut *tx)
+    .fetch_all(&mut **tx)
     .await?;
-    let decisions = shared::persons_decisions::<Postgres, _>(&mut *tx, page_id).await?;
+    let decisions = shared::persons_decisions::<Postgres, _>(&mut **tx, page_id).await?;
     let (plan, outcome) = rules::judge_verdict(rows, decisions, &last_seen, matches, content_hash)?;
 
     if !matches.is_empty() {
@@ -103,7 +145,7 @@ pub(super) async fn record_page_verdict(
                 .map(|r| r.as_str())
                 .collect::<Vec<&str>>(),
         )
-        .fetch_all(&mut *tx)
+        .fetch_all(&mut **tx)
         .await?;
         let match_of: HashMap<i64, i64> = ids.into_iter().collect();
         // The insert takes each match's holder from its work: a work that is gone (removed
@@ -113,7 +155,7 @@ pub(super) async fn record_page_verdict(
             return Err(StoreError::NotFound(format!("work {}", gone.work_id)));
         }
         shared::log_gate_confirmations::<Postgres>(
-            &mut tx,
+            tx,
             page_id,
             content_hash,
             matches
@@ -128,7 +170,7 @@ pub(super) async fn record_page_verdict(
         // Evidence is replaced, not appended: all of it in two statements.
         sqlx::query("DELETE FROM evidence WHERE match_id = ANY($1)")
             .bind(&match_ids)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
         let passages = matches.iter().flat_map(|m| {
             let match_id = match_of[&m.work_id];
@@ -170,26 +212,26 @@ pub(super) async fn record_page_verdict(
             .bind(page_end)
             .bind(work_start)
             .bind(work_end)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
         }
     }
 
     sqlx::query("DELETE FROM matches WHERE id = ANY($1)")
         .bind(&plan.delete)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?;
     sqlx::query("UPDATE matches SET status = 'removed', removed_at = $2 WHERE id = ANY($1)")
         .bind(&plan.remove)
         .bind(last_seen)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?;
     sqlx::query("UPDATE matches SET status = 'open', removed_at = NULL WHERE id = ANY($1)")
         .bind(&plan.reopen)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?;
     shared::finish_verdict::<Postgres>(
-        &mut tx,
+        tx,
         page_id,
         content_hash,
         plan.check.as_ref(),
@@ -198,9 +240,8 @@ pub(super) async fn record_page_verdict(
         last_checked,
     )
     .await?;
-    shared::record_verdict_basis::<Postgres>(&mut tx, page_id, content_hash, matches, basis, at)
+    shared::record_verdict_basis::<Postgres>(tx, page_id, content_hash, matches, basis, at)
         .await?;
-    tx.commit().await?;
     Ok(outcome)
 }
 

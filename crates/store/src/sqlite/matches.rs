@@ -9,7 +9,7 @@ use crate::rules::{self, Referenced, page_key, to_json, validate_matches};
 use crate::shared;
 use crate::{
     Id, InfringingPage, MatchFilter, MatchRecord, MatchStatus, NewDecision, NewMatch, PageCheck,
-    PageCheckOutcome, Result, StoreError, VerdictBasis, VerdictOutcome,
+    PageCheckOutcome, PageVerdict, Result, StoreError, VerdictBasis, VerdictOutcome,
 };
 use sqlx::Sqlite;
 
@@ -28,22 +28,60 @@ pub(super) async fn record_page_verdict(
     basis: Option<&VerdictBasis>,
     at: DateTime<Utc>,
 ) -> Result<VerdictOutcome> {
-    validate_matches(page_id, matches)?;
-    let at = micros(at);
+    let verdict = PageVerdict {
+        page_id,
+        content_hash,
+        matches,
+        basis,
+        at,
+    };
+    Ok(record_page_verdicts(store, std::slice::from_ref(&verdict))
+        .await?
+        .remove(0))
+}
+
+pub(super) async fn record_page_verdicts(
+    store: &SqliteStore,
+    verdicts: &[PageVerdict<'_>],
+) -> Result<Vec<VerdictOutcome>> {
+    for verdict in verdicts {
+        validate_matches(verdict.page_id, verdict.matches)?;
+    }
     let mut tx = store.write().await?;
+    let mut outcomes = Vec::with_capacity(verdicts.len());
+    for verdict in verdicts {
+        outcomes.push(record_verdict_in(&mut tx, verdict).await?);
+    }
+    tx.commit().await?;
+    Ok(outcomes)
+}
+
+/// Records one page's verdict in the transaction `tx`, which the caller commits.
+async fn record_verdict_in(
+    tx: &mut sqlx::Transaction<'static, Sqlite>,
+    verdict: &PageVerdict<'_>,
+) -> Result<VerdictOutcome> {
+    let PageVerdict {
+        page_id,
+        content_hash,
+        matches,
+        basis,
+        at,
+    } = *verdict;
+    let at = micros(at);
 
     let page: Option<(String, i64, i64, Option<i64>)> = sqlx::query_as(
         "SELECT content_hash, last_seen, http_status, availability_checked_at \
          FROM pages WHERE id = $1",
     )
     .bind(page_id)
-    .fetch_optional(&mut *tx)
+    .fetch_optional(&mut **tx)
     .await?;
     let Some((current_hash, last_seen, http_status, last_checked)) = page else {
         return Err(StoreError::NotFound(format!("page {page_id}")));
     };
     for m in matches {
-        exists(&mut tx, Referenced::Work, m.work_id).await?;
+        exists(tx, Referenced::Work, m.work_id).await?;
     }
     if current_hash != content_hash {
         // The page changed while it was matched: its newer text gets a verdict of its own.
@@ -51,9 +89,9 @@ pub(super) async fn record_page_verdict(
     }
     let rows: Vec<rules::PreviousRow<i64>> = sqlx::query_as(PREVIOUS_MATCHES)
         .bind(page_id)
-        .fetch_all(&mut *tx)
+        .fetch_all(&mut **tx)
         .await?;
-    let decisions = shared::persons_decisions::<Sqlite, _>(&mut *tx, page_id).await?;
+    let decisions = shared::persons_decisions::<Sqlite, _>(&mut **tx, page_id).await?;
     let (plan, outcome) = rules::judge_verdict(rows, decisions, &last_seen, matches, content_hash)?;
 
     for (m, review) in matches.iter().zip(&plan.reviews) {
@@ -80,14 +118,14 @@ pub(super) async fn record_page_verdict(
         .bind(i64::from(m.copied_chars))
         .bind(content_hash)
         .bind(review.as_str())
-        .fetch_optional(&mut *tx)
+        .fetch_optional(&mut **tx)
         .await?
         // The insert takes the match's holder from its work: a work that is gone (removed
         // while the page was matched) inserts no row, and the verdict is refused.
         .ok_or_else(|| StoreError::NotFound(format!("work {}", m.work_id)))?;
         if plan.confirmed_now.contains(&m.work_id) {
             shared::log_gate_confirmations::<Sqlite>(
-                &mut tx,
+                tx,
                 page_id,
                 content_hash,
                 std::iter::once((m.work_id, Some(match_id), m)),
@@ -98,7 +136,7 @@ pub(super) async fn record_page_verdict(
 
         sqlx::query("DELETE FROM evidence WHERE match_id = $1")
             .bind(match_id)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
         for (ordinal, passage) in m.evidence.iter().enumerate() {
             sqlx::query(
@@ -111,7 +149,7 @@ pub(super) async fn record_page_verdict(
             .bind(i64::from(passage.page_end))
             .bind(i64::from(passage.work_start))
             .bind(i64::from(passage.work_end))
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
         }
     }
@@ -119,24 +157,24 @@ pub(super) async fn record_page_verdict(
     for id in &plan.delete {
         sqlx::query("DELETE FROM matches WHERE id = $1")
             .bind(id)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
     }
     for id in &plan.remove {
         sqlx::query("UPDATE matches SET status = 'removed', removed_at = $2 WHERE id = $1")
             .bind(id)
             .bind(last_seen)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
     }
     for id in &plan.reopen {
         sqlx::query("UPDATE matches SET status = 'open', removed_at = NULL WHERE id = $1")
             .bind(id)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
     }
     shared::finish_verdict::<Sqlite>(
-        &mut tx,
+        tx,
         page_id,
         content_hash,
         plan.check.as_ref(),
@@ -145,9 +183,8 @@ pub(super) async fn record_page_verdict(
         last_checked,
     )
     .await?;
-    shared::record_verdict_basis::<Sqlite>(&mut tx, page_id, content_hash, matches, basis, at)
+    shared::record_verdict_basis::<Sqlite>(tx, page_id, content_hash, matches, basis, at)
         .await?;
-    tx.commit().await?;
     Ok(outcome)
 }
 

@@ -202,3 +202,39 @@ pub(super) async fn hand_over_matches(
     tx.commit().await?;
     Ok(moved)
 }
+
+pub(super) async fn get_pages(store: &SqliteStore, ids: &[Id]) -> Result<Vec<crate::Page>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    sqlx::query_as::<_, crate::rows::PageRow<Sqlite>>(concat!(
+        crate::rows::page_select!(),
+        " WHERE id IN (SELECT value FROM json_each($1)) ORDER BY id"
+    ))
+    .bind(to_json(&ids, "page ids")?)
+    .fetch_all(&store.pool)
+    .await?
+    .into_iter()
+    .map(crate::rows::PageRow::into_model)
+    .collect()
+}
+
+pub(super) async fn save_page_sketches(
+    store: &SqliteStore,
+    sketches: &[crate::PageSketch],
+) -> Result<u64> {
+    if sketches.is_empty() {
+        return Ok(0);
+    }
+    let mut tx = store.write().await?;
+    let mut saved = 0;
+    for sketch in sketches {
+        match shared::save_page_sketch::<Sqlite, _>(&mut *tx, sketch).await {
+            Ok(()) => saved += 1,
+            Err(crate::StoreError::NotFound(_)) => {}
+            Err(error) => return Err(error),
+        }
+    }
+    tx.commit().await?;
+    Ok(saved)
+}

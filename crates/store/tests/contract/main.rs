@@ -8,6 +8,7 @@
 mod helpers;
 
 mod alerts;
+mod batches;
 mod captures;
 mod catalog;
 mod jobs;
