@@ -8,8 +8,7 @@ use std::sync::Arc;
 
 use chrono::Utc;
 use copytrace_admin_web::web::{WebState, router};
-use copytrace_analytics::notice::NoticeLanguage;
-use copytrace_service::{accounts, notices};
+use copytrace_service::{accounts, holders, notices};
 use copytrace_store::postgres::PostgresStore;
 use copytrace_store::sqlite::SqliteStore;
 use copytrace_store::{
@@ -26,6 +25,8 @@ const HOLDER_A: &str = "a@example.com";
 
 /// Holder A's and holder B's objects, by id.
 struct Objects {
+    a_holder: Id,
+    b_holder: Id,
     a_work: Id,
     a_match: Id,
     a_notice: Id,
@@ -108,16 +109,25 @@ async fn seed(store: &dyn Store) -> Objects {
     let (a_work, a_match) = copied_work(store, a, "a-1").await;
     let (b_work, b_match) = copied_work(store, b, "b-1").await;
     let notice = |holder: &'static str| async move {
-        notices::create(
-            store,
-            Some(holder),
-            "pirate.example",
-            NoticeLanguage::Zh,
-            Utc::now(),
-        )
-        .await
-        .unwrap()
-        .id
+        // A US notice needs a signature, a name and a contact (issue 40).
+        let profile = holders::ProfileUpdate {
+            legal_name: Some(format!("{holder} Ltd.")),
+            email: Some("legal@holder.example".into()),
+            signature: Some(format!("/s/ {holder}")),
+            language: Some("en".into()),
+            ..holders::ProfileUpdate::default()
+        };
+        holders::set_profile(store, holder, &profile, Utc::now())
+            .await
+            .unwrap();
+        let request = notices::NoticeRequest {
+            holder: Some(holder),
+            site: "pirate.example",
+            law: None,
+            evidence: None,
+            at: Utc::now(),
+        };
+        notices::create(store, &request).await.unwrap().id
     };
     let a_notice = notice("Holder A").await;
     let b_notice = notice("Holder B").await;
@@ -145,6 +155,8 @@ async fn seed(store: &dyn Store) -> Objects {
     .await
     .unwrap();
     Objects {
+        a_holder: a,
+        b_holder: b,
         a_work,
         a_match,
         a_notice,
@@ -297,6 +309,7 @@ async fn every_route_answers_every_role_as_intended(site: Site) {
         ("/review".into(), DECIDERS),
         ("/notices".into(), DECIDERS),
         (format!("/notices/{}", ids.a_notice), DECIDERS),
+        (format!("/holders/{}/profile", ids.a_holder), DECIDERS),
         ("/schedules".into(), CRAWLERS),
         ("/schedules/nightly".into(), CRAWLERS),
         ("/runs".into(), CRAWLERS),
@@ -365,6 +378,17 @@ async fn every_route_answers_every_role_as_intended(site: Site) {
             (
                 format!("/notices/{}/status", ids.a_notice),
                 vec![("status", "draft".into())],
+                DECIDERS[column],
+            ),
+            (
+                format!("/holders/{}/profile", ids.a_holder),
+                vec![
+                    ("legal_name", "Holder A Ltd.".into()),
+                    ("email", "legal@holder.example".into()),
+                    ("signature", "/s/ Holder A".into()),
+                    ("agent_name", format!("agent {column}")),
+                    ("language", "en".into()),
+                ],
                 DECIDERS[column],
             ),
             (
@@ -451,6 +475,8 @@ async fn another_holders_objects_are_not_found(site: Site) {
         format!("/works/{}", ids.b_work),
         format!("/matches/{}", ids.b_match),
         format!("/notices/{}", ids.b_notice),
+        format!("/holders/{}/profile", ids.b_holder),
+        "/holders/999999/profile".to_owned(),
         format!("/exports/matches?format=json&work={}", ids.b_work),
         format!("/exports/works?format=csv&work={}", ids.b_work),
         format!("/stats?work={}", ids.b_work),
@@ -481,6 +507,10 @@ async fn another_holders_objects_are_not_found(site: Site) {
             format!("/notices/{}/text", ids.b_notice),
             vec![("body", "rewritten".to_owned())],
         ),
+        (
+            format!("/holders/{}/profile", ids.b_holder),
+            vec![("legal_name", "Taken Over Ltd.".to_owned())],
+        ),
     ] {
         let status = site.post(&path, Some(&holder), &fields).await.status();
         assert_eq!(status, StatusCode::NOT_FOUND, "POST {path}");
@@ -496,6 +526,80 @@ async fn another_holders_objects_are_not_found(site: Site) {
     assert!(
         !b_notice.body.contains("rewritten"),
         "B's notice text is untouched"
+    );
+    let b_profile = site
+        .store
+        .rights_holder_profile(ids.b_holder)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(b_profile.legal_name.as_deref(), Some("Holder B Ltd."));
+    // A's own profile: the notices page links it, a bad e-mail is refused by name and
+    // nothing is stored, a good form is saved.
+    let notices_page = site.get("/notices", Some(&holder.cookie)).await;
+    let html = notices_page.text().await.unwrap();
+    let own = format!("/holders/{}/profile", ids.a_holder);
+    assert!(html.contains(&format!("href=\"{own}\"")), "{html}");
+    assert!(!html.contains(&format!("/holders/{}/profile", ids.b_holder)));
+    let refused = site
+        .post(
+            &own,
+            Some(&holder),
+            &[
+                ("legal_name", "Holder A Group".to_owned()),
+                ("email", "legal-at-a".to_owned()),
+                ("language", "zh".to_owned()),
+            ],
+        )
+        .await;
+    assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+    let html = refused.text().await.unwrap();
+    assert!(
+        html.contains("email &#34;legal-at-a&#34;")
+            || html.contains("email &quot;legal-at-a&quot;"),
+        "{html}"
+    );
+    let kept = site
+        .store
+        .rights_holder_profile(ids.a_holder)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        kept.legal_name.as_deref(),
+        Some("Holder A Ltd."),
+        "nothing stored"
+    );
+    let saved = site
+        .post(
+            &own,
+            Some(&holder),
+            &[
+                ("legal_name", "Holder A Group".to_owned()),
+                ("address", "1 Main St\nSpringfield".to_owned()),
+                ("email", "legal@a.example".to_owned()),
+                ("signature", "/s/ A".to_owned()),
+                ("language", "zh".to_owned()),
+            ],
+        )
+        .await;
+    assert_eq!(saved.status(), StatusCode::SEE_OTHER);
+    let stored = site
+        .store
+        .rights_holder_profile(ids.a_holder)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.legal_name.as_deref(), Some("Holder A Group"));
+    assert_eq!(stored.address.as_deref(), Some("1 Main St\nSpringfield"));
+    assert_eq!(stored.language, "zh");
+    let shown = site
+        .get(&format!("{own}?saved=1"), Some(&holder.cookie))
+        .await;
+    let html = shown.text().await.unwrap();
+    assert!(
+        html.contains("Holder A Group") && html.contains("profile-saved"),
+        "{html}"
     );
     // A's own export holds A's copy and nothing of B's.
     let export = site

@@ -11,8 +11,7 @@ use std::sync::Arc;
 
 use chrono::Utc;
 use copytrace_admin_web::web::{WebState, router};
-use copytrace_analytics::notice::NoticeLanguage;
-use copytrace_service::{accounts, notices};
+use copytrace_service::{accounts, holders, notices};
 use copytrace_store::postgres::PostgresStore;
 use copytrace_store::sqlite::SqliteStore;
 use copytrace_store::{
@@ -112,6 +111,8 @@ async fn copied_work(store: &dyn Store, holder: Id, external_id: &str) -> (Id, I
 
 /// Holder A's (two copied works) and holder B's (one) objects, by id.
 struct Objects {
+    a_holder: Id,
+    b_holder: Id,
     a_work: Id,
     a_match: Id,
     a_other_match: Id,
@@ -129,16 +130,25 @@ async fn seed(store: &dyn Store) -> Objects {
     let (_, a_other_match) = copied_work(store, a, "a-2").await;
     let (b_work, b_match) = copied_work(store, b, "b-1").await;
     let notice = |holder: &'static str| async move {
-        notices::create(
-            store,
-            Some(holder),
-            "pirate.example",
-            NoticeLanguage::Zh,
-            Utc::now(),
-        )
-        .await
-        .unwrap()
-        .id
+        // A US notice needs a signature, a name and a contact (issue 40).
+        let profile = holders::ProfileUpdate {
+            legal_name: Some(format!("{holder} Ltd.")),
+            email: Some("legal@holder.example".into()),
+            signature: Some(format!("/s/ {holder}")),
+            language: Some("en".into()),
+            ..holders::ProfileUpdate::default()
+        };
+        holders::set_profile(store, holder, &profile, Utc::now())
+            .await
+            .unwrap();
+        let request = notices::NoticeRequest {
+            holder: Some(holder),
+            site: "pirate.example",
+            law: None,
+            evidence: None,
+            at: Utc::now(),
+        };
+        notices::create(store, &request).await.unwrap().id
     };
     let a_notice = notice("Holder A").await;
     let b_notice = notice("Holder B").await;
@@ -166,6 +176,8 @@ async fn seed(store: &dyn Store) -> Objects {
     .await
     .unwrap();
     Objects {
+        a_holder: a,
+        b_holder: b,
         a_work,
         a_match,
         a_other_match,
@@ -342,7 +354,7 @@ impl Site {
 
 /// Every route the API serves, as the OpenAPI document writes them: the list this test holds
 /// the router and the document to.
-const ROUTES: [(&str, &str); 22] = [
+const ROUTES: [(&str, &str); 24] = [
     ("get", "/api/openapi.json"),
     ("get", "/api/v1/me"),
     ("get", "/api/v1/tokens"),
@@ -364,6 +376,8 @@ const ROUTES: [(&str, &str); 22] = [
     ("post", "/api/v1/schedules/{name}/resume"),
     ("post", "/api/v1/schedules/{name}/run"),
     ("get", "/api/v1/runs"),
+    ("get", "/api/v1/holders/{id}/profile"),
+    ("post", "/api/v1/holders/{id}/profile"),
     // Last: the route check below deletes the schedule the others act on.
     ("delete", "/api/v1/schedules/{name}"),
 ];
@@ -384,6 +398,10 @@ fn readable(ids: &Objects) -> Vec<(String, [u16; 4])> {
         (format!("/api/v1/notices/{}", ids.a_notice), DECIDERS),
         ("/api/v1/schedules".into(), CRAWLERS),
         ("/api/v1/runs".into(), CRAWLERS),
+        (
+            format!("/api/v1/holders/{}/profile", ids.a_holder),
+            DECIDERS,
+        ),
     ]
 }
 
@@ -401,6 +419,12 @@ fn writable(ids: &Objects, column: usize) -> Vec<(String, Value, u16, [u16; 4])>
             "/api/v1/notices".into(),
             json!({"site": "pirate.example", "lang": "en", "holder": "Holder A"}),
             201,
+            DECIDERS,
+        ),
+        (
+            format!("/api/v1/holders/{}/profile", ids.a_holder),
+            json!({"agent_name": format!("agent {column}")}),
+            200,
             DECIDERS,
         ),
         (
@@ -684,6 +708,8 @@ async fn another_holders_objects_are_not_found(site: Site) {
         format!("/api/v1/works/{}", ids.b_work),
         format!("/api/v1/matches/{}", ids.b_match),
         format!("/api/v1/notices/{}", ids.b_notice),
+        format!("/api/v1/holders/{}/profile", ids.b_holder),
+        "/api/v1/holders/999999/profile".to_owned(),
         format!("/api/v1/matches?work={}", ids.b_work),
         format!("/api/v1/stats/works?work={}", ids.b_work),
         format!("/api/v1/stats/sites?work={}", ids.b_work),
@@ -732,6 +758,34 @@ async fn another_holders_objects_are_not_found(site: Site) {
         .await
         .unwrap();
     assert_eq!(b_notice.status, NoticeStatus::Draft);
+    // Nor may A change B's profile: 404, and B's stays as it was.
+    let b_profile = site
+        .post(
+            &format!("/api/v1/holders/{}/profile", ids.b_holder),
+            holder,
+            &json!({"legal_name": "Taken Over Ltd."}),
+        )
+        .await;
+    assert_eq!(b_profile.status, 404);
+    let b_stored = site
+        .store
+        .rights_holder_profile(ids.b_holder)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(b_stored.legal_name.as_deref(), Some("Holder B Ltd."));
+    // A's own: shown and edited, one field at a time.
+    let own = format!("/api/v1/holders/{}/profile", ids.a_holder);
+    let shown = site.get(&own, holder).await;
+    assert_eq!(shown.status, 200, "{}", shown.body);
+    assert_eq!(shown.body["legal_name"], "Holder A Ltd.");
+    assert_eq!(shown.body["name"], "Holder A");
+    let edited = site
+        .post(&own, holder, &json!({"address": "1 Main St, Springfield"}))
+        .await;
+    assert_eq!(edited.status, 200, "{}", edited.body);
+    assert_eq!(edited.body["address"], "1 Main St, Springfield");
+    assert_eq!(edited.body["legal_name"], "Holder A Ltd.", "left as it was");
     // A holder's notice is always its own, whatever holder it names.
     let created = site
         .post(
@@ -777,6 +831,40 @@ async fn bad_input_is_a_json_400(site: Site) {
         let error = answer.body["error"].as_str().unwrap_or_default();
         assert!(error.contains(field), "{path}: {error}");
     }
+    // A profile's refused values are named, and nothing of the request is stored.
+    let profile = format!("/api/v1/holders/{}/profile", ids.a_holder);
+    for (body, named) in [
+        (
+            json!({"email": "legal-at-a", "phone": "+1 555 0100"}),
+            "email",
+        ),
+        (json!({"language": "fr"}), "language"),
+        (json!({"phone": "call us"}), "phone"),
+    ] {
+        let answer = site.post(&profile, admin, &body).await;
+        assert_eq!(answer.status, 400, "{body}: {}", answer.body);
+        let error = answer.body["error"].as_str().unwrap_or_default();
+        assert!(error.contains(named), "{body}: {error}");
+    }
+    let unknown = site
+        .post(&profile, admin, &json!({"fax": "+1 555 0100"}))
+        .await;
+    assert_eq!(unknown.status, 422, "{}", unknown.body);
+    assert!(
+        unknown.body["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("fax"),
+        "{}",
+        unknown.body
+    );
+    let stored = site.get(&profile, admin).await.body;
+    assert_eq!(
+        stored["phone"],
+        Value::Null,
+        "nothing of a refused request is kept"
+    );
+    assert_eq!(stored["language"], "en");
     let bad_cron = site
         .post(
             "/api/v1/schedules",
@@ -910,6 +998,8 @@ async fn the_document_describes_every_route(site: Site) {
     for (method, path) in ROUTES {
         let id = if path.starts_with("/api/v1/notices") {
             ids.a_notice
+        } else if path.starts_with("/api/v1/holders") {
+            ids.a_holder
         } else if path.starts_with("/api/v1/works") {
             ids.a_work
         } else {

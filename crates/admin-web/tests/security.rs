@@ -28,10 +28,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use chrono::Utc;
 use copytrace_admin_web::web::{WebState, router};
-use copytrace_analytics::notice::NoticeLanguage;
 use copytrace_service::schedules::{self, CrawlSchedule};
 use copytrace_service::settings::CrawlSettings;
-use copytrace_service::{accounts, notices};
+use copytrace_service::{accounts, holders, notices};
 use copytrace_store::postgres::PostgresStore;
 use copytrace_store::sqlite::SqliteStore;
 use copytrace_store::{
@@ -204,16 +203,25 @@ async fn seed(store: &dyn Store) -> Objects {
     )
     .await;
     let notice = |holder: &'static str| async move {
-        notices::create(
-            store,
-            Some(holder),
-            "pirate.example",
-            NoticeLanguage::Zh,
-            Utc::now(),
-        )
-        .await
-        .unwrap()
-        .id
+        // A US notice needs a signature, a name and a contact (issue 40).
+        let profile = holders::ProfileUpdate {
+            legal_name: Some(format!("{holder} Ltd.")),
+            email: Some("legal@holder.example".into()),
+            signature: Some(format!("/s/ {holder}")),
+            language: Some("en".into()),
+            ..holders::ProfileUpdate::default()
+        };
+        holders::set_profile(store, holder, &profile, Utc::now())
+            .await
+            .unwrap();
+        let request = notices::NoticeRequest {
+            holder: Some(holder),
+            site: "pirate.example",
+            law: None,
+            evidence: None,
+            at: Utc::now(),
+        };
+        notices::create(store, &request).await.unwrap().id
     };
     let a_notice = notice("Holder A").await;
     let b_notice = notice("Holder B").await;

@@ -80,4 +80,12 @@ pub enum AnalyticsError {
     /// A notice template could not be rendered.
     #[error("could not render the notice: {0}")]
     Template(#[from] askama::Error),
+    /// A notice would lack elements its law requires (issue 40): it is not written.
+    #[error("a notice under {law} must give: {}", missing.join("; "))]
+    MissingElements {
+        /// The law's citation.
+        law: &'static str,
+        /// Each missing element, named.
+        missing: Vec<String>,
+    },
 }

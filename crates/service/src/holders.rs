@@ -5,7 +5,8 @@
 //! [`DEFAULT_RIGHTS_HOLDER`]. A holder is removed only once it owns no work and no user account,
 //! so removing an owner never removes evidence as a side effect.
 
-use copytrace_store::{Id, LicensedHost, RightsHolder, Store, StoreError};
+use chrono::{DateTime, Utc};
+use copytrace_store::{Id, LicensedHost, RightsHolder, RightsHolderProfile, Store, StoreError};
 use serde::Serialize;
 
 use crate::error::{Result, ServiceError};
@@ -165,6 +166,246 @@ pub async fn licenses(store: &dyn Store, name: Option<&str>) -> Result<Vec<Licen
     Ok(store.list_licensed_hosts(holder).await?)
 }
 
+// ----- profiles (issue 40) -----
+
+/// The notice language of a profile set without one: most holders using Copytrace publish in
+/// Chinese and notify Chinese sites.
+pub const DEFAULT_PROFILE_LANGUAGE: &str = "zh";
+
+/// Longest accepted profile text, in characters: a notice quotes these whole, so a pasted
+/// document is refused rather than printed into every notice.
+const MAX_FIELD_CHARS: usize = 500;
+
+/// A change to a rights holder's profile ([`set_profile`]): each field that is `Some` replaces
+/// the stored value (an empty text clears it), each `None` keeps it. So `rights-holder set`
+/// with one flag changes one field, and a web form sends every field.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProfileUpdate {
+    /// Registered name.
+    pub legal_name: Option<String>,
+    /// Postal address (may span lines).
+    pub address: Option<String>,
+    /// Contact e-mail address.
+    pub email: Option<String>,
+    /// Contact telephone number.
+    pub phone: Option<String>,
+    /// The authorised agent's name.
+    pub agent_name: Option<String>,
+    /// The agent's role.
+    pub agent_role: Option<String>,
+    /// How to reach the agent.
+    pub agent_contact: Option<String>,
+    /// Signature line, as text.
+    pub signature: Option<String>,
+    /// Default notice language, `zh` or `en`.
+    pub language: Option<String>,
+}
+
+/// A rights holder with its profile (`None` until one is set): what `rights-holder show`
+/// prints.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HolderProfile {
+    /// The holder.
+    pub holder: RightsHolder,
+    /// Its profile.
+    pub profile: Option<RightsHolderProfile>,
+}
+
+/// An e-mail address as a profile keeps it, trimmed; refused (naming the value) unless it has
+/// the form `local@domain.tld`. Not a full RFC 5322 parser: a notice's reader must be able to
+/// write to it, so quoted locals, comments and display names are refused too.
+pub fn parse_email(input: &str) -> Result<String> {
+    let email = input.trim();
+    let refuse = || {
+        ServiceError::invalid(format!(
+            "email {input:?} is not an e-mail address (expected something like \
+             legal@publisher.example)"
+        ))
+    };
+    let (local, domain) = email.split_once('@').ok_or_else(refuse)?;
+    let local_ok = !local.is_empty()
+        && !local.starts_with('.')
+        && !local.ends_with('.')
+        && !local.contains("..")
+        && local
+            .chars()
+            .all(|c| c.is_alphanumeric() || "!#$%&'*+-/=?^_`{|}~.".contains(c));
+    let labels: Vec<&str> = domain.split('.').collect();
+    let domain_ok = labels.len() >= 2
+        && labels.iter().all(|label| {
+            !label.is_empty()
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+                && label.chars().all(|c| c.is_alphanumeric() || c == '-')
+        });
+    if local_ok && domain_ok {
+        Ok(email.to_owned())
+    } else {
+        Err(refuse())
+    }
+}
+
+/// A notice language as a profile keeps it: `zh` or `en` (any case); refused otherwise.
+pub fn parse_language(input: &str) -> Result<String> {
+    let language = input.trim().to_ascii_lowercase();
+    if matches!(language.as_str(), "zh" | "en") {
+        Ok(language)
+    } else {
+        Err(ServiceError::invalid(format!(
+            "language {input:?} is not a notice language: use zh (Chinese notice under \
+             《信息网络传播权保护条例》) or en (US notice under 17 U.S.C. §512(c)(3))"
+        )))
+    }
+}
+
+/// A telephone number: digits with the usual separators (`+86 21-1234 5678`, `(555) 123.4567
+/// ext. 9`), at least five digits; refused otherwise, so a notice never gives a number no one
+/// can dial.
+pub fn parse_phone(input: &str) -> Result<String> {
+    let phone = input.trim();
+    let digits = phone.chars().filter(char::is_ascii_digit).count();
+    let rest = phone
+        .to_ascii_lowercase()
+        .replace("ext.", "")
+        .replace("ext", "")
+        .replace('x', "");
+    if digits >= 5
+        && rest
+            .chars()
+            .all(|c| c.is_ascii_digit() || " +-()./".contains(c))
+    {
+        Ok(phone.to_owned())
+    } else {
+        Err(ServiceError::invalid(format!(
+            "phone {input:?} is not a telephone number (expected digits, spaces and + - ( ) . \
+             only, e.g. +86 21 1234 5678)"
+        )))
+    }
+}
+
+/// A free profile text: trimmed, at most [`MAX_FIELD_CHARS`] characters, without control
+/// characters (line breaks are allowed in the address only, which is printed on several lines).
+fn profile_text(field: &str, input: &str, multiline: bool) -> Result<String> {
+    let text = input.trim();
+    if text.chars().count() > MAX_FIELD_CHARS {
+        return Err(ServiceError::invalid(format!(
+            "{field} is longer than {MAX_FIELD_CHARS} characters"
+        )));
+    }
+    if text
+        .chars()
+        .any(|c| c.is_control() && !(multiline && (c == '\n' || c == '\r' || c == '\t')))
+    {
+        return Err(ServiceError::invalid(format!(
+            "{field} contains control characters{}",
+            if multiline {
+                ""
+            } else {
+                " (a line break is allowed in the address only)"
+            }
+        )));
+    }
+    Ok(text.to_owned())
+}
+
+/// Applies `update` to `current` (the stored profile, or an empty one for `holder_id`),
+/// checking every given field; the first refusal names its field and value.
+fn apply_update(
+    holder_id: Id,
+    current: Option<RightsHolderProfile>,
+    update: &ProfileUpdate,
+    at: DateTime<Utc>,
+) -> Result<RightsHolderProfile> {
+    let mut profile = current.unwrap_or_else(|| RightsHolderProfile {
+        rights_holder_id: holder_id,
+        legal_name: None,
+        address: None,
+        email: None,
+        phone: None,
+        agent_name: None,
+        agent_role: None,
+        agent_contact: None,
+        signature: None,
+        language: DEFAULT_PROFILE_LANGUAGE.to_owned(),
+        updated_at: at,
+    });
+    // Each given field: an empty text clears it, anything else is checked by its own rule.
+    let set = |slot: &mut Option<String>,
+               given: &Option<String>,
+               check: &dyn Fn(&str) -> Result<String>|
+     -> Result<()> {
+        if let Some(value) = given {
+            *slot = if value.trim().is_empty() {
+                None
+            } else {
+                Some(check(value)?)
+            };
+        }
+        Ok(())
+    };
+    set(&mut profile.legal_name, &update.legal_name, &|v| {
+        profile_text("legal name", v, false)
+    })?;
+    set(&mut profile.address, &update.address, &|v| {
+        profile_text("address", v, true)
+    })?;
+    set(&mut profile.email, &update.email, &parse_email)?;
+    set(&mut profile.phone, &update.phone, &parse_phone)?;
+    set(&mut profile.agent_name, &update.agent_name, &|v| {
+        profile_text("agent name", v, false)
+    })?;
+    set(&mut profile.agent_role, &update.agent_role, &|v| {
+        profile_text("agent role", v, false)
+    })?;
+    set(&mut profile.agent_contact, &update.agent_contact, &|v| {
+        profile_text("agent contact", v, false)
+    })?;
+    set(&mut profile.signature, &update.signature, &|v| {
+        profile_text("signature", v, false)
+    })?;
+    if let Some(language) = &update.language {
+        profile.language = parse_language(language)?;
+    }
+    profile.updated_at = at;
+    Ok(profile)
+}
+
+/// Changes the profile of the rights holder called `name` (see [`ProfileUpdate`]); a holder
+/// without one gets one, in [`DEFAULT_PROFILE_LANGUAGE`] unless the update names a language.
+/// Every given field is checked before anything is written. Returns the stored profile.
+pub async fn set_profile(
+    store: &dyn Store,
+    name: &str,
+    update: &ProfileUpdate,
+    at: DateTime<Utc>,
+) -> Result<RightsHolderProfile> {
+    let holder = find(store, name).await?;
+    set_profile_of(store, holder.id, update, at).await
+}
+
+/// [`set_profile`] for the holder with id `id` (what the web calls, knowing the tenant's id).
+pub async fn set_profile_of(
+    store: &dyn Store,
+    id: Id,
+    update: &ProfileUpdate,
+    at: DateTime<Utc>,
+) -> Result<RightsHolderProfile> {
+    let current = store.rights_holder_profile(id).await?;
+    let profile = apply_update(id, current, update, at)?;
+    store.set_rights_holder_profile(&profile).await?;
+    store
+        .rights_holder_profile(id)
+        .await?
+        .ok_or_else(|| ServiceError::unavailable(format!("the profile of holder {id} vanished")))
+}
+
+/// The rights holder called `name` with its profile.
+pub async fn profile(store: &dyn Store, name: &str) -> Result<HolderProfile> {
+    let holder = find(store, name).await?;
+    let profile = store.rights_holder_profile(holder.id).await?;
+    Ok(HolderProfile { holder, profile })
+}
+
 #[cfg(test)]
 mod tests {
     use copytrace_store::sqlite::SqliteStore;
@@ -194,6 +435,128 @@ mod tests {
         let missing = remove(&store, "Acme Books").await.unwrap_err();
         assert_eq!(missing.kind(), ErrorKind::NotFound);
         assert!(missing.to_string().contains("Acme Books"), "{missing}");
+    }
+
+    #[tokio::test]
+    async fn a_profile_is_set_field_by_field_and_bad_values_are_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("t.db").display());
+        let store = SqliteStore::connect(&url).await.unwrap();
+        store.migrate().await.unwrap();
+        add(&store, "Yuewen").await.unwrap();
+        assert_eq!(profile(&store, "Yuewen").await.unwrap().profile, None);
+
+        let at = Utc::now();
+        let first = set_profile(
+            &store,
+            "Yuewen",
+            &ProfileUpdate {
+                legal_name: Some("阅文集团".into()),
+                email: Some(" Legal@Yuewen.example ".into()),
+                ..ProfileUpdate::default()
+            },
+            at,
+        )
+        .await
+        .unwrap();
+        assert_eq!(first.language, DEFAULT_PROFILE_LANGUAGE);
+        assert_eq!(first.email.as_deref(), Some("Legal@Yuewen.example"));
+
+        // One field changes, the others stay; an empty text clears a field.
+        let second = set_profile(
+            &store,
+            "Yuewen",
+            &ProfileUpdate {
+                address: Some("上海市浦东新区\n碧波路690号".into()),
+                email: Some(String::new()),
+                language: Some("EN".into()),
+                ..ProfileUpdate::default()
+            },
+            at,
+        )
+        .await
+        .unwrap();
+        assert_eq!(second.legal_name.as_deref(), Some("阅文集团"));
+        assert_eq!(
+            second.address.as_deref(),
+            Some("上海市浦东新区\n碧波路690号")
+        );
+        assert_eq!(second.email, None);
+        assert_eq!(second.language, "en");
+
+        for (update, named) in [
+            (
+                ProfileUpdate {
+                    email: Some("legal at yuewen".into()),
+                    ..ProfileUpdate::default()
+                },
+                "email \"legal at yuewen\"",
+            ),
+            (
+                ProfileUpdate {
+                    language: Some("fr".into()),
+                    ..ProfileUpdate::default()
+                },
+                "language \"fr\"",
+            ),
+            (
+                ProfileUpdate {
+                    phone: Some("call me".into()),
+                    ..ProfileUpdate::default()
+                },
+                "phone \"call me\"",
+            ),
+            (
+                ProfileUpdate {
+                    signature: Some("/s/ A\nB".into()),
+                    ..ProfileUpdate::default()
+                },
+                "signature contains control characters",
+            ),
+        ] {
+            let error = set_profile(&store, "Yuewen", &update, at)
+                .await
+                .unwrap_err();
+            assert_eq!(error.kind(), ErrorKind::Invalid, "{error}");
+            assert!(error.to_string().contains(named), "{error}");
+        }
+        // Nothing of a refused update was written.
+        assert_eq!(
+            profile(&store, "Yuewen").await.unwrap().profile,
+            Some(second)
+        );
+        let missing = set_profile(&store, "Nobody", &ProfileUpdate::default(), at)
+            .await
+            .unwrap_err();
+        assert_eq!(missing.kind(), ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn emails_and_phones_are_checked_for_their_form() {
+        for good in [
+            "a@b.example",
+            "legal+dmca@pub.example.com",
+            "张三@出版.中国",
+        ] {
+            assert_eq!(parse_email(good).unwrap(), good, "{good}");
+        }
+        for bad in [
+            "",
+            "a",
+            "a@b",
+            "@b.example",
+            "a@.example",
+            "a b@c.example",
+            "a@@b.example",
+        ] {
+            assert!(parse_email(bad).is_err(), "{bad:?}");
+        }
+        for good in ["+86 21 1234 5678", "(555) 123-4567 ext. 9", "010-12345678"] {
+            assert_eq!(parse_phone(good).unwrap(), good, "{good}");
+        }
+        for bad in ["", "1234", "call 12345678", "+86 21 <b>"] {
+            assert!(parse_phone(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

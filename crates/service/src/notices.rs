@@ -5,22 +5,39 @@
 //! Only **confirmed** matches go into a notice (by a person, or by the certainty gate): a
 //! false takedown notice is worse than a missed copy, so pending matches must be confirmed
 //! first, and rejected or licensed ones (by decision or licensed host) never appear.
+//!
+//! A notice is written **under a law** (`copytrace_analytics::notice::NoticeLaw`): China's
+//! 条例第十四条 in Chinese or the US §512(c)(3) in English, chosen by the caller or by the
+//! holder's default notice language, and filled from the holder's profile
+//! ([`holders::set_profile`]). One that would lack an element its law requires is refused,
+//! naming the element, rather than sent and ignored.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use copytrace_analytics::export::chapter_list;
-use copytrace_analytics::notice::{NoticeItem, NoticeLanguage, excerpt, render_notice};
+use copytrace_analytics::notice::{
+    Claimant, NoticeInput, NoticeItem, NoticeLaw, excerpt, missing_elements, render_notice,
+};
 use copytrace_store::{
     Id, MatchFilter, MatchRecord, MatchStatus, NewNotice, Notice, NoticeStatus, Review,
-    RightsHolder, Store,
+    RightsHolder, Store, sha256_hex,
 };
 
-use crate::error::{Result, ServiceError};
+use crate::error::{Context, Result, ServiceError};
+use crate::evidence::{self, PackageRequest, ScreenshotSettings};
 use crate::holders;
 
-/// Characters of each copy quoted in a notice.
+/// Characters of each copied passage quoted in a notice: enough to recognise the text, short
+/// enough that quoting it is not a copy of its own.
 const EXCERPT_CHARS: usize = 60;
+
+/// Copied passages quoted per URL.
+const EXCERPT_PASSAGES: usize = 3;
+
+/// The manifest hash of a package [`create`] is about to write (never rendered).
+const PENDING_PACKAGE: &str = "pending";
 
 /// The confirmed copies of `rights_holder_id`'s works still online on `site` (the host or one
 /// of its subdomains): what a notice to that site lists, by page URL.
@@ -66,28 +83,56 @@ fn on_site(url: &str, site: &str) -> bool {
     host == site || host.ends_with(&format!(".{site}"))
 }
 
-/// Writes and stores (as a draft) the notice of `holder` to the operator of `site`. `Invalid`
-/// when there is no confirmed copy to list.
+/// Where [`create`] writes fresh evidence packages for the copies it lists.
+#[derive(Debug, Clone)]
+pub struct EvidenceOutput {
+    /// The directory: each match's package goes to `match-<id>/` inside it (each must be new
+    /// or empty).
+    pub dir: PathBuf,
+    /// How the packages' screenshots are taken.
+    pub screenshot: ScreenshotSettings,
+}
+
+/// What [`create`] is asked for.
+#[derive(Debug, Clone)]
+pub struct NoticeRequest<'a> {
+    /// Whose works: the rights holder's name, or `None` for the one holder whose works the
+    /// confirmed copies on the site are.
+    pub holder: Option<&'a str>,
+    /// The site's host.
+    pub site: &'a str,
+    /// The law (and so the template); `None` for the one of the holder's default notice
+    /// language (zh → cn, en → us), or cn for a holder without a profile.
+    pub law: Option<NoticeLaw>,
+    /// Write a fresh evidence package for every listed copy and cite its manifest hash. Without
+    /// it each copy cites its newest recorded package (`copytrace evidence`, the web's
+    /// download), and a law that asks for proof refuses a copy that has none.
+    pub evidence: Option<&'a EvidenceOutput>,
+    /// When it is written (its date).
+    pub at: DateTime<Utc>,
+}
+
+/// Writes and stores (as a draft) the notice of a rights holder to the operator of a site,
+/// under the law `request` names (see [`NoticeRequest`]), filled from the holder's profile and
+/// the confirmed copies: works, chapters, URLs with their aliases, and per URL the preliminary
+/// proof (first-seen time, copied passages, SHA-256 of the evidence package's manifest and of
+/// the page text). `Invalid` when there is no confirmed copy to list, and when the notice would
+/// lack an element its law requires, naming each (nothing is written then, not even evidence
+/// packages).
 ///
 /// Without a holder, the notice is the one of the rights holder whose works the confirmed
 /// copies on `site` are, when they are all one holder's (as in a single publisher's library,
 /// whatever its holder is called). When they are several holders' works, or there is none, it
 /// is refused: a notice names one claimant, so picking one of several would send a notice for
 /// some of the copies only and leave the operator to guess whose the others are.
-pub async fn create(
-    store: &dyn Store,
-    holder: Option<&str>,
-    site: &str,
-    language: NoticeLanguage,
-    at: DateTime<Utc>,
-) -> Result<Notice> {
-    let site = site.trim().to_ascii_lowercase();
+pub async fn create(store: &dyn Store, request: &NoticeRequest<'_>) -> Result<Notice> {
+    let site = request.site.trim().to_ascii_lowercase();
     if site.is_empty() || site.contains('/') {
         return Err(ServiceError::invalid(format!(
             "--site {site:?} is not a host name (e.g. pirate.example, or pirate.example:8080)"
         )));
     }
-    let (holder, records) = match holder {
+    let (holder, records) = match request.holder {
         Some(name) => {
             let holder = holders::find(store, name).await?;
             let records = notice_matches(store, holder.id, &site).await?;
@@ -102,42 +147,139 @@ pub async fn create(
             holder.name
         )));
     }
+    let profile = store.rights_holder_profile(holder.id).await?;
+    let law = request
+        .law
+        .or_else(|| {
+            profile
+                .as_ref()
+                .and_then(|p| NoticeLaw::for_language(&p.language))
+        })
+        .unwrap_or(NoticeLaw::Cn);
+
     let mut items = Vec::with_capacity(records.len());
     for record in &records {
-        let text = store
-            .evidence_text(record.page_id, &record.evidence_hash)
-            .await?
-            .unwrap_or_default();
-        let quote = record
-            .evidence
-            .first()
-            .and_then(|e| text.get(e.page_start as usize..e.page_end as usize))
-            .unwrap_or_default();
-        items.push(NoticeItem {
-            url: record.page_url.clone(),
-            aliases: record.aliases.clone(),
-            work_title: record.work_title.clone(),
-            work_external_id: record.work_external_id.clone(),
-            chapters: chapter_list(record),
-            excerpt: excerpt(quote, EXCERPT_CHARS),
-            first_seen: record.first_seen.to_rfc3339_opts(SecondsFormat::Secs, true),
-            copied_chars: record.copied_chars,
-            evidence_hash: record.evidence_hash.clone(),
-        });
+        items.push(notice_item(store, record, request.evidence.is_some()).await?);
     }
-    let date = at.format("%Y-%m-%d").to_string();
-    let body = render_notice(language, &holder.name, &site, &date, &items)?;
+    let date = request.at.format("%Y-%m-%d").to_string();
+    let claimant = Claimant {
+        holder: &holder.name,
+        profile: profile.as_ref(),
+    };
+    // Checked before any package is written: a refused notice leaves nothing behind.
+    let missing = missing_elements(&NoticeInput {
+        law,
+        claimant,
+        site: &site,
+        date: &date,
+        items: &items,
+    });
+    if !missing.is_empty() {
+        return Err(refusal(&holder.name, law, &missing));
+    }
+    if let Some(output) = request.evidence {
+        for (item, record) in items.iter_mut().zip(&records) {
+            let package = evidence::write_package(
+                store,
+                &PackageRequest {
+                    match_id: record.id,
+                    rights_holder_id: Some(holder.id),
+                    out: output.dir.join(format!("match-{}", record.id)),
+                    screenshot: output.screenshot.clone(),
+                },
+            )
+            .await
+            .with_context(|| format!("cannot write the evidence package of match {}", record.id))?;
+            item.manifest_sha256 = Some(package.manifest_sha256);
+        }
+    }
+    let body = render_notice(&NoticeInput {
+        law,
+        claimant,
+        site: &site,
+        date: &date,
+        items: &items,
+    })?;
     let id = store
         .create_notice(&NewNotice {
             rights_holder_id: holder.id,
             site,
-            lang: language.as_str().to_owned(),
+            lang: law.language().to_owned(),
             body,
             match_ids: records.iter().map(|r| r.id).collect(),
-            at,
+            at: request.at,
         })
         .await?;
     Ok(store.get_notice(id, Some(holder.id)).await?)
+}
+
+/// A copy as a notice lists it, with its preliminary proof. With `package_pending`, its
+/// manifest hash is a placeholder that the package about to be written replaces; otherwise it
+/// is the newest package recorded for the match, if any.
+async fn notice_item(
+    store: &dyn Store,
+    record: &MatchRecord,
+    package_pending: bool,
+) -> Result<NoticeItem> {
+    let text = store
+        .evidence_text(record.page_id, &record.evidence_hash)
+        .await?
+        .unwrap_or_default();
+    let excerpts = record
+        .evidence
+        .iter()
+        .filter_map(|e| text.get(e.page_start as usize..e.page_end as usize))
+        .map(|quote| excerpt(quote, EXCERPT_CHARS))
+        .filter(|quote| !quote.is_empty())
+        .take(EXCERPT_PASSAGES)
+        .collect();
+    let manifest_sha256 = if package_pending {
+        Some(PENDING_PACKAGE.to_owned())
+    } else {
+        store
+            .evidence_packages(record.id)
+            .await?
+            .pop()
+            .map(|package| package.manifest_sha256)
+    };
+    Ok(NoticeItem {
+        url: record.page_url.clone(),
+        aliases: record.aliases.clone(),
+        work_title: record.work_title.clone(),
+        work_external_id: record.work_external_id.clone(),
+        chapters: chapter_list(record),
+        excerpts,
+        first_seen: record.first_seen.to_rfc3339_opts(SecondsFormat::Secs, true),
+        copied_chars: record.copied_chars,
+        text_sha256: sha256_hex(text.as_bytes()),
+        manifest_sha256,
+    })
+}
+
+/// The refusal of a notice lacking `missing`, saying where each comes from.
+fn refusal(holder: &str, law: NoticeLaw, missing: &[String]) -> ServiceError {
+    let proof = missing.iter().any(|m| m.contains("evidence package"));
+    let profile = missing.iter().any(|m| !m.contains("evidence package"));
+    let mut hints = Vec::new();
+    if profile {
+        hints.push(format!(
+            "fill in the rights holder's profile (`copytrace rights-holder set {holder:?} \
+             --legal-name … --address … --email … --phone … --signature …`)"
+        ));
+    }
+    if proof {
+        hints.push(
+            "write the evidence packages (`notice create … --evidence-dir DIR`, or `copytrace \
+             evidence MATCH_ID --out DIR`)"
+                .to_owned(),
+        );
+    }
+    ServiceError::invalid(format!(
+        "the notice of {holder:?} under {} lacks required element(s): {}; {}",
+        law.citation(),
+        missing.join("; "),
+        hints.join(", and ")
+    ))
 }
 
 /// The one rights holder whose works have confirmed copies online on `site`, with those

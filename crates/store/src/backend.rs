@@ -235,6 +235,11 @@ macro_rules! impl_store_by_section {
                 -> Option<$crate::User>;
             shared::list_api_tokens(user_id: $crate::Id) -> Vec<$crate::ApiToken>;
             shared::delete_api_token(id: $crate::Id, user_id: $crate::Id) -> ();
+
+            // rights-holder profiles (issue 40)
+            shared::set_rights_holder_profile(profile: &$crate::RightsHolderProfile) -> ();
+            shared::rights_holder_profile(rights_holder_id: $crate::Id)
+                -> Option<$crate::RightsHolderProfile>;
         );
     };
     (@impl $store:ty; $(

@@ -833,6 +833,20 @@ pub trait Store: Send + Sync {
     async fn list_api_tokens(&self, user_id: Id) -> Result<Vec<ApiToken>>;
     /// Revokes token `id` of `user_id`. `NotFound` if it does not exist or is another user's.
     async fn delete_api_token(&self, id: Id, user_id: Id) -> Result<()>;
+
+    // ----- rights-holder profiles (issue 40) -----
+
+    /// Sets a rights holder's profile, replacing the one it had (every field: a field left
+    /// `None` is cleared). Texts are stored trimmed, and an empty one as `None`, so that "not
+    /// given" has one form. `NotFound` for an unknown holder; `Invalid` for a language other
+    /// than `zh` or `en`. Removing the holder removes its profile.
+    async fn set_rights_holder_profile(&self, profile: &RightsHolderProfile) -> Result<()>;
+    /// A rights holder's profile, `None` until one is set. `NotFound` for an unknown holder,
+    /// so a typo is not read as "no profile yet".
+    async fn rights_holder_profile(
+        &self,
+        rights_holder_id: Id,
+    ) -> Result<Option<RightsHolderProfile>>;
 }
 
 #[cfg(test)]

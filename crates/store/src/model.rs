@@ -1916,3 +1916,38 @@ pub struct ApiToken {
     /// The last request it authenticated, to the minute; `None` before the first.
     pub last_used_at: Option<DateTime<Utc>>,
 }
+
+// ----- rights-holder profiles (issue 40) -----
+
+/// What a takedown notice says about its claimant: the rights holder's legal identity, how to
+/// reach it, who acts for it and how it signs. China's 条例 art. 14 and 17 U.S.C. §512(c)(3)
+/// each require some of these, so a notice is refused while its law's ones are missing; the
+/// store keeps them as given (`None` when not given) and leaves checking syntax (e-mail) to the
+/// service. One per rights holder at most ([`crate::Store::set_rights_holder_profile`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RightsHolderProfile {
+    /// The holder it describes.
+    pub rights_holder_id: Id,
+    /// The registered name of the company or person (may differ from the display name).
+    pub legal_name: Option<String>,
+    /// Postal address.
+    pub address: Option<String>,
+    /// Contact e-mail address.
+    pub email: Option<String>,
+    /// Contact telephone number.
+    pub phone: Option<String>,
+    /// The person authorised to act for the holder (who signs the notices).
+    pub agent_name: Option<String>,
+    /// Their role, e.g. "法务经理" or "Legal counsel".
+    pub agent_role: Option<String>,
+    /// How to reach them, when not the holder's contact.
+    pub agent_contact: Option<String>,
+    /// The signature line as text, e.g. `/s/ Zhang San` (an electronic signature in the
+    /// sense of §512(c)(3)(A)(i)).
+    pub signature: Option<String>,
+    /// Default notice language, `zh` or `en`: which law's template a notice uses when none is
+    /// chosen.
+    pub language: String,
+    /// When it was last set.
+    pub updated_at: DateTime<Utc>,
+}

@@ -748,3 +748,37 @@ impl<C: Columns> UserRow<C> {
         })
     }
 }
+
+/// A stored [`crate::RightsHolderProfile`].
+#[derive(sqlx::FromRow)]
+pub(crate) struct RightsHolderProfileRow<C: Columns> {
+    rights_holder_id: i64,
+    legal_name: Option<String>,
+    address: Option<String>,
+    email: Option<String>,
+    phone: Option<String>,
+    agent_name: Option<String>,
+    agent_role: Option<String>,
+    agent_contact: Option<String>,
+    signature: Option<String>,
+    language: String,
+    updated_at: C::Time,
+}
+
+impl<C: Columns> RightsHolderProfileRow<C> {
+    pub(crate) fn into_model(self) -> Result<crate::RightsHolderProfile> {
+        Ok(crate::RightsHolderProfile {
+            rights_holder_id: self.rights_holder_id,
+            legal_name: self.legal_name,
+            address: self.address,
+            email: self.email,
+            phone: self.phone,
+            agent_name: self.agent_name,
+            agent_role: self.agent_role,
+            agent_contact: self.agent_contact,
+            signature: self.signature,
+            language: self.language,
+            updated_at: self.updated_at.into_time()?,
+        })
+    }
+}

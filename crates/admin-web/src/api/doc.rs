@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use super::{library, operations, reviews};
+use super::{holders, library, operations, reviews};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -43,6 +43,8 @@ use super::{library, operations, reviews};
         operations::run_schedule,
         operations::delete_schedule,
         operations::runs,
+        holders::profile,
+        holders::set_profile,
     ),
     modifiers(&Credentials),
     security(("bearer" = []), ("session" = [])),

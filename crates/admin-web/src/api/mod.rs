@@ -24,6 +24,7 @@
 
 mod auth;
 mod doc;
+mod holders;
 mod library;
 mod operations;
 mod reviews;
@@ -49,7 +50,7 @@ pub const DEFAULT_PER_PAGE: u32 = 50;
 
 /// Every route of the API, as `(method, path)` in the OpenAPI document's notation: what
 /// [`routes`] serves, and what the document must describe (a test holds them to each other).
-pub const ROUTES: [(&str, &str); 22] = [
+pub const ROUTES: [(&str, &str); 24] = [
     ("get", "/api/openapi.json"),
     ("get", "/api/v1/me"),
     ("get", "/api/v1/works"),
@@ -72,6 +73,8 @@ pub const ROUTES: [(&str, &str); 22] = [
     ("post", "/api/v1/schedules/{name}/run"),
     ("get", "/api/v1/runs"),
     ("get", "/api/v1/tokens"),
+    ("get", "/api/v1/holders/{id}/profile"),
+    ("post", "/api/v1/holders/{id}/profile"),
 ];
 
 /// The API's routes, merged into the web's router by [`crate::web::router`].
@@ -115,6 +118,10 @@ pub fn routes() -> Router<WebState> {
         )
         .route("/api/v1/runs", get(operations::runs))
         .route("/api/v1/tokens", get(operations::tokens))
+        .route(
+            "/api/v1/holders/{id}/profile",
+            get(holders::profile).post(holders::set_profile),
+        )
         // Anything else under the API is a JSON 404, not the web's empty one.
         .route("/api/{*rest}", axum::routing::any(no_such_endpoint))
 }

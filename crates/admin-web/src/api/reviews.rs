@@ -4,7 +4,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::Utc;
-use copytrace_analytics::notice::NoticeLanguage;
+use copytrace_analytics::notice::NoticeLaw;
 use copytrace_service::review::{self, Decision, Reviewer};
 use copytrace_service::{holders, notices};
 use copytrace_store::{ListingOrder, NoticeStatus};
@@ -256,18 +256,30 @@ pub(super) async fn create_notice(
             _ => return Err(ApiError::bad_request("holder: name the rights holder")),
         },
     };
-    let language = match request.lang.as_deref().map(str::trim) {
-        None | Some("" | "zh") => NoticeLanguage::Zh,
-        Some("en") => NoticeLanguage::En,
+    // The language picks the law: zh the Chinese 条例第十四条 notice, en the US §512(c)(3)
+    // one (`cn`/`us` name them directly); without one, the holder's default.
+    let law = match request.lang.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some("zh" | "cn") => Some(NoticeLaw::Cn),
+        Some("en" | "us") => Some(NoticeLaw::Us),
         Some(other) => {
             return Err(ApiError::bad_request(format!(
-                "lang {other:?}: `zh` or `en`"
+                "lang {other:?}: `zh` (cn) or `en` (us)"
             )));
         }
     };
-    let notice = notices::create(store, Some(&holder), &request.site, language, Utc::now())
-        .await
-        .map_err(ApiError::service)?;
+    let notice = notices::create(
+        store,
+        &notices::NoticeRequest {
+            holder: Some(&holder),
+            site: &request.site,
+            law,
+            evidence: None,
+            at: Utc::now(),
+        },
+    )
+    .await
+    .map_err(ApiError::service)?;
     Ok((StatusCode::CREATED, Json(detail(&notice))))
 }
 

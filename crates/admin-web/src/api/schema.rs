@@ -400,7 +400,10 @@ pub struct NoticeDetail {
 pub struct NewNoticeRequest {
     /// The site's host (`pirate.example`); its subdomains are included.
     pub site: String,
-    /// `zh` (the default) or `en`.
+    /// `zh` (a Chinese notice under 《信息网络传播权保护条例》第十四条) or `en` (a US notice
+    /// under 17 U.S.C. §512(c)(3)); `cn` and `us` name the law directly. Default: the rights
+    /// holder's notice language. A notice lacking an element its law requires (a profile
+    /// field, an evidence package) is refused, naming it.
     pub lang: Option<String>,
     /// The rights holder's name: required for staff; a rights holder's own is used.
     pub holder: Option<String>,
@@ -503,4 +506,62 @@ pub struct TokenItem {
     pub name: String,
     pub created_at: DateTime<Utc>,
     pub last_used_at: Option<DateTime<Utc>>,
+}
+
+// ----- rights-holder profiles (issue 40) -----
+
+/// A rights holder's profile: what its takedown notices say about it. Every field is `null`
+/// until given.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HolderProfileBody {
+    /// The rights holder's id.
+    pub id: Id,
+    /// Its name in Copytrace.
+    pub name: String,
+    /// Registered name of the company or person.
+    pub legal_name: Option<String>,
+    /// Postal address.
+    pub address: Option<String>,
+    /// Contact e-mail address.
+    pub email: Option<String>,
+    /// Contact telephone number.
+    pub phone: Option<String>,
+    /// The person authorised to act for the holder.
+    pub agent_name: Option<String>,
+    /// Their role.
+    pub agent_role: Option<String>,
+    /// How to reach them.
+    pub agent_contact: Option<String>,
+    /// The signature line, as text.
+    pub signature: Option<String>,
+    /// Default notice language, `zh` (China's 条例第十四条) or `en` (US §512(c)(3)); `null`
+    /// until a profile is set.
+    pub language: Option<String>,
+    /// When the profile was last set; `null` until it is.
+    pub updated_at: Option<DateTime<Utc>>,
+}
+
+/// `POST /api/v1/holders/{id}/profile`: each field given replaces the stored one (an empty
+/// string clears it); fields left out stay as they are.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HolderProfileRequest {
+    /// Registered name.
+    pub legal_name: Option<String>,
+    /// Postal address.
+    pub address: Option<String>,
+    /// Contact e-mail address (checked for its form).
+    pub email: Option<String>,
+    /// Contact telephone number (digits and `+ - ( ) .` only).
+    pub phone: Option<String>,
+    /// The authorised agent's name.
+    pub agent_name: Option<String>,
+    /// Their role.
+    pub agent_role: Option<String>,
+    /// How to reach them.
+    pub agent_contact: Option<String>,
+    /// The signature line, as text.
+    pub signature: Option<String>,
+    /// `zh` or `en`.
+    pub language: Option<String>,
 }

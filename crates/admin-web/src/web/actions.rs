@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum_extra::extract::Form;
 use chrono::Utc;
-use copytrace_analytics::notice::NoticeLanguage;
+use copytrace_analytics::notice::NoticeLaw;
 use copytrace_service::{accounts, holders, notices};
 use copytrace_store::{Id, NoticeStatus, Role};
 use serde::Deserialize;
@@ -72,6 +72,8 @@ struct NoticesPage {
     list_path: &'static str,
     /// Holders a notice may be written for: an admin chooses; a rights holder has its own.
     holders: Vec<String>,
+    /// The profiles the visitor may edit, as (holder id, name): its own, or every holder's.
+    profiles: Vec<(Id, String)>,
     problem: Option<String>,
 }
 
@@ -104,6 +106,18 @@ async fn notices_listing(
         Some(_) => Vec::new(),
         None => holders::names(store).await.map_err(failure)?,
     };
+    let profiles = match visitor.tenant() {
+        Some(own) => {
+            let holder = holders::get(store, own).await.map_err(failure)?;
+            vec![(holder.id, holder.name)]
+        }
+        None => holders::list(store)
+            .await
+            .map_err(failure)?
+            .into_iter()
+            .map(|s| (s.holder.id, s.holder.name))
+            .collect(),
+    };
     let status = if problem.is_some() {
         axum::http::StatusCode::BAD_REQUEST
     } else {
@@ -118,6 +132,7 @@ async fn notices_listing(
             pager,
             list_path: "/notices",
             holders,
+            profiles,
             problem,
         }),
     )
@@ -163,12 +178,21 @@ async fn create_notice(
         }
         None => form.holder.clone(),
     };
-    let language = if form.lang == "en" {
-        NoticeLanguage::En
-    } else {
-        NoticeLanguage::Zh
+    // The form's language picks the law: zh the Chinese 条例 notice, en the US §512(c)(3)
+    // one; anything else the holder's default.
+    let law = match form.lang.as_str() {
+        "zh" | "cn" => Some(NoticeLaw::Cn),
+        "en" | "us" => Some(NoticeLaw::Us),
+        _ => None,
     };
-    match notices::create(store, Some(&holder), &form.site, language, Utc::now()).await {
+    let request = notices::NoticeRequest {
+        holder: Some(&holder),
+        site: &form.site,
+        law,
+        evidence: None,
+        at: Utc::now(),
+    };
+    match notices::create(store, &request).await {
         Ok(notice) => Ok(Redirect::to(&format!("/notices/{}", notice.id)).into_response()),
         Err(error) if error.kind() == copytrace_service::ErrorKind::Invalid => {
             notices_listing(

@@ -40,6 +40,7 @@ mod imports;
 mod library;
 mod lists;
 mod matches;
+mod profiles;
 mod works;
 
 pub use access::Area;
@@ -121,6 +122,7 @@ pub fn router(state: WebState) -> Router {
         .merge(analysis::routes())
         .merge(actions::routes())
         .merge(library::routes())
+        .merge(profiles::routes())
         .merge(crate::api::routes())
         .layer(axum::middleware::map_response(security_headers))
         .with_state(state)

@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
+use chrono::Utc;
 use clap::Subcommand;
 use copytrace_service::holders;
 
@@ -30,6 +31,53 @@ pub enum HolderCommand {
     Rm {
         /// Its name.
         name: String,
+    },
+    /// Set a rights holder's profile, what takedown notices say about it: each flag given
+    /// replaces that field (an empty value clears it), the others stay. A cn notice needs the
+    /// legal name, address and an email or phone; a us notice the signature, legal name and a
+    /// contact.
+    Set {
+        /// The rights holder's name (as `rights-holder list` shows it).
+        name: String,
+        /// Registered name of the company or person.
+        #[arg(long, value_name = "TEXT")]
+        legal_name: Option<String>,
+        /// Postal address.
+        #[arg(long, value_name = "TEXT")]
+        address: Option<String>,
+        /// Contact e-mail address.
+        #[arg(long, value_name = "ADDRESS")]
+        email: Option<String>,
+        /// Contact telephone number, e.g. "+86 21 1234 5678".
+        #[arg(long, value_name = "NUMBER")]
+        phone: Option<String>,
+        /// The person authorised to act for the holder.
+        #[arg(long, value_name = "TEXT")]
+        agent_name: Option<String>,
+        /// Their role, e.g. "Legal counsel".
+        #[arg(long, value_name = "TEXT")]
+        agent_role: Option<String>,
+        /// How to reach them.
+        #[arg(long, value_name = "TEXT")]
+        agent_contact: Option<String>,
+        /// The signature line, as text (an electronic signature), e.g. "/s/ Jane Doe".
+        #[arg(long, value_name = "TEXT")]
+        signature: Option<String>,
+        /// Default notice language: zh (notices under China's 条例第十四条) or en (US
+        /// §512(c)(3)). A new profile starts with zh.
+        #[arg(long, value_name = "zh|en")]
+        language: Option<String>,
+        /// Print the stored profile as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a rights holder's profile.
+    Show {
+        /// The rights holder's name.
+        name: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Hosts licensed to publish a holder's works: matches on them (and their subdomains)
     /// are listed as `licensed` and left out of exports, reports and notices.
@@ -102,6 +150,46 @@ pub async fn run(globals: &Globals, command: HolderCommand) -> Result<ExitCode> 
             holders::remove(store.as_ref(), &name).await?;
             println!("rights holder {:?} removed", name.trim());
         }
+        HolderCommand::Set {
+            name,
+            legal_name,
+            address,
+            email,
+            phone,
+            agent_name,
+            agent_role,
+            agent_contact,
+            signature,
+            language,
+            json,
+        } => {
+            let update = holders::ProfileUpdate {
+                legal_name,
+                address,
+                email,
+                phone,
+                agent_name,
+                agent_role,
+                agent_contact,
+                signature,
+                language,
+            };
+            holders::set_profile(store.as_ref(), &name, &update, Utc::now()).await?;
+            let shown = holders::profile(store.as_ref(), &name).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&shown)?);
+            } else {
+                print_profile(&shown);
+            }
+        }
+        HolderCommand::Show { name, json } => {
+            let shown = holders::profile(store.as_ref(), &name).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&shown)?);
+            } else {
+                print_profile(&shown);
+            }
+        }
         HolderCommand::License(LicenseCommand::Add { name, hosts, work }) => {
             let (hosts, added) = holders::license(store.as_ref(), &name, work, &hosts).await?;
             let scope = scope(work);
@@ -138,6 +226,46 @@ pub async fn run(globals: &Globals, command: HolderCommand) -> Result<ExitCode> 
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A holder's profile, one field a line; fields not given say so, since a notice needs them.
+fn print_profile(shown: &holders::HolderProfile) {
+    println!(
+        "rights holder {:?} (id {})",
+        shown.holder.name, shown.holder.id
+    );
+    let Some(profile) = &shown.profile else {
+        println!(
+            "no profile yet: set one with `copytrace rights-holder set {:?} --legal-name …`",
+            shown.holder.name
+        );
+        return;
+    };
+    let fields = [
+        ("legal name", &profile.legal_name),
+        ("address", &profile.address),
+        ("email", &profile.email),
+        ("phone", &profile.phone),
+        ("agent name", &profile.agent_name),
+        ("agent role", &profile.agent_role),
+        ("agent contact", &profile.agent_contact),
+        ("signature", &profile.signature),
+    ];
+    for (label, value) in fields {
+        println!(
+            "{label:<14} {}",
+            value
+                .as_deref()
+                .unwrap_or("(not given)")
+                .replace('\n', "\n               ")
+        );
+    }
+    println!("{:<14} {}", "language", profile.language);
+    println!(
+        "{:<14} {}",
+        "updated",
+        profile.updated_at.format("%Y-%m-%d %H:%M UTC")
+    );
 }
 
 /// What a licence covers, in words.

@@ -3,11 +3,13 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use chrono::Utc;
 use clap::{Subcommand, ValueEnum};
-use copytrace_analytics::notice::NoticeLanguage;
+use copytrace_analytics::notice::NoticeLaw;
+use copytrace_service::evidence::{self, ScreenshotSettings};
 use copytrace_service::notices;
 use copytrace_store::{Notice, NoticeStatus};
 
@@ -17,8 +19,10 @@ use super::Globals;
 #[derive(Debug, Subcommand)]
 pub enum NoticeCommand {
     /// Write a takedown notice to one site listing a rights holder's confirmed copies still
-    /// online there (pending matches need `review confirm` first), store it as a draft and
-    /// print it (or write it to --out).
+    /// online there (pending matches need `review confirm` first), under China's 条例第十四条
+    /// (cn, Chinese) or the US §512(c)(3) (us, English), filled from the holder's profile
+    /// (`rights-holder set`); store it as a draft and print it (or write it to --out). Refused,
+    /// naming each, when an element the law requires is missing.
     Create {
         /// The site's host (its subdomains included), e.g. pirate.example.
         #[arg(long, value_name = "HOST")]
@@ -28,9 +32,22 @@ pub enum NoticeCommand {
         /// several holders').
         #[arg(long, value_name = "NAME")]
         rights_holder: Option<String>,
-        /// Language: zh (侵权通知) or en (DMCA-style).
-        #[arg(long, value_enum, default_value_t = LangArg::Zh)]
-        lang: LangArg,
+        /// The law, and so the template: cn (《信息网络传播权保护条例》第十四条, Chinese) or us
+        /// (17 U.S.C. §512(c)(3), English). Default: the holder's notice language (zh → cn,
+        /// en → us).
+        #[arg(long, value_enum)]
+        law: Option<LawArg>,
+        /// Write a fresh evidence package of every listed copy into DIR/match-ID and cite
+        /// its manifest SHA-256. Without it, each copy cites its newest package written by
+        /// `copytrace evidence` (a cn notice is refused for a copy that has none).
+        #[arg(long, value_name = "DIR")]
+        evidence_dir: Option<PathBuf>,
+        /// The Chromium executable for the packages' screenshots (default: on PATH).
+        #[arg(long, env = "COPYTRACE_CHROMIUM", value_name = "PATH")]
+        chromium: Option<PathBuf>,
+        /// Write the packages without screenshots.
+        #[arg(long)]
+        no_screenshot: bool,
         /// Write the notice to this file instead of standard output.
         #[arg(long)]
         out: Option<PathBuf>,
@@ -59,13 +76,13 @@ pub enum NoticeCommand {
     },
 }
 
-/// A notice language on the command line.
+/// The law a notice is written under, on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LangArg {
-    /// 侵权通知.
-    Zh,
-    /// English, DMCA-style.
-    En,
+pub enum LawArg {
+    /// China: 《信息网络传播权保护条例》第十四条, in Chinese.
+    Cn,
+    /// United States: 17 U.S.C. §512(c)(3), in English.
+    Us,
 }
 
 /// Runs `copytrace notice …`.
@@ -76,16 +93,34 @@ pub async fn run(globals: &Globals, command: NoticeCommand) -> Result<ExitCode> 
         NoticeCommand::Create {
             site,
             rights_holder,
-            lang,
+            law,
+            evidence_dir,
+            chromium,
+            no_screenshot,
             out,
         } => {
-            let language = match lang {
-                LangArg::Zh => NoticeLanguage::Zh,
-                LangArg::En => NoticeLanguage::En,
-            };
-            let notice =
-                notices::create(store, rights_holder.as_deref(), &site, language, Utc::now())
-                    .await?;
+            let evidence = evidence_dir.map(|dir| notices::EvidenceOutput {
+                dir,
+                screenshot: if no_screenshot {
+                    ScreenshotSettings::Skip("not asked for (--no-screenshot)".into())
+                } else {
+                    evidence::screenshot_settings(chromium.as_deref(), Duration::from_secs(30))
+                },
+            });
+            let notice = notices::create(
+                store,
+                &notices::NoticeRequest {
+                    holder: rights_holder.as_deref(),
+                    site: &site,
+                    law: law.map(|law| match law {
+                        LawArg::Cn => NoticeLaw::Cn,
+                        LawArg::Us => NoticeLaw::Us,
+                    }),
+                    evidence: evidence.as_ref(),
+                    at: Utc::now(),
+                },
+            )
+            .await?;
             match out {
                 None => print!("{}", notice.body),
                 Some(path) => {
@@ -96,8 +131,10 @@ pub async fn run(globals: &Globals, command: NoticeCommand) -> Result<ExitCode> 
                 }
             }
             eprintln!(
-                "notice {} (draft) to {} lists {} cop(ies); `copytrace notice sent {}` once sent",
+                "notice {} (draft, under {}) to {} lists {} cop(ies); `copytrace notice sent {}` \
+                 once sent",
                 notice.id,
+                NoticeLaw::for_language(&notice.lang).map_or("?", NoticeLaw::citation),
                 notice.site,
                 notice.match_ids.len(),
                 notice.id

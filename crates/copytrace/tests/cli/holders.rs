@@ -259,8 +259,28 @@ fn a_notice_without_a_rights_holder_is_for_the_one_whose_copies_are_on_the_site(
     crawl_and_match(&workspace, &site);
     let host = site.addr().to_string();
 
-    let created = workspace.ok(&["notice", "create", "--site", &host, "--lang", "en"]);
-    assert!(created.stdout.contains("by Yuewen"), "{created:#?}");
+    // A US notice (the holder's language is en) needs a name, a contact and a signature.
+    let profile = |holder: &str| {
+        workspace.ok(&[
+            "rights-holder",
+            "set",
+            holder,
+            "--legal-name",
+            &format!("{holder} Ltd."),
+            "--email",
+            "legal@holder.example",
+            "--signature",
+            &format!("/s/ {holder}"),
+            "--language",
+            "en",
+        ]);
+    };
+    profile("Yuewen");
+    let created = workspace.ok(&["notice", "create", "--site", &host]);
+    assert!(
+        created.stdout.contains("Yuewen Ltd. (\"Yuewen\")"),
+        "{created:#?}"
+    );
     assert!(
         created.stdout.contains(&site.url("/book/xingchen/1.html")),
         "{created:#?}"
@@ -270,6 +290,7 @@ fn a_notice_without_a_rights_holder_is_for_the_one_whose_copies_are_on_the_site(
     // Another holder's work is copied on the same site: a notice speaks for one holder, so it
     // must be named.
     add_for(&workspace, "Other House", "jianghu-ch1");
+    profile("Other House");
     workspace.ok(&["match"]);
     let refused = workspace.run(&["notice", "create", "--site", &host]);
     let error = refused.one_line_error();
@@ -290,10 +311,13 @@ fn a_notice_without_a_rights_holder_is_for_the_one_whose_copies_are_on_the_site(
         &host,
         "--rights-holder",
         "Other House",
-        "--lang",
-        "en",
+        "--law",
+        "us",
     ]);
-    assert!(other.stdout.contains("by Other House"), "{other:#?}");
+    assert!(
+        other.stdout.contains("Other House Ltd. (\"Other House\")"),
+        "{other:#?}"
+    );
     assert!(
         other.stdout.contains(&site.url("/book/jianghu/1.html")),
         "{other:#?}"

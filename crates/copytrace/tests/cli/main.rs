@@ -24,6 +24,7 @@ mod helpers;
 mod holders;
 mod idempotence;
 mod inspect;
+mod notices;
 mod pipes;
 mod postgres_store;
 mod quiet;

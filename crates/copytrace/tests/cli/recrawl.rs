@@ -674,7 +674,30 @@ fn a_notice_lists_its_holders_confirmed_copies_and_is_verified_when_they_disappe
         .to_owned();
     let (mine, theirs) = (site.url("/book/etag.html"), site.url("/book/dated.html"));
 
-    // The default holder's notice lists its copy only; the other holder's, its own.
+    // The default holder's notice lists its copy only; the other holder's, its own. Each
+    // holder's profile gives what its notice's law asks for (issue 40).
+    workspace.ok(&[
+        "rights-holder",
+        "set",
+        "default",
+        "--legal-name",
+        "Default Books Ltd.",
+        "--phone",
+        "+1 555 0100",
+        "--signature",
+        "/s/ Jane Doe",
+    ]);
+    workspace.ok(&[
+        "rights-holder",
+        "set",
+        "Other House",
+        "--legal-name",
+        "其他出版社有限公司",
+        "--address",
+        "北京市朝阳区某路1号",
+        "--email",
+        "legal@other.example",
+    ]);
     let out = workspace.path("notice.txt");
     let created = workspace.ok(&[
         "notice",
@@ -683,8 +706,8 @@ fn a_notice_lists_its_holders_confirmed_copies_and_is_verified_when_they_disappe
         &host,
         "--rights-holder",
         "default",
-        "--lang",
-        "en",
+        "--law",
+        "us",
         "--out",
         out.to_str().unwrap(),
     ]);
@@ -695,7 +718,13 @@ fn a_notice_lists_its_holders_confirmed_copies_and_is_verified_when_they_disappe
         !text.contains(&theirs),
         "another holder's copy leaked: {text}"
     );
-    assert!(text.contains("NOTICE OF COPYRIGHT INFRINGEMENT"), "{text}");
+    assert!(
+        text.contains("NOTIFICATION OF CLAIMED COPYRIGHT INFRINGEMENT"),
+        "{text}"
+    );
+    // The holder's default language (zh) picks the Chinese law, which asks for proof: an
+    // evidence package per copy, written by --evidence-dir.
+    let evidence = workspace.path("evidence");
     let other = workspace.ok(&[
         "notice",
         "create",
@@ -703,6 +732,9 @@ fn a_notice_lists_its_holders_confirmed_copies_and_is_verified_when_they_disappe
         &host,
         "--rights-holder",
         "Other House",
+        "--evidence-dir",
+        evidence.to_str().unwrap(),
+        "--no-screenshot",
     ]);
     assert!(other.stdout.starts_with("侵权通知"), "{}", other.stdout);
     assert!(other.stdout.contains(&theirs) && !other.stdout.contains(&mine));

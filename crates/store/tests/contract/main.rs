@@ -18,6 +18,7 @@ mod mirrors;
 mod notices;
 mod pages;
 mod postgres;
+mod profiles;
 mod recrawl;
 mod removals;
 mod review;
