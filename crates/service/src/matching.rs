@@ -1211,8 +1211,10 @@ mod tests {
         let (copy, copy_hash) = stored_page(store.as_ref(), "http://a.example/1", &copy_text).await;
         let (alias, alias_hash) =
             stored_page(store.as_ref(), "http://a.example/1?from=home", &copy_text).await;
-        let (other, other_hash) = stored_page(store.as_ref(), "http://a.example/2", &texts[1]).await;
-        let (clean, clean_hash) = stored_page(store.as_ref(), "http://a.example/3", &texts[2]).await;
+        let (other, other_hash) =
+            stored_page(store.as_ref(), "http://a.example/2", &texts[1]).await;
+        let (clean, clean_hash) =
+            stored_page(store.as_ref(), "http://a.example/3", &texts[2]).await;
         let (mirror, mirror_hash) =
             stored_page(store.as_ref(), "http://b.example/1", &copy_text).await;
         let due = vec![
@@ -1270,11 +1272,21 @@ mod tests {
 
         // Done twice, the batch matches nothing again; a later mirror reuses the verdict.
         let again = engine.match_pages(&due[..2]).await.unwrap();
-        assert_eq!(again, [PageOutcome::AlreadyMatched, PageOutcome::AlreadyMatched]);
+        assert_eq!(
+            again,
+            [PageOutcome::AlreadyMatched, PageOutcome::AlreadyMatched]
+        );
         let (late, late_hash) = stored_page(store.as_ref(), "http://c.example/1", &copy_text).await;
         let outcome = engine.match_page(late, &late_hash).await.unwrap();
         assert!(
-            matches!(outcome, PageOutcome::Recorded { mirror_of: Some(_), matches: 1, .. }),
+            matches!(
+                outcome,
+                PageOutcome::Recorded {
+                    mirror_of: Some(_),
+                    matches: 1,
+                    ..
+                }
+            ),
             "{outcome:?}"
         );
         assert_eq!(works_of(store.as_ref(), late).await, [ids[0]]);

@@ -240,8 +240,7 @@ async fn record_verdict_in(
         last_checked,
     )
     .await?;
-    shared::record_verdict_basis::<Postgres>(tx, page_id, content_hash, matches, basis, at)
-        .await?;
+    shared::record_verdict_basis::<Postgres>(tx, page_id, content_hash, matches, basis, at).await?;
     Ok(outcome)
 }
 

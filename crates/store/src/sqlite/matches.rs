@@ -183,8 +183,7 @@ async fn record_verdict_in(
         last_checked,
     )
     .await?;
-    shared::record_verdict_basis::<Sqlite>(tx, page_id, content_hash, matches, basis, at)
-        .await?;
+    shared::record_verdict_basis::<Sqlite>(tx, page_id, content_hash, matches, basis, at).await?;
     Ok(outcome)
 }
 

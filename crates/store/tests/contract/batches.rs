@@ -113,7 +113,10 @@ async fn pages_are_read_and_sketches_stored_by_the_batch_skipping_deleted_pages(
 ) {
     let first = stored_page(&*store, "https://pirate.example/1", "one").await;
     let second = stored_page(&*store, "https://pirate.example/2", "two").await;
-    let pages = store.get_pages(&[second, first + 1000, first]).await.unwrap();
+    let pages = store
+        .get_pages(&[second, first + 1000, first])
+        .await
+        .unwrap();
     let read: Vec<(i64, &str)> = pages.iter().map(|p| (p.id, p.text.as_str())).collect();
     assert_eq!(read, [(first, "one"), (second, "two")]);
     assert!(store.get_pages(&[]).await.unwrap().is_empty());
@@ -125,7 +128,11 @@ async fn pages_are_read_and_sketches_stored_by_the_batch_skipping_deleted_pages(
         sample: vec![page_id as u32, 7],
     };
     let saved = store
-        .save_page_sketches(&[sketch(first, "one"), sketch(first + 1000, "gone"), sketch(second, "two")])
+        .save_page_sketches(&[
+            sketch(first, "one"),
+            sketch(first + 1000, "gone"),
+            sketch(second, "two"),
+        ])
         .await
         .unwrap();
     assert_eq!(saved, 2);
