@@ -632,7 +632,8 @@ impl MatchEngine {
     /// had) and points at that page, so reports and statistics count the page once.
     ///
     /// When the batch's transaction fails, the pages are recorded one at a time, so the error
-    /// returned names the page that failed and the pages before it keep their verdicts.
+    /// returned names the page that failed and the pages before it keep their verdicts. The
+    /// pages of `due` are distinct (a page named twice is matched twice).
     pub async fn match_pages(&self, due: &[(Id, String)]) -> Result<Vec<PageOutcome>> {
         use std::sync::atomic::Ordering::Relaxed;
         let ids: Vec<Id> = due.iter().map(|(id, _)| *id).collect();
@@ -771,12 +772,20 @@ impl MatchEngine {
         tracing::debug!(error = %failed, "recording the batch's verdicts one at a time");
         let mut outcomes = Vec::with_capacity(records.len());
         for (record, verdict) in records.iter().zip(verdicts) {
-            let outcome = self
+            match self
                 .store
                 .record_page_verdicts(std::slice::from_ref(record))
                 .await
-                .with_context(|| format!("cannot record matches of {}", verdict.page.url))?;
-            outcomes.extend(outcome);
+            {
+                Ok(outcome) => outcomes.extend(outcome),
+                Err(error) => {
+                    // The pages recorded before it keep their verdicts: they get their
+                    // sketches too, or the next library change would match them again.
+                    self.save_sketches(&verdicts[..outcomes.len()]).await;
+                    return Err::<Vec<VerdictOutcome>, _>(error)
+                        .with_context(|| format!("cannot record matches of {}", verdict.page.url));
+                }
+            }
         }
         Ok(outcomes)
     }

@@ -82,13 +82,6 @@ macro_rules! impl_store_by_section {
             shared::list_sites() -> Vec<$crate::Site>;
             shared::count_pages() -> u64;
 
-            matches::record_page_verdict(
-                page_id: $crate::Id,
-                content_hash: &str,
-                matches: &[$crate::NewMatch],
-                basis: Option<&$crate::VerdictBasis>,
-                at: ::chrono::DateTime<::chrono::Utc>
-            ) -> $crate::VerdictOutcome;
             matches::record_page_verdicts(verdicts: &[$crate::PageVerdict<'_>])
                 -> Vec<$crate::VerdictOutcome>;
             shared::verified_twin(page_id: $crate::Id, content_hash: &str, matcher: &str)

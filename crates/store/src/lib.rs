@@ -471,7 +471,19 @@ pub trait Store: Send + Sync {
         matches: &[NewMatch],
         basis: Option<&VerdictBasis>,
         at: DateTime<Utc>,
-    ) -> Result<VerdictOutcome>;
+    ) -> Result<VerdictOutcome> {
+        let verdict = PageVerdict {
+            page_id,
+            content_hash,
+            matches,
+            basis,
+            at,
+        };
+        let mut outcomes = self
+            .record_page_verdicts(std::slice::from_ref(&verdict))
+            .await?;
+        Ok(outcomes.pop().unwrap_or_default())
+    }
     /// [`Store::record_page_verdict`] of each of `verdicts`, in one transaction, with the
     /// outcome of each in their order: a worker records a batch of pages with one commit
     /// instead of one a page. All or nothing: on an error nothing is recorded, and the caller

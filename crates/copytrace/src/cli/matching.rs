@@ -84,7 +84,7 @@ pub struct MatchCommandArgs {
     /// or to apply changed settings).
     #[arg(long)]
     pub all: bool,
-    /// Pages matched at once.
+    /// Batches of pages matched at once.
     #[command(flatten)]
     pub parallel: Parallel,
 }
@@ -92,8 +92,8 @@ pub struct MatchCommandArgs {
 /// How many pages are matched at once.
 #[derive(Debug, Clone, Copy, clap::Args)]
 pub struct Parallel {
-    /// Pages matched at once; default two per core, so that one page's database reads and
-    /// writes overlap another's verification
+    /// Batches of pages (up to 32 each) matched at once; default two per core, so that one
+    /// batch's database reads and writes overlap another's verification
     #[arg(long = "parallel", value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub count: Option<u16>,
 }
@@ -125,7 +125,7 @@ pub async fn run_match(globals: &Globals, args: MatchCommandArgs) -> Result<Exit
     Ok(code)
 }
 
-/// Matches every due page with `engine`, `parallel` pages at a time, and prints a summary.
+/// Matches every due page with `engine`, `parallel` batches at a time, and prints a summary.
 pub async fn match_and_print(engine: MatchEngine, parallel: usize) -> Result<ExitCode> {
     let works = engine.work_count().await?;
     let bar = Bar::spinner("matching, pages:");

@@ -10,33 +10,13 @@ use crate::rows::{MatchEvidenceRow, group_matches, match_listing_columns};
 use crate::rules::{self, page_key, validate_matches};
 use crate::shared;
 use crate::{
-    Id, InfringingPage, MatchFilter, MatchRecord, MatchStatus, NewDecision, NewMatch, PageCheck,
-    PageCheckOutcome, PageVerdict, Result, StoreError, VerdictBasis, VerdictOutcome,
+    Id, InfringingPage, MatchFilter, MatchRecord, MatchStatus, NewDecision, PageCheck,
+    PageCheckOutcome, PageVerdict, Result, StoreError, VerdictOutcome,
 };
 use sqlx::Postgres;
 
 /// A page as a verdict reads it: content hash, last seen, HTTP status, last check.
 type PageState = (String, DateTime<Utc>, i64, Option<DateTime<Utc>>);
-
-pub(super) async fn record_page_verdict(
-    store: &PostgresStore,
-    page_id: Id,
-    content_hash: &str,
-    matches: &[NewMatch],
-    basis: Option<&VerdictBasis>,
-    at: DateTime<Utc>,
-) -> Result<VerdictOutcome> {
-    let verdict = PageVerdict {
-        page_id,
-        content_hash,
-        matches,
-        basis,
-        at,
-    };
-    Ok(record_page_verdicts(store, std::slice::from_ref(&verdict))
-        .await?
-        .remove(0))
-}
 
 pub(super) async fn record_page_verdicts(
     store: &PostgresStore,

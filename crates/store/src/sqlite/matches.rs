@@ -8,8 +8,8 @@ use crate::rows::{MatchEvidenceRow, group_matches, match_listing_columns};
 use crate::rules::{self, Referenced, page_key, to_json, validate_matches};
 use crate::shared;
 use crate::{
-    Id, InfringingPage, MatchFilter, MatchRecord, MatchStatus, NewDecision, NewMatch, PageCheck,
-    PageCheckOutcome, PageVerdict, Result, StoreError, VerdictBasis, VerdictOutcome,
+    Id, InfringingPage, MatchFilter, MatchRecord, MatchStatus, NewDecision, PageCheck,
+    PageCheckOutcome, PageVerdict, Result, StoreError, VerdictOutcome,
 };
 use sqlx::Sqlite;
 
@@ -19,26 +19,6 @@ use sqlx::Sqlite;
 /// pages (tested in `super::tests`).
 pub(super) const PREVIOUS_MATCHES: &str = "SELECT id, work_id, status, review, evidence_hash, removed_at FROM matches \
      WHERE page_id = $1 AND work_id NOT IN (SELECT id FROM works WHERE status = 'withdrawn')";
-
-pub(super) async fn record_page_verdict(
-    store: &SqliteStore,
-    page_id: Id,
-    content_hash: &str,
-    matches: &[NewMatch],
-    basis: Option<&VerdictBasis>,
-    at: DateTime<Utc>,
-) -> Result<VerdictOutcome> {
-    let verdict = PageVerdict {
-        page_id,
-        content_hash,
-        matches,
-        basis,
-        at,
-    };
-    Ok(record_page_verdicts(store, std::slice::from_ref(&verdict))
-        .await?
-        .remove(0))
-}
 
 pub(super) async fn record_page_verdicts(
     store: &SqliteStore,
