@@ -129,6 +129,10 @@ enum Command {
     QualityCorpus(quality::corpus::StatsArgs),
 }
 
+/// The allocator `copytrace` uses, so the figures are the product's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Fingerprint(args) => fingerprint::run(&args),

@@ -14,6 +14,12 @@ use anyhow::Result;
 use clap::Parser;
 use copytrace::cli::{self, Cli};
 
+/// mimalloc instead of glibc's malloc: matching allocates per page on several threads (the
+/// blocking pool's and SQLite's), where glibc's arenas cost about a fifth of a match worker's
+/// CPU (docs/benchmarks.md, "The allocator").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     exit_quietly_on_a_closed_pipe();
     // The configuration file feeds the command-line parser (as environment defaults), so it is

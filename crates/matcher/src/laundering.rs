@@ -32,6 +32,7 @@
 //! explain it keeps its exact passage between them.
 
 use foldhash::{HashMap, HashMapExt};
+use smallvec::SmallVec;
 
 use copytrace_fingerprint::Normalized;
 use copytrace_fingerprint::thesaurus::{SenseToken, Thesaurus, is_han};
@@ -490,20 +491,39 @@ impl SenseIndex {
         for s in 0..sentences {
             for token in page.sentence(s) {
                 let keys = keys(thesaurus, page_chars, token, &mut buffer);
-                let lists: Vec<&Vec<WorkId>> =
-                    keys.iter().filter_map(|k| self.postings.get(k)).collect();
-                let df = keys
-                    .iter()
-                    .filter_map(|k| self.works_holding(*k))
-                    .min()
-                    .unwrap_or(0);
-                if keys.is_empty() || df > max_df {
+                if keys.is_empty() {
+                    continue;
+                }
+                // Each key looked up once: its list, if held and short enough to read, and the
+                // number of works holding it.
+                let mut df = usize::MAX;
+                let mut lists: SmallVec<[&[WorkId]; 2]> = SmallVec::new();
+                for key in keys {
+                    match self.postings.get(key) {
+                        Some(list) => {
+                            df = df.min(list.len());
+                            if list.len() <= max_df {
+                                lists.push(list);
+                            }
+                        }
+                        None => {
+                            if let Some(n) = self.counts.get(key) {
+                                df = df.min(*n as usize);
+                            }
+                        }
+                    }
+                }
+                // A word no work holds is as rare as a word can be.
+                if df == usize::MAX {
+                    df = 0;
+                }
+                if df > max_df {
                     continue;
                 }
                 let w = weight(df, self.works);
                 total += w;
                 token_number += 1;
-                for list in lists.iter().filter(|l| l.len() <= max_df) {
+                for list in &lists {
                     for &work in list.iter() {
                         // A work counts once per token, whichever of its keys it holds.
                         let (found, last, held) = score.entry(work).or_insert((0.0, 0, 0));
@@ -927,6 +947,169 @@ mod tests {
         let page = "A storm is coming. The sea is grey and cold. The ships stay in the port. \
                     The sailors drink in the inn. Nobody speaks of the sea.";
         assert!(passages(page, work).is_empty());
+    }
+
+    /// The sense index's query as it was written first: each key looked up twice, its lists
+    /// collected. What the query must answer, exactly.
+    fn query_as_first_written(
+        index: &SenseIndex,
+        page_chars: &[char],
+        page: &SenseText,
+        thesaurus: &Thesaurus,
+        config: &LaunderingConfig,
+    ) -> Vec<(WorkId, usize)> {
+        if index.works == 0 {
+            return Vec::new();
+        }
+        let max_df = (index.works / 8).clamp(8, SENSE_LISTED_MAX_WORKS);
+        let mut blocks: HashMap<WorkId, usize> = HashMap::new();
+        // Per work: weight found, the last token counted, and how many tokens it holds.
+        let mut score: HashMap<WorkId, (f64, u32, usize)> = HashMap::new();
+        let mut token_number = 0u32;
+        let mut buffer = [0u32; 1];
+        let mut total = 0.0;
+        let mut block_han = 0;
+        let sentences = page.sentences.len();
+        for s in 0..sentences {
+            for token in page.sentence(s) {
+                let keys = keys(thesaurus, page_chars, token, &mut buffer);
+                let lists: Vec<&Vec<WorkId>> =
+                    keys.iter().filter_map(|k| index.postings.get(k)).collect();
+                let df = keys
+                    .iter()
+                    .filter_map(|k| index.works_holding(*k))
+                    .min()
+                    .unwrap_or(0);
+                if keys.is_empty() || df > max_df {
+                    continue;
+                }
+                let w = weight(df, index.works);
+                total += w;
+                token_number += 1;
+                for list in lists.iter().filter(|l| l.len() <= max_df) {
+                    for &work in list.iter() {
+                        // A work counts once per token, whichever of its keys it holds.
+                        let (found, last, held) = score.entry(work).or_insert((0.0, 0, 0));
+                        if *last != token_number {
+                            *last = token_number;
+                            *found += w;
+                            *held += 1;
+                        }
+                    }
+                }
+            }
+            block_han += han_chars(page_chars, page, s);
+            if block_han >= config.block_chars || s + 1 == sentences {
+                if total > 0.0 {
+                    let mut ranked: Vec<(f64, WorkId)> = score
+                        .drain()
+                        // A share of a handful of words is chance, however large.
+                        .filter(|(_, (_, _, held))| *held >= MIN_BLOCK_WORDS)
+                        .map(|(w, (found, _, _))| (found / total, w))
+                        .collect();
+                    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                    let runner_up = ranked.get(1).map_or(0.0, |r| r.0);
+                    let mut proposed = 0;
+                    let mut last_share = f64::INFINITY;
+                    for (share, work) in ranked {
+                        let leads =
+                            share >= config.min_block_share && share >= BLOCK_LEAD * runner_up;
+                        let full = proposed >= MAX_BLOCK_PROPOSALS && share < last_share;
+                        if (share >= config.sure_block_share || leads) && !full {
+                            *blocks.entry(work).or_default() += 1;
+                            proposed += 1;
+                            last_share = share;
+                        } else {
+                            break;
+                        }
+                    }
+                }
+                score.clear();
+                total = 0.0;
+                block_han = 0;
+            }
+        }
+        let mut out: Vec<(WorkId, usize)> = blocks.into_iter().collect();
+        out.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        out
+    }
+
+    #[test]
+    fn the_query_answers_as_it_was_first_written() {
+        let thesaurus = Thesaurus::builtin();
+        // Han characters drawn with a skew, so that words are shared by few to many works, as
+        // in a library.
+        let alphabet: Vec<char> = (0x4E00..0x4E00 + 3_000)
+            .filter_map(char::from_u32)
+            .collect();
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let sentence = |next: &mut dyn FnMut(usize) -> usize| -> String {
+            let len = 8 + next(12);
+            let mut s: String = (0..len)
+                .map(|_| {
+                    let skewed = next(alphabet.len()) + 1;
+                    alphabet[next(skewed)]
+                })
+                .collect();
+            s.push('。');
+            s
+        };
+        let works: Vec<String> = (0..300)
+            .map(|_| (0..30).map(|_| sentence(&mut next)).collect())
+            .collect();
+        let mut index = SenseIndex::new();
+        for (id, work) in works.iter().enumerate() {
+            file(&mut index, id as WorkId, work);
+        }
+        let config = LaunderingConfig::default();
+        let mut proposing = 0;
+        for p in 0..240 {
+            let page: String = match p % 3 {
+                // A work's text, a fifth of its characters changed.
+                0 => works[next(works.len())]
+                    .chars()
+                    .map(|c| match next(5) {
+                        0 if is_han(c) => alphabet[next(alphabet.len())],
+                        _ => c,
+                    })
+                    .collect(),
+                // Two works' halves.
+                1 => {
+                    let a: Vec<char> = works[next(works.len())].chars().collect();
+                    let b: Vec<char> = works[next(works.len())].chars().collect();
+                    a[..a.len() / 2].iter().chain(&b[b.len() / 2..]).collect()
+                }
+                // Sentences of two or three works interleaved, in uneven shares: blocks whose
+                // leader holds little more than the next work.
+                2 if p % 2 == 0 => {
+                    let sources: Vec<Vec<&str>> = (0..2 + next(2))
+                        .map(|_| works[next(works.len())].split_inclusive('。').collect())
+                        .collect();
+                    (0..30)
+                        .map(|k| {
+                            let source = &sources[next(sources.len() + 1) % sources.len()];
+                            source[k % source.len()]
+                        })
+                        .collect()
+                }
+                _ => (0..30).map(|_| sentence(&mut next)).collect(),
+            };
+            let (n, sense) = read(&page);
+            let expected = query_as_first_written(&index, &n.chars, &sense, thesaurus, &config);
+            assert_eq!(
+                index.query(&n.chars, &sense, thesaurus, &config),
+                expected,
+                "page {p}"
+            );
+            proposing += usize::from(!expected.is_empty());
+        }
+        assert!(proposing >= 80, "only {proposing} pages propose a work");
     }
 
     /// Files `text` in `index` as work `id`, read as the matcher reads a work.

@@ -644,6 +644,23 @@ impl MatchEngine {
             .into_iter()
             .map(|page| (page.id, page))
             .collect();
+        // Only a page whose text another page shows can be an alias or have a verified twin:
+        // one statement for the batch spares the others a statement each for either.
+        let unmatched: Vec<String> = due
+            .iter()
+            .filter(|(id, hash)| {
+                pages.get(id).is_some_and(|page| {
+                    page.content_hash == *hash && page.matched_hash.as_deref() != Some(hash)
+                })
+            })
+            .map(|(_, hash)| hash.clone())
+            .collect();
+        let shared: HashSet<String> = self
+            .store
+            .shared_texts(&unmatched)
+            .await?
+            .into_iter()
+            .collect();
         let mut outcomes: Vec<Option<PageOutcome>> = vec![None; due.len()];
         let mut verdicts: Vec<PendingVerdict> = Vec::new();
         for (slot, (id, hash)) in due.iter().enumerate() {
@@ -659,10 +676,15 @@ impl MatchEngine {
                 outcomes[slot] = Some(PageOutcome::AlreadyMatched);
                 continue;
             }
+            let shown_elsewhere = shared.contains(hash);
+            let alias_of = match shown_elsewhere || page.alias_of.is_some() {
+                true => aliases::primary_of(self.store.as_ref(), page).await?,
+                false => None,
+            };
             let mut verdict = PendingVerdict {
                 slot,
                 page: page.clone(),
-                alias_of: aliases::primary_of(self.store.as_ref(), page).await?,
+                alias_of,
                 matches: Vec::new(),
                 basis: None,
                 mirror_of: None,
@@ -673,10 +695,14 @@ impl MatchEngine {
                 // the library's current generation: its matches pass this engine's certainty
                 // gate afresh; the person's decisions and the licensed hosts of the page are
                 // applied to it as to any verdict.
-                let twin = self
-                    .store
-                    .verified_twin(page.id, &page.content_hash, &self.identity)
-                    .await?;
+                let twin = match shown_elsewhere {
+                    true => {
+                        self.store
+                            .verified_twin(page.id, &page.content_hash, &self.identity)
+                            .await?
+                    }
+                    false => None,
+                };
                 match twin {
                     Some(twin) => {
                         verdict.matches = twin

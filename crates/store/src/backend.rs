@@ -51,6 +51,7 @@ macro_rules! impl_store_by_section {
             pages::upsert_page(page: &$crate::NewPage) -> $crate::PageWrite;
             shared::get_page(id: $crate::Id) -> $crate::Page;
             pages::get_pages(ids: &[$crate::Id]) -> Vec<$crate::Page>;
+            pages::shared_texts(content_hashes: &[String]) -> Vec<String>;
             shared::pages_to_match(limit: u32) -> Vec<$crate::Page>;
             shared::due_page_ids(after_id: $crate::Id, limit: u32) -> Vec<($crate::Id, String)>;
             pages::mark_all_pages_unmatched() -> u64;

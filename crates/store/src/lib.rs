@@ -307,6 +307,12 @@ pub trait Store: Send + Sync {
     /// The pages of `ids` that exist, by id, in one statement: what a worker matching a batch
     /// of due pages reads (a deleted page is simply not returned).
     async fn get_pages(&self, ids: &[Id]) -> Result<Vec<Page>>;
+    /// Of `content_hashes`, those that are the current text of more than one page, each once,
+    /// in one statement. A page whose text no other page shows is nobody's alias and has no
+    /// verified twin ([`Store::earlier_pages_with_text`], [`Store::verified_twin`] both ask
+    /// for another page with its current text), so a worker matching a batch of pages asks
+    /// those two only for the pages this names.
+    async fn shared_texts(&self, content_hashes: &[String]) -> Result<Vec<String>>;
     /// Pages whose current text has not been matched yet (`matched_hash` missing or different
     /// from `content_hash`), oldest first (by id), at most `limit`.
     async fn pages_to_match(&self, limit: u32) -> Result<Vec<Page>>;

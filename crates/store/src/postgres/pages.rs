@@ -248,6 +248,22 @@ pub(super) async fn get_pages(store: &PostgresStore, ids: &[Id]) -> Result<Vec<c
     .collect()
 }
 
+pub(super) async fn shared_texts(
+    store: &PostgresStore,
+    content_hashes: &[String],
+) -> Result<Vec<String>> {
+    if content_hashes.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(sqlx::query_scalar(
+        "SELECT content_hash FROM pages WHERE content_hash = ANY($1) \
+         GROUP BY content_hash HAVING COUNT(*) > 1 ORDER BY content_hash",
+    )
+    .bind(content_hashes)
+    .fetch_all(&store.pool)
+    .await?)
+}
+
 pub(super) async fn save_page_sketches(
     store: &PostgresStore,
     sketches: &[crate::PageSketch],

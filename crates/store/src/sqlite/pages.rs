@@ -219,6 +219,23 @@ pub(super) async fn get_pages(store: &SqliteStore, ids: &[Id]) -> Result<Vec<cra
     .collect()
 }
 
+pub(super) async fn shared_texts(
+    store: &SqliteStore,
+    content_hashes: &[String],
+) -> Result<Vec<String>> {
+    if content_hashes.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(sqlx::query_scalar(
+        "SELECT content_hash FROM pages \
+         WHERE content_hash IN (SELECT value FROM json_each($1)) \
+         GROUP BY content_hash HAVING COUNT(*) > 1 ORDER BY content_hash",
+    )
+    .bind(to_json(&content_hashes, "content hashes")?)
+    .fetch_all(&store.pool)
+    .await?)
+}
+
 pub(super) async fn save_page_sketches(
     store: &SqliteStore,
     sketches: &[crate::PageSketch],

@@ -1,6 +1,7 @@
 //! A worker's batch of pages: read in one statement, their verdicts recorded and their
 //! sketches stored in one transaction each (`Store::get_pages`, `Store::record_page_verdicts`,
-//! `Store::save_page_sketches`).
+//! `Store::save_page_sketches`), and
+//! which of their texts other pages show too (`Store::shared_texts`).
 
 use std::sync::Arc;
 
@@ -12,6 +13,7 @@ contract_tests!(
     a_batch_records_each_verdict_as_it_would_be_recorded_alone,
     a_batch_with_a_failing_verdict_records_none_of_them,
     pages_are_read_and_sketches_stored_by_the_batch_skipping_deleted_pages,
+    texts_that_several_pages_show_are_named_once_each,
 );
 
 fn verdict<'a>(
@@ -144,4 +146,44 @@ async fn pages_are_read_and_sketches_stored_by_the_batch_skipping_deleted_pages(
         .map(|s| s.page_id)
         .collect();
     assert_eq!(stored, [first, second]);
+}
+
+async fn texts_that_several_pages_show_are_named_once_each(store: Arc<dyn Store>) {
+    stored_page(&*store, "https://a.example/1", "mirrored").await;
+    stored_page(&*store, "https://a.example/1?from=home", "mirrored").await;
+    stored_page(&*store, "https://b.example/1", "mirrored").await;
+    stored_page(&*store, "https://a.example/2", "alone").await;
+    let changed = stored_page(&*store, "https://a.example/3", "was alone too").await;
+    let (mirrored, alone, changed_from) = (
+        hash_of("mirrored"),
+        hash_of("alone"),
+        hash_of("was alone too"),
+    );
+    let asked = [
+        alone.clone(),
+        mirrored.clone(),
+        mirrored.clone(),
+        hash_of("nobody's"),
+        changed_from.clone(),
+    ];
+    assert_eq!(
+        store.shared_texts(&asked).await.unwrap(),
+        std::slice::from_ref(&mirrored)
+    );
+    assert!(store.shared_texts(&[]).await.unwrap().is_empty());
+
+    // A page that now shows another page's text shares it; its old text is nobody's.
+    store
+        .upsert_page(&page("https://a.example/3", "alone", at(1)))
+        .await
+        .unwrap();
+    let mut shared = store.shared_texts(&asked).await.unwrap();
+    shared.sort();
+    let mut expected = vec![alone, mirrored];
+    expected.sort();
+    assert_eq!(shared, expected);
+    assert_eq!(
+        store.get_page(changed).await.unwrap().content_hash,
+        hash_of("alone")
+    );
 }
