@@ -338,3 +338,56 @@ async fn postgres_window_rows_are_packed_by_the_upgrade() {
     store.close().await;
     drop_postgres_database(&name).await;
 }
+
+/// The version before notices were sent and followed up (its SQLite table is rebuilt).
+const BEFORE_SENDING: i64 = 26;
+
+/// A matched page as [`before_refetch_rows`] writes it, and a sent notice listing its match.
+fn notice_rows(created: &str) -> String {
+    format!(
+        "{} INSERT INTO notices (rights_holder_id, site, lang, status, body, created_at, \
+           sent_at) VALUES (1, 'pirate.example', 'zh', 'sent', '侵权通知', {created}, {created}); \
+         INSERT INTO notice_matches (notice_id, match_id) VALUES (1, 1);",
+        before_refetch_rows(created)
+    )
+}
+
+/// A notice written before migration 0027 keeps its status, text and matches, has an empty
+/// history, and takes the new states.
+async fn notices_from_before_sending_read_back(store: &dyn Store) {
+    let notice = store.get_notice(1, None).await.unwrap();
+    assert_eq!(notice.status, copytrace_store::NoticeStatus::Sent);
+    assert_eq!(
+        (notice.body.as_str(), notice.sent_at),
+        ("侵权通知", Some(at(0)))
+    );
+    assert_eq!(notice.match_ids, [1]);
+    assert!(store.notice_history(1).await.unwrap().is_empty());
+    store
+        .set_notice_status(&copytrace_store::NoticeStatusChange {
+            id: 1,
+            status: copytrace_store::NoticeStatus::Acknowledged,
+            rights_holder_id: None,
+            actor: "cli:tester".into(),
+            note: None,
+            at: at(10),
+        })
+        .await
+        .unwrap();
+    assert_eq!(store.notice_history(1).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn sqlite_notices_survive_the_rebuild_of_their_table() {
+    let (_dir, store) = sqlite_upgraded(BEFORE_SENDING, notice_rows).await;
+    notices_from_before_sending_read_back(&store).await;
+    store.close().await;
+}
+
+#[tokio::test]
+async fn postgres_notices_take_the_new_states_after_the_upgrade() {
+    let (name, store) = postgres_upgraded(BEFORE_SENDING, notice_rows).await;
+    notices_from_before_sending_read_back(&store).await;
+    store.close().await;
+    drop_postgres_database(&name).await;
+}
