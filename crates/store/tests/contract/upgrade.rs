@@ -342,13 +342,23 @@ async fn postgres_window_rows_are_packed_by_the_upgrade() {
 /// The version before notices were sent and followed up (its SQLite table is rebuilt).
 const BEFORE_SENDING: i64 = 26;
 
-/// A matched page as [`before_refetch_rows`] writes it, and a sent notice listing its match.
+/// A matched page and a sent notice listing its match, as version 26 wrote them.
 fn notice_rows(created: &str) -> String {
     format!(
-        "{} INSERT INTO notices (rights_holder_id, site, lang, status, body, created_at, \
+        "INSERT INTO rights_holders (name, created_at) VALUES ('Yuewen', {created}); \
+         INSERT INTO works (rights_holder_id, external_id, title, content, content_len, \
+           content_hash, fingerprint_version, created_at, updated_at) \
+           VALUES (1, 'novel', 'Novel', 'copied text', 11, 'w', 1, {created}, {created}); \
+         INSERT INTO sites (host, created_at) VALUES ('pirate.example', {created}); \
+         INSERT INTO pages (site_id, url, title, text, content_hash, http_status, first_seen, \
+           last_seen, matched_hash) VALUES (1, 'https://pirate.example/1', NULL, 'copied text', \
+           'h', 200, {created}, {created}, 'h'); \
+         INSERT INTO matches (page_id, work_id, rights_holder_id, score, coverage, containment, \
+           method, first_seen, last_seen) \
+           VALUES (1, 1, 1, 0.9, 0.9, 0.9, 'simhash', {created}, {created}); \
+         INSERT INTO notices (rights_holder_id, site, lang, status, body, created_at, \
            sent_at) VALUES (1, 'pirate.example', 'zh', 'sent', '侵权通知', {created}, {created}); \
-         INSERT INTO notice_matches (notice_id, match_id) VALUES (1, 1);",
-        before_refetch_rows(created)
+         INSERT INTO notice_matches (notice_id, match_id) VALUES (1, 1);"
     )
 }
 
