@@ -17,6 +17,7 @@ pub mod progress;
 pub mod queue;
 pub mod review;
 pub mod schedules;
+pub mod sites;
 pub mod stats;
 pub mod users;
 
@@ -217,10 +218,13 @@ pub enum Command {
     /// The review queue: confirm, reject or license matches below the certainty gate.
     #[command(subcommand)]
     Review(review::ReviewCommand),
-    /// Takedown notices: write one per site from the confirmed copies, record when it was sent;
-    /// removal checks verify the removals.
+    /// Takedown notices: write one per site from the confirmed copies, mail it to the site's
+    /// contacts, follow it up (reminder, escalation); removal checks verify the removals.
     #[command(subcommand)]
     Notice(notices::NoticeCommand),
+    /// Sites' contacts: where notices are sent (found on their pages, or added here).
+    #[command(subcommand)]
+    Site(sites::SiteCommand),
     /// Statistics of the match library: per work or chapter, site, day, rights holder, and
     /// time to piracy.
     #[command(subcommand)]
@@ -286,6 +290,7 @@ impl Command {
             | Command::Alert(_)
             | Command::Review(_)
             | Command::Notice(_)
+            | Command::Site(_)
             | Command::Stats(_)
             | Command::Evidence(_)
             | Command::Report { .. }
@@ -322,6 +327,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Review(command) => review::run(globals, command).await,
         Command::Stats(command) => stats::run(globals, command).await,
         Command::Notice(command) => notices::run(globals, command).await,
+        Command::Site(command) => sites::run(globals, command).await,
         Command::Fingerprint(args) => inspect::fingerprint(args),
         Command::Compare(args) => inspect::compare(args),
         Command::Worker(command) => processes::run_worker(globals, command).await,
