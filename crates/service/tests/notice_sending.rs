@@ -570,3 +570,134 @@ async fn a_notice_the_server_cannot_take_stays_a_draft_and_is_sent_later() {
         [MailState::Refused, MailState::Sent]
     );
 }
+
+/// An SMTP server that takes a message and hangs up before answering it, as a server that
+/// crashes (or a network that fails) at the worst moment: the client cannot know whether the
+/// message was delivered.
+fn start_smtp_that_hangs_up() -> std::net::SocketAddr {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut out) = stream else { break };
+            std::thread::spawn(move || {
+                let mut lines = BufReader::new(out.try_clone().unwrap()).lines();
+                out.write_all(b"220 hangup.test ESMTP\r\n").unwrap();
+                while let Some(Ok(line)) = lines.next() {
+                    let command = line.to_ascii_uppercase();
+                    let answer: &[u8] = if command.starts_with("EHLO") {
+                        b"250-hangup.test\r\n250 8BITMIME\r\n"
+                    } else if command.starts_with("DATA") {
+                        out.write_all(b"354 go ahead\r\n").unwrap();
+                        for line in lines.by_ref() {
+                            if line.map_or(true, |l| l == ".") {
+                                break;
+                            }
+                        }
+                        return; // the message is in; hang up before "250".
+                    } else if command.starts_with("QUIT") {
+                        let _ = out.write_all(b"221 bye\r\n");
+                        return;
+                    } else {
+                        b"250 OK\r\n"
+                    };
+                    if out.write_all(answer).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+#[tokio::test]
+async fn a_notice_whose_mail_broke_off_is_never_sent_again_unless_forced() {
+    let (store, _holder, work) = library().await;
+    let store = store.as_ref();
+    let evidence = tempfile::tempdir().unwrap();
+    copied(store, "https://cn.pirate.example/book/1.html", work, 0).await;
+    let cn = notice(store, "cn.pirate.example", NoticeLaw::Cn, evidence.path()).await;
+    contacts::add(
+        store,
+        "cn.pirate.example",
+        "dmca@cn.pirate.example",
+        ContactKind::Copyright,
+        at(0),
+    )
+    .await
+    .unwrap();
+
+    // The server took the message and hung up: its fate is unknown, so the notice stays
+    // `sending`, and the error says what to do.
+    let broken = settings(start_smtp_that_hangs_up());
+    let error = sending::send(store, cn.id, &request(&broken, "cli:tester", 0))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("stuck in sending") && error.contains("--force"),
+        "{error}"
+    );
+    assert_eq!(
+        store.get_notice(cn.id, None).await.unwrap().status,
+        NoticeStatus::Sending
+    );
+
+    // Neither a retry nor follow-up sends it again.
+    let (smtp, received) = start_smtp();
+    let mail = settings(smtp);
+    let retry = sending::send(store, cn.id, &request(&mail, "cli:tester", 1))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(retry.contains("stuck in sending"), "{retry}");
+    let bulk = sending::send_drafts(store, None, &request(&mail, "cli:tester", 1))
+        .await
+        .unwrap();
+    assert!(bulk.sent.is_empty() && bulk.failed.is_empty(), "{bulk:?}");
+    let follow = sending::follow_up(
+        store,
+        &mail,
+        &FollowUpSettings::default(),
+        "scheduler",
+        at(30),
+    )
+    .await
+    .unwrap();
+    assert_eq!(follow, Default::default());
+    assert!(received.lock().unwrap().is_empty());
+
+    // A person who checked sends it again on purpose.
+    let forced = sending::send(
+        store,
+        cn.id,
+        &SendRequest {
+            force: true,
+            ..request(&mail, "cli:tester", 2)
+        },
+    )
+    .await
+    .unwrap();
+    assert!(matches!(forced, SendOutcome::Sent { .. }), "{forced:?}");
+    assert_eq!(received.lock().unwrap().len(), 1);
+    let (steps, mails) = notices::history(store, cn.id).await.unwrap();
+    let moves: Vec<(NoticeStatus, NoticeStatus)> = steps.iter().map(|s| (s.from, s.to)).collect();
+    assert_eq!(
+        moves,
+        [
+            (NoticeStatus::Draft, NoticeStatus::Sending),
+            (NoticeStatus::Sending, NoticeStatus::Sending),
+            (NoticeStatus::Sending, NoticeStatus::Sent),
+        ]
+    );
+    assert!(
+        steps[1].note.as_deref().unwrap().contains("--force"),
+        "{steps:?}"
+    );
+    assert_eq!(
+        mails.iter().map(|m| m.state).collect::<Vec<_>>(),
+        [MailState::Abandoned, MailState::Sent]
+    );
+}

@@ -166,9 +166,18 @@ async fn a_found_contact_never_overrides_an_operators(store: Arc<dyn Store>) {
         ContactKind::General,
         Some("https://pirate.example/about"),
     );
-    assert_eq!(store.add_site_contacts(std::slice::from_ref(&found)).await.unwrap(), 1);
     assert_eq!(
-        store.add_site_contacts(std::slice::from_ref(&found)).await.unwrap(),
+        store
+            .add_site_contacts(std::slice::from_ref(&found))
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        store
+            .add_site_contacts(std::slice::from_ref(&found))
+            .await
+            .unwrap(),
         0,
         "found again: nothing written"
     );
@@ -180,7 +189,10 @@ async fn a_found_contact_never_overrides_an_operators(store: Arc<dyn Store>) {
         None,
     );
     assert_eq!(
-        store.add_site_contacts(std::slice::from_ref(&operator)).await.unwrap(),
+        store
+            .add_site_contacts(std::slice::from_ref(&operator))
+            .await
+            .unwrap(),
         1
     );
     assert_eq!(store.add_site_contacts(&[operator]).await.unwrap(), 0);
