@@ -264,9 +264,8 @@ async fn notice_recipients(store: &dyn Store, site: &str) -> Result<Vec<String>>
 /// Refused, naming the host, when the site has no contact; `Unavailable` when the SMTP
 /// exchange broke off and the notice stays `sending` (what to do is in the message).
 pub async fn send(store: &dyn Store, id: Id, request: &SendRequest<'_>) -> Result<SendOutcome> {
-    let mailer = Mailer::new(request.mail)?;
     let notice = store.get_notice(id, None).await?;
-    // A notice mailed before needs no contact to be reported as such.
+    // A notice mailed before needs no contact (nor a mail server) to be reported as such.
     if let Some(mail) = store
         .notice_mails(id)
         .await?
@@ -278,6 +277,7 @@ pub async fn send(store: &dyn Store, id: Id, request: &SendRequest<'_>) -> Resul
             mail,
         });
     }
+    let mailer = Mailer::new(request.mail)?;
     let recipients = notice_recipients(store, &notice.site).await?;
     if recipients.is_empty() {
         return Err(ServiceError::invalid(format!(

@@ -599,6 +599,13 @@ where
             mail.purpose.as_str()
         )));
     }
+    // Lock the notice's row first (a no-op write: both dialects, no `FOR UPDATE` in SQLite), so
+    // that two claimers of the same notice on PostgreSQL take turns and the second one sees the
+    // first one's mail, instead of both seeing none and one failing on the unique index.
+    sqlx::query("UPDATE notices SET status = status WHERE id = $1")
+        .bind(mail.notice_id)
+        .execute(&mut *conn)
+        .await?;
     let from = current_status::<DB>(conn, mail.notice_id, None).await?;
     let at = DB::time(mail.at);
     let existing = sqlx::query_as::<_, NoticeMailRow<DB>>(sqlx::AssertSqlSafe(format!(

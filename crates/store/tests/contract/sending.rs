@@ -16,6 +16,7 @@ contract_tests!(
     a_found_contact_never_overrides_an_operators,
     an_icp_number_is_written_once_until_it_changes,
     a_notice_is_mailed_at_most_once,
+    two_senders_at_once_claim_a_notice_once,
     a_notice_stuck_in_sending_is_sent_again_only_by_force_or_settled_by_hand,
     a_refused_notice_goes_back_to_draft,
     a_reminder_and_an_escalation_happen_once_each_and_are_steps_of_the_history,
@@ -647,4 +648,21 @@ async fn removal_checks_and_people_are_steps_of_the_history(store: Arc<dyn Store
             ),
         ]
     );
+}
+
+async fn two_senders_at_once_claim_a_notice_once(store: Arc<dyn Store>) {
+    let id = draft(&*store).await;
+    let first = mail(id, MailPurpose::Notice, "<a@test>", 20);
+    let second = mail(id, MailPurpose::Notice, "<b@test>", 20);
+    let (a, b) = tokio::join!(
+        store.begin_notice_mail(&first),
+        store.begin_notice_mail(&second)
+    );
+    let claims = [a.unwrap(), b.unwrap()];
+    let claimed = claims
+        .iter()
+        .filter(|c| matches!(c, MailClaim::Claimed(_)))
+        .count();
+    assert_eq!(claimed, 1, "{claims:?}");
+    assert_eq!(store.notice_mails(id).await.unwrap().len(), 1);
 }
