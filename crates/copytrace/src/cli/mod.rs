@@ -115,6 +115,18 @@ pub struct Globals {
     #[arg(long, global = true, env = "COPYTRACE_ALERTS_ALLOW_PRIVATE_ADDRESSES")]
     pub alerts_allow_private_addresses: bool,
 
+    /// Days after a notice was sent, without all its copies removed, before its one reminder
+    /// (`notice follow-up` and the scheduled alerts job).
+    #[arg(long, global = true, env = "COPYTRACE_NOTICE_REMINDER_DAYS", value_name = "N",
+          default_value_t = copytrace_service::sending::DEFAULT_REMINDER_DAYS)]
+    pub notice_reminder_days: u32,
+
+    /// Days after a notice was sent, without all its copies removed, before its one
+    /// escalation to the site's abuse contact.
+    #[arg(long, global = true, env = "COPYTRACE_NOTICE_ESCALATE_DAYS", value_name = "M",
+          default_value_t = copytrace_service::sending::DEFAULT_ESCALATE_DAYS)]
+    pub notice_escalate_days: u32,
+
     /// Whether the command may create the database: not an option, [`run`] sets it from the
     /// command ([`Command::open`]).
     #[arg(skip)]
@@ -165,6 +177,10 @@ impl Globals {
             smtp_url: self.smtp_url.clone(),
             mail_from: self.mail_from.clone(),
             allow_private_addresses: self.alerts_allow_private_addresses,
+            follow_up: copytrace_service::sending::FollowUpSettings {
+                reminder_days: self.notice_reminder_days,
+                escalate_days: self.notice_escalate_days,
+            },
             ..Default::default()
         }
     }

@@ -126,12 +126,12 @@ pub enum NoticeCommand {
     /// record only, with a note, when it has none). Each happens once however often this runs;
     /// the scheduled alerts job runs it too.
     FollowUp {
-        /// Days after sending before the reminder.
-        #[arg(long, default_value_t = sending::DEFAULT_REMINDER_DAYS, value_name = "N")]
-        reminder_days: u32,
-        /// Days after sending before the escalation.
-        #[arg(long, default_value_t = sending::DEFAULT_ESCALATE_DAYS, value_name = "M")]
-        escalate_days: u32,
+        /// Days after sending before the reminder (default: --notice-reminder-days, 7).
+        #[arg(long, value_name = "N")]
+        reminder_days: Option<u32>,
+        /// Days after sending before the escalation (default: --notice-escalate-days, 14).
+        #[arg(long, value_name = "M")]
+        escalate_days: Option<u32>,
         /// Act as if it were this time (RFC 3339), e.g. to catch up or to test.
         #[arg(long, value_name = "TIME")]
         now: Option<DateTime<Utc>>,
@@ -365,13 +365,15 @@ pub async fn run(globals: &Globals, command: NoticeCommand) -> Result<ExitCode> 
             now,
             json,
         } => {
+            let mail = globals.alert_settings();
+            let reminder_days = reminder_days.unwrap_or(mail.follow_up.reminder_days);
+            let escalate_days = escalate_days.unwrap_or(mail.follow_up.escalate_days);
             if escalate_days < reminder_days {
                 anyhow::bail!(
                     "--escalate-days {escalate_days} comes before --reminder-days \
                      {reminder_days}: the reminder goes first"
                 );
             }
-            let mail = globals.alert_settings();
             let report = sending::follow_up(
                 store,
                 &mail,
