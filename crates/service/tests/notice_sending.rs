@@ -701,3 +701,84 @@ async fn a_notice_whose_mail_broke_off_is_never_sent_again_unless_forced() {
         [MailState::Abandoned, MailState::Sent]
     );
 }
+
+#[tokio::test]
+async fn the_scheduled_alerts_job_follows_notices_up_as_the_scheduler() {
+    use copytrace_scheduler::JobHandler;
+    use copytrace_service::alerts::{self, AlertJobs, Alerter};
+
+    let (store, _holder, work) = library().await;
+    let evidence = tempfile::tempdir().unwrap();
+    copied(&*store, "https://us.pirate.example/read/1", work, 0).await;
+    let us = notice(&*store, "us.pirate.example", NoticeLaw::Us, evidence.path()).await;
+    contacts::add(
+        &*store,
+        "us.pirate.example",
+        "dmca@us.pirate.example",
+        ContactKind::Copyright,
+        at(0),
+    )
+    .await
+    .unwrap();
+    let (smtp, received) = start_smtp();
+    let mail = AlertSettings {
+        // Sent "now": due at once only with zero days, as configured here.
+        follow_up: FollowUpSettings {
+            reminder_days: 0,
+            escalate_days: 0,
+        },
+        ..settings(smtp)
+    };
+    let now = Utc::now();
+    sending::send(
+        &*store,
+        us.id,
+        &SendRequest {
+            now,
+            ..request(&mail, "cli:tester", 0)
+        },
+    )
+    .await
+    .unwrap();
+
+    let jobs = AlertJobs::new(Alerter::new(store.clone(), mail.clone()).unwrap());
+    let run_job = || async {
+        alerts::enqueue(&*store).await.unwrap();
+        let job = store
+            .claim_job(&[alerts::ALERTS], Utc::now(), chrono::Duration::minutes(1))
+            .await
+            .unwrap()
+            .expect("the alerts job");
+        let summary = jobs.run(&job).await.unwrap();
+        store
+            .complete_job(copytrace_store::JobLease {
+                job_id: job.id,
+                attempt: job.attempts,
+            })
+            .await
+            .unwrap();
+        summary
+    };
+    let first = run_job().await;
+    assert!(
+        first.contains("notices: 1 reminded, 1 escalated (1 without an abuse contact)"),
+        "{first}"
+    );
+    let second = run_job().await;
+    assert!(
+        second.contains("notices: 0 reminded, 0 escalated"),
+        "{second}"
+    );
+    assert_eq!(
+        received.lock().unwrap().len(),
+        2,
+        "the notice and one reminder"
+    );
+    let (steps, _) = notices::history(&*store, us.id).await.unwrap();
+    let actors: Vec<&str> = steps.iter().map(|s| s.actor.as_str()).collect();
+    assert_eq!(
+        actors,
+        ["cli:tester", "cli:tester", "scheduler", "scheduler"]
+    );
+    assert_eq!(steps[3].to, NoticeStatus::Escalated);
+}
