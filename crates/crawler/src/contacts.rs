@@ -133,8 +133,21 @@ static TEXT_EMAIL: LazyLock<Regex> = LazyLock::new(|| {
     .expect("valid address pattern")
 });
 
-static MAILTO: LazyLock<Selector> =
+static LINKS: LazyLock<Selector> =
     LazyLock::new(|| Selector::parse("a[href]").expect("valid selector"));
+
+/// The target of a `mailto:` link in raw HTML (quoted or not).
+static MAILTO_HREF: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?i)href\s*=\s*["']?\s*mailto:([^"'\s>]+)"#).expect("valid mailto pattern")
+});
+
+/// The few character references an address in an attribute may use (`&#64;` for `@`).
+fn decode_entities(text: &str) -> String {
+    text.replace("&#64;", "@")
+        .replace("&#x40;", "@")
+        .replace("&commat;", "@")
+        .replace("&amp;", "&")
+}
 
 /// File extensions that make `logo@2x.png` look like an address.
 const NOT_DOMAINS: &[&str] = &[
@@ -237,20 +250,27 @@ pub fn find_contacts(url: &Url, title: Option<&str>, html: &str) -> PageContacts
             addresses.push(address);
         }
     };
-    let lower = html.to_ascii_lowercase();
-    if contact_page || lower.contains("mailto:") {
+    if contact_page {
+        // A contact page is rare: parse it, for its links and the text a reader sees.
         let document = Html::parse_document(html);
-        for link in document.select(&MAILTO) {
+        for link in document.select(&LINKS) {
             if let Some(address) = link.value().attr("href").and_then(mailto_address) {
                 add(address);
             }
         }
-        if contact_page {
-            let text: String = document.root_element().text().collect::<Vec<_>>().join(" ");
-            for found in TEXT_EMAIL.captures_iter(&text) {
-                if let Some(address) = clean_address(&found[1], &found[2]) {
-                    add(address);
-                }
+        let text: String = document.root_element().text().collect::<Vec<_>>().join(" ");
+        for found in TEXT_EMAIL.captures_iter(&text) {
+            if let Some(address) = clean_address(&found[1], &found[2]) {
+                add(address);
+            }
+        }
+    } else {
+        // Any other page (a footer link on every chapter): a pattern over the HTML, so that a
+        // crawl does not parse each page a second time.
+        for found in MAILTO_HREF.captures_iter(html) {
+            let target = format!("mailto:{}", decode_entities(&found[1]));
+            if let Some(address) = mailto_address(&target) {
+                add(address);
             }
         }
     }
@@ -325,6 +345,11 @@ mod tests {
             [("service@pirate.example", ContactKind::General)]
         );
         assert_eq!(found.icp_number.as_deref(), Some("粤ICP证030173号"));
+        let entity = "<footer><a href='mailto:Help&#64;Pirate.Example?subject=hi'>x</a></footer>";
+        assert_eq!(
+            addresses(&find_contacts(&url("/book/2.html"), None, entity)),
+            [("help@pirate.example", ContactKind::General)]
+        );
         assert!(is_contact_page(&url("/lianxi/"), None));
         assert!(!is_contact_page(&url("/book/1.html"), Some("第一章")));
     }
