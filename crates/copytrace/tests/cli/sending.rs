@@ -246,3 +246,105 @@ fn a_notice_goes_to_the_contact_found_on_the_site_once_and_is_followed_up_once()
     let removed = workspace.run(&["notice", "status", &id, "removed"]);
     assert_eq!(removed.code, Some(2), "{removed:#?}");
 }
+
+/// An SMTP server that takes a message and hangs up before answering it: the sender cannot
+/// know whether it was delivered.
+fn start_smtp_that_hangs_up() -> SocketAddr {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut out) = stream else { break };
+            std::thread::spawn(move || {
+                let mut lines = BufReader::new(out.try_clone().unwrap()).lines();
+                out.write_all(b"220 hangup.test ESMTP\r\n").unwrap();
+                while let Some(Ok(line)) = lines.next() {
+                    let command = line.to_ascii_uppercase();
+                    let answer: &[u8] = if command.starts_with("EHLO") {
+                        b"250-hangup.test\r\n250 8BITMIME\r\n"
+                    } else if command.starts_with("DATA") {
+                        out.write_all(b"354 go ahead\r\n").unwrap();
+                        for line in lines.by_ref() {
+                            if line.map_or(true, |l| l == ".") {
+                                break;
+                            }
+                        }
+                        return;
+                    } else if command.starts_with("QUIT") {
+                        let _ = out.write_all(b"221 bye\r\n");
+                        return;
+                    } else {
+                        b"250 OK\r\n"
+                    };
+                    if out.write_all(answer).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+#[test]
+fn a_notice_stuck_in_sending_is_reported_by_list_and_sent_again_only_with_force() {
+    let workspace = Workspace::new();
+    let site = TestSite::sample();
+    let host = site.addr().to_string();
+    let path = workspace.write("lib/xingchen-ch1.txt", library_text("xingchen-ch1"));
+    workspace.ok(&[
+        "library",
+        "add",
+        "--rights-holder",
+        "Yuewen",
+        path.to_str().unwrap(),
+    ]);
+    crawl_and_match(&workspace, &site);
+    workspace.ok(&[
+        "rights-holder",
+        "set",
+        "Yuewen",
+        "--legal-name",
+        "Yuewen Ltd.",
+        "--email",
+        "legal@yuewen.example",
+        "--signature",
+        "/s/ Zhang San",
+    ]);
+    workspace.ok(&["notice", "create", "--site", &host, "--law", "us"]);
+    workspace.ok(&["site", "contact", "add", &host, "dmca@pirate.test"]);
+    let list: Vec<serde_json::Value> =
+        serde_json::from_str(&workspace.ok(&["notice", "list", "--json"]).stdout).unwrap();
+    let id = list[0]["id"].to_string();
+
+    let broken = format!("smtp://{}", start_smtp_that_hangs_up());
+    let cut = workspace.run(&["notice", "send", &id, "--smtp-url", &broken]);
+    assert_eq!(cut.code, Some(1), "{cut:#?}");
+    assert!(
+        cut.one_line_error().contains("stuck in sending"),
+        "{cut:#?}"
+    );
+    let listed = workspace.ok(&["notice", "list"]);
+    assert!(listed.stdout.contains("sending"), "{listed:#?}");
+    assert!(
+        listed
+            .stderr
+            .contains(&format!("warning: notice {id} is stuck in sending since")),
+        "{listed:#?}"
+    );
+
+    let (smtp, received) = start_smtp();
+    let smtp_url = format!("smtp://{smtp}");
+    let retry = workspace.run(&["notice", "send", &id, "--smtp-url", &smtp_url]);
+    assert!(retry.one_line_error().contains("--force"), "{retry:#?}");
+    assert!(received.lock().unwrap().is_empty());
+    let forced = workspace.ok(&["notice", "send", &id, "--force", "--smtp-url", &smtp_url]);
+    assert!(
+        forced.stdout.contains("sent to dmca@pirate.test"),
+        "{forced:#?}"
+    );
+    assert_eq!(received.lock().unwrap().len(), 1);
+    let listed = workspace.ok(&["notice", "list"]);
+    assert!(!listed.stderr.contains("stuck"), "{listed:#?}");
+}
