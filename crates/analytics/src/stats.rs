@@ -307,7 +307,12 @@ pub fn notice_rows(notices: &[Notice]) -> Vec<NoticeRow> {
             }
             NoticeStatus::PartiallyRemoved => row.partially_removed += 1,
             NoticeStatus::Ignored => row.ignored += 1,
-            NoticeStatus::Draft | NoticeStatus::Sent => {}
+            // Still waiting for the site (escalated ones too): counted as sent only.
+            NoticeStatus::Draft
+            | NoticeStatus::Sending
+            | NoticeStatus::Sent
+            | NoticeStatus::Acknowledged
+            | NoticeStatus::Escalated => {}
         }
     }
     let mut rows: Vec<NoticeRow> = rows

@@ -106,6 +106,10 @@ pub struct AlertsSection {
     pub mail_from: Option<String>,
     /// `COPYTRACE_ALERTS_ALLOW_PRIVATE_ADDRESSES`
     pub allow_private_addresses: Option<bool>,
+    /// `COPYTRACE_NOTICE_REMINDER_DAYS`
+    pub notice_reminder_days: Option<u32>,
+    /// `COPYTRACE_NOTICE_ESCALATE_DAYS`
+    pub notice_escalate_days: Option<u32>,
 }
 
 /// `[match]` settings.
@@ -222,6 +226,14 @@ impl ConfigFile {
             "COPYTRACE_ALERTS_ALLOW_PRIVATE_ADDRESSES",
             self.alerts.allow_private_addresses.map(|v| v.to_string()),
         );
+        put(
+            "COPYTRACE_NOTICE_REMINDER_DAYS",
+            self.alerts.notice_reminder_days.map(|v| v.to_string()),
+        );
+        put(
+            "COPYTRACE_NOTICE_ESCALATE_DAYS",
+            self.alerts.notice_escalate_days.map(|v| v.to_string()),
+        );
         put("COPYTRACE_TIMEZONE", self.schedule.timezone.clone());
         put("COPYTRACE_DEDUP_CRON", self.schedule.dedup_cron.clone());
         put(
@@ -301,6 +313,8 @@ pub fn print_effective(globals: &crate::cli::Globals) {
         "COPYTRACE_RECHECK_DELAY",
         "COPYTRACE_MAIL_FROM",
         "COPYTRACE_ALERTS_ALLOW_PRIVATE_ADDRESSES",
+        "COPYTRACE_NOTICE_REMINDER_DAYS",
+        "COPYTRACE_NOTICE_ESCALATE_DAYS",
     ]
     .map(str::to_owned)
     .into_iter()
@@ -355,6 +369,9 @@ mod tests {
             [schedule]
             timezone = "Asia/Shanghai"
             dedup_cron = "30 2 * * *"
+            [alerts]
+            notice_reminder_days = 5
+            notice_escalate_days = 10
             "#,
         )
         .unwrap();
@@ -371,7 +388,9 @@ mod tests {
         assert_eq!(env["COPYTRACE_AUTO_CONFIRM_SCORE"], "0.75");
         assert_eq!(env["COPYTRACE_TIMEZONE"], "Asia/Shanghai");
         assert_eq!(env["COPYTRACE_DEDUP_CRON"], "30 2 * * *");
-        assert_eq!(env.len(), 11);
+        assert_eq!(env["COPYTRACE_NOTICE_REMINDER_DAYS"], "5");
+        assert_eq!(env["COPYTRACE_NOTICE_ESCALATE_DAYS"], "10");
+        assert_eq!(env.len(), 13);
     }
 
     #[test]

@@ -107,6 +107,7 @@ use std::time::Duration;
 
 use url::Url;
 
+pub mod contacts;
 mod crawl;
 pub mod decode;
 mod error;

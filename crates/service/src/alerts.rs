@@ -62,6 +62,9 @@ pub struct AlertSettings {
     pub allow_private_addresses: bool,
     /// Longest wait for one webhook or SMTP exchange.
     pub timeout: Duration,
+    /// When the `alerts` job follows up sent notices (reminder, escalation): the notices'
+    /// mails go through the same server and sender.
+    pub follow_up: crate::sending::FollowUpSettings,
 }
 
 impl Default for AlertSettings {
@@ -71,6 +74,7 @@ impl Default for AlertSettings {
             mail_from: "Copytrace <copytrace@localhost>".to_owned(),
             allow_private_addresses: false,
             timeout: Duration::from_secs(15),
+            follow_up: crate::sending::FollowUpSettings::default(),
         }
     }
 }
@@ -548,13 +552,45 @@ impl JobHandler for AlertJobs {
             .run(Utc::now())
             .await
             .map_err(|e| JobError::from(crate::error::one_line(&e)))?;
+        // The daily step of notice follow-up: the job runs after every crawl and dedup run,
+        // and each reminder and escalation happens once however often it runs. A failure is
+        // logged and said in the summary; the alerts already delivered stand.
+        let settings = &self.alerter.settings;
+        let follow_up = crate::sending::follow_up(
+            self.alerter.store.as_ref(),
+            settings,
+            &settings.follow_up,
+            "scheduler",
+            Utc::now(),
+        )
+        .await;
+        let follow_up = match follow_up {
+            Ok(done) => {
+                for failure in &done.failures {
+                    tracing::warn!("notice follow-up: {failure}");
+                }
+                format!(
+                    "; notices: {} reminded, {} escalated ({} without an abuse contact), {} \
+                     failed",
+                    done.reminded.len(),
+                    done.escalated.len() + done.escalated_without_contact.len(),
+                    done.escalated_without_contact.len(),
+                    done.failures.len()
+                )
+            }
+            Err(error) => {
+                let error = crate::error::one_line(&error);
+                tracing::warn!("notice follow-up failed: {error}");
+                format!("; notice follow-up failed: {error}")
+            }
+        };
         if let Some(due) = report.waiting {
             // A separate key: the running job still holds `alerts`.
             enqueue_at(self.alerter.store.as_ref(), due, "alerts:retry")
                 .await
                 .map_err(|e| JobError::from(crate::error::one_line(&e)))?;
         }
-        Ok(summary(&report))
+        Ok(format!("{}{follow_up}", summary(&report)))
     }
 }
 

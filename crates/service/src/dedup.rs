@@ -130,7 +130,7 @@ pub async fn run_dedup(
         }
     }
     // Removal checks and verdicts are in: sent notices follow their copies.
-    let moved = store.refresh_notices(chrono::Utc::now()).await?;
+    let moved = crate::notices::follow_removals(store, chrono::Utc::now()).await?;
     if moved > 0 {
         tracing::info!(run = tracker.run_id(), "{moved} notice(s) changed status");
     }

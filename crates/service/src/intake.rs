@@ -8,6 +8,7 @@
 
 use std::sync::Arc;
 
+use copytrace_crawler::contacts::PageContacts;
 use copytrace_crawler::{CrawlError, CrawlProgress, CrawlStats, FetchedPage, PageSink};
 use copytrace_store::{RunCounts, Store, WriteOutcome};
 use url::Url;
@@ -160,8 +161,17 @@ impl PageSink for PageIntake {
         if self.save_progress().await {
             return Err(CANCELLED.into());
         }
+        // Whom to write to about the site: read before the page's body moves into the store.
+        let found = crate::contacts::contacts_of(&page);
+        let (url, fetched_at) = (page.url.clone(), page.fetched_at);
         let page = recrawl::new_page(page);
         let write = self.store.upsert_page(&page).await?;
+        if found != PageContacts::default()
+            && let Err(error) =
+                crate::contacts::record_found(self.store.as_ref(), &url, &found, fetched_at).await
+        {
+            tracing::warn!(%url, "cannot record the site's contacts: {error}");
+        }
         match write.outcome {
             WriteOutcome::Created => self.counts.created += 1,
             WriteOutcome::Updated => self.counts.updated += 1,

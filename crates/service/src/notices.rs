@@ -21,8 +21,8 @@ use copytrace_analytics::notice::{
     Claimant, NoticeInput, NoticeItem, NoticeLaw, excerpt, missing_elements, render_notice,
 };
 use copytrace_store::{
-    Id, MatchFilter, MatchRecord, MatchStatus, NewNotice, Notice, NoticeStatus, Review,
-    RightsHolder, Store, sha256_hex,
+    Id, MatchFilter, MatchRecord, MatchStatus, NewNotice, Notice, NoticeMail, NoticeStatus,
+    NoticeStatusChange, NoticeStep, Review, RightsHolder, Store, sha256_hex,
 };
 
 use crate::error::{Context, Result, ServiceError};
@@ -322,17 +322,49 @@ async fn sole_holder_on(store: &dyn Store, site: &str) -> Result<(RightsHolder, 
     }
 }
 
-/// Marks a notice sent (its copies become `notice_sent`), ignored, or back to draft.
+/// Marks a notice sent (its copies become `notice_sent`), ignored, or back to draft, from the
+/// web or the API (recorded in its history as `web`).
 pub async fn set_status(
     store: &dyn Store,
     id: Id,
     status: NoticeStatus,
     rights_holder_id: Option<Id>,
 ) -> Result<Notice> {
-    store
-        .set_notice_status(id, status, rights_holder_id, Utc::now())
-        .await?;
-    Ok(store.get_notice(id, rights_holder_id).await?)
+    move_notice(
+        store,
+        &NoticeStatusChange {
+            id,
+            status,
+            rights_holder_id,
+            actor: "web".to_owned(),
+            note: None,
+            at: Utc::now(),
+        },
+    )
+    .await
+}
+
+/// Moves a notice to another status as a person or a process says (acknowledged, ignored,
+/// escalated, sent, draft), recorded in its history with the actor and note. Removal states
+/// are refused: only removal checks verify removals. See [`Store::set_notice_status`].
+pub async fn move_notice(store: &dyn Store, change: &NoticeStatusChange) -> Result<Notice> {
+    store.set_notice_status(change).await?;
+    Ok(store.get_notice(change.id, change.rights_holder_id).await?)
+}
+
+/// A notice's history, oldest first, and the mails sent about it.
+pub async fn history(store: &dyn Store, id: Id) -> Result<(Vec<NoticeStep>, Vec<NoticeMail>)> {
+    Ok((
+        store.notice_history(id).await?,
+        store.notice_mails(id).await?,
+    ))
+}
+
+/// After removal checks recorded what became of the copies: sent notices follow them
+/// (removal_verified, partially_removed), each move a step of the history by `removal-check`.
+/// Returns how many notices moved. `copytrace dedup` calls it after its checks.
+pub async fn follow_removals(store: &dyn Store, now: DateTime<Utc>) -> Result<u64> {
+    Ok(store.refresh_notices(now).await?)
 }
 
 /// Replaces a draft notice's text, as the rights holder edited it before sending.

@@ -122,13 +122,17 @@ macro_rules! impl_store_by_section {
                 rights_holder_id: Option<$crate::Id>,
                 body: &str
             ) -> ();
-            matches::set_notice_status(
-                id: $crate::Id,
-                status: $crate::NoticeStatus,
-                rights_holder_id: Option<$crate::Id>,
-                at: ::chrono::DateTime<::chrono::Utc>
-            ) -> ();
-            shared::refresh_notices(at: ::chrono::DateTime<::chrono::Utc>) -> u64;
+            matches::set_notice_status(change: &$crate::NoticeStatusChange) -> ();
+            matches::refresh_notices(at: ::chrono::DateTime<::chrono::Utc>) -> u64;
+            shared::notice_history(notice_id: $crate::Id) -> Vec<$crate::NoticeStep>;
+            matches::begin_notice_mail(mail: &$crate::NewNoticeMail) -> $crate::MailClaim;
+            matches::finish_notice_mail(end: &$crate::MailEnd) -> ();
+            shared::notice_mails(notice_id: $crate::Id) -> Vec<$crate::NoticeMail>;
+            shared::add_site_contacts(contacts: &[$crate::NewSiteContact]) -> u64;
+            shared::site_contacts(host: &str) -> Vec<$crate::SiteContact>;
+            shared::remove_site_contact(host: &str, email: &str) -> ();
+            shared::set_site_icp(icp: &$crate::SiteIcp) -> bool;
+            shared::site_icp(host: &str) -> Option<$crate::SiteIcp>;
             shared::add_alert_target(target: &$crate::NewAlertTarget) -> $crate::Id;
             shared::list_alert_targets(rights_holder_id: Option<$crate::Id>)
                 -> Vec<$crate::AlertTarget>;

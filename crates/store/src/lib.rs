@@ -583,20 +583,57 @@ pub trait Store: Send + Sync {
     /// empty text: a sent notice keeps the text it was sent with.
     async fn set_notice_body(&self, id: Id, rights_holder_id: Option<Id>, body: &str)
     -> Result<()>;
-    /// Moves a notice to `status` by hand (`sent` or `ignored`, or back to `draft`). Marking it
-    /// sent stamps `sent_at` and moves its `open` copies to `notice_sent`. `NotFound` as for
-    /// [`Store::get_notice`]; `Invalid` for a status only removal checks set.
-    async fn set_notice_status(
-        &self,
-        id: Id,
-        status: NoticeStatus,
-        rights_holder_id: Option<Id>,
-        at: DateTime<Utc>,
-    ) -> Result<()>;
-    /// After removal checks: every sent notice whose copies are now all removed becomes
-    /// `removal_verified`, some removed `partially_removed`, none (again) `sent`. Returns how
-    /// many notices moved.
+    /// Moves a notice to another status by hand or by a process (`acknowledged`, `ignored`,
+    /// `escalated`, `sent`, or back to `draft`), recording the step with its actor and note
+    /// in the notice's history; moving it to the status it has changes nothing. Marking it
+    /// sent stamps `sent_at` and moves its `open` copies to `notice_sent`. Moving a notice
+    /// stuck in `sending` settles its mail: `sent` (it arrived) or `draft` (it did not).
+    /// `NotFound` as for [`Store::get_notice`]; `Invalid` for a status only removal checks or
+    /// `notice send` set, and for acknowledged, ignored or escalated before it was sent.
+    async fn set_notice_status(&self, change: &NoticeStatusChange) -> Result<()>;
+    /// After removal checks: every sent (acknowledged, escalated) notice whose copies are now
+    /// all removed becomes `removal_verified`, some removed `partially_removed`, and one of
+    /// those two whose copies are back online `sent` again; each move is a step of its history
+    /// by `removal-check`. Returns how many notices moved.
     async fn refresh_notices(&self, at: DateTime<Utc>) -> Result<u64>;
+    /// A notice's history, oldest first. `NotFound` for an unknown notice.
+    async fn notice_history(&self, notice_id: Id) -> Result<Vec<NoticeStep>>;
+    /// Records a mail about a notice as `sending`, before it is sent: the notice itself (the
+    /// notice, a draft, becomes `sending`, a step of its history), its reminder or its
+    /// escalation (of a sent notice). Each purpose happens at most once per notice: when a
+    /// mail of that purpose is sending, sent or skipped already, nothing is written and it is
+    /// returned ([`MailClaim::Exists`]). With `force`, a notice mail stuck in `sending` is
+    /// given up (`abandoned`) and the new one recorded. `NotFound` for an unknown notice;
+    /// `Invalid` for a notice that is not a draft and has no mail (marked sent by hand), a
+    /// reminder or escalation of an unsent notice, a notice or reminder without recipients.
+    async fn begin_notice_mail(&self, mail: &NewNoticeMail) -> Result<MailClaim>;
+    /// Records how the SMTP exchange of a mail [`Store::begin_notice_mail`] claimed ended. A
+    /// notice: sent (the notice becomes `sent`, its open copies `notice_sent`) or refused
+    /// (back to `draft`). A sent reminder is a step of the history; a sent or skipped
+    /// escalation makes the notice `escalated`. A refused reminder or escalation changes
+    /// nothing else (the next follow-up tries again). `NotFound` for an unknown mail;
+    /// `Invalid` for one already finished.
+    async fn finish_notice_mail(&self, end: &MailEnd) -> Result<()>;
+    /// The mails about a notice, oldest first.
+    async fn notice_mails(&self, notice_id: Id) -> Result<Vec<NoticeMail>>;
+
+    // ----- site contacts -----
+
+    /// Stores contacts of sites; returns how many rows were new or changed. A found contact
+    /// is stored once per host and address, never over an existing one; an operator's takes
+    /// a found one over (kind and source). Hosts are lower-cased, e-mail addresses too;
+    /// `Invalid` (nothing written for that row on) for an empty host or a value that is not
+    /// an address.
+    async fn add_site_contacts(&self, contacts: &[NewSiteContact]) -> Result<u64>;
+    /// A site's contacts: the operator's first, then found ones, each in the order stored.
+    async fn site_contacts(&self, host: &str) -> Result<Vec<SiteContact>>;
+    /// Removes a contact of a site. `NotFound` naming it when there is none.
+    async fn remove_site_contact(&self, host: &str, email: &str) -> Result<()>;
+    /// Records the ICP filing number a site shows; returns whether it was new or changed (the
+    /// same number again writes nothing).
+    async fn set_site_icp(&self, icp: &SiteIcp) -> Result<bool>;
+    /// The ICP filing number last seen on a site, if any.
+    async fn site_icp(&self, host: &str) -> Result<Option<SiteIcp>>;
 
     // ----- alerts -----
 

@@ -1631,46 +1631,356 @@ pub struct FirstCopy {
 }
 
 /// Where a takedown notice stands.
+///
+/// draft → sending → sent → acknowledged → removal_verified (the "removed" state: every copy
+/// found gone) / partially_removed / ignored → escalated. Removal checks move sent notices to
+/// removal_verified and partially_removed; `copytrace notice send` moves drafts through
+/// sending to sent; follow-up escalates; people set the others.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NoticeStatus {
     /// Written, not sent yet.
     Draft,
+    /// Its mail is being sent, or a send was interrupted before it was known to have arrived:
+    /// recorded before the SMTP exchange so that a crash never sends it twice unnoticed.
+    Sending,
     /// Sent; its copies are `notice_sent` until a check finds them removed.
     Sent,
-    /// Every copy it lists was found removed.
+    /// The site answered that it received the notice.
+    Acknowledged,
+    /// Every copy it lists was found removed (the notice's "removed" state).
     RemovalVerified,
     /// Some of its copies were found removed, others are still online.
     PartiallyRemoved,
     /// The site did not react; kept for the record.
     Ignored,
+    /// The host's abuse desk was told (or would have been: see the history's note).
+    Escalated,
 }
 
 impl NoticeStatus {
     /// Every status.
-    pub const ALL: [NoticeStatus; 5] = [
+    pub const ALL: [NoticeStatus; 8] = [
         NoticeStatus::Draft,
+        NoticeStatus::Sending,
         NoticeStatus::Sent,
+        NoticeStatus::Acknowledged,
         NoticeStatus::RemovalVerified,
         NoticeStatus::PartiallyRemoved,
         NoticeStatus::Ignored,
+        NoticeStatus::Escalated,
     ];
 
     /// The value stored in the database.
     pub fn as_str(self) -> &'static str {
         match self {
             NoticeStatus::Draft => "draft",
+            NoticeStatus::Sending => "sending",
             NoticeStatus::Sent => "sent",
+            NoticeStatus::Acknowledged => "acknowledged",
             NoticeStatus::RemovalVerified => "removal_verified",
             NoticeStatus::PartiallyRemoved => "partially_removed",
             NoticeStatus::Ignored => "ignored",
+            NoticeStatus::Escalated => "escalated",
+        }
+    }
+
+    /// Parses the stored value. `removed` is accepted for `removal_verified`, the name the
+    /// issue and people use for it.
+    pub fn parse(value: &str) -> Option<Self> {
+        if value == "removed" {
+            return Some(NoticeStatus::RemovalVerified);
+        }
+        NoticeStatus::ALL.into_iter().find(|s| s.as_str() == value)
+    }
+
+    /// Whether the notice went out (or is on its way): the states follow-up and removal
+    /// checks care about.
+    pub fn was_sent(self) -> bool {
+        !matches!(self, NoticeStatus::Draft | NoticeStatus::Sending)
+    }
+}
+
+/// A move of a notice to another status by a person or a process, recorded in its history
+/// ([`crate::Store::set_notice_status`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoticeStatusChange {
+    /// The notice.
+    pub id: Id,
+    /// Where it goes.
+    pub status: NoticeStatus,
+    /// Only a notice of this holder (`NotFound` otherwise); any when `None`.
+    pub rights_holder_id: Option<Id>,
+    /// Who moves it: `cli:LOGIN`, `web`, `scheduler`, …
+    pub actor: String,
+    /// Why, in the actor's words.
+    pub note: Option<String>,
+    /// When.
+    pub at: DateTime<Utc>,
+}
+
+/// One step in a notice's history: a status change, or a reminder (same status on both
+/// sides), with when and who.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NoticeStep {
+    /// The notice.
+    pub notice_id: Id,
+    /// Its status before.
+    pub from: NoticeStatus,
+    /// Its status after.
+    pub to: NoticeStatus,
+    /// When.
+    pub at: DateTime<Utc>,
+    /// Who or what: `cli:LOGIN`, `web`, `removal-check`, `scheduler`.
+    pub actor: String,
+    /// What happened, in words (recipients, Message-ID, why).
+    pub note: Option<String>,
+}
+
+/// Why a mail about a notice is sent: each at most once per notice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MailPurpose {
+    /// The notice itself, to the site's contacts.
+    Notice,
+    /// The one reminder after some days without removal.
+    Reminder,
+    /// The one escalation to the host's abuse contact.
+    Escalation,
+}
+
+impl MailPurpose {
+    /// The value stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MailPurpose::Notice => "notice",
+            MailPurpose::Reminder => "reminder",
+            MailPurpose::Escalation => "escalation",
         }
     }
 
     /// Parses the stored value.
     pub fn parse(value: &str) -> Option<Self> {
-        NoticeStatus::ALL.into_iter().find(|s| s.as_str() == value)
+        [
+            MailPurpose::Notice,
+            MailPurpose::Reminder,
+            MailPurpose::Escalation,
+        ]
+        .into_iter()
+        .find(|p| p.as_str() == value)
     }
+}
+
+/// Where a mail about a notice stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MailState {
+    /// Recorded before the SMTP exchange, not finished: on its way, or interrupted (a crash)
+    /// with its fate unknown.
+    Sending,
+    /// The SMTP server accepted it.
+    Sent,
+    /// The server or the connection refused it: nothing was delivered.
+    Refused,
+    /// Nobody to write to; recorded as done (an escalation without an abuse contact).
+    Skipped,
+    /// Was stuck in `sending` and a person gave it up to send again (`--force`).
+    Abandoned,
+}
+
+impl MailState {
+    /// The value stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MailState::Sending => "sending",
+            MailState::Sent => "sent",
+            MailState::Refused => "refused",
+            MailState::Skipped => "skipped",
+            MailState::Abandoned => "abandoned",
+        }
+    }
+
+    /// Parses the stored value.
+    pub fn parse(value: &str) -> Option<Self> {
+        [
+            MailState::Sending,
+            MailState::Sent,
+            MailState::Refused,
+            MailState::Skipped,
+            MailState::Abandoned,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == value)
+    }
+}
+
+/// A mail about a notice, recorded before it is sent ([`crate::Store::begin_notice_mail`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewNoticeMail {
+    /// The notice.
+    pub notice_id: Id,
+    /// Why.
+    pub purpose: MailPurpose,
+    /// The `Message-ID` it is sent with (unique).
+    pub message_id: String,
+    /// To whom, in order (empty for an escalation with nobody to write to).
+    pub recipients: Vec<String>,
+    /// Give up a notice mail stuck in `sending` and record this one instead.
+    pub force: bool,
+    /// Who sends it (recorded in the history).
+    pub actor: String,
+    /// When.
+    pub at: DateTime<Utc>,
+}
+
+/// A stored mail about a notice.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NoticeMail {
+    /// Row id.
+    pub id: Id,
+    /// The notice.
+    pub notice_id: Id,
+    /// Why.
+    pub purpose: MailPurpose,
+    /// Its `Message-ID`.
+    pub message_id: String,
+    /// To whom, in order.
+    pub recipients: Vec<String>,
+    /// Where it stands.
+    pub state: MailState,
+    /// When it was recorded (just before the SMTP exchange).
+    pub started_at: DateTime<Utc>,
+    /// When the exchange ended.
+    pub finished_at: Option<DateTime<Utc>>,
+    /// Why it was refused.
+    pub error: Option<String>,
+}
+
+/// What [`crate::Store::begin_notice_mail`] answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MailClaim {
+    /// Recorded as `sending`: send it now, then [`crate::Store::finish_notice_mail`].
+    Claimed(Id),
+    /// A mail of this purpose exists already (sent, skipped, or stuck in `sending`): send
+    /// nothing.
+    Exists(NoticeMail),
+}
+
+/// How the SMTP exchange of a claimed mail ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MailOutcome {
+    /// Accepted by the server.
+    Sent,
+    /// Refused before it could be delivered (the error): a new attempt may follow.
+    Refused(String),
+    /// Not sent, on purpose, and done (an escalation with nobody to write to).
+    Skipped,
+}
+
+/// The end of a claimed mail ([`crate::Store::finish_notice_mail`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MailEnd {
+    /// The mail, as [`MailClaim::Claimed`] named it.
+    pub mail_id: Id,
+    /// How it ended.
+    pub outcome: MailOutcome,
+    /// Who sent it (recorded in the history).
+    pub actor: String,
+    /// What the history says of it.
+    pub note: Option<String>,
+    /// When.
+    pub at: DateTime<Utc>,
+}
+
+/// What kind of desk an address of a site is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ContactKind {
+    /// Abuse reports (a host's abuse desk): where escalations go.
+    Abuse,
+    /// Copyright complaints (DMCA agent, 版权投诉).
+    Copyright,
+    /// Any other contact (webmaster, 联系我们).
+    General,
+}
+
+impl ContactKind {
+    /// The value stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContactKind::Abuse => "abuse",
+            ContactKind::Copyright => "copyright",
+            ContactKind::General => "general",
+        }
+    }
+
+    /// Parses the stored value.
+    pub fn parse(value: &str) -> Option<Self> {
+        [
+            ContactKind::Abuse,
+            ContactKind::Copyright,
+            ContactKind::General,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == value)
+    }
+}
+
+/// Where a site contact comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ContactSource {
+    /// Read from one of the site's own pages.
+    Found,
+    /// Added by a person; preferred over found ones.
+    Operator,
+}
+
+/// A contact of a site to store ([`crate::Store::add_site_contacts`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewSiteContact {
+    /// The site as the store names it (lower-case host, with its port when not the default).
+    pub host: String,
+    /// The address (lower-cased by the store).
+    pub email: String,
+    /// What kind of desk.
+    pub kind: ContactKind,
+    /// The page it was found on; `None` for an operator's.
+    pub found_on: Option<String>,
+    /// When.
+    pub at: DateTime<Utc>,
+}
+
+/// A stored contact of a site.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SiteContact {
+    /// Row id.
+    pub id: Id,
+    /// The site.
+    pub host: String,
+    /// The address.
+    pub email: String,
+    /// What kind of desk.
+    pub kind: ContactKind,
+    /// Found or added by a person.
+    pub source: ContactSource,
+    /// The page it was found on (found ones only).
+    pub found_on: Option<String>,
+    /// When it was stored.
+    pub created_at: DateTime<Utc>,
+}
+
+/// The ICP filing (备案) number a site shows ([`crate::Store::set_site_icp`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SiteIcp {
+    /// The site.
+    pub host: String,
+    /// The number as shown, e.g. `京ICP备12345678号`.
+    pub icp_number: String,
+    /// The page it was read on.
+    pub found_on: String,
+    /// When it was read.
+    pub found_at: DateTime<Utc>,
 }
 
 /// A takedown notice to store ([`crate::Store::create_notice`]).

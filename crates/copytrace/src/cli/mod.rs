@@ -17,6 +17,7 @@ pub mod progress;
 pub mod queue;
 pub mod review;
 pub mod schedules;
+pub mod sites;
 pub mod stats;
 pub mod users;
 
@@ -114,6 +115,18 @@ pub struct Globals {
     #[arg(long, global = true, env = "COPYTRACE_ALERTS_ALLOW_PRIVATE_ADDRESSES")]
     pub alerts_allow_private_addresses: bool,
 
+    /// Days after a notice was sent, without all its copies removed, before its one reminder
+    /// (`notice follow-up` and the scheduled alerts job).
+    #[arg(long, global = true, env = "COPYTRACE_NOTICE_REMINDER_DAYS", value_name = "N",
+          default_value_t = copytrace_service::sending::DEFAULT_REMINDER_DAYS)]
+    pub notice_reminder_days: u32,
+
+    /// Days after a notice was sent, without all its copies removed, before its one
+    /// escalation to the site's abuse contact.
+    #[arg(long, global = true, env = "COPYTRACE_NOTICE_ESCALATE_DAYS", value_name = "M",
+          default_value_t = copytrace_service::sending::DEFAULT_ESCALATE_DAYS)]
+    pub notice_escalate_days: u32,
+
     /// Whether the command may create the database: not an option, [`run`] sets it from the
     /// command ([`Command::open`]).
     #[arg(skip)]
@@ -164,6 +177,10 @@ impl Globals {
             smtp_url: self.smtp_url.clone(),
             mail_from: self.mail_from.clone(),
             allow_private_addresses: self.alerts_allow_private_addresses,
+            follow_up: copytrace_service::sending::FollowUpSettings {
+                reminder_days: self.notice_reminder_days,
+                escalate_days: self.notice_escalate_days,
+            },
             ..Default::default()
         }
     }
@@ -217,10 +234,13 @@ pub enum Command {
     /// The review queue: confirm, reject or license matches below the certainty gate.
     #[command(subcommand)]
     Review(review::ReviewCommand),
-    /// Takedown notices: write one per site from the confirmed copies, record when it was sent;
-    /// removal checks verify the removals.
+    /// Takedown notices: write one per site from the confirmed copies, mail it to the site's
+    /// contacts, follow it up (reminder, escalation); removal checks verify the removals.
     #[command(subcommand)]
     Notice(notices::NoticeCommand),
+    /// Sites' contacts: where notices are sent (found on their pages, or added here).
+    #[command(subcommand)]
+    Site(sites::SiteCommand),
     /// Statistics of the match library: per work or chapter, site, day, rights holder, and
     /// time to piracy.
     #[command(subcommand)]
@@ -286,6 +306,7 @@ impl Command {
             | Command::Alert(_)
             | Command::Review(_)
             | Command::Notice(_)
+            | Command::Site(_)
             | Command::Stats(_)
             | Command::Evidence(_)
             | Command::Report { .. }
@@ -322,6 +343,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Review(command) => review::run(globals, command).await,
         Command::Stats(command) => stats::run(globals, command).await,
         Command::Notice(command) => notices::run(globals, command).await,
+        Command::Site(command) => sites::run(globals, command).await,
         Command::Fingerprint(args) => inspect::fingerprint(args),
         Command::Compare(args) => inspect::compare(args),
         Command::Worker(command) => processes::run_worker(globals, command).await,

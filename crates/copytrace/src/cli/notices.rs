@@ -6,12 +6,13 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use chrono::Utc;
+use chrono::{DateTime, SecondsFormat, Utc};
 use clap::{Subcommand, ValueEnum};
 use copytrace_analytics::notice::NoticeLaw;
 use copytrace_service::evidence::{self, ScreenshotSettings};
 use copytrace_service::notices;
-use copytrace_store::{Notice, NoticeStatus};
+use copytrace_service::sending::{self, FollowUpSettings, SendOutcome, SendRequest};
+use copytrace_store::{MailPurpose, MailState, Notice, NoticeStatus, NoticeStatusChange};
 
 use super::Globals;
 
@@ -74,6 +75,97 @@ pub enum NoticeCommand {
         /// The notice id.
         id: i64,
     },
+    /// Mail a draft notice to its site's contacts (`site contacts HOST`; the operator's
+    /// first) through the alert mailer's SMTP server (--smtp-url, --mail-from): the notice as
+    /// text and HTML with its evidence hashes, the text attached. Never twice: a notice mailed
+    /// before sends nothing and says when; one whose mail broke off stays `sending` (see
+    /// `notice list`) until settled with `notice status ID sent|draft` or sent with --force.
+    Send {
+        /// The notice id (or --all-drafts).
+        #[arg(required_unless_present = "all_drafts", conflicts_with = "all_drafts")]
+        id: Option<i64>,
+        /// Mail every draft notice (of --rights-holder); one that cannot be sent is reported
+        /// and the others go on (exit 3 when some failed).
+        #[arg(long)]
+        all_drafts: bool,
+        /// With --all-drafts: only this rights holder's drafts.
+        #[arg(long, value_name = "NAME", requires = "all_drafts")]
+        rights_holder: Option<String>,
+        /// Send a notice stuck in `sending` again, accepting that the site may get it twice.
+        #[arg(long, conflicts_with = "all_drafts")]
+        force: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Move a notice to another status: acknowledged (the site answered), ignored,
+    /// escalated (by other means), sent (mailed outside Copytrace, or a stuck one that
+    /// arrived) or draft (a stuck one that did not). Removed and partially_removed are set
+    /// by removal checks only. Recorded in the notice's history with your login name.
+    Status {
+        /// The notice id.
+        id: i64,
+        /// The new status.
+        #[arg(value_enum)]
+        status: StatusArg,
+        /// Why (kept in the history).
+        #[arg(long)]
+        note: Option<String>,
+    },
+    /// A notice's history: each status change, reminder and escalation with its time, actor
+    /// and note, and the mails sent about it.
+    History {
+        /// The notice id.
+        id: i64,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Follow up sent notices whose copies are not all removed: one reminder mail after
+    /// --reminder-days, one escalation to the site's abuse contact after --escalate-days (on
+    /// record only, with a note, when it has none). Each happens once however often this runs;
+    /// the scheduled alerts job runs it too.
+    FollowUp {
+        /// Days after sending before the reminder (default: --notice-reminder-days, 7).
+        #[arg(long, value_name = "N")]
+        reminder_days: Option<u32>,
+        /// Days after sending before the escalation (default: --notice-escalate-days, 14).
+        #[arg(long, value_name = "M")]
+        escalate_days: Option<u32>,
+        /// Act as if it were this time (RFC 3339), e.g. to catch up or to test.
+        #[arg(long, value_name = "TIME")]
+        now: Option<DateTime<Utc>>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// A status a person sets, on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StatusArg {
+    /// Back to a draft (a stuck mail that did not arrive).
+    Draft,
+    /// Sent outside Copytrace, or a stuck mail that arrived.
+    Sent,
+    /// The site answered.
+    Acknowledged,
+    /// The site did not react.
+    Ignored,
+    /// Escalated by other means.
+    Escalated,
+}
+
+impl From<StatusArg> for NoticeStatus {
+    fn from(status: StatusArg) -> Self {
+        match status {
+            StatusArg::Draft => NoticeStatus::Draft,
+            StatusArg::Sent => NoticeStatus::Sent,
+            StatusArg::Acknowledged => NoticeStatus::Acknowledged,
+            StatusArg::Ignored => NoticeStatus::Ignored,
+            StatusArg::Escalated => NoticeStatus::Escalated,
+        }
+    }
 }
 
 /// The law a notice is written under, on the command line.
@@ -131,8 +223,8 @@ pub async fn run(globals: &Globals, command: NoticeCommand) -> Result<ExitCode> 
                 }
             }
             eprintln!(
-                "notice {} (draft, under {}) to {} lists {} cop(ies); `copytrace notice sent {}` \
-                 once sent",
+                "notice {} (draft, under {}) to {} lists {} cop(ies); `copytrace notice send {}` \
+                 mails it to the site's contacts",
                 notice.id,
                 NoticeLaw::for_language(&notice.lang).map_or("?", NoticeLaw::citation),
                 notice.site,
@@ -150,6 +242,16 @@ pub async fn run(globals: &Globals, command: NoticeCommand) -> Result<ExitCode> 
                 }
                 println!("{} notice(s)", list.len());
             }
+            // A mail whose fate is unknown must not go unnoticed.
+            for notice in list.iter().filter(|n| n.status == NoticeStatus::Sending) {
+                let stuck =
+                    store.notice_mails(notice.id).await?.into_iter().find(|m| {
+                        m.purpose == MailPurpose::Notice && m.state == MailState::Sending
+                    });
+                if let Some(mail) = stuck {
+                    eprintln!("warning: {}", sending::stuck_message(&mail));
+                }
+            }
         }
         NoticeCommand::Show { id } => {
             let notice = store.get_notice(id, None).await?;
@@ -157,15 +259,200 @@ pub async fn run(globals: &Globals, command: NoticeCommand) -> Result<ExitCode> 
             print!("{}", notice.body);
         }
         NoticeCommand::Sent { id } => {
-            let notice = notices::set_status(store, id, NoticeStatus::Sent, None).await?;
+            let notice = notices::move_notice(store, &change(id, NoticeStatus::Sent, None)).await?;
             println!("{}", line(&notice));
         }
         NoticeCommand::Ignored { id } => {
-            let notice = notices::set_status(store, id, NoticeStatus::Ignored, None).await?;
+            let notice =
+                notices::move_notice(store, &change(id, NoticeStatus::Ignored, None)).await?;
             println!("{}", line(&notice));
+        }
+        NoticeCommand::Status { id, status, note } => {
+            let notice = notices::move_notice(store, &change(id, status.into(), note)).await?;
+            println!("{}", line(&notice));
+        }
+        NoticeCommand::Send {
+            id,
+            all_drafts,
+            rights_holder,
+            force,
+            json,
+        } => {
+            let mail = globals.alert_settings();
+            let actor = actor();
+            let request = SendRequest {
+                mail: &mail,
+                actor: &actor,
+                force,
+                now: Utc::now(),
+            };
+            if all_drafts {
+                let report =
+                    sending::send_drafts(store, rights_holder.as_deref(), &request).await?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&report)?);
+                } else {
+                    for outcome in &report.sent {
+                        println!("{}", sent_line(outcome));
+                    }
+                    for (id, error) in &report.failed {
+                        eprintln!("notice {id} not sent: {error}");
+                    }
+                    println!(
+                        "{} notice(s) sent, {} failed",
+                        report.sent.len(),
+                        report.failed.len()
+                    );
+                }
+                if !report.failed.is_empty() {
+                    return Ok(ExitCode::from(super::EXIT_PARTIAL));
+                }
+            } else {
+                let id = id.expect("clap requires an id without --all-drafts");
+                let outcome = sending::send(store, id, &request).await?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&outcome)?);
+                } else {
+                    println!("{}", sent_line(&outcome));
+                }
+            }
+        }
+        NoticeCommand::History { id, json } => {
+            let (steps, mails) = notices::history(store, id).await?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&serde_json::json!({
+                        "notice_id": id,
+                        "history": steps,
+                        "mails": mails,
+                    }))?
+                );
+            } else {
+                for step in &steps {
+                    println!(
+                        "{}  {:<18} → {:<18} {:<20} {}",
+                        step.at.to_rfc3339_opts(SecondsFormat::Secs, true),
+                        step.from.as_str(),
+                        step.to.as_str(),
+                        step.actor,
+                        step.note.as_deref().unwrap_or("")
+                    );
+                }
+                for mail in &mails {
+                    println!(
+                        "mail {:<10} {:<9} {}  to {}  {}{}",
+                        mail.purpose.as_str(),
+                        mail.state.as_str(),
+                        mail.started_at.to_rfc3339_opts(SecondsFormat::Secs, true),
+                        if mail.recipients.is_empty() {
+                            "nobody".to_owned()
+                        } else {
+                            mail.recipients.join(", ")
+                        },
+                        mail.message_id,
+                        mail.error
+                            .as_deref()
+                            .map(|e| format!("  ({e})"))
+                            .unwrap_or_default()
+                    );
+                }
+            }
+        }
+        NoticeCommand::FollowUp {
+            reminder_days,
+            escalate_days,
+            now,
+            json,
+        } => {
+            let mail = globals.alert_settings();
+            let reminder_days = reminder_days.unwrap_or(mail.follow_up.reminder_days);
+            let escalate_days = escalate_days.unwrap_or(mail.follow_up.escalate_days);
+            if escalate_days < reminder_days {
+                anyhow::bail!(
+                    "--escalate-days {escalate_days} comes before --reminder-days \
+                     {reminder_days}: the reminder goes first"
+                );
+            }
+            let report = sending::follow_up(
+                store,
+                &mail,
+                &FollowUpSettings {
+                    reminder_days,
+                    escalate_days,
+                },
+                &actor(),
+                now.unwrap_or_else(Utc::now),
+            )
+            .await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                let ids = |ids: &[i64]| {
+                    ids.iter()
+                        .map(i64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                println!(
+                    "{} reminded ({}), {} escalated ({}), {} escalated on record only, no \
+                     abuse contact ({})",
+                    report.reminded.len(),
+                    ids(&report.reminded),
+                    report.escalated.len(),
+                    ids(&report.escalated),
+                    report.escalated_without_contact.len(),
+                    ids(&report.escalated_without_contact)
+                );
+                for failure in &report.failures {
+                    eprintln!("{failure}");
+                }
+            }
+            if !report.failures.is_empty() {
+                return Ok(ExitCode::from(super::EXIT_PARTIAL));
+            }
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Who acts at the command line: `cli:` and the login name.
+fn actor() -> String {
+    format!("cli:{}", super::review::login())
+}
+
+/// A move of notice `id` by the person at the command line, now.
+fn change(id: i64, status: NoticeStatus, note: Option<String>) -> NoticeStatusChange {
+    NoticeStatusChange {
+        id,
+        status,
+        rights_holder_id: None,
+        actor: actor(),
+        note,
+        at: Utc::now(),
+    }
+}
+
+/// What `notice send` did, on one line.
+fn sent_line(outcome: &SendOutcome) -> String {
+    match outcome {
+        SendOutcome::Sent {
+            notice_id,
+            recipients,
+            message_id,
+        } => format!(
+            "notice {notice_id} sent to {} (Message-ID {message_id})",
+            recipients.join(", ")
+        ),
+        SendOutcome::AlreadySent { notice_id, mail } => format!(
+            "notice {notice_id} was sent already, on {} to {} (Message-ID {}): nothing sent",
+            mail.finished_at
+                .unwrap_or(mail.started_at)
+                .to_rfc3339_opts(SecondsFormat::Secs, true),
+            mail.recipients.join(", "),
+            mail.message_id
+        ),
+    }
 }
 
 /// One notice on one line.

@@ -134,7 +134,7 @@ fn operator(actor: Option<String>) -> Reviewer {
 /// Who runs the command: `USER` (or `LOGNAME`) as the shell sets it, else the login name of the
 /// process's user id from the system's user database, else `uid:N`. Cron jobs and containers
 /// often set neither variable, and a decision must still name who took it.
-fn login() -> String {
+pub(crate) fn login() -> String {
     let from_env = std::env::var("USER")
         .ok()
         .filter(|name| !name.is_empty())

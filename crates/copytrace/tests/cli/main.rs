@@ -35,5 +35,6 @@ mod rendered_evidence;
 mod rendering;
 mod review;
 mod schedules;
+mod sending;
 mod stats;
 mod users;

@@ -285,14 +285,34 @@ pub(super) async fn create_notice(store: &PostgresStore, notice: &crate::NewNoti
 
 pub(super) async fn set_notice_status(
     store: &PostgresStore,
-    id: Id,
-    status: crate::NoticeStatus,
-    rights_holder_id: Option<Id>,
-    at: DateTime<Utc>,
+    change: &crate::NoticeStatusChange,
 ) -> Result<()> {
     let mut tx = store.begin().await?;
-    shared::set_notice_status_in::<Postgres>(&mut tx, id, status, rights_holder_id, stored(at))
-        .await?;
+    shared::set_notice_status_in::<Postgres>(&mut tx, change).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+pub(super) async fn refresh_notices(store: &PostgresStore, at: DateTime<Utc>) -> Result<u64> {
+    let mut tx = store.begin().await?;
+    let moved = shared::refresh_notices_in::<Postgres>(&mut tx, at).await?;
+    tx.commit().await?;
+    Ok(moved)
+}
+
+pub(super) async fn begin_notice_mail(
+    store: &PostgresStore,
+    mail: &crate::NewNoticeMail,
+) -> Result<crate::MailClaim> {
+    let mut tx = store.begin().await?;
+    let claim = shared::begin_notice_mail_in::<Postgres>(&mut tx, mail).await?;
+    tx.commit().await?;
+    Ok(claim)
+}
+
+pub(super) async fn finish_notice_mail(store: &PostgresStore, end: &crate::MailEnd) -> Result<()> {
+    let mut tx = store.begin().await?;
+    shared::finish_notice_mail_in::<Postgres>(&mut tx, end).await?;
     tx.commit().await?;
     Ok(())
 }

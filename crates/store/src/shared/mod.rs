@@ -29,6 +29,7 @@ mod notices;
 mod pages;
 mod profiles;
 mod schedules;
+mod sending;
 mod stats;
 mod users;
 
@@ -42,6 +43,7 @@ pub(crate) use notices::*;
 pub(crate) use pages::*;
 pub(crate) use profiles::*;
 pub(crate) use schedules::*;
+pub(crate) use sending::*;
 pub(crate) use stats::*;
 pub(crate) use users::*;
 

@@ -5,7 +5,6 @@ use sqlx::{Encode, Executor, FromRow, Type};
 
 use super::Db;
 use crate::rows::{Columns, StoredTime};
-use crate::rules::to_u64;
 use crate::{Id, NewNotice, Notice, NoticeStatus, Result, StoreError};
 
 #[derive(FromRow)]
@@ -226,93 +225,4 @@ where
         notices.push(with_matches(executor, row).await?);
     }
     Ok(notices)
-}
-
-/// The dialect-free body of [`crate::Store::set_notice_status`], in the backend's transaction.
-pub(crate) async fn set_notice_status_in<DB>(
-    conn: &mut DB::Connection,
-    id: Id,
-    status: NoticeStatus,
-    rights_holder_id: Option<Id>,
-    at: DB::Time,
-) -> Result<()>
-where
-    DB: Db,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    (i64,): for<'r> FromRow<'r, DB::Row>,
-    i64: for<'q> Encode<'q, DB> + Type<DB>,
-    Option<i64>: for<'q> Encode<'q, DB> + Type<DB>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
-{
-    if !matches!(
-        status,
-        NoticeStatus::Draft | NoticeStatus::Sent | NoticeStatus::Ignored
-    ) {
-        return Err(StoreError::Invalid(format!(
-            "{} is set by removal checks, not by hand",
-            status.as_str()
-        )));
-    }
-    let found: Option<i64> = sqlx::query_scalar(
-        "SELECT id FROM notices WHERE id = $1 AND ($2 IS NULL OR rights_holder_id = $2)",
-    )
-    .bind(id)
-    .bind(rights_holder_id)
-    .fetch_optional(&mut *conn)
-    .await?;
-    if found.is_none() {
-        return Err(StoreError::NotFound(format!("notice {id}")));
-    }
-    sqlx::query(
-        "UPDATE notices SET status = $2, \
-         sent_at = CASE WHEN $2 = 'sent' THEN COALESCE(sent_at, $3) ELSE sent_at END \
-         WHERE id = $1",
-    )
-    .bind(id)
-    .bind(status.as_str())
-    .bind(at)
-    .execute(&mut *conn)
-    .await?;
-    if status == NoticeStatus::Sent {
-        sqlx::query(
-            "UPDATE matches SET status = 'notice_sent' WHERE status = 'open' \
-             AND id IN (SELECT match_id FROM notice_matches WHERE notice_id = $1)",
-        )
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
-    }
-    Ok(())
-}
-
-pub(crate) async fn refresh_notices<'e, DB, E>(
-    executor: E,
-    at: chrono::DateTime<chrono::Utc>,
-) -> Result<u64>
-where
-    DB: Db,
-    E: Executor<'e, Database = DB>,
-    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
-{
-    // Sent notices follow their copies: all removed, some, or none (a copy that came back).
-    let done = sqlx::query(
-        "WITH tally AS ( \
-           SELECT n.notice_id, COUNT(*) AS total, \
-                  SUM(CASE WHEN m.status = 'removed' THEN 1 ELSE 0 END) AS removed \
-           FROM notice_matches n JOIN matches m ON m.id = n.match_id GROUP BY n.notice_id), \
-         next AS ( \
-           SELECT notices.id, CASE WHEN t.removed = t.total THEN 'removal_verified' \
-                                   WHEN t.removed > 0 THEN 'partially_removed' \
-                                   ELSE 'sent' END AS status \
-           FROM notices JOIN tally t ON t.notice_id = notices.id \
-           WHERE notices.status IN ('sent', 'removal_verified', 'partially_removed')) \
-         UPDATE notices SET status = (SELECT status FROM next WHERE next.id = notices.id), \
-                status_changed_at = $1 \
-         WHERE id IN (SELECT id FROM next WHERE next.status <> notices.status)",
-    )
-    .bind(DB::time(at))
-    .execute(executor)
-    .await?;
-    to_u64(DB::rows_affected(&done) as i64, "notice count")
 }

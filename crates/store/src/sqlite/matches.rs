@@ -227,14 +227,34 @@ pub(super) async fn create_notice(store: &SqliteStore, notice: &crate::NewNotice
 
 pub(super) async fn set_notice_status(
     store: &SqliteStore,
-    id: Id,
-    status: crate::NoticeStatus,
-    rights_holder_id: Option<Id>,
-    at: DateTime<Utc>,
+    change: &crate::NoticeStatusChange,
 ) -> Result<()> {
     let mut tx = store.write().await?;
-    shared::set_notice_status_in::<Sqlite>(&mut tx, id, status, rights_holder_id, micros(at))
-        .await?;
+    shared::set_notice_status_in::<Sqlite>(&mut tx, change).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+pub(super) async fn refresh_notices(store: &SqliteStore, at: DateTime<Utc>) -> Result<u64> {
+    let mut tx = store.write().await?;
+    let moved = shared::refresh_notices_in::<Sqlite>(&mut tx, at).await?;
+    tx.commit().await?;
+    Ok(moved)
+}
+
+pub(super) async fn begin_notice_mail(
+    store: &SqliteStore,
+    mail: &crate::NewNoticeMail,
+) -> Result<crate::MailClaim> {
+    let mut tx = store.write().await?;
+    let claim = shared::begin_notice_mail_in::<Sqlite>(&mut tx, mail).await?;
+    tx.commit().await?;
+    Ok(claim)
+}
+
+pub(super) async fn finish_notice_mail(store: &SqliteStore, end: &crate::MailEnd) -> Result<()> {
+    let mut tx = store.write().await?;
+    shared::finish_notice_mail_in::<Sqlite>(&mut tx, end).await?;
     tx.commit().await?;
     Ok(())
 }

@@ -24,6 +24,7 @@ mod removals;
 mod review;
 mod runs;
 mod schedules;
+mod sending;
 mod sketches;
 mod sqlite;
 mod stats;

@@ -2,7 +2,10 @@
 
 use std::sync::Arc;
 
-use copytrace_store::{Availability, NewNotice, NoticeStatus, PageCheck, Store, StoreError};
+use chrono::{DateTime, Utc};
+use copytrace_store::{
+    Availability, NewNotice, NoticeStatus, NoticeStatusChange, PageCheck, Store, StoreError,
+};
 
 use crate::helpers::{
     at, contract_tests, found, hash_of, matches_of, not_found, page, stored_work,
@@ -16,7 +19,7 @@ contract_tests!(
 );
 
 /// A page at `url` matched to `works`; returns the page id.
-async fn matched(store: &dyn Store, url: &str, works: &[i64]) -> i64 {
+pub async fn matched(store: &dyn Store, url: &str, works: &[i64]) -> i64 {
     let id = store.upsert_page(&page(url, url, at(0))).await.unwrap().id;
     let verdict: Vec<_> = works.iter().map(|&w| found(w, 0.9, &[(0, 0)])).collect();
     store
@@ -26,7 +29,7 @@ async fn matched(store: &dyn Store, url: &str, works: &[i64]) -> i64 {
     id
 }
 
-fn notice(holder: i64, match_ids: Vec<i64>) -> NewNotice {
+pub fn notice(holder: i64, match_ids: Vec<i64>) -> NewNotice {
     NewNotice {
         rights_holder_id: holder,
         site: "pirate.example".to_owned(),
@@ -37,7 +40,24 @@ fn notice(holder: i64, match_ids: Vec<i64>) -> NewNotice {
     }
 }
 
-fn check(page_id: i64, seconds: i64, removed: Vec<i64>, present: Vec<i64>) -> PageCheck {
+/// A move of notice `id` by `cli:tester`.
+pub fn change(
+    id: i64,
+    status: NoticeStatus,
+    rights_holder_id: Option<i64>,
+    at: DateTime<Utc>,
+) -> NoticeStatusChange {
+    NoticeStatusChange {
+        id,
+        status,
+        rights_holder_id,
+        actor: "cli:tester".to_owned(),
+        note: None,
+        at,
+    }
+}
+
+pub fn check(page_id: i64, seconds: i64, removed: Vec<i64>, present: Vec<i64>) -> PageCheck {
     PageCheck {
         page_id,
         run_id: None,
@@ -113,7 +133,7 @@ async fn sending_a_notice_marks_its_copies_and_checks_move_it(store: Arc<dyn Sto
     // Only removal checks verify removals.
     assert!(matches!(
         store
-            .set_notice_status(id, NoticeStatus::RemovalVerified, None, at(20))
+            .set_notice_status(&change(id, NoticeStatus::RemovalVerified, None, at(20)))
             .await,
         Err(StoreError::Invalid(_))
     ));
@@ -121,7 +141,7 @@ async fn sending_a_notice_marks_its_copies_and_checks_move_it(store: Arc<dyn Sto
     assert_eq!(store.refresh_notices(at(20)).await.unwrap(), 0);
 
     store
-        .set_notice_status(id, NoticeStatus::Sent, Some(holder), at(30))
+        .set_notice_status(&change(id, NoticeStatus::Sent, Some(holder), at(30)))
         .await
         .unwrap();
     let sent = store.get_notice(id, None).await.unwrap();
@@ -174,7 +194,7 @@ async fn sending_a_notice_marks_its_copies_and_checks_move_it(store: Arc<dyn Sto
     );
     // Ignored by hand: checks leave it alone.
     store
-        .set_notice_status(id, NoticeStatus::Ignored, None, at(300))
+        .set_notice_status(&change(id, NoticeStatus::Ignored, None, at(300)))
         .await
         .unwrap();
     store
@@ -208,7 +228,7 @@ async fn a_drafts_text_is_edited_until_it_is_sent(store: Arc<dyn Store>) {
         Err(StoreError::Invalid(_))
     ));
     store
-        .set_notice_status(id, NoticeStatus::Sent, None, at(20))
+        .set_notice_status(&change(id, NoticeStatus::Sent, None, at(20)))
         .await
         .unwrap();
     assert!(matches!(

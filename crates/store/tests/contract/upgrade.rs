@@ -338,3 +338,66 @@ async fn postgres_window_rows_are_packed_by_the_upgrade() {
     store.close().await;
     drop_postgres_database(&name).await;
 }
+
+/// The version before notices were sent and followed up (its SQLite table is rebuilt).
+const BEFORE_SENDING: i64 = 26;
+
+/// A matched page and a sent notice listing its match, as version 26 wrote them.
+fn notice_rows(created: &str) -> String {
+    format!(
+        "INSERT INTO rights_holders (name, created_at) VALUES ('Yuewen', {created}); \
+         INSERT INTO works (rights_holder_id, external_id, title, content, content_len, \
+           content_hash, fingerprint_version, created_at, updated_at) \
+           VALUES (1, 'novel', 'Novel', 'copied text', 11, 'w', 1, {created}, {created}); \
+         INSERT INTO sites (host, created_at) VALUES ('pirate.example', {created}); \
+         INSERT INTO pages (site_id, url, title, text, content_hash, http_status, first_seen, \
+           last_seen, matched_hash) VALUES (1, 'https://pirate.example/1', NULL, 'copied text', \
+           'h', 200, {created}, {created}, 'h'); \
+         INSERT INTO matches (page_id, work_id, rights_holder_id, score, coverage, containment, \
+           method, first_seen, last_seen) \
+           VALUES (1, 1, 1, 0.9, 0.9, 0.9, 'simhash', {created}, {created}); \
+         INSERT INTO notices (rights_holder_id, site, lang, status, body, created_at, \
+           sent_at) VALUES (1, 'pirate.example', 'zh', 'sent', '侵权通知', {created}, {created}); \
+         INSERT INTO notice_matches (notice_id, match_id) VALUES (1, 1);"
+    )
+}
+
+/// A notice written before migration 0027 keeps its status, text and matches, has an empty
+/// history, and takes the new states.
+async fn notices_from_before_sending_read_back(store: &dyn Store) {
+    let notice = store.get_notice(1, None).await.unwrap();
+    assert_eq!(notice.status, copytrace_store::NoticeStatus::Sent);
+    assert_eq!(
+        (notice.body.as_str(), notice.sent_at),
+        ("侵权通知", Some(at(0)))
+    );
+    assert_eq!(notice.match_ids, [1]);
+    assert!(store.notice_history(1).await.unwrap().is_empty());
+    store
+        .set_notice_status(&copytrace_store::NoticeStatusChange {
+            id: 1,
+            status: copytrace_store::NoticeStatus::Acknowledged,
+            rights_holder_id: None,
+            actor: "cli:tester".into(),
+            note: None,
+            at: at(10),
+        })
+        .await
+        .unwrap();
+    assert_eq!(store.notice_history(1).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn sqlite_notices_survive_the_rebuild_of_their_table() {
+    let (_dir, store) = sqlite_upgraded(BEFORE_SENDING, notice_rows).await;
+    notices_from_before_sending_read_back(&store).await;
+    store.close().await;
+}
+
+#[tokio::test]
+async fn postgres_notices_take_the_new_states_after_the_upgrade() {
+    let (name, store) = postgres_upgraded(BEFORE_SENDING, notice_rows).await;
+    notices_from_before_sending_read_back(&store).await;
+    store.close().await;
+    drop_postgres_database(&name).await;
+}

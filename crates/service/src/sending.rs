@@ -1,0 +1,818 @@
+//! Sending takedown notices by e-mail and following them up (issue 40).
+//!
+//! **Where a notice goes.** To the contacts of its site ([`crate::contacts`]): the operator's
+//! first, then those found on the site's pages; abuse desks only when the site has no other
+//! address (they are where escalations go). A site with none is refused, naming the host and
+//! how to add one. Mail goes through the alert mailer's SMTP server and sender
+//! ([`AlertSettings`]: `--smtp-url`, `--mail-from`, the same configuration).
+//!
+//! **What it says.** The notice's text as written (every element of its law, the URLs with
+//! their aliases, first-seen times, SHA-256 of the evidence), as plain text and as HTML
+//! (escaped, never interpreted), a list of each copy's evidence-manifest SHA-256, and the
+//! notice text attached as `notice-ID.txt`.
+//!
+//! **At most once: a duplicate notice is worse than a late one, a lost one must be visible.**
+//! Before the SMTP exchange, the store records the mail as `sending` with its `Message-ID`
+//! and moves the notice to `sending` ([`Store::begin_notice_mail`]); afterwards it records how
+//! the exchange ended ([`Store::finish_notice_mail`]). So:
+//!
+//! * a retry, a second process or a re-run of a sent notice finds its mail and sends nothing,
+//!   saying when it was sent;
+//! * a refusal that proves nothing was delivered — the server could not be reached, or it
+//!   answered 4xx/5xx — puts the notice back to `draft`, sendable again;
+//! * anything else (a connection cut mid-exchange, a timeout, a crash of this process between
+//!   the server's "250 OK" and the store's update) leaves the notice in `sending`. It is
+//!   **never sent again by itself**: `notice list` reports it as stuck, and a person who has
+//!   checked (the SMTP server's log, the site) either settles it (`notice status ID sent` or
+//!   `draft`) or sends it again with `notice send ID --force`, accepting a possible duplicate.
+//!
+//! This is at-most-once delivery with a visible gap, chosen over at-least-once because a
+//! rights holder who mails a pirate site twice looks careless and can be flagged as a spammer,
+//! while a notice a day late costs little.
+//!
+//! **Follow-up** ([`follow_up`]): a sent notice whose copies are not all removed gets one
+//! reminder, to the same recipients, `reminder_after` days after it was sent, and one
+//! escalation, to the host's abuse contact (kind `abuse`), `escalate_after` days after. A
+//! site with no abuse contact is escalated on record only, with a note saying so. Both use the
+//! same at-most-once records, so running follow-up every hour, or in several processes, sends
+//! each once. Each is a step of the notice's history with its time and actor.
+
+use chrono::{DateTime, Duration, SecondsFormat, Utc};
+use copytrace_store::{
+    ContactKind, Id, MailClaim, MailEnd, MailOutcome, MailPurpose, MailState, NewNoticeMail,
+    Notice, NoticeMail, NoticeStatus, SiteContact, Store,
+};
+use lettre::message::header::ContentType;
+use lettre::message::{Attachment, Mailbox, MultiPart};
+use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+use serde::Serialize;
+
+use crate::alerts::AlertSettings;
+use crate::error::{Result, ServiceError};
+use crate::holders;
+
+/// Default days after sending before the one reminder.
+pub const DEFAULT_REMINDER_DAYS: u32 = 7;
+/// Default days after sending before the one escalation.
+pub const DEFAULT_ESCALATE_DAYS: u32 = 14;
+
+/// What [`send`] did with one notice.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum SendOutcome {
+    /// Mailed now.
+    Sent {
+        /// The notice.
+        notice_id: Id,
+        /// To whom, in order.
+        recipients: Vec<String>,
+        /// Its `Message-ID`.
+        message_id: String,
+    },
+    /// Mailed before: nothing sent now.
+    AlreadySent {
+        /// The notice.
+        notice_id: Id,
+        /// The earlier mail.
+        mail: NoticeMail,
+    },
+}
+
+/// Who sends, how, and when.
+#[derive(Debug, Clone)]
+pub struct SendRequest<'a> {
+    /// SMTP server and sender (the alert mailer's).
+    pub mail: &'a AlertSettings,
+    /// Who sends (history): `cli:LOGIN`, `scheduler`, …
+    pub actor: &'a str,
+    /// Give up a notice stuck in `sending` and send it again.
+    pub force: bool,
+    /// Now.
+    pub now: DateTime<Utc>,
+}
+
+/// How an SMTP exchange failed.
+enum Failure {
+    /// Nothing was delivered (no connection, or the server answered 4xx/5xx).
+    Refused(String),
+    /// The exchange broke off: it may or may not have been delivered.
+    Unknown(String),
+}
+
+/// The SMTP side: the alert mailer's server and sender.
+struct Mailer<'a> {
+    settings: &'a AlertSettings,
+    from: Mailbox,
+}
+
+impl<'a> Mailer<'a> {
+    fn new(settings: &'a AlertSettings) -> Result<Self> {
+        if settings.smtp_url.is_none() {
+            return Err(ServiceError::invalid(
+                "no SMTP server is configured: notices are mailed through the alert mailer's \
+                 (--smtp-url, COPYTRACE_SMTP_URL, or smtp_url in copytrace.toml)",
+            ));
+        }
+        let from = settings.mail_from.parse().map_err(|e| {
+            ServiceError::invalid(format!("bad sender {:?}: {e}", settings.mail_from))
+        })?;
+        Ok(Self { settings, from })
+    }
+
+    async fn send(&self, message: Message) -> std::result::Result<(), Failure> {
+        let url = self.settings.smtp_url.as_deref().unwrap_or_default();
+        let transport = AsyncSmtpTransport::<Tokio1Executor>::from_url(url)
+            .map_err(|e| Failure::Refused(format!("bad SMTP URL: {e}")))?
+            .timeout(Some(self.settings.timeout))
+            .build();
+        // Reaching the server first tells "nothing was sent" from "fate unknown" when it is
+        // down, the common failure.
+        match transport.test_connection().await {
+            Ok(true) => {}
+            Ok(false) => return Err(Failure::Refused("the SMTP server did not answer".into())),
+            Err(e) => {
+                return Err(Failure::Refused(format!(
+                    "cannot reach the SMTP server: {e}"
+                )));
+            }
+        }
+        match transport.send(message).await {
+            Ok(_) => Ok(()),
+            Err(e) if e.is_permanent() || e.is_transient() => {
+                Err(Failure::Refused(format!("the SMTP server refused it: {e}")))
+            }
+            Err(e) => Err(Failure::Unknown(format!("SMTP: {e}"))),
+        }
+    }
+}
+
+fn mailbox(address: &str) -> Result<Mailbox> {
+    address
+        .parse()
+        .map_err(|e| ServiceError::invalid(format!("bad recipient {address:?}: {e}")))
+}
+
+/// HTML-escapes `text`.
+fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A `Message-ID` for a mail about notice `id`.
+fn message_id(id: Id, purpose: MailPurpose) -> String {
+    format!(
+        "<notice-{id}-{}-{}@copytrace>",
+        purpose.as_str(),
+        uuid::Uuid::new_v4()
+    )
+}
+
+/// The proof section: each listed copy's URL with the SHA-256 of its newest evidence
+/// package's manifest.
+async fn manifest_lines(store: &dyn Store, notice: &Notice) -> Result<String> {
+    let zh = notice.lang == "zh";
+    let mut lines = String::from(if zh {
+        "证据包清单 SHA-256（每个侵权页面）：\n"
+    } else {
+        "Evidence package manifests, SHA-256 (per infringing URL):\n"
+    });
+    for &match_id in &notice.match_ids {
+        let (page_id, _) = store.match_subject(match_id).await?;
+        let url = store.get_page(page_id).await?.url;
+        let hash = store
+            .evidence_packages(match_id)
+            .await?
+            .pop()
+            .map(|p| p.manifest_sha256)
+            .unwrap_or_else(|| if zh { "（无）" } else { "(none)" }.to_owned());
+        lines.push_str(&format!("- {url}\n  {hash}\n"));
+    }
+    Ok(lines)
+}
+
+/// A mail of `text` (as plain text, as escaped HTML, and attached as `notice-ID.txt`).
+fn compose(
+    from: &Mailbox,
+    to: &[String],
+    subject: &str,
+    message_id: &str,
+    in_reply_to: Option<&str>,
+    notice_id: Id,
+    text: &str,
+) -> Result<Message> {
+    let mut builder = Message::builder()
+        .from(from.clone())
+        .subject(subject)
+        .message_id(Some(message_id.to_owned()));
+    for address in to {
+        builder = builder.to(mailbox(address)?);
+    }
+    if let Some(original) = in_reply_to {
+        builder = builder
+            .in_reply_to(original.to_owned())
+            .references(original.to_owned());
+    }
+    let html = format!(
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"></head><body>\
+         <pre style=\"white-space: pre-wrap; font-family: sans-serif\">{}</pre></body></html>",
+        escape_html(text)
+    );
+    let attachment = Attachment::new(format!("notice-{notice_id}.txt")).body(
+        text.to_owned(),
+        ContentType::parse("text/plain; charset=utf-8").expect("a valid content type"),
+    );
+    builder
+        .multipart(
+            MultiPart::mixed()
+                .multipart(MultiPart::alternative_plain_html(text.to_owned(), html))
+                .singlepart(attachment),
+        )
+        .map_err(|e| ServiceError::invalid(format!("cannot build the mail: {e}")))
+}
+
+/// The addresses a notice to `site` goes to: the site's non-abuse contacts (operator's first),
+/// or its abuse desks when it has no other. Also tries `www.` + site, where a site's pages
+/// often are.
+async fn notice_recipients(store: &dyn Store, site: &str) -> Result<Vec<String>> {
+    let mut contacts: Vec<SiteContact> = store.site_contacts(site).await?;
+    if contacts.is_empty() && !site.starts_with("www.") {
+        contacts = store.site_contacts(&format!("www.{site}")).await?;
+    }
+    let desks: Vec<String> = contacts
+        .iter()
+        .filter(|c| c.kind != ContactKind::Abuse)
+        .map(|c| c.email.clone())
+        .collect();
+    Ok(if desks.is_empty() {
+        contacts.into_iter().map(|c| c.email).collect()
+    } else {
+        desks
+    })
+}
+
+/// Mails notice `id` to its site's contacts, at most once (see the module documentation).
+/// Refused, naming the host, when the site has no contact; `Unavailable` when the SMTP
+/// exchange broke off and the notice stays `sending` (what to do is in the message).
+pub async fn send(store: &dyn Store, id: Id, request: &SendRequest<'_>) -> Result<SendOutcome> {
+    let notice = store.get_notice(id, None).await?;
+    // A notice mailed before needs no contact (nor a mail server) to be reported as such.
+    if let Some(mail) = store
+        .notice_mails(id)
+        .await?
+        .into_iter()
+        .find(|m| m.purpose == MailPurpose::Notice && m.state == MailState::Sent)
+    {
+        return Ok(SendOutcome::AlreadySent {
+            notice_id: id,
+            mail,
+        });
+    }
+    let mailer = Mailer::new(request.mail)?;
+    let recipients = notice_recipients(store, &notice.site).await?;
+    if recipients.is_empty() {
+        return Err(ServiceError::invalid(format!(
+            "{} has no contact to send notice {id} to: add one with `copytrace site contact add \
+             {} EMAIL` (contacts are also found when its contact or DMCA pages are crawled)",
+            notice.site, notice.site
+        )));
+    }
+    let holder = holders::get(store, notice.rights_holder_id).await?;
+    let mid = message_id(id, MailPurpose::Notice);
+    let text = format!(
+        "{}\n\n{}",
+        notice.body.trim_end(),
+        manifest_lines(store, &notice).await?
+    );
+    let subject = if notice.lang == "zh" {
+        format!(
+            "侵权通知：{} 要求删除 {} 上的 {} 个侵权页面（通知编号 {id}）",
+            holder.name,
+            notice.site,
+            notice.match_ids.len()
+        )
+    } else {
+        format!(
+            "Notice of copyright infringement (17 U.S.C. §512(c)(3)) from {}: {} URL(s) on {} \
+             [notice {id}]",
+            holder.name,
+            notice.match_ids.len(),
+            notice.site
+        )
+    };
+    let message = compose(&mailer.from, &recipients, &subject, &mid, None, id, &text)?;
+    let claim = store
+        .begin_notice_mail(&NewNoticeMail {
+            notice_id: id,
+            purpose: MailPurpose::Notice,
+            message_id: mid.clone(),
+            recipients: recipients.clone(),
+            force: request.force,
+            actor: request.actor.to_owned(),
+            at: request.now,
+        })
+        .await?;
+    let mail_id = match claim {
+        MailClaim::Claimed(mail_id) => mail_id,
+        MailClaim::Exists(mail) if mail.state == MailState::Sending => {
+            return Err(ServiceError::invalid(stuck_message(&mail)));
+        }
+        MailClaim::Exists(mail) => {
+            return Ok(SendOutcome::AlreadySent {
+                notice_id: id,
+                mail,
+            });
+        }
+    };
+    let note = format!("mailed to {} (Message-ID {mid})", recipients.join(", "));
+    finish(
+        store,
+        (id, mail_id),
+        mailer.send(message).await,
+        request,
+        &note,
+    )
+    .await?;
+    Ok(SendOutcome::Sent {
+        notice_id: id,
+        recipients,
+        message_id: mid,
+    })
+}
+
+/// What to say of a notice mail stuck in `sending`.
+pub fn stuck_message(mail: &NoticeMail) -> String {
+    format!(
+        "notice {} is stuck in sending since {} (Message-ID {}, to {}): the SMTP exchange \
+         broke off and it may or may not have arrived; check the mail server's log, then \
+         `copytrace notice status {} sent` (it arrived) or `draft` (it did not), or send it \
+         again with `copytrace notice send {} --force`",
+        mail.notice_id,
+        mail.started_at.to_rfc3339_opts(SecondsFormat::Secs, true),
+        mail.message_id,
+        mail.recipients.join(", "),
+        mail.notice_id,
+        mail.notice_id
+    )
+}
+
+/// Records how a claimed mail's exchange ended; an exchange of unknown fate is left
+/// `sending` and reported as `Unavailable`.
+async fn finish(
+    store: &dyn Store,
+    (notice_id, mail_id): (Id, Id),
+    sent: std::result::Result<(), Failure>,
+    request: &SendRequest<'_>,
+    note: &str,
+) -> Result<()> {
+    let outcome = match sent {
+        Ok(()) => MailOutcome::Sent,
+        Err(Failure::Refused(error)) => MailOutcome::Refused(error),
+        Err(Failure::Unknown(error)) => {
+            let mail = store
+                .notice_mails(notice_id)
+                .await?
+                .into_iter()
+                .find(|m| m.id == mail_id)
+                .ok_or_else(|| ServiceError::invalid(format!("mail {mail_id} vanished")))?;
+            return Err(ServiceError::Unavailable(format!(
+                "{error}; {}",
+                stuck_message(&mail)
+            )));
+        }
+    };
+    let refused = match &outcome {
+        MailOutcome::Refused(error) => Some(error.clone()),
+        _ => None,
+    };
+    store
+        .finish_notice_mail(&MailEnd {
+            mail_id,
+            outcome,
+            actor: request.actor.to_owned(),
+            note: Some(if refused.is_some() {
+                format!("not delivered, {note}")
+            } else {
+                note.to_owned()
+            }),
+            at: request.now,
+        })
+        .await?;
+    match refused {
+        Some(error) => Err(ServiceError::Unavailable(format!(
+            "nothing was delivered ({error}); the notice is a draft again, to send later"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// What [`send_drafts`] did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BulkReport {
+    /// Notices mailed (or found mailed before).
+    pub sent: Vec<SendOutcome>,
+    /// Notices not sent, with why (no contact, SMTP refused, …).
+    pub failed: Vec<(Id, String)>,
+}
+
+/// Mails every draft notice (of one rights holder, by name, when given), each as [`send`]
+/// does; one that cannot be sent is reported and the others go on.
+pub async fn send_drafts(
+    store: &dyn Store,
+    holder: Option<&str>,
+    request: &SendRequest<'_>,
+) -> Result<BulkReport> {
+    Mailer::new(request.mail)?;
+    let holder_id = match holder {
+        Some(name) => Some(holders::find(store, name).await?.id),
+        None => None,
+    };
+    let mut drafts: Vec<Notice> = store
+        .list_notices(holder_id)
+        .await?
+        .into_iter()
+        .filter(|n| n.status == NoticeStatus::Draft)
+        .collect();
+    drafts.sort_by_key(|n| n.id);
+    let mut report = BulkReport::default();
+    for notice in drafts {
+        match send(store, notice.id, request).await {
+            Ok(outcome) => report.sent.push(outcome),
+            Err(error) => report
+                .failed
+                .push((notice.id, crate::error::one_line(&error))),
+        }
+    }
+    Ok(report)
+}
+
+/// When follow-up acts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FollowUpSettings {
+    /// Days after sending without full removal before the one reminder.
+    pub reminder_days: u32,
+    /// Days after sending without full removal before the one escalation.
+    pub escalate_days: u32,
+}
+
+impl Default for FollowUpSettings {
+    fn default() -> Self {
+        Self {
+            reminder_days: DEFAULT_REMINDER_DAYS,
+            escalate_days: DEFAULT_ESCALATE_DAYS,
+        }
+    }
+}
+
+/// What one [`follow_up`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct FollowUpReport {
+    /// Notices reminded now.
+    pub reminded: Vec<Id>,
+    /// Notices escalated now, to an abuse contact.
+    pub escalated: Vec<Id>,
+    /// Notices escalated on record only: their host has no abuse contact.
+    pub escalated_without_contact: Vec<Id>,
+    /// What could not be done, and why (tried again next time).
+    pub failures: Vec<String>,
+}
+
+/// Follows up every sent notice not fully removed: one reminder after `reminder_days`, one
+/// escalation after `escalate_days` (see the module documentation), as of `now`.
+pub async fn follow_up(
+    store: &dyn Store,
+    mail: &AlertSettings,
+    settings: &FollowUpSettings,
+    actor: &str,
+    now: DateTime<Utc>,
+) -> Result<FollowUpReport> {
+    let mut report = FollowUpReport::default();
+    let waiting: Vec<Notice> = store
+        .list_notices(None)
+        .await?
+        .into_iter()
+        .filter(|n| {
+            matches!(
+                n.status,
+                NoticeStatus::Sent
+                    | NoticeStatus::Acknowledged
+                    | NoticeStatus::PartiallyRemoved
+                    | NoticeStatus::Ignored
+            ) && n.removed < n.match_ids.len() as u64
+                && n.sent_at.is_some()
+        })
+        .collect();
+    if waiting.is_empty() {
+        return Ok(report);
+    }
+    let request = SendRequest {
+        mail,
+        actor,
+        force: false,
+        now,
+    };
+    for notice in waiting.iter().rev() {
+        let sent_at = notice.sent_at.unwrap_or(now);
+        let mails = store.notice_mails(notice.id).await?;
+        let done = |purpose: MailPurpose| {
+            mails.iter().any(|m| {
+                m.purpose == purpose
+                    && matches!(
+                        m.state,
+                        MailState::Sent | MailState::Skipped | MailState::Sending
+                    )
+            })
+        };
+        if now - sent_at >= Duration::days(settings.reminder_days.into())
+            && !done(MailPurpose::Reminder)
+        {
+            match remind(store, notice, &mails, &request).await {
+                Ok(true) => report.reminded.push(notice.id),
+                Ok(false) => {}
+                Err(error) => report.failures.push(format!(
+                    "notice {} reminder: {}",
+                    notice.id,
+                    crate::error::one_line(&error)
+                )),
+            }
+        }
+        if now - sent_at >= Duration::days(settings.escalate_days.into())
+            && !done(MailPurpose::Escalation)
+        {
+            match escalate(store, notice, &mails, &request).await {
+                Ok(Some(true)) => report.escalated.push(notice.id),
+                Ok(Some(false)) => report.escalated_without_contact.push(notice.id),
+                Ok(None) => {}
+                Err(error) => report.failures.push(format!(
+                    "notice {} escalation: {}",
+                    notice.id,
+                    crate::error::one_line(&error)
+                )),
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// The original notice mail, if it was mailed.
+fn original(mails: &[NoticeMail]) -> Option<&NoticeMail> {
+    mails
+        .iter()
+        .find(|m| m.purpose == MailPurpose::Notice && m.state == MailState::Sent)
+}
+
+/// The copies of `notice` still online, as words.
+fn still_online(notice: &Notice) -> u64 {
+    notice.match_ids.len() as u64 - notice.removed
+}
+
+/// Sends the reminder of a notice; `false` when another process did first.
+async fn remind(
+    store: &dyn Store,
+    notice: &Notice,
+    mails: &[NoticeMail],
+    request: &SendRequest<'_>,
+) -> Result<bool> {
+    let mailer = Mailer::new(request.mail)?;
+    let first = original(mails);
+    let recipients = match first {
+        Some(mail) => mail.recipients.clone(),
+        None => notice_recipients(store, &notice.site).await?,
+    };
+    if recipients.is_empty() {
+        return Err(ServiceError::invalid(format!(
+            "{} has no contact to remind: add one with `copytrace site contact add {} EMAIL`",
+            notice.site, notice.site
+        )));
+    }
+    let holder = holders::get(store, notice.rights_holder_id).await?;
+    let sent = notice
+        .sent_at
+        .unwrap_or(request.now)
+        .to_rfc3339_opts(SecondsFormat::Secs, true);
+    let total = notice.match_ids.len();
+    let online = still_online(notice);
+    let (subject, intro) = if notice.lang == "zh" {
+        (
+            format!("提醒：侵权通知（通知编号 {}）所列页面尚未删除", notice.id),
+            format!(
+                "提醒：{} 于 {sent} 向贵方发送的侵权通知（通知编号 {}）所列 {total} 个侵权\
+                 页面中，截至 {} 仍有 {online} 个可以访问。请尽快删除或断开链接。原通知如下。",
+                holder.name,
+                notice.id,
+                request.now.to_rfc3339_opts(SecondsFormat::Secs, true)
+            ),
+        )
+    } else {
+        (
+            format!(
+                "Reminder: infringing material still online [notice {}]",
+                notice.id
+            ),
+            format!(
+                "Reminder: of the {total} URL(s) in the notice of copyright infringement {} sent \
+                 you on {sent} (notice {}), {online} are still online as of {}. Please remove \
+                 or disable access to them expeditiously. The notice follows.",
+                holder.name,
+                notice.id,
+                request.now.to_rfc3339_opts(SecondsFormat::Secs, true)
+            ),
+        )
+    };
+    let text = format!(
+        "{intro}\n\n{}\n\n{}",
+        notice.body.trim_end(),
+        manifest_lines(store, notice).await?
+    );
+    let mid = message_id(notice.id, MailPurpose::Reminder);
+    let message = compose(
+        &mailer.from,
+        &recipients,
+        &subject,
+        &mid,
+        first.map(|m| m.message_id.as_str()),
+        notice.id,
+        &text,
+    )?;
+    let claim = store
+        .begin_notice_mail(&NewNoticeMail {
+            notice_id: notice.id,
+            purpose: MailPurpose::Reminder,
+            message_id: mid.clone(),
+            recipients: recipients.clone(),
+            force: false,
+            actor: request.actor.to_owned(),
+            at: request.now,
+        })
+        .await?;
+    let MailClaim::Claimed(mail_id) = claim else {
+        return Ok(false);
+    };
+    let note = format!(
+        "reminder mailed to {} (Message-ID {mid}): {online} of {total} cop(ies) still online",
+        recipients.join(", ")
+    );
+    finish(
+        store,
+        (notice.id, mail_id),
+        mailer.send(message).await,
+        request,
+        &note,
+    )
+    .await?;
+    Ok(true)
+}
+
+/// Escalates a notice to its host's abuse desk: `Some(true)` mailed, `Some(false)` recorded
+/// without a mail (no abuse contact), `None` when another process did first.
+async fn escalate(
+    store: &dyn Store,
+    notice: &Notice,
+    mails: &[NoticeMail],
+    request: &SendRequest<'_>,
+) -> Result<Option<bool>> {
+    let abuse: Vec<String> = store
+        .site_contacts(&notice.site)
+        .await?
+        .into_iter()
+        .filter(|c| c.kind == ContactKind::Abuse)
+        .map(|c| c.email)
+        .collect();
+    let mid = message_id(notice.id, MailPurpose::Escalation);
+    if abuse.is_empty() {
+        let claim = store
+            .begin_notice_mail(&NewNoticeMail {
+                notice_id: notice.id,
+                purpose: MailPurpose::Escalation,
+                message_id: mid,
+                recipients: Vec::new(),
+                force: false,
+                actor: request.actor.to_owned(),
+                at: request.now,
+            })
+            .await?;
+        let MailClaim::Claimed(mail_id) = claim else {
+            return Ok(None);
+        };
+        store
+            .finish_notice_mail(&MailEnd {
+                mail_id,
+                outcome: MailOutcome::Skipped,
+                actor: request.actor.to_owned(),
+                note: Some(format!(
+                    "escalated on record only: no abuse contact is known for {}; add one with \
+                     `copytrace site contact add {} EMAIL --kind abuse` and report it there",
+                    notice.site, notice.site
+                )),
+                at: request.now,
+            })
+            .await?;
+        return Ok(Some(false));
+    }
+    let mailer = Mailer::new(request.mail)?;
+    let holder = holders::get(store, notice.rights_holder_id).await?;
+    let first = original(mails);
+    let sent = notice
+        .sent_at
+        .unwrap_or(request.now)
+        .to_rfc3339_opts(SecondsFormat::Secs, true);
+    let total = notice.match_ids.len();
+    let online = still_online(notice);
+    let told = first.map_or_else(String::new, |m| m.recipients.join(", "));
+    let (subject, intro) = if notice.lang == "zh" {
+        (
+            format!(
+                "投诉升级：{} 上的侵权内容经通知后仍未删除（通知编号 {}）",
+                notice.site, notice.id
+            ),
+            format!(
+                "{} 于 {sent} 向 {} 的运营者（{told}）发送了侵权通知（通知编号 {}），并已发送\
+                 提醒；截至 {}，所列 {total} 个侵权页面中仍有 {online} 个可以访问。请贵方作为\
+                 其网络服务提供者依法处理。原通知如下。",
+                holder.name,
+                notice.site,
+                notice.id,
+                request.now.to_rfc3339_opts(SecondsFormat::Secs, true)
+            ),
+        )
+    } else {
+        (
+            format!(
+                "Abuse report: copyright infringement on {} not removed after notice [notice {}]",
+                notice.site, notice.id
+            ),
+            format!(
+                "{} sent the operator of {} ({told}) a notice of copyright infringement on {sent} \
+                 (notice {}) and a reminder; as of {}, {online} of its {total} URL(s) are still \
+                 online. As the site's service provider, please act on it. The notice follows.",
+                holder.name,
+                notice.site,
+                notice.id,
+                request.now.to_rfc3339_opts(SecondsFormat::Secs, true)
+            ),
+        )
+    };
+    let text = format!(
+        "{intro}\n\n{}\n\n{}",
+        notice.body.trim_end(),
+        manifest_lines(store, notice).await?
+    );
+    let message = compose(
+        &mailer.from,
+        &abuse,
+        &subject,
+        &mid,
+        first.map(|m| m.message_id.as_str()),
+        notice.id,
+        &text,
+    )?;
+    let claim = store
+        .begin_notice_mail(&NewNoticeMail {
+            notice_id: notice.id,
+            purpose: MailPurpose::Escalation,
+            message_id: mid.clone(),
+            recipients: abuse.clone(),
+            force: false,
+            actor: request.actor.to_owned(),
+            at: request.now,
+        })
+        .await?;
+    let MailClaim::Claimed(mail_id) = claim else {
+        return Ok(None);
+    };
+    let note = format!(
+        "escalated to the abuse contact {} (Message-ID {mid})",
+        abuse.join(", ")
+    );
+    finish(
+        store,
+        (notice.id, mail_id),
+        mailer.send(message).await,
+        request,
+        &note,
+    )
+    .await?;
+    Ok(Some(true))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn html_is_escaped() {
+        assert_eq!(
+            escape_html("<a href=\"x\">Tom & Jerry's</a>"),
+            "&lt;a href=&quot;x&quot;&gt;Tom &amp; Jerry&#39;s&lt;/a&gt;"
+        );
+    }
+}

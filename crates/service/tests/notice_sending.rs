@@ -1,0 +1,784 @@
+//! Sending takedown notices and following them up (issue 40), against a real SMTP server
+//! started here and a real store: notices for two sites under both laws are mailed once each
+//! with every element of their law, removal checks move them, and one left online is reminded
+//! once and escalated once, each step in its history.
+
+mod support;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
+use copytrace_analytics::notice::NoticeLaw;
+use copytrace_service::alerts::AlertSettings;
+use copytrace_service::evidence::ScreenshotSettings;
+use copytrace_service::notices::{self, EvidenceOutput, NoticeRequest};
+use copytrace_service::sending::{self, FollowUpSettings, SendOutcome, SendRequest};
+use copytrace_service::{contacts, error::ErrorKind};
+use copytrace_store::sqlite::SqliteStore;
+use copytrace_store::{
+    Availability, ContactKind, EvidencePassage, MailState, NewMatch, NewPage, NewWork, Notice,
+    NoticeStatus, PageCheck, RightsHolderProfile, Store,
+};
+use mail_parser::{Message, MessageParser, MimeHeaders};
+use sha2::{Digest, Sha256};
+use support::{Mail, start_smtp};
+
+const TEXT: &str = "星辰旅人第一章，雨夜来客。少年推开客栈的门，风雪随之涌入，掌柜抬头看了他一眼。";
+
+fn at(days: i64) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 3, 1, 8, 0, 0).unwrap() + chrono::Duration::days(days)
+}
+
+/// A store whose holder Yuewen has a full profile and a work; returns it with the holder and
+/// work ids.
+async fn library() -> (Arc<dyn Store>, i64, i64) {
+    let store = SqliteStore::connect("sqlite::memory:").await.unwrap();
+    store.migrate().await.unwrap();
+    let holder = store.ensure_rights_holder("Yuewen").await.unwrap();
+    store
+        .set_rights_holder_profile(&RightsHolderProfile {
+            rights_holder_id: holder,
+            legal_name: Some("上海阅文信息技术有限公司".into()),
+            address: Some("上海市浦东新区碧波路690号".into()),
+            email: Some("legal@yuewen.example".into()),
+            phone: Some("+86 21 0000 0000".into()),
+            agent_name: Some("张三".into()),
+            agent_role: Some("法务经理".into()),
+            agent_contact: Some("zhangsan@yuewen.example".into()),
+            signature: Some("/s/ 张三".into()),
+            language: "zh".into(),
+            updated_at: at(-30),
+        })
+        .await
+        .unwrap();
+    let text = TEXT.repeat(8);
+    let (work, _) = store
+        .upsert_work(&NewWork {
+            rights_holder_id: holder,
+            external_id: "xingchen".into(),
+            title: "星辰旅人".into(),
+            content_hash: copytrace_store::sha256_hex(text.as_bytes()),
+            content: text,
+            fingerprint_version: 1,
+            segments: Vec::new(),
+            fingerprints: Vec::new(),
+            author: None,
+            published_at: None,
+            chapters: Vec::new(),
+            licensed_hosts: None,
+        })
+        .await
+        .unwrap();
+    (Arc::new(store), holder, work)
+}
+
+/// A page at `url` copying the work, first seen `days` from the start; returns its id.
+async fn copied(store: &dyn Store, url: &str, work: i64, days: i64) -> i64 {
+    let text = format!("{url}\n{}", TEXT.repeat(8));
+    let hash = copytrace_store::sha256_hex(text.as_bytes());
+    let start = url.len() + 1;
+    let page = store
+        .upsert_page(&NewPage {
+            url: url.into(),
+            title: Some("第一章 雨夜来客".into()),
+            text,
+            content_hash: hash.clone(),
+            http_status: 200,
+            fetched_at: at(days),
+            etag: None,
+            last_modified: None,
+            capture: None,
+        })
+        .await
+        .unwrap()
+        .id;
+    let found = NewMatch {
+        work_id: work,
+        score: 0.97,
+        coverage: 0.9,
+        containment: 0.97,
+        copied_chars: 240,
+        method: "simhash+align".into(),
+        auto_confirm: true,
+        evidence: vec![EvidencePassage {
+            page_start: start as u32,
+            page_end: (start + 3 * 12) as u32,
+            work_start: 0,
+            work_end: 36,
+        }],
+    };
+    store
+        .record_page_matches(page, &hash, &[found], at(days))
+        .await
+        .unwrap();
+    page
+}
+
+/// A page at `alias` with the same text as page `of`, filed as its alias.
+async fn alias(store: &dyn Store, alias: &str, of: i64) {
+    let original = store.get_page(of).await.unwrap();
+    let id = store
+        .upsert_page(&NewPage {
+            url: alias.into(),
+            title: original.title.clone(),
+            text: original.text.clone(),
+            content_hash: original.content_hash.clone(),
+            http_status: 200,
+            fetched_at: at(0),
+            etag: None,
+            last_modified: None,
+            capture: None,
+        })
+        .await
+        .unwrap()
+        .id;
+    store.set_page_alias(id, Some(of)).await.unwrap();
+}
+
+/// The removal check of a page, as a re-crawl records it: gone (404) at `days`.
+async fn gone(store: &dyn Store, page: i64, work: i64, days: i64) {
+    store
+        .record_page_check(&PageCheck {
+            page_id: page,
+            run_id: None,
+            checked_at: at(days),
+            availability: Availability::Gone,
+            http_status: Some(404),
+            detail: "HTTP 404".into(),
+            still_present: Vec::new(),
+            removed: vec![work],
+        })
+        .await
+        .unwrap();
+}
+
+/// Writes the notice of Yuewen to `site` under `law`, with fresh evidence packages in `dir`.
+async fn notice(store: &dyn Store, site: &str, law: NoticeLaw, dir: &Path) -> Notice {
+    notices::create(
+        store,
+        &NoticeRequest {
+            holder: Some("Yuewen"),
+            site,
+            law: Some(law),
+            evidence: Some(&EvidenceOutput {
+                dir: dir.to_owned(),
+                screenshot: ScreenshotSettings::Skip("not in this test".into()),
+            }),
+            at: at(0),
+        },
+    )
+    .await
+    .unwrap()
+}
+
+fn sha256_of(path: &Path) -> String {
+    hex_of(&Sha256::digest(std::fs::read(path).unwrap()))
+}
+
+fn hex_of(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Every manifest SHA-256 of the packages under `dir`.
+fn manifest_hashes(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| sha256_of(&entry.unwrap().path().join("manifest.json")))
+        .collect()
+}
+
+fn parse(mail: &Mail) -> Message<'_> {
+    MessageParser::default()
+        .parse(mail.data.as_bytes())
+        .expect("a MIME message")
+}
+
+/// The one received mail whose subject contains `needle`.
+fn mail_about(received: &Arc<Mutex<Vec<Mail>>>, needle: &str) -> Mail {
+    let mails = received.lock().unwrap();
+    let found: Vec<&Mail> = mails
+        .iter()
+        .filter(|m| parse(m).subject().is_some_and(|s| s.contains(needle)))
+        .collect();
+    assert_eq!(found.len(), 1, "mails about {needle:?}: {mails:#?}");
+    found[0].clone()
+}
+
+fn settings(smtp: std::net::SocketAddr) -> AlertSettings {
+    AlertSettings {
+        smtp_url: Some(format!("smtp://{smtp}")),
+        mail_from: "Yuewen Legal <notices@yuewen.example>".into(),
+        timeout: Duration::from_secs(5),
+        ..AlertSettings::default()
+    }
+}
+
+fn request<'a>(mail: &'a AlertSettings, actor: &'static str, days: i64) -> SendRequest<'a> {
+    SendRequest {
+        mail,
+        actor,
+        force: false,
+        now: at(days),
+    }
+}
+
+/// Checks a received notice: its recipients, every element of `law` by name, the URLs (with
+/// aliases), first-seen times and hashes in the text, the HTML and the attachment.
+fn check_notice_mail(mail: &Mail, notice_id: i64, law: NoticeLaw, to: &[&str], needles: &[String]) {
+    assert_eq!(mail.to, to, "recipients, operator's first");
+    let message = parse(mail);
+    let text = message.body_text(0).expect("a text body").into_owned();
+    for element in law.elements() {
+        assert!(
+            text.contains(element.heading),
+            "the {} notice lacks {}:\n{text}",
+            law.as_str(),
+            element.name
+        );
+    }
+    for needle in needles {
+        assert!(text.contains(needle.as_str()), "lacks {needle}:\n{text}");
+    }
+    let html = message.body_html(0).expect("an HTML body").into_owned();
+    for needle in needles {
+        assert!(
+            html.contains(needle.as_str()),
+            "the HTML lacks {needle}:\n{html}"
+        );
+    }
+    let attachment = message.attachment(0).expect("the notice attached");
+    assert_eq!(
+        attachment.attachment_name(),
+        Some(format!("notice-{notice_id}.txt").as_str())
+    );
+    let attached = String::from_utf8_lossy(attachment.contents()).into_owned();
+    assert!(
+        attached.contains(law.elements()[0].heading),
+        "the attachment is the notice: {attached}"
+    );
+}
+
+#[tokio::test]
+async fn notices_are_mailed_once_under_each_law_followed_up_once_and_kept_in_history() {
+    let (store, _holder, work) = library().await;
+    let store = store.as_ref();
+    let evidence = tempfile::tempdir().unwrap();
+    let (smtp, received) = start_smtp();
+    let mail = settings(smtp);
+
+    // China: one chapter with a mirror of it; the US: two chapters.
+    let cn_page = copied(store, "https://cn.pirate.example/book/1.html", work, 0).await;
+    alias(store, "https://cn.pirate.example/mirror/1.html", cn_page).await;
+    let us_first = copied(store, "https://us.pirate.example/read/1", work, 1).await;
+    let us_second = copied(store, "https://us.pirate.example/read/2", work, 1).await;
+    let cn_dir = evidence.path().join("cn");
+    let us_dir = evidence.path().join("us");
+    let cn = notice(store, "cn.pirate.example", NoticeLaw::Cn, &cn_dir).await;
+    let us = notice(store, "us.pirate.example", NoticeLaw::Us, &us_dir).await;
+
+    // Without a contact a notice is refused, naming the host and what to do.
+    let refused = sending::send(store, cn.id, &request(&mail, "cli:tester", 0))
+        .await
+        .unwrap_err();
+    let message = refused.to_string();
+    assert_eq!(refused.kind(), ErrorKind::Invalid);
+    assert!(
+        message.contains("cn.pirate.example") && message.contains("site contact add"),
+        "{message}"
+    );
+    assert_eq!(
+        store.get_notice(cn.id, None).await.unwrap().status,
+        NoticeStatus::Draft
+    );
+
+    // The Chinese site's contact page names its desks (found), and an operator adds one.
+    let contact_page = url::Url::parse("https://cn.pirate.example/lianxi.html").unwrap();
+    let found = copytrace_crawler::contacts::find_contacts(
+        &contact_page,
+        Some("联系我们"),
+        "<p>站长邮箱：webmaster#cn.pirate.example</p><footer>京ICP备12345678号</footer>",
+    );
+    contacts::record_found(store, &contact_page, &found, at(0))
+        .await
+        .unwrap();
+    contacts::add(
+        store,
+        "cn.pirate.example",
+        "Banquan@CN.pirate.example",
+        ContactKind::Copyright,
+        at(0),
+    )
+    .await
+    .unwrap();
+    contacts::add(
+        store,
+        "us.pirate.example",
+        "dmca-agent@us.pirate.example",
+        ContactKind::Copyright,
+        at(0),
+    )
+    .await
+    .unwrap();
+    contacts::add(
+        store,
+        "us.pirate.example",
+        "abuse@host.example",
+        ContactKind::Abuse,
+        at(0),
+    )
+    .await
+    .unwrap();
+    assert!(
+        contacts::add(
+            store,
+            "us.pirate.example",
+            "not-an-address",
+            ContactKind::General,
+            at(0)
+        )
+        .await
+        .is_err()
+    );
+    let listed = contacts::list(store, "cn.pirate.example").await.unwrap();
+    assert_eq!(
+        listed.icp.map(|icp| icp.icp_number).as_deref(),
+        Some("京ICP备12345678号")
+    );
+
+    // Bulk: both drafts are mailed.
+    let bulk = sending::send_drafts(store, Some("Yuewen"), &request(&mail, "cli:tester", 0))
+        .await
+        .unwrap();
+    assert_eq!((bulk.sent.len(), bulk.failed.len()), (2, 0), "{bulk:?}");
+    assert_eq!(received.lock().unwrap().len(), 2);
+
+    // Each mail carries its law's every element, the URLs with aliases, first-seen times and
+    // the SHA-256 of the evidence.
+    let first_seen = |days: i64| at(days).to_rfc3339_opts(SecondsFormat::Secs, true);
+    let cn_page_text = store.get_page(cn_page).await.unwrap().text;
+    let mut cn_needles = vec![
+        "https://cn.pirate.example/book/1.html".to_owned(),
+        "https://cn.pirate.example/mirror/1.html".to_owned(),
+        first_seen(0)[..16].to_owned(),
+        hex_of(&Sha256::digest(cn_page_text.as_bytes())),
+        "上海阅文信息技术有限公司".to_owned(),
+    ];
+    cn_needles.extend(manifest_hashes(&cn_dir));
+    check_notice_mail(
+        &mail_about(&received, "侵权通知"),
+        cn.id,
+        NoticeLaw::Cn,
+        &["banquan@cn.pirate.example", "webmaster@cn.pirate.example"],
+        &cn_needles,
+    );
+    let mut us_needles = vec![
+        "https://us.pirate.example/read/1".to_owned(),
+        "https://us.pirate.example/read/2".to_owned(),
+        first_seen(1)[..16].to_owned(),
+        "/s/ 张三".to_owned(),
+        "under penalty of perjury".to_owned(),
+    ];
+    us_needles.extend(manifest_hashes(&us_dir));
+    assert_eq!(us_needles.len(), 7, "two packages");
+    check_notice_mail(
+        &mail_about(&received, "Notice of copyright infringement"),
+        us.id,
+        NoticeLaw::Us,
+        &["dmca-agent@us.pirate.example"],
+        &us_needles,
+    );
+
+    // A second send of the same notice sends nothing and says so; so does bulk.
+    let again = sending::send(store, cn.id, &request(&mail, "cli:tester", 1))
+        .await
+        .unwrap();
+    let SendOutcome::AlreadySent { mail: earlier, .. } = again else {
+        panic!("sent twice: {again:?}");
+    };
+    assert_eq!(
+        (earlier.state, earlier.finished_at),
+        (MailState::Sent, Some(at(0)))
+    );
+    let bulk = sending::send_drafts(store, None, &request(&mail, "cli:tester", 1))
+        .await
+        .unwrap();
+    assert!(bulk.sent.is_empty() && bulk.failed.is_empty(), "{bulk:?}");
+    assert_eq!(received.lock().unwrap().len(), 2, "nothing more was sent");
+
+    // Removal checks: the Chinese copy is gone, one of the two American ones.
+    gone(store, cn_page, work, 3).await;
+    gone(store, us_first, work, 3).await;
+    assert_eq!(notices::follow_removals(store, at(3)).await.unwrap(), 2);
+    assert_eq!(
+        store.get_notice(cn.id, None).await.unwrap().status,
+        NoticeStatus::RemovalVerified
+    );
+    assert_eq!(
+        store.get_notice(us.id, None).await.unwrap().status,
+        NoticeStatus::PartiallyRemoved
+    );
+    let _ = us_second;
+
+    // Follow-up, run again and again: one reminder after 7 days, one escalation after 14, for
+    // the notice whose copies are not all gone; nothing for the removed one.
+    let follow = FollowUpSettings::default();
+    let mut reminded = Vec::new();
+    let mut escalated = Vec::new();
+    for day in [2, 6, 8, 8, 9, 13, 15, 15, 16, 30] {
+        let report = sending::follow_up(store, &mail, &follow, "scheduler", at(day))
+            .await
+            .unwrap();
+        assert!(report.failures.is_empty(), "{report:?}");
+        reminded.extend(report.reminded.iter().map(|id| (day, *id)));
+        escalated.extend(report.escalated.iter().map(|id| (day, *id)));
+    }
+    assert_eq!(reminded, [(8, us.id)]);
+    assert_eq!(escalated, [(15, us.id)]);
+    assert_eq!(received.lock().unwrap().len(), 4);
+    let reminder = mail_about(&received, "Reminder");
+    assert_eq!(reminder.to, ["dmca-agent@us.pirate.example"]);
+    let reminder_text = parse(&reminder).body_text(0).unwrap().into_owned();
+    assert!(
+        reminder_text.contains("1 are still online") && reminder_text.contains("read/2"),
+        "{reminder_text}"
+    );
+    let escalation = mail_about(&received, "Abuse report");
+    assert_eq!(escalation.to, ["abuse@host.example"]);
+    assert_eq!(
+        store.get_notice(us.id, None).await.unwrap().status,
+        NoticeStatus::Escalated
+    );
+
+    // The history lists each step with its time and actor.
+    let (steps, mails) = notices::history(store, us.id).await.unwrap();
+    let summary: Vec<(NoticeStatus, NoticeStatus, DateTime<Utc>, &str)> = steps
+        .iter()
+        .map(|s| (s.from, s.to, s.at, s.actor.as_str()))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (
+                NoticeStatus::Draft,
+                NoticeStatus::Sending,
+                at(0),
+                "cli:tester"
+            ),
+            (
+                NoticeStatus::Sending,
+                NoticeStatus::Sent,
+                at(0),
+                "cli:tester"
+            ),
+            (
+                NoticeStatus::Sent,
+                NoticeStatus::PartiallyRemoved,
+                at(3),
+                "removal-check"
+            ),
+            (
+                NoticeStatus::PartiallyRemoved,
+                NoticeStatus::PartiallyRemoved,
+                at(8),
+                "scheduler"
+            ),
+            (
+                NoticeStatus::PartiallyRemoved,
+                NoticeStatus::Escalated,
+                at(15),
+                "scheduler"
+            ),
+        ]
+    );
+    assert!(
+        steps[3].note.as_deref().unwrap().contains("reminder"),
+        "{steps:?}"
+    );
+    assert!(
+        steps[4]
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("abuse@host.example"),
+        "{steps:?}"
+    );
+    assert_eq!(mails.len(), 3);
+    let (cn_steps, _) = notices::history(store, cn.id).await.unwrap();
+    assert_eq!(
+        cn_steps.last().map(|s| (s.to, s.actor.as_str())),
+        Some((NoticeStatus::RemovalVerified, "removal-check"))
+    );
+}
+
+#[tokio::test]
+async fn a_notice_the_server_cannot_take_stays_a_draft_and_is_sent_later() {
+    let (store, _holder, work) = library().await;
+    let store = store.as_ref();
+    let evidence = tempfile::tempdir().unwrap();
+    copied(store, "https://cn.pirate.example/book/1.html", work, 0).await;
+    let cn = notice(store, "cn.pirate.example", NoticeLaw::Cn, evidence.path()).await;
+    contacts::add(
+        store,
+        "cn.pirate.example",
+        "dmca@cn.pirate.example",
+        ContactKind::Copyright,
+        at(0),
+    )
+    .await
+    .unwrap();
+
+    // No SMTP server configured: refused before anything is recorded.
+    let unconfigured = AlertSettings::default();
+    let error = sending::send(store, cn.id, &request(&unconfigured, "cli:tester", 0))
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("--smtp-url"), "{error}");
+    // A server that is down: nothing was delivered, so the notice is a draft again.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let down = settings(closed.local_addr().unwrap());
+    drop(closed);
+    let error = sending::send(store, cn.id, &request(&down, "cli:tester", 0))
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("draft again"), "{error}");
+    assert_eq!(
+        store.get_notice(cn.id, None).await.unwrap().status,
+        NoticeStatus::Draft
+    );
+    // Once it is up, the notice goes out.
+    let (smtp, received) = start_smtp();
+    let sent = sending::send(store, cn.id, &request(&settings(smtp), "cli:tester", 1))
+        .await
+        .unwrap();
+    assert!(matches!(sent, SendOutcome::Sent { .. }), "{sent:?}");
+    assert_eq!(received.lock().unwrap().len(), 1);
+    let (steps, mails) = notices::history(store, cn.id).await.unwrap();
+    let moves: Vec<(NoticeStatus, NoticeStatus)> = steps.iter().map(|s| (s.from, s.to)).collect();
+    assert_eq!(
+        moves,
+        [
+            (NoticeStatus::Draft, NoticeStatus::Sending),
+            (NoticeStatus::Sending, NoticeStatus::Draft),
+            (NoticeStatus::Draft, NoticeStatus::Sending),
+            (NoticeStatus::Sending, NoticeStatus::Sent),
+        ]
+    );
+    assert_eq!(
+        mails.iter().map(|m| m.state).collect::<Vec<_>>(),
+        [MailState::Refused, MailState::Sent]
+    );
+}
+
+/// An SMTP server that takes a message and hangs up before answering it, as a server that
+/// crashes (or a network that fails) at the worst moment: the client cannot know whether the
+/// message was delivered.
+fn start_smtp_that_hangs_up() -> std::net::SocketAddr {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut out) = stream else { break };
+            std::thread::spawn(move || {
+                let mut lines = BufReader::new(out.try_clone().unwrap()).lines();
+                out.write_all(b"220 hangup.test ESMTP\r\n").unwrap();
+                while let Some(Ok(line)) = lines.next() {
+                    let command = line.to_ascii_uppercase();
+                    let answer: &[u8] = if command.starts_with("EHLO") {
+                        b"250-hangup.test\r\n250 8BITMIME\r\n"
+                    } else if command.starts_with("DATA") {
+                        out.write_all(b"354 go ahead\r\n").unwrap();
+                        for line in lines.by_ref() {
+                            if line.map_or(true, |l| l == ".") {
+                                break;
+                            }
+                        }
+                        return; // the message is in; hang up before "250".
+                    } else if command.starts_with("QUIT") {
+                        let _ = out.write_all(b"221 bye\r\n");
+                        return;
+                    } else {
+                        b"250 OK\r\n"
+                    };
+                    if out.write_all(answer).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+#[tokio::test]
+async fn a_notice_whose_mail_broke_off_is_never_sent_again_unless_forced() {
+    let (store, _holder, work) = library().await;
+    let store = store.as_ref();
+    let evidence = tempfile::tempdir().unwrap();
+    copied(store, "https://cn.pirate.example/book/1.html", work, 0).await;
+    let cn = notice(store, "cn.pirate.example", NoticeLaw::Cn, evidence.path()).await;
+    contacts::add(
+        store,
+        "cn.pirate.example",
+        "dmca@cn.pirate.example",
+        ContactKind::Copyright,
+        at(0),
+    )
+    .await
+    .unwrap();
+
+    // The server took the message and hung up: its fate is unknown, so the notice stays
+    // `sending`, and the error says what to do.
+    let broken = settings(start_smtp_that_hangs_up());
+    let error = sending::send(store, cn.id, &request(&broken, "cli:tester", 0))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("stuck in sending") && error.contains("--force"),
+        "{error}"
+    );
+    assert_eq!(
+        store.get_notice(cn.id, None).await.unwrap().status,
+        NoticeStatus::Sending
+    );
+
+    // Neither a retry nor follow-up sends it again.
+    let (smtp, received) = start_smtp();
+    let mail = settings(smtp);
+    let retry = sending::send(store, cn.id, &request(&mail, "cli:tester", 1))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(retry.contains("stuck in sending"), "{retry}");
+    let bulk = sending::send_drafts(store, None, &request(&mail, "cli:tester", 1))
+        .await
+        .unwrap();
+    assert!(bulk.sent.is_empty() && bulk.failed.is_empty(), "{bulk:?}");
+    let follow = sending::follow_up(
+        store,
+        &mail,
+        &FollowUpSettings::default(),
+        "scheduler",
+        at(30),
+    )
+    .await
+    .unwrap();
+    assert_eq!(follow, Default::default());
+    assert!(received.lock().unwrap().is_empty());
+
+    // A person who checked sends it again on purpose.
+    let forced = sending::send(
+        store,
+        cn.id,
+        &SendRequest {
+            force: true,
+            ..request(&mail, "cli:tester", 2)
+        },
+    )
+    .await
+    .unwrap();
+    assert!(matches!(forced, SendOutcome::Sent { .. }), "{forced:?}");
+    assert_eq!(received.lock().unwrap().len(), 1);
+    let (steps, mails) = notices::history(store, cn.id).await.unwrap();
+    let moves: Vec<(NoticeStatus, NoticeStatus)> = steps.iter().map(|s| (s.from, s.to)).collect();
+    assert_eq!(
+        moves,
+        [
+            (NoticeStatus::Draft, NoticeStatus::Sending),
+            (NoticeStatus::Sending, NoticeStatus::Sending),
+            (NoticeStatus::Sending, NoticeStatus::Sent),
+        ]
+    );
+    assert!(
+        steps[1].note.as_deref().unwrap().contains("--force"),
+        "{steps:?}"
+    );
+    assert_eq!(
+        mails.iter().map(|m| m.state).collect::<Vec<_>>(),
+        [MailState::Abandoned, MailState::Sent]
+    );
+}
+
+#[tokio::test]
+async fn the_scheduled_alerts_job_follows_notices_up_as_the_scheduler() {
+    use copytrace_scheduler::JobHandler;
+    use copytrace_service::alerts::{self, AlertJobs, Alerter};
+
+    let (store, _holder, work) = library().await;
+    let evidence = tempfile::tempdir().unwrap();
+    copied(&*store, "https://us.pirate.example/read/1", work, 0).await;
+    let us = notice(&*store, "us.pirate.example", NoticeLaw::Us, evidence.path()).await;
+    contacts::add(
+        &*store,
+        "us.pirate.example",
+        "dmca@us.pirate.example",
+        ContactKind::Copyright,
+        at(0),
+    )
+    .await
+    .unwrap();
+    let (smtp, received) = start_smtp();
+    let mail = AlertSettings {
+        // Sent "now": due at once only with zero days, as configured here.
+        follow_up: FollowUpSettings {
+            reminder_days: 0,
+            escalate_days: 0,
+        },
+        ..settings(smtp)
+    };
+    let now = Utc::now();
+    sending::send(
+        &*store,
+        us.id,
+        &SendRequest {
+            now,
+            ..request(&mail, "cli:tester", 0)
+        },
+    )
+    .await
+    .unwrap();
+
+    let jobs = AlertJobs::new(Alerter::new(store.clone(), mail.clone()).unwrap());
+    let run_job = || async {
+        alerts::enqueue(&*store).await.unwrap();
+        let job = store
+            .claim_job(&[alerts::ALERTS], Utc::now(), chrono::Duration::minutes(1))
+            .await
+            .unwrap()
+            .expect("the alerts job");
+        let summary = jobs.run(&job).await.unwrap();
+        store
+            .complete_job(copytrace_store::JobLease {
+                job_id: job.id,
+                attempt: job.attempts,
+            })
+            .await
+            .unwrap();
+        summary
+    };
+    let first = run_job().await;
+    assert!(
+        first.contains("notices: 1 reminded, 1 escalated (1 without an abuse contact)"),
+        "{first}"
+    );
+    let second = run_job().await;
+    assert!(
+        second.contains("notices: 0 reminded, 0 escalated"),
+        "{second}"
+    );
+    assert_eq!(
+        received.lock().unwrap().len(),
+        2,
+        "the notice and one reminder"
+    );
+    let (steps, _) = notices::history(&*store, us.id).await.unwrap();
+    let actors: Vec<&str> = steps.iter().map(|s| s.actor.as_str()).collect();
+    assert_eq!(
+        actors,
+        ["cli:tester", "cli:tester", "scheduler", "scheduler"]
+    );
+    assert_eq!(steps[3].to, NoticeStatus::Escalated);
+}
