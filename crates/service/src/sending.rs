@@ -310,18 +310,17 @@ pub async fn send(store: &dyn Store, id: Id, request: &SendRequest<'_>) -> Resul
         )
     };
     let message = compose(&mailer.from, &recipients, &subject, &mid, None, id, &text)?;
-    let claim = store
-        .begin_notice_mail(&NewNoticeMail {
-            notice_id: id,
-            purpose: MailPurpose::Notice,
-            message_id: mid.clone(),
-            recipients: recipients.clone(),
-            force: request.force,
-            actor: request.actor.to_owned(),
-            at: request.now,
-        })
-        .await?;
-    let mail_id = match claim {
+    let claimed = claim(
+        store,
+        id,
+        MailPurpose::Notice,
+        mid.clone(),
+        recipients.clone(),
+        request.force,
+        request,
+    )
+    .await?;
+    let mail_id = match claimed {
         MailClaim::Claimed(mail_id) => mail_id,
         MailClaim::Exists(mail) if mail.state == MailState::Sending => {
             return Err(ServiceError::invalid(stuck_message(&mail)));
@@ -347,6 +346,30 @@ pub async fn send(store: &dyn Store, id: Id, request: &SendRequest<'_>) -> Resul
         recipients,
         message_id: mid,
     })
+}
+
+/// Records a mail about notice `notice_id` as `sending` before its SMTP exchange
+/// ([`Store::begin_notice_mail`]): `Claimed` when this call may send it.
+async fn claim(
+    store: &dyn Store,
+    notice_id: Id,
+    purpose: MailPurpose,
+    message_id: String,
+    recipients: Vec<String>,
+    force: bool,
+    request: &SendRequest<'_>,
+) -> Result<MailClaim> {
+    Ok(store
+        .begin_notice_mail(&NewNoticeMail {
+            notice_id,
+            purpose,
+            message_id,
+            recipients,
+            force,
+            actor: request.actor.to_owned(),
+            at: request.now,
+        })
+        .await?)
 }
 
 /// What to say of a notice mail stuck in `sending`.
@@ -643,18 +666,17 @@ async fn remind(
         notice.id,
         &text,
     )?;
-    let claim = store
-        .begin_notice_mail(&NewNoticeMail {
-            notice_id: notice.id,
-            purpose: MailPurpose::Reminder,
-            message_id: mid.clone(),
-            recipients: recipients.clone(),
-            force: false,
-            actor: request.actor.to_owned(),
-            at: request.now,
-        })
-        .await?;
-    let MailClaim::Claimed(mail_id) = claim else {
+    let claimed = claim(
+        store,
+        notice.id,
+        MailPurpose::Reminder,
+        mid.clone(),
+        recipients.clone(),
+        false,
+        request,
+    )
+    .await?;
+    let MailClaim::Claimed(mail_id) = claimed else {
         return Ok(false);
     };
     let note = format!(
@@ -689,18 +711,17 @@ async fn escalate(
         .collect();
     let mid = message_id(notice.id, MailPurpose::Escalation);
     if abuse.is_empty() {
-        let claim = store
-            .begin_notice_mail(&NewNoticeMail {
-                notice_id: notice.id,
-                purpose: MailPurpose::Escalation,
-                message_id: mid,
-                recipients: Vec::new(),
-                force: false,
-                actor: request.actor.to_owned(),
-                at: request.now,
-            })
-            .await?;
-        let MailClaim::Claimed(mail_id) = claim else {
+        let claimed = claim(
+            store,
+            notice.id,
+            MailPurpose::Escalation,
+            mid,
+            Vec::new(),
+            false,
+            request,
+        )
+        .await?;
+        let MailClaim::Claimed(mail_id) = claimed else {
             return Ok(None);
         };
         store
@@ -775,18 +796,17 @@ async fn escalate(
         notice.id,
         &text,
     )?;
-    let claim = store
-        .begin_notice_mail(&NewNoticeMail {
-            notice_id: notice.id,
-            purpose: MailPurpose::Escalation,
-            message_id: mid.clone(),
-            recipients: abuse.clone(),
-            force: false,
-            actor: request.actor.to_owned(),
-            at: request.now,
-        })
-        .await?;
-    let MailClaim::Claimed(mail_id) = claim else {
+    let claimed = claim(
+        store,
+        notice.id,
+        MailPurpose::Escalation,
+        mid.clone(),
+        abuse.clone(),
+        false,
+        request,
+    )
+    .await?;
+    let MailClaim::Claimed(mail_id) = claimed else {
         return Ok(None);
     };
     let note = format!(

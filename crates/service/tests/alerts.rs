@@ -1,9 +1,10 @@
 //! Alerts against real receivers started here: an HTTP server (axum) that checks signatures
 //! and fails on demand, and an SMTP server (mailin-embedded) that keeps what it is sent.
 
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+mod support;
 
 use axum::body::Bytes;
 use axum::extract::State;
@@ -15,6 +16,7 @@ use copytrace_store::{
     AlertCadence, AlertKind, Availability, EvidencePassage, NewAlertTarget, NewMatch, NewPage,
     NewWork, PageCheck, Store,
 };
+use support::start_smtp;
 
 fn at(seconds: i64) -> DateTime<Utc> {
     Utc.timestamp_opt(1_700_000_000 + seconds, 0).unwrap()
@@ -290,68 +292,6 @@ async fn a_webhook_to_a_name_resolving_to_loopback_is_refused_unless_allowed() {
         .unwrap();
     assert_eq!(report.delivered, 1, "{:?}", report.failures);
     assert_eq!(receiver.requests.lock().unwrap().len(), 1);
-}
-
-/// One message the SMTP server received.
-#[derive(Debug, Clone)]
-struct Mail {
-    to: Vec<String>,
-    data: String,
-}
-
-/// An SMTP handler keeping every message.
-#[derive(Clone, Default)]
-struct Mailbox {
-    received: Arc<Mutex<Vec<Mail>>>,
-    to: Vec<String>,
-    data: Vec<u8>,
-}
-
-impl mailin_embedded::Handler for Mailbox {
-    fn data_start(
-        &mut self,
-        _domain: &str,
-        _from: &str,
-        _is8bit: bool,
-        to: &[String],
-    ) -> mailin_embedded::Response {
-        self.to = to.to_vec();
-        self.data.clear();
-        mailin_embedded::response::OK
-    }
-
-    fn data(&mut self, buf: &[u8]) -> std::io::Result<()> {
-        self.data.extend_from_slice(buf);
-        Ok(())
-    }
-
-    fn data_end(&mut self) -> mailin_embedded::Response {
-        self.received.lock().unwrap().push(Mail {
-            to: self.to.clone(),
-            data: String::from_utf8_lossy(&self.data).into_owned(),
-        });
-        mailin_embedded::response::OK
-    }
-}
-
-/// Starts an SMTP server on a free loopback port; returns its address and mailbox.
-fn start_smtp() -> (SocketAddr, Arc<Mutex<Vec<Mail>>>) {
-    let mailbox = Mailbox::default();
-    let received = mailbox.received.clone();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let mut server = mailin_embedded::Server::new(mailbox);
-    server
-        .with_name("mail.test")
-        .with_ssl(mailin_embedded::SslConfig::None)
-        .unwrap()
-        .with_tcp_listener(listener);
-    std::thread::spawn(move || {
-        if let Err(error) = server.serve() {
-            panic!("the SMTP server stopped: {error}");
-        }
-    });
-    (addr, received)
 }
 
 #[tokio::test]

@@ -1,5 +1,5 @@
 //! A real SMTP server for tests (mailin-embedded on a loopback port) that keeps every message
-//! it is sent, as `tests/alerts.rs` starts one.
+//! it is sent: what the alert and notice tests mail to.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
