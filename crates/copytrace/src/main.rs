@@ -15,8 +15,8 @@ use clap::Parser;
 use copytrace::cli::{self, Cli};
 
 /// mimalloc instead of glibc's malloc: matching allocates per page on several threads (the
-/// blocking pool's and SQLite's), where glibc's arenas cost about a fifth of a match worker's
-/// CPU (docs/benchmarks.md, "The allocator").
+/// blocking pool's and SQLite's), where glibc's malloc took about a fifth of the matching
+/// thread's CPU (docs/benchmarks.md, "The allocator").
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
