@@ -10,8 +10,9 @@ use chrono::{DateTime, Utc};
 
 use crate::{
     Availability, Id, InfringingPage, JobCount, JobLease, JobState, MatchStatus, NewJob, NewMatch,
-    NewSchedule, NewUser, NewWork, PageCheck, Result, Review, Role, RunCounts, RunKind, RunState,
-    RunTrigger, Schedule, ScheduleFire, StoreError, VerdictOutcome, WorkChapter, WorkStatus,
+    NewSchedule, NewUser, NewWork, PageCheck, PageVerdict, Result, Review, Role, RunCounts,
+    RunKind, RunState, RunTrigger, Schedule, ScheduleFire, StoreError, VerdictOutcome, WorkChapter,
+    WorkStatus,
 };
 
 // ----- conversions -----
@@ -932,6 +933,66 @@ pub(crate) fn judge_verdict<T: PartialOrd>(
         reopened: plan.reopen.len() as u64,
     };
     Ok((plan, outcome))
+}
+
+/// The verdicts of a batch cut into runs of consecutive verdicts on distinct pages: a run's
+/// reads are made for all its pages at once, so a page recorded twice in a batch (a job
+/// delivered twice) has its second verdict judged in the next run, after the first is written.
+pub(crate) fn distinct_page_runs(verdicts: &[PageVerdict<'_>]) -> Vec<std::ops::Range<usize>> {
+    let mut runs = Vec::new();
+    let mut start = 0;
+    let mut seen = HashSet::new();
+    for (i, verdict) in verdicts.iter().enumerate() {
+        if !seen.insert(verdict.page_id) {
+            runs.push(start..i);
+            start = i;
+            seen.clear();
+            seen.insert(verdict.page_id);
+        }
+    }
+    if start < verdicts.len() {
+        runs.push(start..verdicts.len());
+    }
+    runs
+}
+
+/// The works a batch of verdicts names, each once, in order.
+pub(crate) fn works_of(verdicts: &[PageVerdict<'_>]) -> Vec<Id> {
+    let mut works: Vec<Id> = verdicts
+        .iter()
+        .flat_map(|v| v.matches.iter().map(|m| m.work_id))
+        .collect();
+    works.sort_unstable();
+    works.dedup();
+    works
+}
+
+/// `NotFound` for the first verdict, in order, on a page that does not exist or naming a work
+/// that does not, as recording it alone would be refused: a batch is recorded whole or not at
+/// all.
+pub(crate) fn check_references(
+    verdicts: &[PageVerdict<'_>],
+    page_exists: impl Fn(Id) -> bool,
+    work_exists: impl Fn(Id) -> bool,
+) -> Result<()> {
+    for verdict in verdicts {
+        if !page_exists(verdict.page_id) {
+            return Err(StoreError::NotFound(format!("page {}", verdict.page_id)));
+        }
+        if let Some(gone) = verdict.matches.iter().find(|m| !work_exists(m.work_id)) {
+            return Err(StoreError::NotFound(format!("work {}", gone.work_id)));
+        }
+    }
+    Ok(())
+}
+
+/// Rows read for a batch of pages, grouped by page.
+pub(crate) fn by_page<R>(rows: impl IntoIterator<Item = (Id, R)>) -> HashMap<Id, Vec<R>> {
+    let mut grouped: HashMap<Id, Vec<R>> = HashMap::new();
+    for (page, row) in rows {
+        grouped.entry(page).or_default().push(row);
+    }
+    grouped
 }
 
 /// Whether a check at `at` is the page's latest verdict, given when the page was last checked:

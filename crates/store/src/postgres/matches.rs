@@ -11,7 +11,7 @@ use crate::rules::{self, page_key, validate_matches};
 use crate::shared;
 use crate::{
     Id, InfringingPage, MatchFilter, MatchRecord, MatchStatus, NewDecision, PageCheck,
-    PageCheckOutcome, PageVerdict, Result, StoreError, VerdictOutcome,
+    PageCheckOutcome, PageVerdict, Result, StoreError, VerdictBasis, VerdictOutcome,
 };
 use sqlx::Postgres;
 
@@ -25,69 +25,121 @@ pub(super) async fn record_page_verdicts(
     for verdict in verdicts {
         validate_matches(verdict.page_id, verdict.matches)?;
     }
-    // Pages are locked in the order of their ids, so two batches sharing pages (a job
-    // delivered twice) wait for each other instead of deadlocking.
-    let mut order: Vec<usize> = (0..verdicts.len()).collect();
-    order.sort_by_key(|&i| verdicts[i].page_id);
     let mut tx = store.begin().await?;
-    let mut outcomes = vec![VerdictOutcome::default(); verdicts.len()];
-    for i in order {
-        outcomes[i] = record_verdict_in(&mut tx, &verdicts[i]).await?;
+    let mut outcomes = Vec::with_capacity(verdicts.len());
+    for round in rules::distinct_page_runs(verdicts) {
+        outcomes.extend(record_round_in(&mut tx, &verdicts[round]).await?);
     }
     tx.commit().await?;
     Ok(outcomes)
 }
 
-/// Records one page's verdict in the transaction `tx`, which the caller commits.
+/// Records the verdicts of distinct pages in the transaction `tx`, which the caller commits.
+/// What they read (pages, works, previous matches, decisions) takes one statement each for
+/// all of them, and so does what every verdict writes ([`finish_verdicts_in`]); a page runs
+/// statements of its own only for its matches and for what its plan changes.
+async fn record_round_in(
+    tx: &mut sqlx::Transaction<'static, Postgres>,
+    verdicts: &[PageVerdict<'_>],
+) -> Result<Vec<VerdictOutcome>> {
+    let ids: Vec<Id> = verdicts.iter().map(|v| v.page_id).collect();
+    // Locking the pages serializes two recordings of the same page (at-least-once delivery
+    // may run a match job twice); the second then replaces the first's verdict whole. They
+    // are locked in the order of their ids, so two batches sharing pages wait for each other
+    // instead of deadlocking.
+    let pages: HashMap<Id, PageState> =
+        sqlx::query_as::<_, (Id, String, DateTime<Utc>, i64, Option<DateTime<Utc>>)>(
+            "SELECT id, content_hash, last_seen, http_status, availability_checked_at \
+         FROM pages WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE",
+        )
+        .bind(&ids)
+        .fetch_all(&mut **tx)
+        .await?
+        .into_iter()
+        .map(|(id, hash, last_seen, status, checked)| (id, (hash, last_seen, status, checked)))
+        .collect();
+    let work_ids = rules::works_of(verdicts);
+    let known: HashSet<Id> = match work_ids.is_empty() {
+        true => HashSet::new(),
+        false => sqlx::query_scalar("SELECT id FROM works WHERE id = ANY($1)")
+            .bind(&work_ids)
+            .fetch_all(&mut **tx)
+            .await?
+            .into_iter()
+            .collect(),
+    };
+    rules::check_references(
+        verdicts,
+        |page| pages.contains_key(&page),
+        |work| known.contains(&work),
+    )?;
+    // The pages are locked, so their matches cannot change before the writes below.
+    let mut previous = rules::by_page(
+        sqlx::query_as::<_, (Id, Id, Id, String, String, String, Option<DateTime<Utc>>)>(
+            "SELECT page_id, id, work_id, status, review, evidence_hash, removed_at FROM matches \
+             WHERE page_id = ANY($1) \
+               AND work_id NOT IN (SELECT id FROM works WHERE status = 'withdrawn')",
+        )
+        .bind(&ids)
+        .fetch_all(&mut **tx)
+        .await?
+        .into_iter()
+        .map(|(page, id, work, status, review, hash, removed)| {
+            (page, (id, work, status, review, hash, removed))
+        }),
+    );
+    let mut decisions = rules::by_page(
+        sqlx::query_as::<_, (Id, Id, String, String, i64)>(
+            "SELECT page_id, work_id, decision, content_hash, copied_chars FROM match_decisions \
+             WHERE id IN (SELECT max(id) FROM match_decisions \
+                          WHERE page_id = ANY($1) AND automatic = $2 GROUP BY page_id, work_id)",
+        )
+        .bind(&ids)
+        .bind(false)
+        .fetch_all(&mut **tx)
+        .await?
+        .into_iter()
+        .map(|(page, work, decision, hash, chars)| (page, (work, decision, hash, chars))),
+    );
+
+    let mut outcomes = Vec::with_capacity(verdicts.len());
+    let mut recorded = Vec::with_capacity(verdicts.len());
+    for verdict in verdicts {
+        let (current_hash, last_seen, http_status, last_checked) = &pages[&verdict.page_id];
+        if *current_hash != verdict.content_hash {
+            // The page changed while it was matched: its newer text gets a verdict of its own.
+            outcomes.push(VerdictOutcome::default());
+            continue;
+        }
+        let page = (*last_seen, *http_status, *last_checked);
+        let rows = previous.remove(&verdict.page_id).unwrap_or_default();
+        let decided = decisions.remove(&verdict.page_id).unwrap_or_default();
+        outcomes.push(record_verdict_in(tx, verdict, page, rows, decided).await?);
+        recorded.push(verdict);
+    }
+    finish_verdicts_in(tx, &recorded).await?;
+    Ok(outcomes)
+}
+
+/// Writes what one page's verdict changes of its own (its matches with their evidence, its
+/// previous matches, a removal check), judged from what [`record_round_in`] read of the page
+/// (`page`: last seen, HTTP status, last check), in the transaction `tx`.
 async fn record_verdict_in(
     tx: &mut sqlx::Transaction<'static, Postgres>,
     verdict: &PageVerdict<'_>,
+    (last_seen, http_status, last_checked): (DateTime<Utc>, i64, Option<DateTime<Utc>>),
+    rows: Vec<rules::PreviousRow<DateTime<Utc>>>,
+    decisions: Vec<rules::DecisionRow>,
 ) -> Result<VerdictOutcome> {
     let PageVerdict {
         page_id,
         content_hash,
         matches,
-        basis,
         at,
+        ..
     } = *verdict;
     let at = stored(at);
     let work_ids: Vec<i64> = matches.iter().map(|m| m.work_id).collect();
-
-    // Locking the page serializes two recordings of the same page (at-least-once delivery
-    // may run a match job twice); the second then replaces the first's verdict whole.
-    let page: Option<PageState> = sqlx::query_as(
-        "SELECT content_hash, last_seen, http_status, availability_checked_at \
-         FROM pages WHERE id = $1 FOR NO KEY UPDATE",
-    )
-    .bind(page_id)
-    .fetch_optional(&mut **tx)
-    .await?;
-    let Some((current_hash, last_seen, http_status, last_checked)) = page else {
-        return Err(StoreError::NotFound(format!("page {page_id}")));
-    };
-    let known: HashSet<i64> = sqlx::query_scalar("SELECT id FROM works WHERE id = ANY($1)")
-        .bind(&work_ids)
-        .fetch_all(&mut **tx)
-        .await?
-        .into_iter()
-        .collect();
-    if let Some(missing) = work_ids.iter().find(|id| !known.contains(id)) {
-        return Err(StoreError::NotFound(format!("work {missing}")));
-    }
-    if current_hash != content_hash {
-        // The page changed while it was matched: its newer text gets a verdict of its own.
-        return Ok(VerdictOutcome::default());
-    }
-    // The page is locked, so its matches cannot change before the upsert below.
-    let rows: Vec<rules::PreviousRow<DateTime<Utc>>> = sqlx::query_as(
-        "SELECT id, work_id, status, review, evidence_hash, removed_at FROM matches \
-         WHERE page_id = $1 \
-           AND work_id NOT IN (SELECT id FROM works WHERE status = 'withdrawn')",
-    )
-    .bind(page_id)
-    .fetch_all(&mut **tx)
-    .await?;
-    let decisions = shared::persons_decisions::<Postgres, _>(&mut **tx, page_id).await?;
     let (plan, outcome) = rules::judge_verdict(rows, decisions, &last_seen, matches, content_hash)?;
 
     if !matches.is_empty() {
@@ -197,31 +249,132 @@ async fn record_verdict_in(
         }
     }
 
-    sqlx::query("DELETE FROM matches WHERE id = ANY($1)")
-        .bind(&plan.delete)
-        .execute(&mut **tx)
+    if !plan.delete.is_empty() {
+        sqlx::query("DELETE FROM matches WHERE id = ANY($1)")
+            .bind(&plan.delete)
+            .execute(&mut **tx)
+            .await?;
+    }
+    if !plan.remove.is_empty() {
+        sqlx::query("UPDATE matches SET status = 'removed', removed_at = $2 WHERE id = ANY($1)")
+            .bind(&plan.remove)
+            .bind(last_seen)
+            .execute(&mut **tx)
+            .await?;
+    }
+    if !plan.reopen.is_empty() {
+        sqlx::query("UPDATE matches SET status = 'open', removed_at = NULL WHERE id = ANY($1)")
+            .bind(&plan.reopen)
+            .execute(&mut **tx)
+            .await?;
+    }
+    if let Some(check) = &plan.check {
+        shared::record_verdict_check::<Postgres>(
+            tx,
+            page_id,
+            check,
+            http_status,
+            last_seen,
+            last_checked,
+        )
         .await?;
-    sqlx::query("UPDATE matches SET status = 'removed', removed_at = $2 WHERE id = ANY($1)")
-        .bind(&plan.remove)
-        .bind(last_seen)
-        .execute(&mut **tx)
-        .await?;
-    sqlx::query("UPDATE matches SET status = 'open', removed_at = NULL WHERE id = ANY($1)")
-        .bind(&plan.reopen)
-        .execute(&mut **tx)
-        .await?;
-    shared::finish_verdict::<Postgres>(
-        tx,
-        page_id,
-        content_hash,
-        plan.check.as_ref(),
-        http_status,
-        last_seen,
-        last_checked,
-    )
-    .await?;
-    shared::record_verdict_basis::<Postgres>(tx, page_id, content_hash, matches, basis, at).await?;
+    }
     Ok(outcome)
+}
+
+/// What every verdict of a round writes, in one statement each for all of `verdicts` (the
+/// pages' current texts, checked by [`record_round_in`]): earlier texts and captures no
+/// evidence points into any more are let go, the texts are marked as matched, and the
+/// verdicts' bases are kept (or forgotten, for a verdict without one).
+async fn finish_verdicts_in(
+    tx: &mut sqlx::Transaction<'static, Postgres>,
+    verdicts: &[&PageVerdict<'_>],
+) -> Result<()> {
+    if verdicts.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<Id> = verdicts.iter().map(|v| v.page_id).collect();
+    sqlx::query(
+        "DELETE FROM page_texts t USING pages p WHERE t.page_id = ANY($1) AND p.id = t.page_id \
+         AND (t.content_hash = p.content_hash \
+              OR t.content_hash NOT IN (SELECT m.evidence_hash FROM matches m \
+                                        WHERE m.page_id = t.page_id))",
+    )
+    .bind(&ids)
+    .execute(&mut **tx)
+    .await?;
+    sqlx::query(
+        "DELETE FROM page_captures c USING pages p WHERE c.page_id = ANY($1) AND p.id = c.page_id \
+         AND c.content_hash <> p.content_hash \
+         AND c.content_hash NOT IN (SELECT m.evidence_hash FROM matches m \
+                                    WHERE m.page_id = c.page_id)",
+    )
+    .bind(&ids)
+    .execute(&mut **tx)
+    .await?;
+    sqlx::query("UPDATE pages SET matched_hash = content_hash WHERE id = ANY($1)")
+        .bind(&ids)
+        .execute(&mut **tx)
+        .await?;
+    let unbased: Vec<Id> = verdicts
+        .iter()
+        .filter(|v| v.basis.is_none())
+        .map(|v| v.page_id)
+        .collect();
+    if !unbased.is_empty() {
+        sqlx::query("DELETE FROM page_verdicts WHERE page_id = ANY($1)")
+            .bind(&unbased)
+            .execute(&mut **tx)
+            .await?;
+    }
+    let based: Vec<(&PageVerdict, &VerdictBasis)> = verdicts
+        .iter()
+        .filter_map(|v| v.basis.map(|basis| (*v, basis)))
+        .collect();
+    if !based.is_empty() {
+        sqlx::query(
+            "INSERT INTO page_verdicts (page_id, content_hash, generation, matcher, matches, \
+             recorded_at) SELECT * FROM UNNEST($1::bigint[], $2::text[], $3::bigint[], \
+             $4::text[], $5::bigint[], $6::timestamptz[]) \
+             ON CONFLICT (page_id) DO UPDATE SET content_hash = excluded.content_hash, \
+             generation = excluded.generation, matcher = excluded.matcher, \
+             matches = excluded.matches, recorded_at = excluded.recorded_at",
+        )
+        .bind(based.iter().map(|(v, _)| v.page_id).collect::<Vec<Id>>())
+        .bind(
+            based
+                .iter()
+                .map(|(v, _)| v.content_hash)
+                .collect::<Vec<&str>>(),
+        )
+        .bind(
+            based
+                .iter()
+                .map(|(_, b)| b.generation)
+                .collect::<Vec<i64>>(),
+        )
+        .bind(
+            based
+                .iter()
+                .map(|(_, b)| b.matcher.as_str())
+                .collect::<Vec<&str>>(),
+        )
+        .bind(
+            based
+                .iter()
+                .map(|(v, _)| v.matches.len() as i64)
+                .collect::<Vec<i64>>(),
+        )
+        .bind(
+            based
+                .iter()
+                .map(|(v, _)| stored(v.at))
+                .collect::<Vec<DateTime<Utc>>>(),
+        )
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
 }
 
 pub(super) async fn list_matches(

@@ -161,16 +161,13 @@ where
     Ok(latest)
 }
 
-/// The end of [`crate::Store::record_page_matches`], once the page's matches are written: the
-/// removal check the verdict amounts to (see `rules::plan_verdict`), letting go of earlier
-/// texts (and their captures) no evidence points into any more, and marking the text as
-/// matched. `last_seen` and
+/// The removal check a verdict amounts to (see `rules::plan_verdict`), appended to page
+/// `page_id`'s history and applied to the page when it is its latest. `last_seen` and
 /// `last_checked` are the page's, as read at the start of the transaction `conn` runs.
-pub(crate) async fn finish_verdict<DB>(
+pub(crate) async fn record_verdict_check<DB>(
     conn: &mut DB::Connection,
     page_id: Id,
-    content_hash: &str,
-    check: Option<&(Availability, String)>,
+    (availability, detail): &(Availability, String),
     http_status: i64,
     last_seen: DB::Time,
     last_checked: Option<DB::Time>,
@@ -183,81 +180,19 @@ where
     for<'q> &'q str: Encode<'q, DB> + Type<DB>,
     DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
 {
-    if let Some((availability, detail)) = check {
-        let (availability, status) = (*availability, Some(http_status));
-        insert_page_check(
-            &mut *conn,
-            page_id,
-            None,
-            last_seen,
-            availability,
-            status,
-            detail,
-        )
-        .await?;
-        if rules::is_latest_check(last_checked, &last_seen) {
-            set_availability(&mut *conn, page_id, availability, last_seen).await?;
-        }
+    insert_page_check(
+        &mut *conn,
+        page_id,
+        None,
+        last_seen,
+        *availability,
+        Some(http_status),
+        detail,
+    )
+    .await?;
+    if rules::is_latest_check(last_checked, &last_seen) {
+        set_availability(&mut *conn, page_id, *availability, last_seen).await?;
     }
-    // Earlier texts no evidence points into any more are let go.
-    sqlx::query(
-        "DELETE FROM page_texts WHERE page_id = $1 AND (content_hash = $2 OR \
-         content_hash NOT IN (SELECT evidence_hash FROM matches WHERE page_id = $1))",
-    )
-    .bind(page_id)
-    .bind(content_hash)
-    .execute(&mut *conn)
-    .await?;
-    super::prune_captures(&mut *conn, page_id, content_hash).await?;
-    sqlx::query("UPDATE pages SET matched_hash = $2 WHERE id = $1")
-        .bind(page_id)
-        .bind(content_hash)
-        .execute(&mut *conn)
-        .await?;
-    Ok(())
-}
-
-/// Keeps what page `page_id`'s new verdict on `content_hash` (its `matches`, recorded at `at`)
-/// was found against, or forgets its previous basis when `basis` is `None`: the last step of
-/// [`crate::Store::record_page_verdict`], in its transaction, so a basis always describes the
-/// page's latest verdict.
-pub(crate) async fn record_verdict_basis<DB>(
-    conn: &mut DB::Connection,
-    page_id: Id,
-    content_hash: &str,
-    matches: &[NewMatch],
-    basis: Option<&VerdictBasis>,
-    at: DB::Time,
-) -> Result<()>
-where
-    DB: Db,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    i64: for<'q> Encode<'q, DB> + Type<DB>,
-    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
-    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
-{
-    let Some(basis) = basis else {
-        sqlx::query("DELETE FROM page_verdicts WHERE page_id = $1")
-            .bind(page_id)
-            .execute(&mut *conn)
-            .await?;
-        return Ok(());
-    };
-    sqlx::query(
-        "INSERT INTO page_verdicts (page_id, content_hash, generation, matcher, matches, \
-         recorded_at) VALUES ($1, $2, $3, $4, $5, $6) \
-         ON CONFLICT (page_id) DO UPDATE SET content_hash = excluded.content_hash, \
-         generation = excluded.generation, matcher = excluded.matcher, \
-         matches = excluded.matches, recorded_at = excluded.recorded_at",
-    )
-    .bind(page_id)
-    .bind(content_hash)
-    .bind(basis.generation)
-    .bind(basis.matcher.as_str())
-    .bind(matches.len() as i64)
-    .bind(at)
-    .execute(&mut *conn)
-    .await?;
     Ok(())
 }
 
@@ -444,30 +379,6 @@ where
         aliases.entry(page_id).or_default().push(url);
     }
     Ok(aliases)
-}
-
-/// The latest decision a person took on each work's pair with page `page_id` (automatic
-/// decisions of the certainty gate left out): what a new verdict on the page applies.
-pub(crate) async fn persons_decisions<'e, DB, E>(
-    executor: E,
-    page_id: Id,
-) -> Result<Vec<rules::DecisionRow>>
-where
-    DB: Db,
-    E: Executor<'e, Database = DB>,
-    rules::DecisionRow: for<'r> FromRow<'r, DB::Row> + Send + Unpin,
-    i64: for<'q> Encode<'q, DB> + Type<DB>,
-    bool: for<'q> Encode<'q, DB> + Type<DB>,
-{
-    Ok(sqlx::query_as(
-        "SELECT work_id, decision, content_hash, copied_chars FROM match_decisions \
-         WHERE id IN (SELECT max(id) FROM match_decisions \
-                      WHERE page_id = $1 AND automatic = $2 GROUP BY work_id)",
-    )
-    .bind(page_id)
-    .bind(false)
-    .fetch_all(executor)
-    .await?)
 }
 
 /// One decision on a page × work pair, as the audit trail keeps it.

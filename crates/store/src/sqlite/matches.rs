@@ -1,11 +1,13 @@
 //! The match library on SQLite: a page's verdicts, matches with their evidence, and the removal
 //! checks of infringing pages.
 
+use std::collections::{HashMap, HashSet};
+
 use chrono::{DateTime, Utc};
 
-use super::{SqliteStore, exists, micros};
+use super::{SqliteStore, micros};
 use crate::rows::{MatchEvidenceRow, group_matches, match_listing_columns};
-use crate::rules::{self, Referenced, page_key, to_json, validate_matches};
+use crate::rules::{self, page_key, to_json, validate_matches};
 use crate::shared;
 use crate::{
     Id, InfringingPage, MatchFilter, MatchRecord, MatchStatus, NewDecision, PageCheck,
@@ -13,12 +15,21 @@ use crate::{
 };
 use sqlx::Sqlite;
 
-/// A page's matches before its new verdict, those of withdrawn works left out. Run for every
-/// page matched: the subquery must use the partial index `works_withdrawn` (migration 0021),
-/// or it reads every work's row, and `status` lies after the work's text, in its overflow
-/// pages (tested in `super::tests`).
-pub(super) const PREVIOUS_MATCHES: &str = "SELECT id, work_id, status, review, evidence_hash, removed_at FROM matches \
-     WHERE page_id = $1 AND work_id NOT IN (SELECT id FROM works WHERE status = 'withdrawn')";
+/// The matches of a batch's pages before their new verdicts, those of withdrawn works left
+/// out. Run for every batch matched: the subquery must use the partial index
+/// `works_withdrawn` (migration 0021), or it reads every work's row, and `status` lies after
+/// the work's text, in its overflow pages (tested in `super::tests`).
+pub(super) const PREVIOUS_MATCHES: &str = "SELECT page_id, id, work_id, status, review, evidence_hash, removed_at \
+     FROM matches WHERE page_id IN (SELECT value FROM json_each($1)) \
+       AND work_id NOT IN (SELECT id FROM works WHERE status = 'withdrawn')";
+
+/// A page as a verdict reads it: content hash, last seen, HTTP status, last check.
+type PageState = (String, i64, i64, Option<i64>);
+
+/// The ids as the JSON array `json_each` reads.
+fn json_ids(ids: impl IntoIterator<Item = Id>) -> Result<String> {
+    to_json(&ids.into_iter().collect::<Vec<Id>>(), "ids")
+}
 
 pub(super) async fn record_page_verdicts(
     store: &SqliteStore,
@@ -29,49 +40,111 @@ pub(super) async fn record_page_verdicts(
     }
     let mut tx = store.write().await?;
     let mut outcomes = Vec::with_capacity(verdicts.len());
-    for verdict in verdicts {
-        outcomes.push(record_verdict_in(&mut tx, verdict).await?);
+    for round in rules::distinct_page_runs(verdicts) {
+        outcomes.extend(record_round_in(&mut tx, &verdicts[round]).await?);
     }
     tx.commit().await?;
     Ok(outcomes)
 }
 
-/// Records one page's verdict in the transaction `tx`, which the caller commits.
+/// Records the verdicts of distinct pages in the transaction `tx`, which the caller commits.
+/// What they read (pages, works, previous matches, decisions) takes one statement each for
+/// all of them, and so does what every verdict writes ([`finish_verdicts_in`]); a page runs
+/// statements of its own only for its matches and for what its plan changes.
+async fn record_round_in(
+    tx: &mut sqlx::Transaction<'static, Sqlite>,
+    verdicts: &[PageVerdict<'_>],
+) -> Result<Vec<VerdictOutcome>> {
+    let ids = json_ids(verdicts.iter().map(|v| v.page_id))?;
+    let pages: HashMap<Id, PageState> = sqlx::query_as::<_, (Id, String, i64, i64, Option<i64>)>(
+        "SELECT id, content_hash, last_seen, http_status, availability_checked_at \
+         FROM pages WHERE id IN (SELECT value FROM json_each($1))",
+    )
+    .bind(&ids)
+    .fetch_all(&mut **tx)
+    .await?
+    .into_iter()
+    .map(|(id, hash, last_seen, status, checked)| (id, (hash, last_seen, status, checked)))
+    .collect();
+    let work_ids = rules::works_of(verdicts);
+    let known: HashSet<Id> = match work_ids.is_empty() {
+        true => HashSet::new(),
+        false => {
+            sqlx::query_scalar("SELECT id FROM works WHERE id IN (SELECT value FROM json_each($1))")
+                .bind(json_ids(work_ids)?)
+                .fetch_all(&mut **tx)
+                .await?
+                .into_iter()
+                .collect()
+        }
+    };
+    rules::check_references(
+        verdicts,
+        |page| pages.contains_key(&page),
+        |work| known.contains(&work),
+    )?;
+    let mut previous = rules::by_page(
+        sqlx::query_as::<_, (Id, Id, Id, String, String, String, Option<i64>)>(PREVIOUS_MATCHES)
+            .bind(&ids)
+            .fetch_all(&mut **tx)
+            .await?
+            .into_iter()
+            .map(|(page, id, work, status, review, hash, removed)| {
+                (page, (id, work, status, review, hash, removed))
+            }),
+    );
+    let mut decisions = rules::by_page(
+        sqlx::query_as::<_, (Id, Id, String, String, i64)>(
+            "SELECT page_id, work_id, decision, content_hash, copied_chars FROM match_decisions \
+             WHERE id IN (SELECT max(id) FROM match_decisions \
+                          WHERE page_id IN (SELECT value FROM json_each($1)) AND automatic = $2 \
+                          GROUP BY page_id, work_id)",
+        )
+        .bind(&ids)
+        .bind(false)
+        .fetch_all(&mut **tx)
+        .await?
+        .into_iter()
+        .map(|(page, work, decision, hash, chars)| (page, (work, decision, hash, chars))),
+    );
+
+    let mut outcomes = Vec::with_capacity(verdicts.len());
+    let mut recorded = Vec::with_capacity(verdicts.len());
+    for verdict in verdicts {
+        let (current_hash, last_seen, http_status, last_checked) = &pages[&verdict.page_id];
+        if *current_hash != verdict.content_hash {
+            // The page changed while it was matched: its newer text gets a verdict of its own.
+            outcomes.push(VerdictOutcome::default());
+            continue;
+        }
+        let page = (*last_seen, *http_status, *last_checked);
+        let rows = previous.remove(&verdict.page_id).unwrap_or_default();
+        let decided = decisions.remove(&verdict.page_id).unwrap_or_default();
+        outcomes.push(record_verdict_in(tx, verdict, page, rows, decided).await?);
+        recorded.push(verdict);
+    }
+    finish_verdicts_in(tx, &recorded).await?;
+    Ok(outcomes)
+}
+
+/// Writes what one page's verdict changes of its own (its matches with their evidence, its
+/// previous matches, a removal check), judged from what [`record_round_in`] read of the page
+/// (`page`: last seen, HTTP status, last check), in the transaction `tx`.
 async fn record_verdict_in(
     tx: &mut sqlx::Transaction<'static, Sqlite>,
     verdict: &PageVerdict<'_>,
+    (last_seen, http_status, last_checked): (i64, i64, Option<i64>),
+    rows: Vec<rules::PreviousRow<i64>>,
+    decisions: Vec<rules::DecisionRow>,
 ) -> Result<VerdictOutcome> {
     let PageVerdict {
         page_id,
         content_hash,
         matches,
-        basis,
         at,
+        ..
     } = *verdict;
     let at = micros(at);
-
-    let page: Option<(String, i64, i64, Option<i64>)> = sqlx::query_as(
-        "SELECT content_hash, last_seen, http_status, availability_checked_at \
-         FROM pages WHERE id = $1",
-    )
-    .bind(page_id)
-    .fetch_optional(&mut **tx)
-    .await?;
-    let Some((current_hash, last_seen, http_status, last_checked)) = page else {
-        return Err(StoreError::NotFound(format!("page {page_id}")));
-    };
-    for m in matches {
-        exists(tx, Referenced::Work, m.work_id).await?;
-    }
-    if current_hash != content_hash {
-        // The page changed while it was matched: its newer text gets a verdict of its own.
-        return Ok(VerdictOutcome::default());
-    }
-    let rows: Vec<rules::PreviousRow<i64>> = sqlx::query_as(PREVIOUS_MATCHES)
-        .bind(page_id)
-        .fetch_all(&mut **tx)
-        .await?;
-    let decisions = shared::persons_decisions::<Sqlite, _>(&mut **tx, page_id).await?;
     let (plan, outcome) = rules::judge_verdict(rows, decisions, &last_seen, matches, content_hash)?;
 
     for (m, review) in matches.iter().zip(&plan.reviews) {
@@ -153,18 +226,92 @@ async fn record_verdict_in(
             .execute(&mut **tx)
             .await?;
     }
-    shared::finish_verdict::<Sqlite>(
-        tx,
-        page_id,
-        content_hash,
-        plan.check.as_ref(),
-        http_status,
-        last_seen,
-        last_checked,
-    )
-    .await?;
-    shared::record_verdict_basis::<Sqlite>(tx, page_id, content_hash, matches, basis, at).await?;
+    if let Some(check) = &plan.check {
+        shared::record_verdict_check::<Sqlite>(
+            tx,
+            page_id,
+            check,
+            http_status,
+            last_seen,
+            last_checked,
+        )
+        .await?;
+    }
     Ok(outcome)
+}
+
+/// What every verdict of a round writes, in one statement each for all of `verdicts` (the
+/// pages' current texts, checked by [`record_round_in`]): earlier texts and captures no
+/// evidence points into any more are let go, the texts are marked as matched, and the
+/// verdicts' bases are kept (or forgotten, for a verdict without one).
+async fn finish_verdicts_in(
+    tx: &mut sqlx::Transaction<'static, Sqlite>,
+    verdicts: &[&PageVerdict<'_>],
+) -> Result<()> {
+    if verdicts.is_empty() {
+        return Ok(());
+    }
+    let ids = json_ids(verdicts.iter().map(|v| v.page_id))?;
+    sqlx::query(
+        "DELETE FROM page_texts WHERE page_id IN (SELECT value FROM json_each($1)) \
+         AND (content_hash = (SELECT p.content_hash FROM pages p WHERE p.id = page_texts.page_id) \
+              OR content_hash NOT IN (SELECT m.evidence_hash FROM matches m \
+                                      WHERE m.page_id = page_texts.page_id))",
+    )
+    .bind(&ids)
+    .execute(&mut **tx)
+    .await?;
+    sqlx::query(
+        "DELETE FROM page_captures WHERE page_id IN (SELECT value FROM json_each($1)) \
+         AND content_hash <> (SELECT p.content_hash FROM pages p WHERE p.id = page_captures.page_id) \
+         AND content_hash NOT IN (SELECT m.evidence_hash FROM matches m \
+                                  WHERE m.page_id = page_captures.page_id)",
+    )
+    .bind(&ids)
+    .execute(&mut **tx)
+    .await?;
+    sqlx::query("UPDATE pages SET matched_hash = content_hash WHERE id IN (SELECT value FROM json_each($1))")
+        .bind(&ids)
+        .execute(&mut **tx)
+        .await?;
+    let (based, unbased): (Vec<&&PageVerdict>, Vec<&&PageVerdict>) =
+        verdicts.iter().partition(|v| v.basis.is_some());
+    if !unbased.is_empty() {
+        sqlx::query("DELETE FROM page_verdicts WHERE page_id IN (SELECT value FROM json_each($1))")
+            .bind(json_ids(unbased.iter().map(|v| v.page_id))?)
+            .execute(&mut **tx)
+            .await?;
+    }
+    if !based.is_empty() {
+        let rows: Vec<serde_json::Value> = based
+            .iter()
+            .filter_map(|v| {
+                let basis = v.basis?;
+                Some(serde_json::json!([
+                    v.page_id,
+                    v.content_hash,
+                    basis.generation,
+                    basis.matcher,
+                    v.matches.len(),
+                    micros(v.at),
+                ]))
+            })
+            .collect();
+        sqlx::query(
+            "INSERT INTO page_verdicts (page_id, content_hash, generation, matcher, matches, \
+             recorded_at) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), \
+             json_extract(value, '$[2]'), json_extract(value, '$[3]'), \
+             json_extract(value, '$[4]'), json_extract(value, '$[5]') FROM json_each($1) \
+             WHERE true \
+             ON CONFLICT (page_id) DO UPDATE SET content_hash = excluded.content_hash, \
+             generation = excluded.generation, matcher = excluded.matcher, \
+             matches = excluded.matches, recorded_at = excluded.recorded_at",
+        )
+        .bind(to_json(&rows, "verdict bases")?)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
 }
 
 pub(super) async fn list_matches(

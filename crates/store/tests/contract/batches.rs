@@ -12,6 +12,7 @@ use crate::helpers::*;
 contract_tests!(
     a_batch_records_each_verdict_as_it_would_be_recorded_alone,
     a_batch_with_a_failing_verdict_records_none_of_them,
+    a_page_twice_in_a_batch_is_recorded_as_one_verdict_after_the_other,
     pages_are_read_and_sketches_stored_by_the_batch_skipping_deleted_pages,
     texts_that_several_pages_show_are_named_once_each,
 );
@@ -89,6 +90,52 @@ async fn a_batch_records_each_verdict_as_it_would_be_recorded_alone(store: Arc<d
         .unwrap();
     assert_eq!(again[0].new_matches, 0);
     assert_eq!(matches_of(&*store, copy).await.len(), 1);
+}
+
+/// A batch reads all its pages before it writes: a page recorded twice in it (a job delivered
+/// twice) must still have its second verdict judged against the first, as when recorded one
+/// after the other.
+async fn a_page_twice_in_a_batch_is_recorded_as_one_verdict_after_the_other(
+    store: Arc<dyn Store>,
+) {
+    let holder = store.ensure_rights_holder("Yuewen").await.unwrap();
+    let work = stored_work(&*store, holder, "w1", "the work").await;
+    let other = stored_work(&*store, holder, "w2", "another work").await;
+    let batched = stored_page(&*store, "https://pirate.example/1", "a copy").await;
+    let alone = stored_page(&*store, "https://pirate.example/2", "a copy").await;
+    let hash = hash_of("a copy");
+    let first = [found(work, 0.9, &[(0, 0)])];
+    let second = [found(other, 0.8, &[(10, 10)])];
+    let in_batch = store
+        .record_page_verdicts(&[
+            verdict(batched, &hash, &first, None),
+            verdict(batched, &hash, &second, None),
+        ])
+        .await
+        .unwrap();
+    let mut one_by_one = Vec::new();
+    for matches in [&first[..], &second[..]] {
+        one_by_one.extend(
+            store
+                .record_page_verdicts(&[verdict(alone, &hash, matches, None)])
+                .await
+                .unwrap(),
+        );
+    }
+    assert_eq!(in_batch, one_by_one);
+    let state = |page| {
+        let store = store.clone();
+        async move {
+            matches_of(&*store, page)
+                .await
+                .into_iter()
+                .map(|m| (m.work_id, m.status, m.score))
+                .collect::<Vec<_>>()
+        }
+    };
+    let after = state(batched).await;
+    assert_eq!(after, state(alone).await);
+    assert!(after.iter().any(|(w, _, _)| *w == other), "{after:?}");
 }
 
 async fn a_batch_with_a_failing_verdict_records_none_of_them(store: Arc<dyn Store>) {
