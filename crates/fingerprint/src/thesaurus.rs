@@ -31,6 +31,13 @@ pub struct Thesaurus {
     /// stretch of every text: building and hashing a string for each was a tenth of the
     /// matching time.
     words: HashMap<u128, u32>,
+    /// The first two characters of the words of two or more ([`pair_key`]) → the longest such
+    /// word's length. Most positions of a text start no such word, and one lookup here spares
+    /// them the three lookups of longer words that would fail.
+    starts: HashMap<u64, u8>,
+    /// Entry of each one-character word, by [`single_index`] (`u32::MAX`: not a word): read
+    /// at nearly every position of a text, so an array rather than a hash.
+    singles: Vec<u32>,
     /// Per word: the range of its groups in `groups`.
     entries: Vec<(u32, u32)>,
     /// Group ids of every word, concatenated.
@@ -112,6 +119,18 @@ impl Thesaurus {
                 .push((start, thesaurus.groups.len() as u32));
             let chars: Vec<char> = word.chars().collect();
             thesaurus.words.insert(word_key(&chars), index);
+            if chars.len() >= 2 {
+                let longest = thesaurus
+                    .starts
+                    .entry(pair_key(chars[0], chars[1]))
+                    .or_insert(0);
+                *longest = (*longest).max(chars.len() as u8);
+            } else if let Some(slot) = single_index(chars[0]) {
+                if thesaurus.singles.is_empty() {
+                    thesaurus.singles = vec![u32::MAX; SINGLES];
+                }
+                thesaurus.singles[slot] = index;
+            }
         }
         thesaurus
     }
@@ -185,11 +204,24 @@ impl Thesaurus {
                 let longest = (i..chars.len().min(i + MAX_WORD_CHARS))
                     .take_while(|&j| is_han(chars[j]))
                     .count();
-                for len in (1..=longest).rev() {
+                let longest = match longest >= 2 {
+                    true => self
+                        .starts
+                        .get(&pair_key(chars[i], chars[i + 1]))
+                        .map_or(1, |&n| longest.min(n as usize)),
+                    false => 1,
+                };
+                for len in (2..=longest).rev() {
                     if let Some(&entry) = self.words.get(&word_key(&chars[i..i + len])) {
                         found = Some((len, entry));
                         break;
                     }
+                }
+                if found.is_none() {
+                    found = single_index(chars[i])
+                        .and_then(|slot| self.singles.get(slot))
+                        .filter(|&&entry| entry != u32::MAX)
+                        .map(|&entry| (1, entry));
                 }
             }
             let (len, entry) = found.unwrap_or((1, u32::MAX));
@@ -214,6 +246,25 @@ fn word_key(chars: &[char]) -> u128 {
         .fold(1u128, |key, &c| (key << 21) | u128::from(u32::from(c)))
 }
 
+/// The first two characters of a word, packed as [`word_key`] packs them.
+fn pair_key(a: char, b: char) -> u64 {
+    (u64::from(u32::from(a)) << 21) | u64::from(u32::from(b))
+}
+
+/// Slots of [`Thesaurus::singles`]: one per character [`is_han`] accepts.
+const SINGLES: usize = (0x9fff - 0x4e00 + 1) + (0x4dbf - 0x3400 + 1);
+
+/// The slot of a one-character word in [`Thesaurus::singles`]; `None` for a character that is
+/// not Han (such a word, if the thesaurus has one, is never looked up: tokens of other
+/// characters are never words).
+fn single_index(c: char) -> Option<usize> {
+    match c {
+        '\u{4e00}'..='\u{9fff}' => Some(c as usize - 0x4e00),
+        '\u{3400}'..='\u{4dbf}' => Some((0x9fff - 0x4e00 + 1) + c as usize - 0x3400),
+        _ => None,
+    }
+}
+
 /// CJK unified ideographs (and extension A): the characters words are made of.
 pub fn is_han(c: char) -> bool {
     matches!(c, '\u{4e00}'..='\u{9fff}' | '\u{3400}'..='\u{4dbf}')
@@ -230,6 +281,58 @@ mod tests {
             .iter()
             .map(|t| chars[t.start as usize..t.end()].iter().collect())
             .collect()
+    }
+
+    /// The tokenizer skips lookups that cannot succeed (`starts`, `singles`); it must cut
+    /// every text as the plain forward maximum matching does, trying each length in turn.
+    #[test]
+    fn tokens_are_those_of_plain_forward_maximum_matching() {
+        let thesaurus = Thesaurus::builtin();
+        let plain = |chars: &[char]| {
+            let mut tokens = Vec::new();
+            let mut i = 0;
+            while i < chars.len() {
+                let longest = (i..chars.len().min(i + MAX_WORD_CHARS))
+                    .take_while(|&j| is_han(chars[j]))
+                    .count();
+                let found = (1..=longest).rev().find_map(|len| {
+                    Some((len, *thesaurus.words.get(&word_key(&chars[i..i + len]))?))
+                });
+                let (len, entry) = found.unwrap_or((1, u32::MAX));
+                tokens.push(SenseToken {
+                    start: i as u32,
+                    len: len as u8,
+                    entry,
+                });
+                i += len;
+            }
+            tokens
+        };
+        // Every word of the thesaurus, run together with text between them, then prose.
+        let mut text: Vec<char> = Vec::new();
+        for (n, word) in thesaurus.words.keys().enumerate().take(20_000) {
+            let mut key = *word;
+            let mut chars = Vec::new();
+            while key > 1 {
+                chars.push(char::from_u32((key & 0x1f_ffff) as u32).unwrap());
+                key >>= 21;
+            }
+            text.extend(chars.iter().rev());
+            if n % 3 == 0 {
+                text.extend("，A1".chars());
+            }
+        }
+        text.extend(
+            "夜色渐深，雨水顺着屋檐滴落下来。少年推开木门，看见一个披着蓑衣的陌生人。".chars(),
+        );
+        assert_eq!(thesaurus.tokens(&text), plain(&text));
+        assert!(
+            thesaurus
+                .tokens(&text)
+                .iter()
+                .any(|t| t.len == 1 && t.is_known())
+        );
+        assert!(thesaurus.tokens(&text).iter().any(|t| t.len == 4));
     }
 
     #[test]

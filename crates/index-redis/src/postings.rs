@@ -681,12 +681,16 @@ impl PostingIndex for RedisPostings {
         // Hashes the filter says are filed nowhere are not read; each bucket is read once,
         // however many of the page's hashes fall in it.
         let filter = self.loaded_filter();
-        let may_hold = |hash: u64| filter.as_ref().is_none_or(|f| f.may_hold(hash));
+        let held_maybe: Vec<bool> = hashes
+            .iter()
+            .map(|&hash| filter.as_ref().is_none_or(|f| f.may_hold(hash)))
+            .collect();
         let bits = self.bucket_bits();
         let mut buckets: Vec<u64> = hashes
             .iter()
-            .filter(|&&h| may_hold(h))
-            .map(|&h| bucket_at(bits, h))
+            .zip(&held_maybe)
+            .filter(|(_, maybe)| **maybe)
+            .map(|(&h, _)| bucket_at(bits, h))
             .collect();
         buckets.sort_unstable();
         buckets.dedup();
@@ -715,8 +719,8 @@ impl PostingIndex for RedisPostings {
                 }
             }
         }
-        out.extend(hashes.iter().map(|&hash| {
-            if !may_hold(hash) {
+        out.extend(hashes.iter().zip(&held_maybe).map(|(&hash, &maybe)| {
+            if !maybe {
                 return Vec::new();
             }
             held.get(&bucket_at(bits, hash))

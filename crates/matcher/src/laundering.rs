@@ -378,7 +378,13 @@ pub fn text_keys(chars: &[char], text: &SenseText, thesaurus: &Thesaurus) -> Vec
 /// the library's size.
 #[derive(Debug, Default, Clone)]
 pub struct SenseIndex {
-    postings: HashMap<u32, Vec<WorkId>>,
+    /// Key → the works holding it, as slots of `slot_works`: a query scores works in an
+    /// array indexed by slot, where a hash map of work ids was a tenth of a page's matching.
+    postings: HashMap<u32, Vec<u32>>,
+    /// The work of each slot, in the order works were first seen.
+    slot_works: Vec<WorkId>,
+    /// The slot of each work.
+    slots: HashMap<WorkId, u32>,
     /// Number of works holding each key whose list is not held (more than
     /// [`SENSE_LISTED_MAX_WORKS`]; only in an index built by [`SenseIndex::from_parts`]).
     counts: HashMap<u32, u32>,
@@ -405,11 +411,30 @@ impl SenseIndex {
         listed: impl IntoIterator<Item = (u32, Vec<WorkId>)>,
         counts: impl IntoIterator<Item = (u32, u32)>,
     ) -> Self {
-        SenseIndex {
-            postings: listed.into_iter().collect(),
+        let mut index = SenseIndex {
             counts: counts.into_iter().collect(),
             works,
+            ..SenseIndex::default()
+        };
+        for (key, list) in listed {
+            let list = list.into_iter().map(|work| index.slot_of(work)).collect();
+            index.postings.insert(key, list);
         }
+        index
+    }
+
+    /// The slot of a work, given one when first seen.
+    fn slot_of(&mut self, work_id: WorkId) -> u32 {
+        *self.slots.entry(work_id).or_insert_with(|| {
+            self.slot_works.push(work_id);
+            (self.slot_works.len() - 1) as u32
+        })
+    }
+
+    /// The works holding `key`, when its list is held.
+    pub fn works_with(&self, key: u32) -> Option<impl Iterator<Item = WorkId> + '_> {
+        let list = self.postings.get(&key)?;
+        Some(list.iter().map(|&slot| self.slot_works[slot as usize]))
     }
 
     /// Number of works holding `key`, if any does.
@@ -422,17 +447,21 @@ impl SenseIndex {
 
     /// Adds a work's keys (from [`text_keys`]).
     pub fn insert_work(&mut self, work_id: WorkId, keys: &[u32]) {
+        let slot = self.slot_of(work_id);
         for &key in keys {
-            self.postings.entry(key).or_default().push(work_id);
+            self.postings.entry(key).or_default().push(slot);
         }
         self.works += 1;
     }
 
-    /// Removes a work added with the same keys.
+    /// Removes a work added with the same keys. Its slot stays, held by no key.
     pub fn remove_work(&mut self, work_id: WorkId, keys: &[u32]) {
+        let Some(&slot) = self.slots.get(&work_id) else {
+            return;
+        };
         for key in keys {
             if let Some(list) = self.postings.get_mut(key) {
-                list.retain(|&w| w != work_id);
+                list.retain(|&w| w != slot);
                 if list.is_empty() {
                     self.postings.remove(key);
                 }
@@ -481,94 +510,143 @@ impl SenseIndex {
         }
         let max_df = (self.works / 8).clamp(8, SENSE_LISTED_MAX_WORKS);
         let mut blocks: HashMap<WorkId, usize> = HashMap::new();
-        // Per work: weight found, the last token counted, and how many tokens it holds.
-        let mut score: HashMap<WorkId, (f64, u32, usize)> = HashMap::new();
-        let mut token_number = 0u32;
-        let mut buffer = [0u32; 1];
-        let mut total = 0.0;
-        let mut block_han = 0;
-        let sentences = page.sentences.len();
-        for s in 0..sentences {
-            for token in page.sentence(s) {
-                let keys = keys(thesaurus, page_chars, token, &mut buffer);
-                if keys.is_empty() {
-                    continue;
-                }
-                // Each key looked up once: its list, if held and short enough to read, and the
-                // number of works holding it.
-                let mut df = usize::MAX;
-                let mut lists: SmallVec<[&[WorkId]; 2]> = SmallVec::new();
-                for key in keys {
-                    match self.postings.get(key) {
-                        Some(list) => {
-                            df = df.min(list.len());
-                            if list.len() <= max_df {
-                                lists.push(list);
+        BLOCK_SCORES.with_borrow_mut(|scores| {
+            scores.make_room(self.slot_works.len());
+            let mut token_number = 0u32;
+            let mut buffer = [0u32; 1];
+            let mut total = 0.0;
+            let mut block_han = 0;
+            let sentences = page.sentences.len();
+            for s in 0..sentences {
+                for token in page.sentence(s) {
+                    let keys = keys(thesaurus, page_chars, token, &mut buffer);
+                    if keys.is_empty() {
+                        continue;
+                    }
+                    // Each key looked up once: its list, if held and short enough to read, and
+                    // the number of works holding it.
+                    let mut df = usize::MAX;
+                    let mut lists: SmallVec<[&[u32]; 2]> = SmallVec::new();
+                    for key in keys {
+                        match self.postings.get(key) {
+                            Some(list) => {
+                                df = df.min(list.len());
+                                if list.len() <= max_df {
+                                    lists.push(list);
+                                }
+                            }
+                            None => {
+                                if let Some(n) = self.counts.get(key) {
+                                    df = df.min(*n as usize);
+                                }
                             }
                         }
-                        None => {
-                            if let Some(n) = self.counts.get(key) {
-                                df = df.min(*n as usize);
+                    }
+                    // A word no work holds is as rare as a word can be.
+                    if df == usize::MAX {
+                        df = 0;
+                    }
+                    if df > max_df {
+                        continue;
+                    }
+                    let w = weight(df, self.works);
+                    total += w;
+                    token_number += 1;
+                    for list in &lists {
+                        for &slot in list.iter() {
+                            // A work counts once per token, whichever of its keys it holds.
+                            scores.count(slot, token_number, w);
+                        }
+                    }
+                }
+                block_han += han_chars(page_chars, page, s);
+                if block_han >= config.block_chars || s + 1 == sentences {
+                    if total > 0.0 {
+                        let mut ranked: Vec<(f64, WorkId)> = scores
+                            .touched()
+                            // A share of a handful of words is chance, however large.
+                            .filter(|(_, (_, _, held))| *held >= MIN_BLOCK_WORDS as u32)
+                            .map(|(slot, (found, _, _))| {
+                                (found / total, self.slot_works[slot as usize])
+                            })
+                            .collect();
+                        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                        let runner_up = ranked.get(1).map_or(0.0, |r| r.0);
+                        let mut proposed = 0;
+                        let mut last_share = f64::INFINITY;
+                        for (share, work) in ranked {
+                            let leads =
+                                share >= config.min_block_share && share >= BLOCK_LEAD * runner_up;
+                            let full = proposed >= MAX_BLOCK_PROPOSALS && share < last_share;
+                            if (share >= config.sure_block_share || leads) && !full {
+                                *blocks.entry(work).or_default() += 1;
+                                proposed += 1;
+                                last_share = share;
+                            } else {
+                                break;
                             }
                         }
                     }
-                }
-                // A word no work holds is as rare as a word can be.
-                if df == usize::MAX {
-                    df = 0;
-                }
-                if df > max_df {
-                    continue;
-                }
-                let w = weight(df, self.works);
-                total += w;
-                token_number += 1;
-                for list in &lists {
-                    for &work in list.iter() {
-                        // A work counts once per token, whichever of its keys it holds.
-                        let (found, last, held) = score.entry(work).or_insert((0.0, 0, 0));
-                        if *last != token_number {
-                            *last = token_number;
-                            *found += w;
-                            *held += 1;
-                        }
-                    }
+                    scores.clear();
+                    total = 0.0;
+                    block_han = 0;
                 }
             }
-            block_han += han_chars(page_chars, page, s);
-            if block_han >= config.block_chars || s + 1 == sentences {
-                if total > 0.0 {
-                    let mut ranked: Vec<(f64, WorkId)> = score
-                        .drain()
-                        // A share of a handful of words is chance, however large.
-                        .filter(|(_, (_, _, held))| *held >= MIN_BLOCK_WORDS)
-                        .map(|(w, (found, _, _))| (found / total, w))
-                        .collect();
-                    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-                    let runner_up = ranked.get(1).map_or(0.0, |r| r.0);
-                    let mut proposed = 0;
-                    let mut last_share = f64::INFINITY;
-                    for (share, work) in ranked {
-                        let leads =
-                            share >= config.min_block_share && share >= BLOCK_LEAD * runner_up;
-                        let full = proposed >= MAX_BLOCK_PROPOSALS && share < last_share;
-                        if (share >= config.sure_block_share || leads) && !full {
-                            *blocks.entry(work).or_default() += 1;
-                            proposed += 1;
-                            last_share = share;
-                        } else {
-                            break;
-                        }
-                    }
-                }
-                score.clear();
-                total = 0.0;
-                block_han = 0;
-            }
-        }
+            scores.clear();
+        });
         let mut out: Vec<(WorkId, usize)> = blocks.into_iter().collect();
         out.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         out
+    }
+}
+
+thread_local! {
+    /// The scores of the block [`SenseIndex::query`] is weighing, kept between queries so that
+    /// a page does not allocate (and the allocator fault in) an array as long as the library.
+    static BLOCK_SCORES: std::cell::RefCell<BlockScores> =
+        std::cell::RefCell::new(BlockScores::default());
+}
+
+/// Per work slot: the weight found in the block, the last token counted, and how many tokens
+/// it holds; with the slots touched, so that clearing costs what the block found.
+#[derive(Debug, Default)]
+struct BlockScores {
+    by_slot: Vec<(f64, u32, u32)>,
+    touched: Vec<u32>,
+}
+
+impl BlockScores {
+    fn make_room(&mut self, slots: usize) {
+        if self.by_slot.len() < slots {
+            self.by_slot.resize(slots, (0.0, 0, 0));
+        }
+    }
+
+    /// Counts token number `token` of weight `w` for a slot, once however many of the
+    /// token's keys the slot's work holds.
+    fn count(&mut self, slot: u32, token: u32, w: f64) {
+        let entry = &mut self.by_slot[slot as usize];
+        if entry.1 != token {
+            if entry.2 == 0 {
+                self.touched.push(slot);
+            }
+            entry.0 += w;
+            entry.1 = token;
+            entry.2 += 1;
+        }
+    }
+
+    fn touched(&self) -> impl Iterator<Item = (u32, (f64, u32, u32))> + '_ {
+        self.touched
+            .iter()
+            .map(|&slot| (slot, self.by_slot[slot as usize]))
+    }
+
+    fn clear(&mut self) {
+        for &slot in &self.touched {
+            self.by_slot[slot as usize] = (0.0, 0, 0);
+        }
+        self.touched.clear();
     }
 }
 
@@ -973,8 +1051,10 @@ mod tests {
         for s in 0..sentences {
             for token in page.sentence(s) {
                 let keys = keys(thesaurus, page_chars, token, &mut buffer);
-                let lists: Vec<&Vec<WorkId>> =
-                    keys.iter().filter_map(|k| index.postings.get(k)).collect();
+                let lists: Vec<Vec<WorkId>> = keys
+                    .iter()
+                    .filter_map(|k| Some(index.works_with(*k)?.collect()))
+                    .collect();
                 let df = keys
                     .iter()
                     .filter_map(|k| index.works_holding(*k))
@@ -1206,7 +1286,7 @@ mod tests {
             .postings
             .iter()
             .filter(|(_, l)| l.len() <= SENSE_LISTED_MAX_WORKS)
-            .map(|(k, l)| (*k, l.clone()));
+            .map(|(k, _)| (*k, full.works_with(*k).unwrap().collect()));
         let counts = full
             .postings
             .iter()

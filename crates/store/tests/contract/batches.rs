@@ -95,9 +95,7 @@ async fn a_batch_records_each_verdict_as_it_would_be_recorded_alone(store: Arc<d
 /// A batch reads all its pages before it writes: a page recorded twice in it (a job delivered
 /// twice) must still have its second verdict judged against the first, as when recorded one
 /// after the other.
-async fn a_page_twice_in_a_batch_is_recorded_as_one_verdict_after_the_other(
-    store: Arc<dyn Store>,
-) {
+async fn a_page_twice_in_a_batch_is_recorded_as_one_verdict_after_the_other(store: Arc<dyn Store>) {
     let holder = store.ensure_rights_holder("Yuewen").await.unwrap();
     let work = stored_work(&*store, holder, "w1", "the work").await;
     let other = stored_work(&*store, holder, "w2", "another work").await;
