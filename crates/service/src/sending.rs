@@ -40,16 +40,17 @@
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
 use copytrace_store::{
     ContactKind, Id, MailClaim, MailEnd, MailOutcome, MailPurpose, MailState, NewNoticeMail,
-    Notice, NoticeMail, NoticeStatus, SiteContact, Store,
+    Notice, NoticeMail, NoticeStatus, SiteContact, Store, sha256_hex,
 };
 use lettre::message::header::ContentType;
 use lettre::message::{Attachment, Mailbox, MultiPart};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 
 use crate::alerts::AlertSettings;
-use crate::error::{Result, ServiceError};
-use crate::holders;
+use crate::error::{Context, Result, ServiceError};
+use crate::{holders, timestamp};
 
 /// Default days after sending before the one reminder.
 pub const DEFAULT_REMINDER_DAYS: u32 = 7;
@@ -318,6 +319,7 @@ pub async fn send(store: &dyn Store, id: Id, request: &SendRequest<'_>) -> Resul
         recipients.clone(),
         request.force,
         request,
+        Some(&text),
     )
     .await?;
     let mail_id = match claimed {
@@ -350,6 +352,11 @@ pub async fn send(store: &dyn Store, id: Id, request: &SendRequest<'_>) -> Resul
 
 /// Records a mail about notice `notice_id` as `sending` before its SMTP exchange
 /// ([`Store::begin_notice_mail`]): `Claimed` when this call may send it.
+///
+/// With a time-stamping authority configured, the SHA-256 of `text` (the mail's text) is
+/// timestamped first and kept with the mail; when the authority fails, nothing is claimed or
+/// sent and the error says so (the notice stays as it was, to send again).
+#[allow(clippy::too_many_arguments)]
 async fn claim(
     store: &dyn Store,
     notice_id: Id,
@@ -358,7 +365,21 @@ async fn claim(
     recipients: Vec<String>,
     force: bool,
     request: &SendRequest<'_>,
+    text: Option<&str>,
 ) -> Result<MailClaim> {
+    let (body_sha256, timestamp) = match (text, &request.mail.timestamps) {
+        (Some(text), Some(tsa)) => {
+            let digest: [u8; 32] = Sha256::digest(text.as_bytes()).into();
+            let stamp = timestamp::request(tsa, &digest).await.with_context(|| {
+                format!(
+                    "the {} of notice {notice_id} was not sent: its text could not be                      timestamped",
+                    purpose.as_str()
+                )
+            })?;
+            (Some(sha256_hex(text.as_bytes())), Some(stamp.stored()))
+        }
+        _ => (None, None),
+    };
     Ok(store
         .begin_notice_mail(&NewNoticeMail {
             notice_id,
@@ -368,6 +389,8 @@ async fn claim(
             force,
             actor: request.actor.to_owned(),
             at: request.now,
+            body_sha256,
+            timestamp,
         })
         .await?)
 }
@@ -674,6 +697,7 @@ async fn remind(
         recipients.clone(),
         false,
         request,
+        Some(&text),
     )
     .await?;
     let MailClaim::Claimed(mail_id) = claimed else {
@@ -719,6 +743,7 @@ async fn escalate(
             Vec::new(),
             false,
             request,
+            None,
         )
         .await?;
         let MailClaim::Claimed(mail_id) = claimed else {
@@ -804,6 +829,7 @@ async fn escalate(
         abuse.clone(),
         false,
         request,
+        Some(&text),
     )
     .await?;
     let MailClaim::Claimed(mail_id) = claimed else {
