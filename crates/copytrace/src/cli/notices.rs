@@ -198,6 +198,7 @@ pub async fn run(globals: &Globals, command: NoticeCommand) -> Result<ExitCode> 
                 } else {
                     evidence::screenshot_settings(chromium.as_deref(), Duration::from_secs(30))
                 },
+                timestamps: globals.tsa_url.clone(),
             });
             let notice = notices::create(
                 store,
@@ -356,6 +357,14 @@ pub async fn run(globals: &Globals, command: NoticeCommand) -> Result<ExitCode> 
                             .map(|e| format!("  ({e})"))
                             .unwrap_or_default()
                     );
+                    if let Some(stamp) = &mail.timestamp {
+                        println!(
+                            "     timestamped {} by {} (RFC 3161, text SHA-256 {})",
+                            stamp.gen_time.to_rfc3339_opts(SecondsFormat::Secs, true),
+                            stamp.tsa_url,
+                            mail.body_sha256.as_deref().unwrap_or("?")
+                        );
+                    }
                 }
             }
         }
