@@ -30,6 +30,12 @@
 //! rights holder who mails a pirate site twice looks careless and can be flagged as a spammer,
 //! while a notice a day late costs little.
 //!
+//! **Proof of time.** With a time-stamping authority configured ([`AlertSettings::timestamps`]),
+//! the text of every mail is timestamped (RFC 3161, [`crate::timestamp`]) just before it is
+//! claimed and sent; the SHA-256 of the text and the token are kept with the mail. An authority
+//! that fails stops the mail before anything is recorded: a notice does not go out without the
+//! proof of time that was asked for, and stays sendable.
+//!
 //! **Follow-up** ([`follow_up`]): a sent notice whose copies are not all removed gets one
 //! reminder, to the same recipients, `reminder_after` days after it was sent, and one
 //! escalation, to the host's abuse contact (kind `abuse`), `escalate_after` days after. A

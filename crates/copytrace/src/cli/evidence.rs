@@ -16,13 +16,7 @@ use copytrace_store::Id;
 
 use super::Globals;
 
-/// `copytrace evidence …`
-///
-/// With a time-stamping authority (`--tsa-url`, COPYTRACE_TSA_URL, `tsa_url` in the
-/// configuration file), the SHA-256 of `manifest.json` is timestamped (RFC 3161) and the token
-/// written beside it as `manifest.tsr` and kept in the database. When the authority fails, the
-/// package is still written and recorded, a warning says why, the command exits 3, and
-/// `copytrace evidence timestamp DIR` stamps it later.
+/// `copytrace evidence …` (its help text is the doc of `Command::Evidence`).
 #[derive(Debug, clap::Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct EvidenceArgs {

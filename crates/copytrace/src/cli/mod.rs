@@ -127,7 +127,7 @@ pub struct Globals {
           default_value_t = copytrace_service::sending::DEFAULT_ESCALATE_DAYS)]
     pub notice_escalate_days: u32,
 
-    /// RFC 3161 time-stamping authority (`http(s)://…`, e.g. https://freetsa.org/tsr): when
+    /// RFC 3161 time-stamping authority (`http(s)://…`, e.g. `https://freetsa.org/tsr`): when
     /// set, every evidence package's manifest and the text of every notice mail get a signed
     /// timestamp from it (see `copytrace evidence --help`).
     #[arg(
@@ -272,6 +272,12 @@ pub enum Command {
     Stats(stats::StatsCommand),
     /// Write the evidence package of one match (raw page, text, passages side by side,
     /// screenshot, manifest with SHA-256 hashes), or check one (`evidence verify DIR`).
+    ///
+    /// With a time-stamping authority (--tsa-url, COPYTRACE_TSA_URL, `tsa_url` in the
+    /// configuration file), the SHA-256 of manifest.json is timestamped (RFC 3161): the token is
+    /// written beside it as manifest.tsr and kept in the database with its time. When the
+    /// authority fails, the package is still written and recorded, a warning says why, the
+    /// command exits 3, and `copytrace evidence timestamp DIR` stamps it later.
     Evidence(evidence::EvidenceArgs),
     /// Print a readable infringement report, grouped by work.
     Report {

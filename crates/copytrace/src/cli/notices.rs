@@ -80,6 +80,8 @@ pub enum NoticeCommand {
     /// text and HTML with its evidence hashes, the text attached. Never twice: a notice mailed
     /// before sends nothing and says when; one whose mail broke off stays `sending` (see
     /// `notice list`) until settled with `notice status ID sent|draft` or sent with --force.
+    /// With --tsa-url, the text is first timestamped (RFC 3161) and the token kept with the
+    /// mail; if the authority fails, nothing is sent.
     Send {
         /// The notice id (or --all-drafts).
         #[arg(required_unless_present = "all_drafts", conflicts_with = "all_drafts")]
@@ -113,7 +115,8 @@ pub enum NoticeCommand {
         note: Option<String>,
     },
     /// A notice's history: each status change, reminder and escalation with its time, actor
-    /// and note, and the mails sent about it.
+    /// and note, and the mails sent about it (with the time and authority of each mail's
+    /// trusted timestamp, when --tsa-url was set as it was sent).
     History {
         /// The notice id.
         id: i64,
