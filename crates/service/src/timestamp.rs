@@ -24,8 +24,9 @@
 //!
 //! **Not checked**: revocation (no CRL or OCSP is fetched; verification stays offline), and the
 //! ESS signing-certificate attribute (the signer is found by issuer and serial number and its
-//! chain checked instead). Signers named by subject key identifier are not supported (the TSAs
-//! tried, OpenSSL's, FreeTSA's and DigiCert's, name theirs by issuer and serial number).
+//! chain checked instead). Signers named by subject key identifier are not supported (OpenSSL's
+//! TSA, the one the tests run, names its signer by issuer and serial number, as RFC 3161 TSAs
+//! commonly do).
 //!
 //! The ASN.1 types and the signature checks (RSA PKCS#1 v1.5 and ECDSA P-256/P-384 through
 //! `ring`) come from `cryptographic-message-syntax` and `x509-certificate`: the RustCrypto
