@@ -59,6 +59,19 @@ apt_install() {
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
 }
 
+# The `openssl` command: the trusted-timestamp tests run a real RFC 3161 time-stamping
+# authority with `openssl ts -reply` (and make its certificates with `openssl req`/`x509`).
+# Installs Debian's openssl when it is missing; the tests fail, never skip, without it.
+require_openssl() {
+    if ! command -v openssl >/dev/null || ! openssl ts -help >/dev/null 2>&1; then
+        apt_install "The openssl command" openssl
+    fi
+    if ! openssl ts -help >/dev/null 2>&1; then
+        echo "error: no working \`openssl ts\` after installing openssl" >&2
+        exit 1
+    fi
+}
+
 # A throwaway redis-server on a free loopback port, with no persistence, in a temporary
 # directory; its URL is exported as COPYTRACE_TEST_REDIS_URL. Installs redis-server (which also
 # brings redis-benchmark) from Debian's packages when it is missing. Any failure stops the

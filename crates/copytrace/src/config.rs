@@ -28,6 +28,10 @@ pub struct ConfigFile {
     pub redis_prefix: Option<String>,
     /// `COPYTRACE_LOG` (a tracing filter such as `info` or `warn,copytrace=debug`)
     pub log: Option<String>,
+    /// `COPYTRACE_TSA_URL`: the RFC 3161 time-stamping authority
+    pub tsa_url: Option<String>,
+    /// `COPYTRACE_TSA_CERT`: the certificate file of the time-stamping authority to trust
+    pub tsa_cert: Option<String>,
     /// `[serve]`
     #[serde(default)]
     pub serve: ServeSection,
@@ -177,6 +181,8 @@ impl ConfigFile {
         put("COPYTRACE_REDIS_URL", self.redis_url.clone());
         put("COPYTRACE_REDIS_PREFIX", self.redis_prefix.clone());
         put("COPYTRACE_LOG", self.log.clone());
+        put("COPYTRACE_TSA_URL", self.tsa_url.clone());
+        put("COPYTRACE_TSA_CERT", self.tsa_cert.clone());
         put("COPYTRACE_LISTEN", self.serve.listen.clone());
         put(
             "COPYTRACE_SERVE_WORKERS",
@@ -287,6 +293,16 @@ pub fn print_effective(globals: &crate::cli::Globals) {
         Some(url) => println!("smtp_url = {:?}", redact(url)),
         None => println!("# smtp_url: not set (e-mail alerts wait)"),
     }
+    match &globals.tsa_url {
+        Some(tsa) => println!("tsa_url = {:?}", redact(tsa.url.as_str())),
+        None => println!("# tsa_url: not set (no trusted timestamps)"),
+    }
+    match &globals.tsa_cert {
+        Some(path) => println!("tsa_cert = {:?}", path.display().to_string()),
+        None => {
+            println!("# tsa_cert: not set (timestamps are checked against their own certificate)")
+        }
+    }
     if let Some(path) = &globals.config {
         println!("# configuration file: {}", path.display());
     }
@@ -357,6 +373,8 @@ mod tests {
             database_url = "postgres://copytrace@db/copytrace"
             redis_url = "redis://redis:6379/0"
             log = "info"
+            tsa_url = "https://freetsa.org/tsr"
+            tsa_cert = "/etc/copytrace/tsa-ca.pem"
             [serve]
             listen = "0.0.0.0:8080"
             workers = 0
@@ -390,7 +408,9 @@ mod tests {
         assert_eq!(env["COPYTRACE_DEDUP_CRON"], "30 2 * * *");
         assert_eq!(env["COPYTRACE_NOTICE_REMINDER_DAYS"], "5");
         assert_eq!(env["COPYTRACE_NOTICE_ESCALATE_DAYS"], "10");
-        assert_eq!(env.len(), 13);
+        assert_eq!(env["COPYTRACE_TSA_URL"], "https://freetsa.org/tsr");
+        assert_eq!(env["COPYTRACE_TSA_CERT"], "/etc/copytrace/tsa-ca.pem");
+        assert_eq!(env.len(), 15);
     }
 
     #[test]

@@ -65,6 +65,9 @@ pub struct AlertSettings {
     /// When the `alerts` job follows up sent notices (reminder, escalation): the notices'
     /// mails go through the same server and sender.
     pub follow_up: crate::sending::FollowUpSettings,
+    /// The time-stamping authority that stamps the text of every notice mail before it is sent
+    /// (RFC 3161, [`crate::timestamp`]); none: mails are sent without.
+    pub timestamps: Option<crate::timestamp::TsaSettings>,
 }
 
 impl Default for AlertSettings {
@@ -75,6 +78,7 @@ impl Default for AlertSettings {
             allow_private_addresses: false,
             timeout: Duration::from_secs(15),
             follow_up: crate::sending::FollowUpSettings::default(),
+            timestamps: None,
         }
     }
 }

@@ -40,6 +40,9 @@ pub enum ServiceError {
     /// A cron expression or time zone was refused.
     #[error(transparent)]
     Cron(#[from] copytrace_scheduler::cron::CronError),
+    /// A trusted timestamp could not be had, or did not verify.
+    #[error(transparent)]
+    Timestamp(#[from] crate::timestamp::TimestampError),
     /// The input was refused: a bad URL, file, setting or state of the data. The message says
     /// what to change.
     #[error("{0}")]
@@ -107,6 +110,7 @@ impl ServiceError {
             ServiceError::Store(StoreError::NotFound(_)) => ErrorKind::NotFound,
             ServiceError::Store(StoreError::Invalid(_) | StoreError::InvalidUrl { .. })
             | ServiceError::Invalid(_)
+            | ServiceError::Timestamp(crate::timestamp::TimestampError::Settings(_))
             | ServiceError::Cron(_) => ErrorKind::Invalid,
             _ => ErrorKind::Internal,
         }

@@ -63,6 +63,9 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 use crate::error::{Context, Result, ServiceError};
+use crate::timestamp::{self, Timestamp, TokenInfo, TsaSettings};
+use sha2::{Digest, Sha256};
+use x509_certificate::CapturedX509Certificate;
 
 /// The manifest's `format`: what a reader of the package may rely on.
 pub const FORMAT: &str = "copytrace-evidence/1";
@@ -88,6 +91,9 @@ pub mod files {
     }
     /// The manifest.
     pub const MANIFEST: &str = "manifest.json";
+    /// The RFC 3161 timestamp of the manifest's SHA-256 (DER `TimeStampResp`), when a
+    /// time-stamping authority was configured.
+    pub const TIMESTAMP: &str = "manifest.tsr";
 }
 
 /// How the screenshot is taken.
@@ -130,6 +136,8 @@ pub struct PackageRequest {
     pub out: PathBuf,
     /// The screenshot.
     pub screenshot: ScreenshotSettings,
+    /// The time-stamping authority that stamps the manifest; none: no timestamp.
+    pub timestamps: Option<TsaSettings>,
 }
 
 /// A file of the package with its hash.
@@ -311,6 +319,20 @@ pub struct PackageSummary {
     pub manifest: Manifest,
     /// SHA-256 of `manifest.json`, as recorded in the store.
     pub manifest_sha256: String,
+    /// What became of the manifest's trusted timestamp.
+    pub stamp: PackageStamp,
+}
+
+/// What became of a package's trusted timestamp.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PackageStamp {
+    /// No time-stamping authority is configured.
+    NotAsked,
+    /// Stamped: `manifest.tsr` written, the token kept in the store.
+    Stamped(Timestamp),
+    /// The authority failed (why): the package is written and recorded without a timestamp;
+    /// [`timestamp_package`] stamps it later.
+    Failed(String),
 }
 
 /// The match `match_id`, if it is visible to `rights_holder_id` (all are without one).
@@ -442,11 +464,75 @@ pub async fn write_package(store: &dyn Store, request: &PackageRequest) -> Resul
         })
         .await
         .context("cannot record the package's manifest hash")?;
+    let stamp = match &request.timestamps {
+        None => PackageStamp::NotAsked,
+        Some(tsa) => match stamp_manifest(store, &request.out, record.id, &json, tsa).await {
+            Ok(stamp) => PackageStamp::Stamped(stamp),
+            Err(error) => PackageStamp::Failed(crate::error::one_line(&error)),
+        },
+    };
     Ok(PackageSummary {
         dir: request.out.clone(),
         manifest,
         manifest_sha256,
+        stamp,
     })
+}
+
+/// Timestamps the manifest `json` of the package of match `match_id` in `dir`: writes the
+/// token to [`files::TIMESTAMP`] and keeps it with the package's record.
+async fn stamp_manifest(
+    store: &dyn Store,
+    dir: &Path,
+    match_id: Id,
+    json: &[u8],
+    tsa: &TsaSettings,
+) -> Result<Timestamp> {
+    let digest: [u8; 32] = Sha256::digest(json).into();
+    let stamp = timestamp::request(tsa, &digest).await?;
+    let path = dir.join(files::TIMESTAMP);
+    std::fs::write(&path, &stamp.response)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    store
+        .timestamp_evidence_package(match_id, &sha256_hex(json), &stamp.stored())
+        .await
+        .context("cannot keep the timestamp in the database")?;
+    Ok(stamp)
+}
+
+/// Timestamps a package written before (without a time-stamping authority, or when it
+/// failed): its manifest must be one recorded in the store, and it must have no
+/// [`files::TIMESTAMP`] yet.
+pub async fn timestamp_package(
+    store: &dyn Store,
+    dir: &Path,
+    tsa: &TsaSettings,
+) -> Result<Timestamp> {
+    let path = dir.join(files::MANIFEST);
+    let json = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let manifest: Manifest = serde_json::from_slice(&json).map_err(|e| {
+        ServiceError::invalid(format!("{} is not a package manifest: {e}", path.display()))
+    })?;
+    let stamped = dir.join(files::TIMESTAMP);
+    if stamped.exists() {
+        return Err(ServiceError::invalid(format!(
+            "{} exists: the package is timestamped already (`copytrace evidence verify {}` \
+             checks it)",
+            stamped.display(),
+            dir.display()
+        )));
+    }
+    let digest = sha256_hex(&json);
+    let recorded = store.evidence_packages(manifest.subject.id).await?;
+    if !recorded.iter().any(|p| p.manifest_sha256 == digest) {
+        return Err(ServiceError::invalid(format!(
+            "{}'s SHA-256 {digest} is not recorded for match {} in the database: only a \
+             package Copytrace wrote, unaltered, is timestamped",
+            path.display(),
+            manifest.subject.id
+        )));
+    }
+    stamp_manifest(store, dir, manifest.subject.id, &json, tsa).await
 }
 
 /// Refuses a capture whose stored bytes no longer hash to the SHA-256 stored with them: the raw
@@ -839,6 +925,8 @@ pub enum Problem {
     Extra(String),
     /// The manifest itself: unreadable, inconsistent, or not the one recorded.
     Manifest(String),
+    /// The trusted timestamp (`manifest.tsr`): missing though recorded, or not verifying.
+    Timestamp(String),
 }
 
 impl std::fmt::Display for Problem {
@@ -848,6 +936,7 @@ impl std::fmt::Display for Problem {
             Problem::Missing(name) => write!(f, "missing: {name}"),
             Problem::Extra(name) => write!(f, "extra: {name} is not listed in the manifest"),
             Problem::Manifest(why) => write!(f, "manifest.json: {why}"),
+            Problem::Timestamp(why) => write!(f, "{}: {why}", files::TIMESTAMP),
         }
     }
 }
@@ -863,6 +952,8 @@ pub struct Verification {
     pub problems: Vec<Problem>,
     /// Whether the manifest's hash was found recorded in the store (`None` without a store).
     pub recorded: Option<bool>,
+    /// The manifest's trusted timestamp, when the package has one and it verified.
+    pub timestamp: Option<TokenInfo>,
 }
 
 impl Verification {
@@ -874,14 +965,22 @@ impl Verification {
 
 /// Checks a package: every listed file against its SHA-256, no file missing or unlisted, and
 /// with a store, the manifest against the hashes recorded for its match and the raw bytes'
-/// hash against the capture's. I/O errors other than a missing file are errors; everything
-/// wrong with the package is a [`Problem`].
-pub async fn verify_package(dir: &Path, store: Option<&dyn Store>) -> Result<Verification> {
+/// hash against the capture's. A package with a trusted timestamp ([`files::TIMESTAMP`]) has
+/// it verified against the manifest's SHA-256, its signer chained to one of `trusted` when
+/// given ([`timestamp::verify`]); one whose timestamp the store recorded must still have it.
+/// I/O errors other than a missing file are errors; everything wrong with the package is a
+/// [`Problem`].
+pub async fn verify_package(
+    dir: &Path,
+    store: Option<&dyn Store>,
+    trusted: Option<&[CapturedX509Certificate]>,
+) -> Result<Verification> {
     let mut check = Verification {
         match_id: None,
         verified: Vec::new(),
         problems: Vec::new(),
         recorded: None,
+        timestamp: None,
     };
     if !dir.is_dir() {
         return Err(ServiceError::invalid(format!(
@@ -919,7 +1018,7 @@ pub async fn verify_package(dir: &Path, store: Option<&dyn Store>) -> Result<Ver
         )));
     }
 
-    let mut listed = BTreeSet::from([files::MANIFEST.to_owned()]);
+    let mut listed = BTreeSet::from([files::MANIFEST.to_owned(), files::TIMESTAMP.to_owned()]);
     for entry in &manifest.files {
         let name = &entry.name;
         if !inside_package(name) {
@@ -979,10 +1078,37 @@ pub async fn verify_package(dir: &Path, store: Option<&dyn Store>) -> Result<Ver
         }
     }
 
+    let token_path = dir.join(files::TIMESTAMP);
+    let token = match std::fs::read(&token_path) {
+        Ok(token) => Some(token),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+        Err(error) => {
+            return Err(error).with_context(|| format!("cannot read {}", token_path.display()));
+        }
+    };
+    if let Some(token) = &token {
+        match timestamp::verify(token, &Sha256::digest(&json), trusted) {
+            Ok(info) => check.timestamp = Some(info),
+            Err(error) => check.problems.push(Problem::Timestamp(error.to_string())),
+        }
+    }
+
     if let Some(store) = store {
         let recorded = store.evidence_packages(manifest.subject.id).await?;
         let digest = sha256_hex(&json);
         let known = recorded.iter().any(|p| p.manifest_sha256 == digest);
+        if token.is_none()
+            && let Some(stamp) = recorded
+                .iter()
+                .filter(|p| p.manifest_sha256 == digest)
+                .find_map(|p| p.timestamp.as_ref())
+        {
+            check.problems.push(Problem::Timestamp(format!(
+                "missing: the database holds a timestamp of this manifest by {} at {}",
+                stamp.tsa_url,
+                stamp.gen_time.to_rfc3339_opts(SecondsFormat::Secs, true)
+            )));
+        }
         check.recorded = Some(known);
         if !known {
             check.problems.push(Problem::Manifest(format!(

@@ -51,6 +51,7 @@ pub mod sending;
 pub mod settings;
 pub mod stats;
 pub mod textfile;
+pub mod timestamp;
 pub mod workfile;
 
 pub use error::{ErrorKind, Result, ServiceError};

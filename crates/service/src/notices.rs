@@ -91,6 +91,8 @@ pub struct EvidenceOutput {
     pub dir: PathBuf,
     /// How the packages' screenshots are taken.
     pub screenshot: ScreenshotSettings,
+    /// The time-stamping authority that stamps each package's manifest; none: no timestamps.
+    pub timestamps: Option<crate::timestamp::TsaSettings>,
 }
 
 /// What [`create`] is asked for.
@@ -186,10 +188,20 @@ pub async fn create(store: &dyn Store, request: &NoticeRequest<'_>) -> Result<No
                     rights_holder_id: Some(holder.id),
                     out: output.dir.join(format!("match-{}", record.id)),
                     screenshot: output.screenshot.clone(),
+                    timestamps: output.timestamps.clone(),
                 },
             )
             .await
             .with_context(|| format!("cannot write the evidence package of match {}", record.id))?;
+            if let evidence::PackageStamp::Failed(why) = &package.stamp {
+                return Err(ServiceError::unavailable(format!(
+                    "no notice written: the evidence package of match {} in {} could not be \
+                     timestamped ({why}); it is written and recorded, and `copytrace evidence \
+                     timestamp DIR` stamps it when the authority answers",
+                    record.id,
+                    package.dir.display()
+                )));
+            }
             item.manifest_sha256 = Some(package.manifest_sha256);
         }
     }

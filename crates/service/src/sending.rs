@@ -30,6 +30,12 @@
 //! rights holder who mails a pirate site twice looks careless and can be flagged as a spammer,
 //! while a notice a day late costs little.
 //!
+//! **Proof of time.** With a time-stamping authority configured ([`AlertSettings::timestamps`]),
+//! the text of every mail is timestamped (RFC 3161, [`crate::timestamp`]) just before it is
+//! claimed and sent; the SHA-256 of the text and the token are kept with the mail. An authority
+//! that fails stops the mail before anything is recorded: a notice does not go out without the
+//! proof of time that was asked for, and stays sendable.
+//!
 //! **Follow-up** ([`follow_up`]): a sent notice whose copies are not all removed gets one
 //! reminder, to the same recipients, `reminder_after` days after it was sent, and one
 //! escalation, to the host's abuse contact (kind `abuse`), `escalate_after` days after. A
@@ -40,16 +46,17 @@
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
 use copytrace_store::{
     ContactKind, Id, MailClaim, MailEnd, MailOutcome, MailPurpose, MailState, NewNoticeMail,
-    Notice, NoticeMail, NoticeStatus, SiteContact, Store,
+    Notice, NoticeMail, NoticeStatus, SiteContact, Store, sha256_hex,
 };
 use lettre::message::header::ContentType;
 use lettre::message::{Attachment, Mailbox, MultiPart};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 
 use crate::alerts::AlertSettings;
-use crate::error::{Result, ServiceError};
-use crate::holders;
+use crate::error::{Context, Result, ServiceError};
+use crate::{holders, timestamp};
 
 /// Default days after sending before the one reminder.
 pub const DEFAULT_REMINDER_DAYS: u32 = 7;
@@ -318,6 +325,7 @@ pub async fn send(store: &dyn Store, id: Id, request: &SendRequest<'_>) -> Resul
         recipients.clone(),
         request.force,
         request,
+        Some(&text),
     )
     .await?;
     let mail_id = match claimed {
@@ -350,6 +358,11 @@ pub async fn send(store: &dyn Store, id: Id, request: &SendRequest<'_>) -> Resul
 
 /// Records a mail about notice `notice_id` as `sending` before its SMTP exchange
 /// ([`Store::begin_notice_mail`]): `Claimed` when this call may send it.
+///
+/// With a time-stamping authority configured, the SHA-256 of `text` (the mail's text) is
+/// timestamped first and kept with the mail; when the authority fails, nothing is claimed or
+/// sent and the error says so (the notice stays as it was, to send again).
+#[allow(clippy::too_many_arguments)]
 async fn claim(
     store: &dyn Store,
     notice_id: Id,
@@ -358,7 +371,21 @@ async fn claim(
     recipients: Vec<String>,
     force: bool,
     request: &SendRequest<'_>,
+    text: Option<&str>,
 ) -> Result<MailClaim> {
+    let (body_sha256, timestamp) = match (text, &request.mail.timestamps) {
+        (Some(text), Some(tsa)) => {
+            let digest: [u8; 32] = Sha256::digest(text.as_bytes()).into();
+            let stamp = timestamp::request(tsa, &digest).await.with_context(|| {
+                format!(
+                    "the {} of notice {notice_id} was not sent: its text could not be                      timestamped",
+                    purpose.as_str()
+                )
+            })?;
+            (Some(sha256_hex(text.as_bytes())), Some(stamp.stored()))
+        }
+        _ => (None, None),
+    };
     Ok(store
         .begin_notice_mail(&NewNoticeMail {
             notice_id,
@@ -368,6 +395,8 @@ async fn claim(
             force,
             actor: request.actor.to_owned(),
             at: request.now,
+            body_sha256,
+            timestamp,
         })
         .await?)
 }
@@ -674,6 +703,7 @@ async fn remind(
         recipients.clone(),
         false,
         request,
+        Some(&text),
     )
     .await?;
     let MailClaim::Claimed(mail_id) = claimed else {
@@ -719,6 +749,7 @@ async fn escalate(
             Vec::new(),
             false,
             request,
+            None,
         )
         .await?;
         let MailClaim::Claimed(mail_id) = claimed else {
@@ -804,6 +835,7 @@ async fn escalate(
         abuse.clone(),
         false,
         request,
+        Some(&text),
     )
     .await?;
     let MailClaim::Claimed(mail_id) = claimed else {

@@ -4,6 +4,8 @@
 //! once and escalated once, each step in its history.
 
 mod support;
+#[path = "support/tsa.rs"]
+mod tsa;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -165,6 +167,7 @@ async fn notice(store: &dyn Store, site: &str, law: NoticeLaw, dir: &Path) -> No
             evidence: Some(&EvidenceOutput {
                 dir: dir.to_owned(),
                 screenshot: ScreenshotSettings::Skip("not in this test".into()),
+                timestamps: None,
             }),
             at: at(0),
         },
@@ -781,4 +784,115 @@ async fn the_scheduled_alerts_job_follows_notices_up_as_the_scheduler() {
         ["cli:tester", "cli:tester", "scheduler", "scheduler"]
     );
     assert_eq!(steps[3].to, NoticeStatus::Escalated);
+}
+
+#[tokio::test]
+async fn a_sent_notice_and_its_evidence_carry_trusted_timestamps_of_what_they_say() {
+    let (store, _holder, work) = library().await;
+    let store = store.as_ref();
+    let authority = tsa::TestTsa::start("Notices");
+    let tsa = copytrace_service::timestamp::TsaSettings::parse(&authority.url).unwrap();
+    let trusted = copytrace_service::timestamp::read_trusted(&authority.ca_cert).unwrap();
+    let evidence = tempfile::tempdir().unwrap();
+    copied(store, "https://cn.pirate.example/book/1.html", work, 0).await;
+    let cn = notices::create(
+        store,
+        &NoticeRequest {
+            holder: Some("Yuewen"),
+            site: "cn.pirate.example",
+            law: Some(NoticeLaw::Cn),
+            evidence: Some(&EvidenceOutput {
+                dir: evidence.path().to_owned(),
+                screenshot: ScreenshotSettings::Skip("not in this test".into()),
+                timestamps: Some(tsa.clone()),
+            }),
+            at: at(0),
+        },
+    )
+    .await
+    .unwrap();
+    // The notice's evidence package was stamped: its token verifies against its manifest.
+    let package = evidence.path().join(format!("match-{}", cn.match_ids[0]));
+    let check = copytrace_service::evidence::verify_package(&package, Some(store), Some(&trusted))
+        .await
+        .unwrap();
+    assert!(check.ok(), "{:?}", check.problems);
+    assert!(check.timestamp.is_some(), "no timestamp verified");
+    contacts::add(
+        store,
+        "cn.pirate.example",
+        "dmca@cn.pirate.example",
+        ContactKind::Copyright,
+        at(0),
+    )
+    .await
+    .unwrap();
+
+    // A TSA that is down: the notice is not sent (a mail without its proof of time would be
+    // sent otherwise), and stays a draft with nothing recorded.
+    let (smtp, received) = start_smtp();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let down = AlertSettings {
+        timestamps: Some(
+            copytrace_service::timestamp::TsaSettings::parse(&format!(
+                "http://{}/tsr",
+                closed.local_addr().unwrap()
+            ))
+            .unwrap(),
+        ),
+        ..settings(smtp)
+    };
+    drop(closed);
+    let error = sending::send(store, cn.id, &request(&down, "cli:tester", 0))
+        .await
+        .unwrap_err();
+    let said = copytrace_service::error::one_line(&error);
+    assert!(
+        said.contains("not sent") && said.contains("timestamp"),
+        "{said}"
+    );
+    assert!(received.lock().unwrap().is_empty());
+    assert!(store.notice_mails(cn.id).await.unwrap().is_empty());
+    assert_eq!(
+        store.get_notice(cn.id, None).await.unwrap().status,
+        NoticeStatus::Draft
+    );
+
+    // With the TSA up, the mail goes out with the token of its text kept.
+    let mail = AlertSettings {
+        timestamps: Some(tsa),
+        ..settings(smtp)
+    };
+    let before = authority.answered();
+    let sent = sending::send(store, cn.id, &request(&mail, "cli:tester", 1))
+        .await
+        .unwrap();
+    assert!(matches!(sent, SendOutcome::Sent { .. }), "{sent:?}");
+    assert_eq!(authority.answered(), before + 1);
+    let (_, mails) = notices::history(store, cn.id).await.unwrap();
+    assert_eq!(mails.len(), 1);
+    let stamp = mails[0].timestamp.as_ref().expect("the mail's timestamp");
+    assert_eq!(stamp.tsa_url, authority.url);
+    let digest = mails[0].body_sha256.as_deref().expect("the text's SHA-256");
+    // The digest is that of the text received (the plain-text part, as mailed).
+    let received_mail = received.lock().unwrap()[0].clone();
+    let text = parse(&received_mail)
+        .body_text(0)
+        .expect("a text body")
+        .into_owned();
+    assert_eq!(
+        digest,
+        hex_of(&Sha256::digest(text.replace("\r\n", "\n").as_bytes()))
+    );
+    let info = copytrace_service::timestamp::verify(
+        &stamp.token,
+        &Sha256::digest(text.replace("\r\n", "\n").as_bytes()),
+        Some(&trusted),
+    )
+    .unwrap();
+    assert_eq!(info.gen_time, stamp.gen_time);
+    assert!(matches!(
+        info.trust,
+        copytrace_service::timestamp::Trust::Chained(_)
+    ));
 }

@@ -5,7 +5,7 @@
 //! `pages`, `matches`, `jobs`, `schedules` and `users`), each function taking the store as its
 //! first argument. A method whose SQL is the same on both backends is not in either: it is one
 //! generic function of `crate::shared`, run on the backend's pool. [`impl_store_by_section!`]
-//! writes the `impl Store` that forwards every method to its function, so the list of the 116
+//! writes the `impl Store` that forwards every method to its function, so the list of the 117
 //! methods and where each lives is written once instead of once per backend, and a method
 //! missing from a section file is a compile error naming it.
 
@@ -155,6 +155,11 @@ macro_rules! impl_store_by_section {
             shared::match_subject(match_id: $crate::Id) -> ($crate::Id, $crate::Id);
             shared::record_evidence_package(package: &$crate::NewEvidencePackage) -> $crate::Id;
             shared::evidence_packages(match_id: $crate::Id) -> Vec<$crate::EvidencePackage>;
+            shared::timestamp_evidence_package(
+                match_id: $crate::Id,
+                manifest_sha256: &str,
+                timestamp: &$crate::TrustedTimestamp
+            ) -> bool;
 
             jobs::enqueue_job(job: &$crate::NewJob) -> $crate::Id;
             jobs::claim_job(

@@ -683,6 +683,16 @@ pub trait Store: Send + Sync {
     async fn record_evidence_package(&self, package: &NewEvidencePackage) -> Result<Id>;
     /// The evidence packages recorded for a match, oldest first.
     async fn evidence_packages(&self, match_id: Id) -> Result<Vec<EvidencePackage>>;
+    /// Keeps the RFC 3161 timestamp of the package of match `match_id` whose manifest hashes to
+    /// `manifest_sha256`. `true` when it was kept; `false` when that package has one already
+    /// (the first is kept: it is the earlier proof). `NotFound` when no such package is
+    /// recorded.
+    async fn timestamp_evidence_package(
+        &self,
+        match_id: Id,
+        manifest_sha256: &str,
+        timestamp: &TrustedTimestamp,
+    ) -> Result<bool>;
 
     // ----- jobs -----
 

@@ -442,6 +442,24 @@ pub struct EvidencePackage {
     pub manifest_sha256: String,
     /// When it was written.
     pub created_at: DateTime<Utc>,
+    /// The RFC 3161 timestamp of its manifest's SHA-256, when a time-stamping authority was
+    /// configured ([`crate::Store::timestamp_evidence_package`]).
+    pub timestamp: Option<TrustedTimestamp>,
+}
+
+/// An RFC 3161 timestamp: a time-stamping authority's signed statement that a SHA-256 digest
+/// existed at `gen_time`. Kept so that the proof of time survives the file it was written to;
+/// the token proves itself (its signature), the store only keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrustedTimestamp {
+    /// The authority's URL the token came from.
+    pub tsa_url: String,
+    /// The token's `genTime`: when the authority saw the digest.
+    pub gen_time: DateTime<Utc>,
+    /// The DER `TimeStampResp` as the authority answered it (what `openssl ts -verify -in`
+    /// reads). Left out of JSON listings: it is binary and only useful as a file.
+    #[serde(skip)]
+    pub token: Vec<u8>,
 }
 
 /// A stored page.
@@ -1831,6 +1849,10 @@ pub struct NewNoticeMail {
     pub actor: String,
     /// When.
     pub at: DateTime<Utc>,
+    /// SHA-256 of the text mailed, lower-case hex, when it was timestamped.
+    pub body_sha256: Option<String>,
+    /// The RFC 3161 timestamp of `body_sha256`, when a time-stamping authority is configured.
+    pub timestamp: Option<TrustedTimestamp>,
 }
 
 /// A stored mail about a notice.
@@ -1854,6 +1876,10 @@ pub struct NoticeMail {
     pub finished_at: Option<DateTime<Utc>>,
     /// Why it was refused.
     pub error: Option<String>,
+    /// SHA-256 of the text mailed, lower-case hex, when it was timestamped.
+    pub body_sha256: Option<String>,
+    /// The RFC 3161 timestamp of `body_sha256`, when a time-stamping authority was configured.
+    pub timestamp: Option<TrustedTimestamp>,
 }
 
 /// What [`crate::Store::begin_notice_mail`] answers.

@@ -346,6 +346,7 @@ async fn evidence_package(
             rights_holder_id: visitor.tenant(),
             out: package_dir.clone(),
             screenshot,
+            timestamps: None,
         },
     )
     .await

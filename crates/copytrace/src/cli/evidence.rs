@@ -1,5 +1,6 @@
-//! `copytrace evidence MATCH_ID --out DIR` and `copytrace evidence verify DIR`: evidence
-//! packages of single matches, written and checked by `copytrace_service::evidence`.
+//! `copytrace evidence MATCH_ID --out DIR`, `copytrace evidence verify DIR` and `copytrace
+//! evidence timestamp DIR`: evidence packages of single matches, written, checked and
+//! timestamped by `copytrace_service::evidence`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -8,13 +9,14 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use clap::Subcommand;
 use copytrace_service::evidence::{
-    self, PackageRequest, ScreenshotSettings, files, verify_package,
+    self, PackageRequest, PackageStamp, ScreenshotSettings, files, verify_package,
 };
+use copytrace_service::timestamp::{self, Timestamp, TokenInfo, Trust};
 use copytrace_store::Id;
 
 use super::Globals;
 
-/// `copytrace evidence …`
+/// `copytrace evidence …` (its help text is the doc of `Command::Evidence`).
 #[derive(Debug, clap::Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct EvidenceArgs {
@@ -41,12 +43,16 @@ pub struct EvidenceArgs {
     pub screenshot_timeout: u64,
 }
 
-/// `copytrace evidence verify`
+/// `copytrace evidence verify|timestamp`
 #[derive(Debug, Subcommand)]
 pub enum EvidenceCommand {
     /// Recompute the SHA-256 of every file of a package and compare with its manifest; with the
     /// database, also check that the manifest is the one recorded when the package was written.
-    /// Exits 1 naming every altered, missing or unlisted file.
+    /// A package with a timestamp (`manifest.tsr`) has it checked: it must stamp the SHA-256 of
+    /// manifest.json as it is, its signature must verify with the TSA's certificate, and with
+    /// --tsa-cert that certificate must chain to the one given (without it, trust in the TSA
+    /// is not established, and the output says so). Exits 1 naming every altered, missing or
+    /// unlisted file and every timestamp problem.
     Verify {
         /// The package directory.
         dir: PathBuf,
@@ -55,12 +61,22 @@ pub enum EvidenceCommand {
         #[arg(long)]
         no_database: bool,
     },
+    /// Timestamp a package written without one (no TSA was configured, or it failed): the
+    /// manifest must be the one recorded in the database; needs --tsa-url.
+    Timestamp {
+        /// The package directory.
+        dir: PathBuf,
+    },
 }
 
 /// Runs `copytrace evidence …`.
 pub async fn run(globals: &Globals, args: EvidenceArgs) -> Result<ExitCode> {
-    if let Some(EvidenceCommand::Verify { dir, no_database }) = args.command {
-        return verify(globals, dir, no_database).await;
+    match args.command {
+        Some(EvidenceCommand::Verify { dir, no_database }) => {
+            return verify(globals, dir, no_database).await;
+        }
+        Some(EvidenceCommand::Timestamp { dir }) => return stamp(globals, dir).await,
+        None => {}
     }
     let (Some(match_id), Some(out)) = (args.match_id, args.out) else {
         bail!("name a match and --out DIR, or `evidence verify DIR`");
@@ -87,6 +103,7 @@ pub async fn run(globals: &Globals, args: EvidenceArgs) -> Result<ExitCode> {
         rights_holder_id,
         out,
         screenshot,
+        timestamps: globals.tsa_url.clone(),
     };
     let summary = evidence::write_package(store.as_ref(), &request).await?;
     let manifest = &summary.manifest;
@@ -115,7 +132,69 @@ pub async fn run(globals: &Globals, args: EvidenceArgs) -> Result<ExitCode> {
         "evidence package of match {match_id} written to {} (manifest recorded in the database)",
         summary.dir.display()
     );
+    match &summary.stamp {
+        PackageStamp::NotAsked => Ok(ExitCode::SUCCESS),
+        PackageStamp::Stamped(stamp) => {
+            print_stamp(stamp);
+            Ok(ExitCode::SUCCESS)
+        }
+        PackageStamp::Failed(why) => {
+            eprintln!(
+                "warning: the package is written and recorded but has no trusted timestamp: \
+                 {why}; run `copytrace evidence timestamp {}` when the authority answers",
+                summary.dir.display()
+            );
+            Ok(ExitCode::from(super::EXIT_PARTIAL))
+        }
+    }
+}
+
+fn print_stamp(stamp: &Timestamp) {
+    println!(
+        "timestamped by {} at {} (RFC 3161, serial {}, signed by {}): {}",
+        stamp.tsa_url,
+        stamp.token.gen_time.to_rfc3339(),
+        stamp.token.serial,
+        stamp.token.signer,
+        files::TIMESTAMP
+    );
+}
+
+async fn stamp(globals: &Globals, dir: PathBuf) -> Result<ExitCode> {
+    let Some(tsa) = &globals.tsa_url else {
+        bail!(
+            "no time-stamping authority is configured: give --tsa-url URL (COPYTRACE_TSA_URL, tsa_url in copytrace.toml)"
+        );
+    };
+    let store = globals.store().await?;
+    let stamp = evidence::timestamp_package(store.as_ref(), &dir, tsa).await?;
+    print_stamp(&stamp);
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `evidence verify` says of a verified timestamp.
+fn describe_stamp(info: &TokenInfo, trusted_file: Option<&std::path::Path>) -> String {
+    let trust = match (&info.trust, trusted_file) {
+        (Trust::Chained(anchor), Some(file)) => format!(
+            "its signer chains to the trusted certificate {anchor} ({})",
+            file.display()
+        ),
+        (Trust::Chained(anchor), None) => {
+            format!("its signer chains to the trusted certificate {anchor}")
+        }
+        (Trust::EmbeddedOnly, _) => "the signature was checked against the certificate \
+             embedded in the token only: trust in the authority was NOT established (give \
+             --tsa-cert FILE with the TSA's CA certificate)"
+            .to_owned(),
+    };
+    format!(
+        "{} is an RFC 3161 timestamp of manifest.json's SHA-256 by {}, genTime {} (serial {}); \
+         {trust}",
+        files::TIMESTAMP,
+        info.signer,
+        info.gen_time.to_rfc3339(),
+        info.serial
+    )
 }
 
 async fn verify(globals: &Globals, dir: PathBuf, no_database: bool) -> Result<ExitCode> {
@@ -124,7 +203,11 @@ async fn verify(globals: &Globals, dir: PathBuf, no_database: bool) -> Result<Ex
     } else {
         Some(globals.store().await?)
     };
-    let check = verify_package(&dir, store.as_deref()).await?;
+    let trusted = match &globals.tsa_cert {
+        Some(path) => Some(timestamp::read_trusted(path)?),
+        None => None,
+    };
+    let check = verify_package(&dir, store.as_deref(), trusted.as_deref()).await?;
     for name in &check.verified {
         println!("ok       {name}");
     }
@@ -135,6 +218,23 @@ async fn verify(globals: &Globals, dir: PathBuf, no_database: bool) -> Result<Ex
         Some(true) => println!("ok       manifest.json is the one recorded in the database"),
         Some(false) => {}
         None => println!("(manifest.json not checked against the database: --no-database)"),
+    }
+    match &check.timestamp {
+        Some(info) => println!(
+            "ok       {}",
+            describe_stamp(info, globals.tsa_cert.as_deref())
+        ),
+        None if !check
+            .problems
+            .iter()
+            .any(|p| matches!(p, evidence::Problem::Timestamp(_))) =>
+        {
+            println!(
+                "(no trusted timestamp: the package has no {})",
+                files::TIMESTAMP
+            );
+        }
+        None => {}
     }
     if !check.ok() {
         let names: Vec<String> = check.problems.iter().map(ToString::to_string).collect();

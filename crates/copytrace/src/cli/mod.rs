@@ -127,10 +127,34 @@ pub struct Globals {
           default_value_t = copytrace_service::sending::DEFAULT_ESCALATE_DAYS)]
     pub notice_escalate_days: u32,
 
+    /// RFC 3161 time-stamping authority (`http(s)://…`, e.g. `https://freetsa.org/tsr`): when
+    /// set, every evidence package's manifest and the text of every notice mail get a signed
+    /// timestamp from it (see `copytrace evidence --help`).
+    #[arg(
+        long,
+        global = true,
+        env = "COPYTRACE_TSA_URL",
+        value_name = "URL",
+        value_parser = parse_tsa_url,
+        hide_env_values = true
+    )]
+    pub tsa_url: Option<copytrace_service::timestamp::TsaSettings>,
+
+    /// The certificate(s) of the time-stamping authority to trust (PEM or DER: its CA's or its
+    /// own): `evidence verify` requires a package's timestamp to chain to one of them. Without
+    /// it, the timestamp's signature is checked against the certificate it carries only.
+    #[arg(long, global = true, env = "COPYTRACE_TSA_CERT", value_name = "FILE")]
+    pub tsa_cert: Option<PathBuf>,
+
     /// Whether the command may create the database: not an option, [`run`] sets it from the
     /// command ([`Command::open`]).
     #[arg(skip)]
     pub open: Open,
+}
+
+/// `--tsa-url`: an http or https URL.
+fn parse_tsa_url(url: &str) -> Result<copytrace_service::timestamp::TsaSettings, String> {
+    copytrace_service::timestamp::TsaSettings::parse(url).map_err(|e| e.to_string())
 }
 
 /// How long `serve` and `worker` wait at start for a database that cannot be reached yet.
@@ -181,6 +205,7 @@ impl Globals {
                 reminder_days: self.notice_reminder_days,
                 escalate_days: self.notice_escalate_days,
             },
+            timestamps: self.tsa_url.clone(),
             ..Default::default()
         }
     }
@@ -247,6 +272,12 @@ pub enum Command {
     Stats(stats::StatsCommand),
     /// Write the evidence package of one match (raw page, text, passages side by side,
     /// screenshot, manifest with SHA-256 hashes), or check one (`evidence verify DIR`).
+    ///
+    /// With a time-stamping authority (--tsa-url, COPYTRACE_TSA_URL, `tsa_url` in the
+    /// configuration file), the SHA-256 of manifest.json is timestamped (RFC 3161): the token is
+    /// written beside it as manifest.tsr and kept in the database with its time. When the
+    /// authority fails, the package is still written and recorded, a warning says why, the
+    /// command exits 3, and `copytrace evidence timestamp DIR` stamps it later.
     Evidence(evidence::EvidenceArgs),
     /// Print a readable infringement report, grouped by work.
     Report {

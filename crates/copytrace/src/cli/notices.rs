@@ -80,6 +80,8 @@ pub enum NoticeCommand {
     /// text and HTML with its evidence hashes, the text attached. Never twice: a notice mailed
     /// before sends nothing and says when; one whose mail broke off stays `sending` (see
     /// `notice list`) until settled with `notice status ID sent|draft` or sent with --force.
+    /// With --tsa-url, the text is first timestamped (RFC 3161) and the token kept with the
+    /// mail; if the authority fails, nothing is sent.
     Send {
         /// The notice id (or --all-drafts).
         #[arg(required_unless_present = "all_drafts", conflicts_with = "all_drafts")]
@@ -113,7 +115,8 @@ pub enum NoticeCommand {
         note: Option<String>,
     },
     /// A notice's history: each status change, reminder and escalation with its time, actor
-    /// and note, and the mails sent about it.
+    /// and note, and the mails sent about it (with the time and authority of each mail's
+    /// trusted timestamp, when --tsa-url was set as it was sent).
     History {
         /// The notice id.
         id: i64,
@@ -198,6 +201,7 @@ pub async fn run(globals: &Globals, command: NoticeCommand) -> Result<ExitCode> 
                 } else {
                     evidence::screenshot_settings(chromium.as_deref(), Duration::from_secs(30))
                 },
+                timestamps: globals.tsa_url.clone(),
             });
             let notice = notices::create(
                 store,
@@ -356,6 +360,14 @@ pub async fn run(globals: &Globals, command: NoticeCommand) -> Result<ExitCode> 
                             .map(|e| format!("  ({e})"))
                             .unwrap_or_default()
                     );
+                    if let Some(stamp) = &mail.timestamp {
+                        println!(
+                            "     timestamped {} by {} (RFC 3161, text SHA-256 {})",
+                            stamp.gen_time.to_rfc3339_opts(SecondsFormat::Secs, true),
+                            stamp.tsa_url,
+                            mail.body_sha256.as_deref().unwrap_or("?")
+                        );
+                    }
                 }
             }
         }

@@ -14,7 +14,7 @@ use crate::helpers::{Run, TestSite, Workspace, gbk, library_text};
 
 /// A GBK chapter page copying the sample work `xingchen-ch1`, with text that looks like markup
 /// (and must be escaped wherever the package shows it) inside a copied sentence.
-fn copied_page() -> (SamplePage, Vec<u8>) {
+pub(crate) fn copied_page() -> (SamplePage, Vec<u8>) {
     let work = library_text("xingchen-ch1");
     let paragraphs: String = work
         .lines()
@@ -42,7 +42,7 @@ fn copied_page() -> (SamplePage, Vec<u8>) {
 
 /// Adds the sample work (of `holder`), crawls the copy and matches it; returns the match id as
 /// the JSON export lists it.
-fn crawled_copy(workspace: &Workspace, site: &TestSite, holder: &str) -> i64 {
+pub(crate) fn crawled_copy(workspace: &Workspace, site: &TestSite, holder: &str) -> i64 {
     let library = workspace.write("library/xingchen-ch1.txt", library_text("xingchen-ch1"));
     workspace.ok(&[
         "library".as_ref(),
@@ -66,7 +66,7 @@ fn manifest(dir: &Path) -> serde_json::Value {
     serde_json::from_slice(&text).expect("the manifest is JSON")
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();

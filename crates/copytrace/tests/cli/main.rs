@@ -37,4 +37,7 @@ mod review;
 mod schedules;
 mod sending;
 mod stats;
+mod timestamps;
+#[path = "../../../service/tests/support/tsa.rs"]
+mod tsa;
 mod users;

@@ -45,7 +45,7 @@ impl mailin_embedded::Handler for Mailbox {
 }
 
 /// Starts an SMTP server on a free loopback port; returns its address and what it receives.
-fn start_smtp() -> (SocketAddr, Received) {
+pub(crate) fn start_smtp() -> (SocketAddr, Received) {
     let mailbox = Mailbox::default();
     let received = mailbox.received.clone();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -64,7 +64,7 @@ fn start_smtp() -> (SocketAddr, Received) {
     (addr, received)
 }
 
-fn text_of(raw: &str) -> String {
+pub(crate) fn text_of(raw: &str) -> String {
     let message = mail_parser::MessageParser::default()
         .parse(raw.as_bytes())
         .expect("a MIME message");

@@ -10,7 +10,7 @@ use crate::rows::{Columns, StoredJson, StoredTime};
 use crate::rules::to_u32;
 use crate::{
     EvidencePackage, Id, NewCapture, NewEvidencePackage, NewRendering, PageCapture, Rendering,
-    Result, StoreError, Subresponse,
+    Result, StoreError, Subresponse, TrustedTimestamp,
 };
 
 /// Stores the capture of text `content_hash` of page `page_id`, fetched at `fetched_at` with
@@ -376,15 +376,7 @@ where
     DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
 {
     let digest = package.manifest_sha256.as_str();
-    if digest.len() != 64
-        || !digest
-            .bytes()
-            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-    {
-        return Err(StoreError::Invalid(format!(
-            "{digest:?} is not a SHA-256 digest in lower-case hex"
-        )));
-    }
+    check_sha256(digest)?;
     Ok(sqlx::query_scalar(
         "INSERT INTO evidence_packages (match_id, manifest_sha256, created_at) \
          VALUES ($1, $2, $3) RETURNING id",
@@ -402,6 +394,97 @@ pub(crate) struct PackageRow<C: Columns> {
     match_id: i64,
     manifest_sha256: String,
     created_at: C::Time,
+    timestamp_tsa: Option<String>,
+    timestamp_time: Option<C::Time>,
+    timestamp_token: Option<Vec<u8>>,
+}
+
+/// The timestamp of a row, from its three columns (all set or none).
+pub(crate) fn stored_timestamp<T: StoredTime>(
+    tsa: Option<String>,
+    time: Option<T>,
+    token: Option<Vec<u8>>,
+) -> Result<Option<TrustedTimestamp>> {
+    Ok(match (tsa, time, token) {
+        (Some(tsa_url), Some(time), Some(token)) => Some(TrustedTimestamp {
+            tsa_url,
+            gen_time: time.into_time()?,
+            token,
+        }),
+        _ => None,
+    })
+}
+
+/// Refuses a timestamp that cannot be one: no URL or no token.
+pub(crate) fn check_timestamp(timestamp: &TrustedTimestamp) -> Result<()> {
+    if timestamp.tsa_url.trim().is_empty() || timestamp.token.is_empty() {
+        return Err(StoreError::Invalid(
+            "a trusted timestamp needs its authority's URL and its token".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses a digest that is not SHA-256 in lower-case hex.
+pub(crate) fn check_sha256(digest: &str) -> Result<()> {
+    if digest.len() != 64
+        || !digest
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    {
+        return Err(StoreError::Invalid(format!(
+            "{digest:?} is not a SHA-256 digest in lower-case hex"
+        )));
+    }
+    Ok(())
+}
+
+/// [`crate::Store::timestamp_evidence_package`].
+pub(crate) async fn timestamp_evidence_package<'e, DB, E>(
+    executor: E,
+    match_id: Id,
+    manifest_sha256: &str,
+    timestamp: &TrustedTimestamp,
+) -> Result<bool>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB> + Copy,
+    (i64,): for<'r> FromRow<'r, DB::Row>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    for<'q> &'q [u8]: Encode<'q, DB> + Type<DB>,
+    DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+{
+    check_sha256(manifest_sha256)?;
+    check_timestamp(timestamp)?;
+    let done = sqlx::query(
+        "UPDATE evidence_packages SET timestamp_tsa = $3, timestamp_time = $4, \
+         timestamp_token = $5 \
+         WHERE match_id = $1 AND manifest_sha256 = $2 AND timestamp_token IS NULL",
+    )
+    .bind(match_id)
+    .bind(manifest_sha256)
+    .bind(timestamp.tsa_url.as_str())
+    .bind(DB::time(timestamp.gen_time))
+    .bind(timestamp.token.as_slice())
+    .execute(executor)
+    .await?;
+    if DB::rows_affected(&done) > 0 {
+        return Ok(true);
+    }
+    let known: Option<(i64,)> = sqlx::query_as(
+        "SELECT id FROM evidence_packages WHERE match_id = $1 AND manifest_sha256 = $2",
+    )
+    .bind(match_id)
+    .bind(manifest_sha256)
+    .fetch_optional(executor)
+    .await?;
+    match known {
+        Some(_) => Ok(false),
+        None => Err(StoreError::NotFound(format!(
+            "evidence package {manifest_sha256} of match {match_id}"
+        ))),
+    }
 }
 
 /// [`crate::Store::evidence_packages`].
@@ -416,8 +499,8 @@ where
     i64: for<'q> Encode<'q, DB> + Type<DB>,
 {
     sqlx::query_as::<_, PackageRow<DB>>(
-        "SELECT id, match_id, manifest_sha256, created_at FROM evidence_packages \
-         WHERE match_id = $1 ORDER BY created_at, id",
+        "SELECT id, match_id, manifest_sha256, created_at, timestamp_tsa, timestamp_time, \
+         timestamp_token FROM evidence_packages WHERE match_id = $1 ORDER BY created_at, id",
     )
     .bind(match_id)
     .fetch_all(executor)
@@ -429,6 +512,11 @@ where
             match_id: row.match_id,
             manifest_sha256: row.manifest_sha256,
             created_at: row.created_at.into_time()?,
+            timestamp: stored_timestamp(
+                row.timestamp_tsa,
+                row.timestamp_time,
+                row.timestamp_token,
+            )?,
         })
     })
     .collect()

@@ -525,6 +525,10 @@ pub(crate) struct NoticeMailRow<C: Columns> {
     started_at: C::Time,
     finished_at: Option<C::Time>,
     error: Option<String>,
+    body_sha256: Option<String>,
+    timestamp_tsa: Option<String>,
+    timestamp_time: Option<C::Time>,
+    timestamp_token: Option<Vec<u8>>,
 }
 
 impl<C: Columns> NoticeMailRow<C> {
@@ -547,12 +551,18 @@ impl<C: Columns> NoticeMailRow<C> {
             started_at: self.started_at.into_time()?,
             finished_at: self.finished_at.map(StoredTime::into_time).transpose()?,
             error: self.error,
+            body_sha256: self.body_sha256,
+            timestamp: super::stored_timestamp(
+                self.timestamp_tsa,
+                self.timestamp_time,
+                self.timestamp_token,
+            )?,
         })
     }
 }
 
-const MAIL_COLUMNS: &str =
-    "id, notice_id, purpose, message_id, recipients, state, started_at, finished_at, error";
+const MAIL_COLUMNS: &str = "id, notice_id, purpose, message_id, recipients, state, started_at, \
+     finished_at, error, body_sha256, timestamp_tsa, timestamp_time, timestamp_token";
 
 /// [`crate::Store::notice_mails`].
 pub(crate) async fn notice_mails<'e, DB, E>(executor: E, notice_id: Id) -> Result<Vec<NoticeMail>>
@@ -588,7 +598,9 @@ where
     Option<i64>: for<'q> Encode<'q, DB> + Type<DB>,
     for<'q> &'q str: Encode<'q, DB> + Type<DB>,
     for<'q> Option<&'q str>: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<&'q [u8]>: Encode<'q, DB> + Type<DB>,
     DB::Time: for<'q> Encode<'q, DB> + Type<DB>,
+    Option<DB::Time>: for<'q> Encode<'q, DB> + Type<DB>,
 {
     if mail.message_id.trim().is_empty() {
         return Err(StoreError::Invalid("a mail needs a Message-ID".into()));
@@ -650,15 +662,32 @@ where
         _ => {}
     }
     let recipients = mail.recipients.join(", ");
+    if let Some(digest) = &mail.body_sha256 {
+        super::check_sha256(digest)?;
+    }
+    let timestamp = mail.timestamp.as_ref();
+    if let Some(timestamp) = timestamp {
+        super::check_timestamp(timestamp)?;
+        if mail.body_sha256.is_none() {
+            return Err(StoreError::Invalid(
+                "a mail's timestamp needs the SHA-256 of the text it stamps".into(),
+            ));
+        }
+    }
     let (id,): (i64,) = sqlx::query_as(
         "INSERT INTO notice_mails (notice_id, purpose, message_id, recipients, state, \
-             started_at) VALUES ($1, $2, $3, $4, 'sending', $5) RETURNING id",
+             started_at, body_sha256, timestamp_tsa, timestamp_time, timestamp_token) \
+         VALUES ($1, $2, $3, $4, 'sending', $5, $6, $7, $8, $9) RETURNING id",
     )
     .bind(mail.notice_id)
     .bind(mail.purpose.as_str())
     .bind(mail.message_id.trim())
     .bind(recipients.as_str())
     .bind(at)
+    .bind(mail.body_sha256.as_deref())
+    .bind(timestamp.map(|t| t.tsa_url.as_str()))
+    .bind(timestamp.map(|t| DB::time(t.gen_time)))
+    .bind(timestamp.map(|t| t.token.as_slice()))
     .fetch_one(&mut *conn)
     .await?;
     if mail.purpose == MailPurpose::Notice {

@@ -346,4 +346,45 @@ async fn evidence_packages_are_recorded_per_match(store: Arc<dyn Store>) {
     );
     let refused = invalid(store.record_evidence_package(&package("ABC", 1)).await);
     assert!(refused.contains("SHA-256"), "{refused}");
+
+    // A package gains its trusted timestamp once: the first is the earlier proof.
+    assert!(listed.iter().all(|p| p.timestamp.is_none()));
+    let stamp = |token: u8| copytrace_store::TrustedTimestamp {
+        tsa_url: "http://tsa.example/".to_owned(),
+        gen_time: at(4),
+        token: vec![0x30, 0x03, 0x02, 0x01, token],
+    };
+    assert!(
+        store
+            .timestamp_evidence_package(match_id, &first, &stamp(1))
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .timestamp_evidence_package(match_id, &first, &stamp(2))
+            .await
+            .unwrap()
+    );
+    let listed = store.evidence_packages(match_id).await.unwrap();
+    assert_eq!(listed[0].timestamp, Some(stamp(1)));
+    assert_eq!(listed[1].timestamp, None);
+    let unknown = not_found(
+        store
+            .timestamp_evidence_package(match_id + 1, &first, &stamp(1))
+            .await,
+    );
+    assert!(unknown.contains(&first), "{unknown}");
+    let empty = copytrace_store::TrustedTimestamp {
+        token: Vec::new(),
+        ..stamp(1)
+    };
+    assert!(
+        invalid(
+            store
+                .timestamp_evidence_package(match_id, &second, &empty)
+                .await
+        )
+        .contains("token")
+    );
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use copytrace_store::{
     ContactKind, ContactSource, MailClaim, MailEnd, MailOutcome, MailPurpose, MailState,
-    NewNoticeMail, NewSiteContact, NoticeStatus, SiteIcp, Store, StoreError,
+    NewNoticeMail, NewSiteContact, NoticeStatus, SiteIcp, Store, StoreError, TrustedTimestamp,
 };
 
 use crate::helpers::{at, contract_tests, matches_of, not_found, stored_work};
@@ -21,6 +21,7 @@ contract_tests!(
     a_refused_notice_goes_back_to_draft,
     a_reminder_and_an_escalation_happen_once_each_and_are_steps_of_the_history,
     removal_checks_and_people_are_steps_of_the_history,
+    a_mails_trusted_timestamp_is_kept_with_it,
 );
 
 fn contact(host: &str, email: &str, kind: ContactKind, found_on: Option<&str>) -> NewSiteContact {
@@ -42,6 +43,8 @@ fn mail(notice_id: i64, purpose: MailPurpose, message_id: &str, seconds: i64) ->
         force: false,
         actor: "cli:tester".to_owned(),
         at: at(seconds),
+        body_sha256: None,
+        timestamp: None,
     }
 }
 
@@ -665,4 +668,58 @@ async fn two_senders_at_once_claim_a_notice_once(store: Arc<dyn Store>) {
         .count();
     assert_eq!(claimed, 1, "{claims:?}");
     assert_eq!(store.notice_mails(id).await.unwrap().len(), 1);
+}
+
+async fn a_mails_trusted_timestamp_is_kept_with_it(store: Arc<dyn Store>) {
+    let id = draft(&*store).await;
+    let digest = "ab".repeat(32);
+    let stamp = TrustedTimestamp {
+        tsa_url: "http://tsa.example/".to_owned(),
+        gen_time: at(9),
+        token: vec![0x30, 0x03, 0x02, 0x01, 0x00],
+    };
+    // A token without the digest it stamps, or a digest in capitals, is refused.
+    for bad in [
+        NewNoticeMail {
+            timestamp: Some(stamp.clone()),
+            ..mail(id, MailPurpose::Notice, "<t0@test>", 10)
+        },
+        NewNoticeMail {
+            body_sha256: Some(digest.to_uppercase()),
+            ..mail(id, MailPurpose::Notice, "<t0@test>", 10)
+        },
+    ] {
+        assert!(matches!(
+            store.begin_notice_mail(&bad).await,
+            Err(StoreError::Invalid(_))
+        ));
+    }
+    let mail_id = claimed(
+        store
+            .begin_notice_mail(&NewNoticeMail {
+                body_sha256: Some(digest.clone()),
+                timestamp: Some(stamp.clone()),
+                ..mail(id, MailPurpose::Notice, "<t1@test>", 10)
+            })
+            .await
+            .unwrap(),
+    );
+    store
+        .finish_notice_mail(&end(mail_id, MailOutcome::Sent, 11))
+        .await
+        .unwrap();
+    let mails = store.notice_mails(id).await.unwrap();
+    assert_eq!(mails.len(), 1);
+    assert_eq!(mails[0].body_sha256.as_deref(), Some(digest.as_str()));
+    assert_eq!(mails[0].timestamp.as_ref(), Some(&stamp));
+    // A mail without a timestamp has none.
+    let reminder = claimed(
+        store
+            .begin_notice_mail(&mail(id, MailPurpose::Reminder, "<t2@test>", 20))
+            .await
+            .unwrap(),
+    );
+    let mails = store.notice_mails(id).await.unwrap();
+    let plain = mails.iter().find(|m| m.id == reminder).unwrap();
+    assert_eq!((&plain.body_sha256, &plain.timestamp), (&None, &None));
 }
