@@ -358,7 +358,8 @@ pub struct NoticeItem {
     pub site: String,
     /// `zh` or `en`.
     pub lang: String,
-    /// `draft`, `sent` or `ignored`.
+    /// `draft`, `sending`, `sent`, `acknowledged`, `removal_verified`, `partially_removed`,
+    /// `ignored` or `escalated`.
     pub status: String,
     pub created_at: DateTime<Utc>,
     pub sent_at: Option<DateTime<Utc>>,
@@ -409,15 +410,21 @@ pub struct NewNoticeRequest {
     pub holder: Option<String>,
 }
 
-/// A notice's new status.
+/// A notice's new status, as a person may set it. The removal states (`removal_verified`,
+/// `partially_removed`) are set by removal checks and `sending` by sending, never by hand.
 #[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum NoticeStatusName {
-    /// Sent to the site: its copies become `notice_sent`.
+    /// Sent to the site (by mail outside Copytrace, or a stuck mail that arrived): its copies
+    /// become `notice_sent`.
     Sent,
-    /// Not to be sent.
+    /// The site answered that it received it (a sent notice only).
+    Acknowledged,
+    /// The site did not react (a sent notice only).
     Ignored,
-    /// Back to draft.
+    /// Reported by other means, e.g. to the host (a sent notice only).
+    Escalated,
+    /// Back to draft (a stuck mail that did not arrive, or to edit it again).
     Draft,
 }
 
@@ -425,6 +432,9 @@ pub enum NoticeStatusName {
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct NoticeStatusRequest {
     pub status: NoticeStatusName,
+    /// Why, kept in the notice's history.
+    #[serde(default)]
+    pub note: Option<String>,
 }
 
 /// A cron schedule.

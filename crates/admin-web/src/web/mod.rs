@@ -40,6 +40,7 @@ mod imports;
 mod library;
 mod lists;
 mod matches;
+mod notices;
 mod profiles;
 mod works;
 
@@ -85,6 +86,10 @@ pub struct WebState {
     /// Reverse proxies whose `X-Forwarded-For` names the client (see
     /// `auth::client_address`); empty: the connection's peer is the client.
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// The SMTP server and sender takedown notices are mailed through (the alert mailer's,
+    /// as `copytrace notice send` uses); without an SMTP URL, sending from the web is refused
+    /// saying so.
+    pub mail: copytrace_service::alerts::AlertSettings,
 }
 
 /// The Content Security Policy of every answer: nothing is loaded or run but the pages' inline
@@ -121,6 +126,7 @@ pub fn router(state: WebState) -> Router {
         .merge(crawls::routes())
         .merge(analysis::routes())
         .merge(actions::routes())
+        .merge(notices::routes())
         .merge(library::routes())
         .merge(profiles::routes())
         .merge(crate::api::routes())

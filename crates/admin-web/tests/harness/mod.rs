@@ -112,6 +112,7 @@ impl Site {
             dashboard: Default::default(),
             imports: Default::default(),
             trusted_proxies: Vec::new(),
+            mail: Default::default(),
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();

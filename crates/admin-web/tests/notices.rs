@@ -1,0 +1,557 @@
+//! Takedown notices, site contacts, licensed hosts and alerts in the admin web and the API
+//! (issue 40), against a real SMTP server on a loopback port (the service tests' own): a notice
+//! is mailed from the web or the API at most once, its history shows each step with time and
+//! actor, people move it as the store allows, and every one of these is the caller's own
+//! (another holder's object is 404, nothing is sent or changed) and open only to the roles that
+//! own it. On SQLite and on PostgreSQL.
+
+#[path = "../../service/tests/support/mod.rs"]
+mod smtp;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use chrono::Utc;
+use copytrace_admin_web::web::{WebState, router};
+use copytrace_service::alerts::AlertSettings;
+use copytrace_service::{accounts, holders, notices};
+use copytrace_store::postgres::PostgresStore;
+use copytrace_store::sqlite::SqliteStore;
+use copytrace_store::{
+    EvidencePassage, Id, MatchFilter, NewMatch, NewPage, NewWork, NoticeStatus, Role, Store,
+};
+use reqwest::StatusCode;
+use reqwest::header::{AUTHORIZATION, COOKIE, LOCATION, SET_COOKIE};
+use serde_json::Value;
+
+const PASSWORD: &str = "correct horse battery";
+const ADMIN: &str = "admin@example.com";
+const OPERATOR: &str = "operator@example.com";
+const ANALYST: &str = "analyst@example.com";
+const HOLDER_A: &str = "a@example.com";
+const HOLDER_B: &str = "b@example.com";
+
+/// What [`seed`] made.
+#[allow(dead_code)]
+struct Ids {
+    a_holder: Id,
+    b_holder: Id,
+    a_work: Id,
+    b_work: Id,
+    a_match: Id,
+    /// A's draft notice to pirate.example.
+    a_notice: Id,
+    /// B's draft notice to pirate.example.
+    b_notice: Id,
+}
+
+/// A confirmed copy of a new work of `holder` on `url`; returns the work's and match's ids.
+async fn copied_work(store: &dyn Store, holder: Id, external_id: &str, url: &str) -> (Id, Id) {
+    let text = format!("{external_id} 的正文，第一段。").repeat(30);
+    let (work, _) = store
+        .upsert_work(&NewWork {
+            rights_holder_id: holder,
+            external_id: external_id.into(),
+            title: format!("作品 {external_id}"),
+            content_hash: copytrace_store::sha256_hex(text.as_bytes()),
+            content: text.clone(),
+            fingerprint_version: 1,
+            segments: Vec::new(),
+            fingerprints: Vec::new(),
+            author: None,
+            published_at: None,
+            chapters: Vec::new(),
+            licensed_hosts: None,
+        })
+        .await
+        .unwrap();
+    let hash = copytrace_store::sha256_hex(text.as_bytes());
+    let page = store
+        .upsert_page(&NewPage {
+            url: url.into(),
+            title: Some("盗版".into()),
+            text,
+            content_hash: hash.clone(),
+            http_status: 200,
+            fetched_at: Utc::now(),
+            etag: None,
+            last_modified: None,
+            capture: None,
+        })
+        .await
+        .unwrap()
+        .id;
+    let found = NewMatch {
+        work_id: work,
+        score: 0.95,
+        coverage: 0.9,
+        containment: 0.95,
+        copied_chars: 300,
+        method: "simhash+align".into(),
+        auto_confirm: true,
+        evidence: vec![EvidencePassage {
+            page_start: 0,
+            page_end: 60,
+            work_start: 0,
+            work_end: 60,
+        }],
+    };
+    store
+        .record_page_matches(page, &hash, &[found], Utc::now())
+        .await
+        .unwrap();
+    let matched = store
+        .list_matches(&MatchFilter {
+            work_id: Some(work),
+            ..MatchFilter::default()
+        })
+        .await
+        .unwrap();
+    (work, matched[0].id)
+}
+
+async fn seed(store: &dyn Store) -> Ids {
+    let a = store.ensure_rights_holder("Holder A").await.unwrap();
+    let b = store.ensure_rights_holder("Holder B").await.unwrap();
+    let (a_work, a_match) = copied_work(store, a, "a-1", "https://pirate.example/a-1.html").await;
+    let (b_work, _) = copied_work(store, b, "b-1", "https://pirate.example/b-1.html").await;
+    let notice = |holder: &'static str| async move {
+        let profile = holders::ProfileUpdate {
+            legal_name: Some(format!("{holder} Ltd.")),
+            email: Some("legal@holder.example".into()),
+            signature: Some(format!("/s/ {holder}")),
+            language: Some("en".into()),
+            ..holders::ProfileUpdate::default()
+        };
+        holders::set_profile(store, holder, &profile, Utc::now())
+            .await
+            .unwrap();
+        let request = notices::NoticeRequest {
+            holder: Some(holder),
+            site: "pirate.example",
+            law: None,
+            evidence: None,
+            at: Utc::now(),
+        };
+        notices::create(store, &request).await.unwrap().id
+    };
+    let a_notice = notice("Holder A").await;
+    let b_notice = notice("Holder B").await;
+    for (email, role, holder) in [
+        (ADMIN, Role::Admin, None),
+        (OPERATOR, Role::Operator, None),
+        (ANALYST, Role::Analyst, None),
+        (HOLDER_A, Role::RightsHolder, Some("Holder A")),
+        (HOLDER_B, Role::RightsHolder, Some("Holder B")),
+    ] {
+        accounts::add_user(store, email, role, holder, PASSWORD)
+            .await
+            .unwrap();
+    }
+    Ids {
+        a_holder: a,
+        b_holder: b,
+        a_work,
+        b_work,
+        a_match,
+        a_notice,
+        b_notice,
+    }
+}
+
+/// The admin web over a seeded store, mailing through a real SMTP server.
+struct Site {
+    base: String,
+    http: reqwest::Client,
+    store: Arc<dyn Store>,
+    ids: Ids,
+    mailbox: Arc<Mutex<Vec<smtp::Mail>>>,
+}
+
+/// A logged-in user: the session cookie and the session's form token.
+struct Session {
+    cookie: String,
+    csrf: String,
+}
+
+fn cookie_pair(response: &reqwest::Response, name: &str) -> Option<String> {
+    response
+        .headers()
+        .get_all(SET_COOKIE)
+        .iter()
+        .map(|v| v.to_str().unwrap().to_owned())
+        .find(|v| v.starts_with(&format!("{name}=")))
+        .map(|v| v.split(';').next().unwrap().to_owned())
+}
+
+fn csrf_of(html: &str) -> String {
+    let start = html.find("name=\"csrf\" value=\"").expect("a CSRF field") + 19;
+    html[start..start + html[start..].find('"').unwrap()].to_owned()
+}
+
+async fn serve(store: Arc<dyn Store>) -> Site {
+    store.migrate().await.unwrap();
+    let ids = seed(store.as_ref()).await;
+    let (smtp, mailbox) = smtp::start_smtp();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = router(WebState {
+        store: store.clone(),
+        secure_cookies: false,
+        redis: None,
+        dashboard: Default::default(),
+        imports: Default::default(),
+        trusted_proxies: Vec::new(),
+        mail: AlertSettings {
+            smtp_url: Some(format!("smtp://{smtp}")),
+            mail_from: "Copytrace <notices@copytrace.test>".into(),
+            ..AlertSettings::default()
+        },
+    })
+    .into_make_service_with_connect_info::<SocketAddr>();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    Site {
+        base: format!("http://{addr}"),
+        http: reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap(),
+        store,
+        ids,
+        mailbox,
+    }
+}
+
+impl Site {
+    async fn login(&self, email: &str) -> Session {
+        self.login_in(email, "en").await
+    }
+
+    /// Logs in with the interface in `lang` (`zh` or `en`).
+    async fn login_in(&self, email: &str, lang: &str) -> Session {
+        let form = self
+            .http
+            .get(format!("{}/login", self.base))
+            .send()
+            .await
+            .unwrap();
+        let login_cookie = cookie_pair(&form, "copytrace_csrf").unwrap();
+        let csrf = csrf_of(&form.text().await.unwrap());
+        let response = self
+            .http
+            .post(format!("{}/login", self.base))
+            .header(COOKIE, &login_cookie)
+            .form(&[
+                ("csrf", csrf.as_str()),
+                ("email", email),
+                ("password", PASSWORD),
+            ])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::SEE_OTHER, "{email} logs in");
+        let cookie = format!(
+            "{}; copytrace_lang={lang}",
+            cookie_pair(&response, "copytrace_session").unwrap()
+        );
+        let home = self.get("/", &cookie).await.text().await.unwrap();
+        Session {
+            csrf: csrf_of(&home),
+            cookie,
+        }
+    }
+
+    async fn get(&self, path: &str, cookie: &str) -> reqwest::Response {
+        self.http
+            .get(format!("{}{path}", self.base))
+            .header(COOKIE, cookie)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    async fn page(&self, path: &str, session: &Session) -> (StatusCode, String) {
+        let response = self.get(path, &session.cookie).await;
+        (response.status(), response.text().await.unwrap())
+    }
+
+    /// Posts a form with the session's token.
+    async fn post(
+        &self,
+        path: &str,
+        session: &Session,
+        fields: &[(&str, &str)],
+    ) -> reqwest::Response {
+        let mut form: Vec<(&str, &str)> = fields.to_vec();
+        form.push(("csrf", &session.csrf));
+        self.http
+            .post(format!("{}{path}", self.base))
+            .header(COOKIE, &session.cookie)
+            .form(&form)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// A new API token of `email`.
+    #[allow(dead_code)]
+    async fn token(&self, email: &str) -> String {
+        accounts::create_api_token(self.store.as_ref(), email, &format!("t-{}", uuid()))
+            .await
+            .unwrap()
+            .0
+    }
+
+    #[allow(dead_code)]
+    async fn api(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        token: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let mut request = self
+            .http
+            .request(method, format!("{}{path}", self.base))
+            .header(AUTHORIZATION, format!("Bearer {token}"));
+        if let Some(body) = body {
+            request = request
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body.to_string());
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status();
+        let text = response.text().await.unwrap();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+
+    fn mails(&self) -> Vec<smtp::Mail> {
+        self.mailbox.lock().unwrap().clone()
+    }
+}
+
+#[allow(dead_code)]
+fn uuid() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed).to_string()
+}
+
+async fn on_sqlite(test: impl AsyncFnOnce(Site)) {
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::connect("sqlite::memory:").await.unwrap());
+    test(serve(store).await).await;
+}
+
+/// Runs `test` on a fresh database of the test run's PostgreSQL server
+/// (`COPYTRACE_TEST_POSTGRES_URL`, started by `./scripts/test`); unset is a failure.
+async fn on_postgres(test: impl AsyncFnOnce(Site)) {
+    use sqlx::Connection;
+    let server = std::env::var("COPYTRACE_TEST_POSTGRES_URL").expect(
+        "COPYTRACE_TEST_POSTGRES_URL is not set: run ./scripts/test, which starts PostgreSQL",
+    );
+    let name = format!(
+        "copytrace_notices_web_{}_{}",
+        std::process::id(),
+        Utc::now().timestamp_micros()
+    );
+    let mut admin = sqlx::PgConnection::connect(&server).await.unwrap();
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "CREATE DATABASE \"{name}\" ENCODING 'UTF8'"
+    )))
+    .execute(&mut admin)
+    .await
+    .unwrap();
+    let mut url = url::Url::parse(&server).unwrap();
+    url.set_path(&format!("/{name}"));
+    let store: Arc<dyn Store> = Arc::new(PostgresStore::connect(url.as_str()).await.unwrap());
+    test(serve(store).await).await;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"
+    )))
+    .execute(&mut admin)
+    .await
+    .unwrap();
+}
+
+/// `path` of a redirect answer.
+fn location(response: &reqwest::Response) -> String {
+    response.headers()[LOCATION].to_str().unwrap().to_owned()
+}
+
+async fn notices_are_mailed_from_the_web_once_with_their_history(site: Site) {
+    let ids = &site.ids;
+    let store = site.store.as_ref();
+    let a = site.login_in(HOLDER_A, "zh").await;
+    let b = site.login(HOLDER_B).await;
+    let notice_path = format!("/notices/{}", ids.a_notice);
+    let send_path = format!("{notice_path}/send");
+
+    // A draft, in Chinese words, with the send button.
+    let (status, html) = site.page(&notice_path, &a).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(html.contains("id=\"notice-status\">草稿<"), "{html}");
+    assert!(html.contains("action=\"/notices/") && html.contains("/send\""));
+
+    // No contact yet: refused naming the host, nothing sent, still a draft.
+    let refused = site.post(&send_path, &a, &[]).await;
+    assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+    let html = refused.text().await.unwrap();
+    assert!(html.contains("pirate.example has no contact"), "{html}");
+    assert!(site.mails().is_empty());
+
+    copytrace_service::contacts::add(
+        store,
+        "pirate.example",
+        "legal@pirate.example",
+        copytrace_store::ContactKind::Copyright,
+        Utc::now(),
+    )
+    .await
+    .unwrap();
+
+    // Other roles and other holders: refused, nothing sent.
+    for email in [ANALYST, OPERATOR] {
+        let other = site.login(email).await;
+        let answer = site.post(&send_path, &other, &[]).await;
+        assert_eq!(answer.status(), StatusCode::FORBIDDEN, "{email}");
+    }
+    let answer = site.post(&send_path, &b, &[]).await;
+    assert_eq!(
+        answer.status(),
+        StatusCode::NOT_FOUND,
+        "another holder's notice"
+    );
+    let (status, _) = site.page(&notice_path, &b).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let forged = site
+        .http
+        .post(format!("{}{send_path}", site.base))
+        .header(COOKIE, &a.cookie)
+        .form(&[("csrf", "forged")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(forged.status(), StatusCode::FORBIDDEN, "no form token");
+    assert!(site.mails().is_empty(), "nothing was sent");
+
+    // Sent once; a second click sends nothing and says so.
+    let sent = site.post(&send_path, &a, &[]).await;
+    assert_eq!(sent.status(), StatusCode::SEE_OTHER);
+    assert_eq!(location(&sent), format!("{notice_path}?sent=mailed"));
+    let again = site.post(&send_path, &a, &[]).await;
+    assert_eq!(location(&again), format!("{notice_path}?sent=already"));
+    let mails = site.mails();
+    assert_eq!(mails.len(), 1, "mailed once");
+    assert_eq!(mails[0].to, ["legal@pirate.example"]);
+    assert!(mails[0].data.contains(&format!("notice {}", ids.a_notice)));
+
+    let (_, html) = site.page(&location(&again), &a).await;
+    assert!(
+        html.contains("此通知此前已发送过，本次没有重复发送。"),
+        "{html}"
+    );
+    assert!(html.contains("id=\"notice-status\">已发送<"), "{html}");
+    let history = &html[html.find("id=\"notice-history\"").unwrap()..];
+    assert!(
+        history.contains("web:a@example.com"),
+        "the actor: {history}"
+    );
+    assert!(
+        history.contains("草稿") && history.contains("发送中"),
+        "{history}"
+    );
+    assert!(
+        history.contains("<td class=\"recipients\">legal@pirate.example</td>"),
+        "the mail's recipients: {history}"
+    );
+    assert!(
+        !history.contains(">sending<") && !history.contains(">draft<"),
+        "no raw codes"
+    );
+
+    // Moved by hand as the store allows, with a note; a move it refuses says why.
+    let moved = site
+        .post(
+            &format!("{notice_path}/status"),
+            &a,
+            &[("status", "acknowledged"), ("note", "答复已收到")],
+        )
+        .await;
+    assert_eq!(moved.status(), StatusCode::SEE_OTHER);
+    let (_, html) = site.page(&notice_path, &a).await;
+    assert!(
+        html.contains("id=\"notice-status\">对方已确认收到<"),
+        "{html}"
+    );
+    assert!(html.contains("答复已收到"));
+    let english = site.login(HOLDER_A).await;
+    let (_, html) = site.page(&notice_path, &english).await;
+    assert!(
+        html.contains("id=\"notice-status\">acknowledged<"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<option value=\"escalated\">escalated</option>"),
+        "{html}"
+    );
+    let b_notice = format!("/notices/{}/status", ids.b_notice);
+    let refused = site.post(&b_notice, &b, &[("status", "ignored")]).await;
+    assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+    assert!(
+        refused
+            .text()
+            .await
+            .unwrap()
+            .contains("only a sent notice can be ignored")
+    );
+    let refused = site
+        .post(&b_notice, &b, &[("status", "removal_verified")])
+        .await;
+    assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(
+        notices::get(store, ids.b_notice, None)
+            .await
+            .unwrap()
+            .status,
+        NoticeStatus::Draft
+    );
+
+    // An admin sends every draft at once (B's is left); then there is none to send.
+    let admin = site.login(ADMIN).await;
+    let (_, html) = site.page("/notices", &admin).await;
+    assert!(html.contains("id=\"send-drafts\""), "{html}");
+    let bulk = site.post("/notices/send-drafts", &admin, &[]).await;
+    assert_eq!(bulk.status(), StatusCode::OK);
+    let html = bulk.text().await.unwrap();
+    let report = &html[html.find("id=\"bulk-report\"").unwrap()..];
+    assert!(
+        report.contains(&format!("#{}: sent to legal@pirate.example", ids.b_notice)),
+        "{report}"
+    );
+    assert_eq!(site.mails().len(), 2);
+    assert_eq!(
+        notices::get(store, ids.b_notice, None)
+            .await
+            .unwrap()
+            .status,
+        NoticeStatus::Sent
+    );
+    let (_, html) = site.page("/notices", &admin).await;
+    assert!(!html.contains("id=\"send-drafts\""), "no draft left");
+    let bulk = site.post("/notices/send-drafts", &admin, &[]).await;
+    assert!(bulk.text().await.unwrap().contains("Sent: 0"));
+    assert_eq!(site.mails().len(), 2, "nothing sent twice");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn web_sending_on_sqlite() {
+    on_sqlite(notices_are_mailed_from_the_web_once_with_their_history).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn web_sending_on_postgres() {
+    on_postgres(notices_are_mailed_from_the_web_once_with_their_history).await;
+}
