@@ -301,7 +301,8 @@ async fn every_route_answers_every_role_as_intended(site: Site) {
         ("/stats".into(), READERS),
         ("/stats?table=sites".into(), READERS),
         ("/stats?table=daily".into(), READERS),
-        ("/sites/pirate.example".into(), READERS),
+        ("/sites".into(), EVERYONE),
+        ("/sites/pirate.example".into(), EVERYONE),
         ("/exports/matches?format=csv".into(), READERS),
         ("/exports/works?format=xlsx".into(), READERS),
         ("/exports/sites?format=json".into(), READERS),
@@ -421,6 +422,19 @@ async fn every_route_answers_every_role_as_intended(site: Site) {
                 "/users/remove".into(),
                 vec![("email", format!("new-{column}@example.com"))],
                 ADMINS[column],
+            ),
+            (
+                "/sites/pirate.example/contacts".into(),
+                vec![
+                    ("email", format!("desk-{column}@pirate.example")),
+                    ("kind", "general".into()),
+                ],
+                CRAWLERS[column],
+            ),
+            (
+                "/sites/pirate.example/contacts/remove".into(),
+                vec![("email", format!("desk-{column}@pirate.example"))],
+                CRAWLERS[column],
             ),
         ];
         for (path, fields, allowed) in forms {

@@ -555,3 +555,151 @@ async fn web_sending_on_sqlite() {
 async fn web_sending_on_postgres() {
     on_postgres(notices_are_mailed_from_the_web_once_with_their_history).await;
 }
+
+async fn operators_keep_site_contacts_and_everyone_sees_them(site: Site) {
+    let store = site.store.as_ref();
+    let now = Utc::now();
+    // What a crawl found on the site's own pages.
+    store
+        .add_site_contacts(&[copytrace_store::NewSiteContact {
+            host: "pirate.example".into(),
+            email: "webmaster@pirate.example".into(),
+            kind: copytrace_store::ContactKind::General,
+            found_on: Some("https://pirate.example/lianxi.html".into()),
+            at: now,
+        }])
+        .await
+        .unwrap();
+    store
+        .set_site_icp(&copytrace_store::SiteIcp {
+            host: "pirate.example".into(),
+            icp_number: "京ICP备12345678号".into(),
+            found_on: "https://pirate.example/".into(),
+            found_at: now,
+        })
+        .await
+        .unwrap();
+    let operator = site.login_in(OPERATOR, "zh").await;
+
+    // The list: every crawled site, with its copies (both holders') and contacts.
+    let (status, html) = site.page("/sites", &operator).await;
+    assert_eq!(status, StatusCode::OK);
+    let row = &html[html.find("<a href=\"/sites/pirate.example\">").unwrap()..];
+    let row = &row[..row.find("</tr>").unwrap()];
+    assert!(
+        row.contains("<td class=\"num\">2</td>"),
+        "two copies: {row}"
+    );
+    let (status, html) = site.page("/sites/pirate.example", &operator).await;
+    assert_eq!(status, StatusCode::OK);
+    let contacts = &html[html.find("id=\"site-contacts\"").unwrap()..];
+    assert!(contacts.contains("webmaster@pirate.example"), "{contacts}");
+    assert!(contacts.contains("发现于 <a href=\"https://pirate.example/lianxi.html\""));
+    assert!(contacts.contains("一般联系"), "the kind in Chinese");
+    assert!(contacts.contains("京ICP备12345678号"));
+    assert!(
+        !html.contains("href=\"/matches/"),
+        "an operator reads no matches"
+    );
+
+    // Added (a mailto: link is taken for its address), refused with why, removed.
+    let add = "/sites/pirate.example/contacts";
+    let added = site
+        .post(
+            add,
+            &operator,
+            &[
+                ("email", "mailto:DMCA@Pirate.example"),
+                ("kind", "copyright"),
+            ],
+        )
+        .await;
+    assert_eq!(added.status(), StatusCode::SEE_OTHER);
+    assert_eq!(location(&added), "/sites/pirate.example?saved=1");
+    let (_, html) = site.page("/sites/pirate.example", &operator).await;
+    let contacts = &html[html.find("id=\"site-contacts\"").unwrap()..];
+    let first = contacts.find("dmca@pirate.example").unwrap();
+    assert!(
+        first < contacts.find("webmaster@pirate.example").unwrap(),
+        "the operator's first"
+    );
+    assert!(
+        contacts.contains("运维添加") && contacts.contains("版权投诉"),
+        "{contacts}"
+    );
+    let refused = site
+        .post(
+            add,
+            &operator,
+            &[("email", "not an address"), ("kind", "general")],
+        )
+        .await;
+    assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+    let html = refused.text().await.unwrap();
+    assert!(html.contains("is not an e-mail address"), "{html}");
+    assert!(
+        html.contains("value=\"not an address\""),
+        "the form keeps what was typed"
+    );
+    let known = copytrace_service::contacts::list(store, "pirate.example")
+        .await
+        .unwrap();
+    assert_eq!(known.contacts.len(), 2, "nothing stored");
+    let removed = site
+        .post(
+            &format!("{add}/remove"),
+            &operator,
+            &[("email", "webmaster@pirate.example")],
+        )
+        .await;
+    assert_eq!(removed.status(), StatusCode::SEE_OTHER);
+    let again = site
+        .post(
+            &format!("{add}/remove"),
+            &operator,
+            &[("email", "webmaster@pirate.example")],
+        )
+        .await;
+    assert_eq!(again.status(), StatusCode::NOT_FOUND);
+    let known = copytrace_service::contacts::list(store, "pirate.example")
+        .await
+        .unwrap();
+    let emails: Vec<&str> = known.contacts.iter().map(|c| c.email.as_str()).collect();
+    assert_eq!(emails, ["dmca@pirate.example"]);
+
+    // A rights holder sees the contacts and its own copies only, and may not edit them.
+    let holder = site.login(HOLDER_A).await;
+    let (status, html) = site.page("/sites", &holder).await;
+    assert_eq!(status, StatusCode::OK);
+    let row = &html[html.find("<a href=\"/sites/pirate.example\">").unwrap()..];
+    assert!(row[..row.find("</tr>").unwrap()].contains("<td class=\"num\">1</td>"));
+    let (_, html) = site.page("/sites/pirate.example", &holder).await;
+    assert!(html.contains("dmca@pirate.example") && !html.contains("id=\"add-contact\""));
+    assert!(!html.contains("作品 b-1"), "nothing of the other holder");
+    let answer = site
+        .post(
+            add,
+            &holder,
+            &[("email", "x@pirate.example"), ("kind", "general")],
+        )
+        .await;
+    assert_eq!(answer.status(), StatusCode::FORBIDDEN);
+    let (status, _) = site.page("/sites/elsewhere.example", &holder).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "a site without its copies");
+    let (status, _) = site.page("/sites/elsewhere.example", &operator).await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "staff may open any host, to add a contact"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn site_contacts_on_sqlite() {
+    on_sqlite(operators_keep_site_contacts_and_everyone_sees_them).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn site_contacts_on_postgres() {
+    on_postgres(operators_keep_site_contacts_and_everyone_sees_them).await;
+}

@@ -42,6 +42,7 @@ mod lists;
 mod matches;
 mod notices;
 mod profiles;
+mod sites;
 mod works;
 
 pub use access::Area;
@@ -127,6 +128,7 @@ pub fn router(state: WebState) -> Router {
         .merge(analysis::routes())
         .merge(actions::routes())
         .merge(notices::routes())
+        .merge(sites::routes())
         .merge(library::routes())
         .merge(profiles::routes())
         .merge(crate::api::routes())
@@ -254,6 +256,7 @@ impl Viewer {
             ("/review", t.review_queue, Area::Review),
             ("/notices", t.notices, Area::Notices),
             ("/stats", t.statistics, Area::Statistics),
+            ("/sites", t.sites_title, Area::Sites),
             ("/schedules", t.schedules, Area::Crawls),
             ("/runs", t.runs, Area::Crawls),
             ("/library", t.library, Area::Library),
