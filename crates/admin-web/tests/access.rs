@@ -312,6 +312,10 @@ async fn every_route_answers_every_role_as_intended(site: Site) {
         ("/notices".into(), DECIDERS),
         (format!("/notices/{}", ids.a_notice), DECIDERS),
         (format!("/holders/{}/profile", ids.a_holder), DECIDERS),
+        (format!("/holders/{}/licences", ids.a_holder), DECIDERS),
+        (format!("/holders/{}/alerts", ids.a_holder), DECIDERS),
+        // A rights holder is sent to its own profile.
+        ("/holders".into(), [200, 403, 403, 303]),
         ("/schedules".into(), CRAWLERS),
         ("/schedules/nightly".into(), CRAWLERS),
         ("/runs".into(), CRAWLERS),
@@ -422,6 +426,24 @@ async fn every_route_answers_every_role_as_intended(site: Site) {
                 "/users/remove".into(),
                 vec![("email", format!("new-{column}@example.com"))],
                 ADMINS[column],
+            ),
+            (
+                format!("/holders/{}/licences", ids.a_holder),
+                vec![("host", format!("partner-{column}.example"))],
+                DECIDERS[column],
+            ),
+            (
+                format!("/holders/{}/licences/remove", ids.a_holder),
+                vec![("host", format!("partner-{column}.example"))],
+                DECIDERS[column],
+            ),
+            (
+                format!("/holders/{}/alerts", ids.a_holder),
+                vec![
+                    ("kind", "email".into()),
+                    ("address", format!("alerts-{column}@holder.example")),
+                ],
+                DECIDERS[column],
             ),
             (
                 "/sites/pirate.example/contacts".into(),

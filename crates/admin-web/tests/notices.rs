@@ -703,3 +703,244 @@ async fn site_contacts_on_sqlite() {
 async fn site_contacts_on_postgres() {
     on_postgres(operators_keep_site_contacts_and_everyone_sees_them).await;
 }
+
+async fn holders_manage_their_licensed_hosts_and_alerts(site: Site) {
+    let ids = &site.ids;
+    let store = site.store.as_ref();
+    let a = site.login_in(HOLDER_A, "zh").await;
+    let b = site.login(HOLDER_B).await;
+    let licences = format!("/holders/{}/licences", ids.a_holder);
+    let alerts = format!("/holders/{}/alerts", ids.a_holder);
+
+    let home = site.get("/holders", &a.cookie).await;
+    assert_eq!(
+        location(&home),
+        format!("/holders/{}/profile", ids.a_holder)
+    );
+    let (status, html) = site.page(&licences, &a).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        html.contains("id=\"holder-tabs\"") && html.contains("授权网站"),
+        "{html}"
+    );
+
+    // Licences: every work, or one by its external id; bad hosts and other holders' works
+    // are refused with why, and nothing is stored.
+    let added = site
+        .post(
+            &licences,
+            &a,
+            &[("host", "https://Partner.example/books"), ("work", "")],
+        )
+        .await;
+    assert_eq!(location(&added), format!("{licences}?saved=1"));
+    let added = site
+        .post(
+            &licences,
+            &a,
+            &[("host", "reader.example"), ("work", "a-1")],
+        )
+        .await;
+    assert_eq!(added.status(), StatusCode::SEE_OTHER);
+    let (_, html) = site.page(&licences, &a).await;
+    assert!(
+        html.contains("<td class=\"licensed-host\">partner.example</td>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("全部作品") && html.contains("作品 a-1 (a-1)"),
+        "{html}"
+    );
+    for (host, work, why) in [
+        ("not a host!", "", "is not a host name"),
+        ("other.example", "b-1", "此权利人没有这部作品"),
+        ("other.example", "no-such-work", "此权利人没有这部作品"),
+    ] {
+        let refused = site
+            .post(&licences, &a, &[("host", host), ("work", work)])
+            .await;
+        assert_eq!(refused.status(), StatusCode::BAD_REQUEST, "{host} {work}");
+        let html = refused.text().await.unwrap();
+        assert!(html.contains(why), "{host} {work}: {html}");
+    }
+    let stored = holders::licenses(store, Some("Holder A")).await.unwrap();
+    let mut hosts: Vec<&str> = stored.iter().map(|l| l.host.as_str()).collect();
+    hosts.sort();
+    assert_eq!(hosts, ["partner.example", "reader.example"]);
+    assert_eq!(
+        stored
+            .iter()
+            .find(|l| l.host == "reader.example")
+            .unwrap()
+            .work_id,
+        Some(ids.a_work)
+    );
+
+    // Another holder: 404 for A's pages and forms, nothing changes; staff other than admins: 403.
+    let (status, html) = site.page(&licences, &b).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(!html.contains("partner.example"));
+    for (path, fields) in [
+        (licences.clone(), vec![("host", "b.example")]),
+        (
+            format!("{licences}/remove"),
+            vec![("host", "partner.example")],
+        ),
+        (
+            alerts.clone(),
+            vec![("kind", "email"), ("address", "b@b.example")],
+        ),
+    ] {
+        let answer = site.post(&path, &b, &fields).await;
+        assert_eq!(answer.status(), StatusCode::NOT_FOUND, "B posts {path}");
+    }
+    for email in [OPERATOR, ANALYST] {
+        let other = site.login(email).await;
+        let (status, _) = site.page(&licences, &other).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{email}");
+    }
+    assert_eq!(
+        holders::licenses(store, Some("Holder A"))
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
+    assert!(
+        holders::licenses(store, Some("Holder B"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // Taking one back; again is 404.
+    let remove = format!("{licences}/remove");
+    let removed = site
+        .post(&remove, &a, &[("host", "reader.example"), ("work", "a-1")])
+        .await;
+    assert_eq!(removed.status(), StatusCode::SEE_OTHER);
+    let again = site
+        .post(&remove, &a, &[("host", "reader.example"), ("work", "a-1")])
+        .await;
+    assert_eq!(again.status(), StatusCode::NOT_FOUND);
+    assert_eq!(
+        holders::licenses(store, Some("Holder A"))
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+
+    // Alerts: an e-mail digest, a webhook whose secret is shown once, a refused URL.
+    let added = site
+        .post(
+            &alerts,
+            &a,
+            &[
+                ("kind", "email"),
+                ("address", "alerts@a.example"),
+                ("daily", "1"),
+                ("lang", "en"),
+            ],
+        )
+        .await;
+    assert_eq!(location(&added), format!("{alerts}?saved=1"));
+    let hook = site
+        .post(
+            &alerts,
+            &a,
+            &[
+                ("kind", "webhook"),
+                ("address", "https://hooks.a.example/ct"),
+            ],
+        )
+        .await;
+    assert_eq!(hook.status(), StatusCode::OK);
+    let html = hook.text().await.unwrap();
+    let shown = &html[html
+        .find("id=\"webhook-secret\"")
+        .expect("the secret, once")..];
+    let secret = &shown[shown.find("<code>").unwrap() + 6..shown.find("</code>").unwrap()];
+    assert_eq!(secret.len(), 64, "{secret}");
+    let (_, html) = site.page(&alerts, &a).await;
+    assert!(!html.contains(secret), "never shown again");
+    assert!(
+        html.contains("alerts@a.example") && html.contains("每日"),
+        "{html}"
+    );
+    assert!(html.contains("https://hooks.a.example/ct") && html.contains("每次运行后"));
+    let refused = site
+        .post(
+            &alerts,
+            &a,
+            &[("kind", "webhook"), ("address", "ftp://hooks.a.example/")],
+        )
+        .await;
+    assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+    assert!(
+        refused
+            .text()
+            .await
+            .unwrap()
+            .contains("expected an http or https URL")
+    );
+    let targets = copytrace_service::alerts::targets(store, Some("Holder A"))
+        .await
+        .unwrap();
+    assert_eq!(targets.len(), 2);
+    let email_target = targets
+        .iter()
+        .find(|t| t.target.address == "alerts@a.example")
+        .unwrap();
+    assert_eq!(
+        email_target.target.cadence,
+        copytrace_store::AlertCadence::Daily
+    );
+
+    // B cannot remove A's target, under either holder's path; A can.
+    let id = email_target.target.id;
+    for path in [
+        format!("/holders/{}/alerts/{id}/remove", ids.b_holder),
+        format!("{alerts}/{id}/remove"),
+    ] {
+        let answer = site.post(&path, &b, &[]).await;
+        assert_eq!(answer.status(), StatusCode::NOT_FOUND, "{path}");
+    }
+    let removed = site.post(&format!("{alerts}/{id}/remove"), &a, &[]).await;
+    assert_eq!(removed.status(), StatusCode::SEE_OTHER);
+    let targets = copytrace_service::alerts::targets(store, Some("Holder A"))
+        .await
+        .unwrap();
+    assert_eq!(targets.len(), 1);
+
+    // An admin manages every holder's.
+    let admin = site.login(ADMIN).await;
+    let (status, html) = site.page("/holders", &admin).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(html.contains("Holder A") && html.contains("Holder B"));
+    let added = site
+        .post(
+            &format!("/holders/{}/licences", ids.b_holder),
+            &admin,
+            &[("host", "b-partner.example")],
+        )
+        .await;
+    assert_eq!(added.status(), StatusCode::SEE_OTHER);
+    assert_eq!(
+        holders::licenses(store, Some("Holder B"))
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn licences_and_alerts_on_sqlite() {
+    on_sqlite(holders_manage_their_licensed_hosts_and_alerts).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn licences_and_alerts_on_postgres() {
+    on_postgres(holders_manage_their_licensed_hosts_and_alerts).await;
+}

@@ -35,6 +35,7 @@ mod crawls;
 mod dashboard;
 mod figures;
 pub(crate) mod filters;
+mod holders;
 pub mod i18n;
 mod imports;
 mod library;
@@ -131,6 +132,7 @@ pub fn router(state: WebState) -> Router {
         .merge(sites::routes())
         .merge(library::routes())
         .merge(profiles::routes())
+        .merge(holders::routes())
         .merge(crate::api::routes())
         .layer(axum::middleware::map_response(security_headers))
         .with_state(state)
@@ -260,6 +262,7 @@ impl Viewer {
             ("/schedules", t.schedules, Area::Crawls),
             ("/runs", t.runs, Area::Crawls),
             ("/library", t.library, Area::Library),
+            ("/holders", t.rights_holders, Area::Holders),
             ("/users", t.users, Area::Users),
         ];
         Viewer {
