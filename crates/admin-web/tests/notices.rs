@@ -22,7 +22,7 @@ use copytrace_store::{
 };
 use reqwest::StatusCode;
 use reqwest::header::{AUTHORIZATION, COOKIE, LOCATION, SET_COOKIE};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 const PASSWORD: &str = "correct horse battery";
 const ADMIN: &str = "admin@example.com";
@@ -32,7 +32,6 @@ const HOLDER_A: &str = "a@example.com";
 const HOLDER_B: &str = "b@example.com";
 
 /// What [`seed`] made.
-#[allow(dead_code)]
 struct Ids {
     a_holder: Id,
     b_holder: Id,
@@ -294,7 +293,6 @@ impl Site {
     }
 
     /// A new API token of `email`.
-    #[allow(dead_code)]
     async fn token(&self, email: &str) -> String {
         accounts::create_api_token(self.store.as_ref(), email, &format!("t-{}", uuid()))
             .await
@@ -302,7 +300,6 @@ impl Site {
             .0
     }
 
-    #[allow(dead_code)]
     async fn api(
         &self,
         method: reqwest::Method,
@@ -333,7 +330,6 @@ impl Site {
     }
 }
 
-#[allow(dead_code)]
 fn uuid() -> String {
     use std::sync::atomic::{AtomicU32, Ordering};
     static NEXT: AtomicU32 = AtomicU32::new(0);
@@ -943,4 +939,269 @@ async fn licences_and_alerts_on_sqlite() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn licences_and_alerts_on_postgres() {
     on_postgres(holders_manage_their_licensed_hosts_and_alerts).await;
+}
+
+async fn the_api_mails_notices_and_keeps_contacts_licences_and_alerts(site: Site) {
+    use reqwest::Method;
+    let ids = &site.ids;
+    let a = site.token(HOLDER_A).await;
+    let b = site.token(HOLDER_B).await;
+    let admin = site.token(ADMIN).await;
+    let operator = site.token(OPERATOR).await;
+    let analyst = site.token(ANALYST).await;
+
+    // Contacts: operators add them, refused with why; holders read them.
+    let contacts = "/api/v1/sites/pirate.example/contacts";
+    let body = json!({"email": "Legal@Pirate.example"});
+    let (status, added) = site
+        .api(Method::POST, contacts, &operator, Some(body.clone()))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{added}");
+    assert_eq!(added["contacts"][0]["email"], "legal@pirate.example");
+    assert_eq!(added["contacts"][0]["source"], "operator");
+    assert_eq!(added["contacts"][0]["kind"], "copyright");
+    let (status, _) = site.api(Method::POST, contacts, &a, Some(body)).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let bad = json!({"email": "nobody", "kind": "general"});
+    let (status, refused) = site.api(Method::POST, contacts, &operator, Some(bad)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("is not an e-mail address")
+    );
+    let (status, listed) = site.api(Method::GET, contacts, &a, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(listed["contacts"].as_array().unwrap().len(), 1);
+    let (status, _) = site
+        .api(
+            Method::GET,
+            "/api/v1/sites/elsewhere.example/contacts",
+            &a,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "a site without A's copies");
+
+    // Sending: once; another holder's is 404 and sends nothing.
+    let send = format!("/api/v1/notices/{}/send", ids.a_notice);
+    let (status, _) = site.api(Method::POST, &send, &b, Some(json!({}))).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _) = site
+        .api(Method::POST, &send, &analyst, Some(json!({})))
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(site.mails().is_empty());
+    let (status, sent) = site.api(Method::POST, &send, &a, Some(json!({}))).await;
+    assert_eq!(status, StatusCode::OK, "{sent}");
+    assert_eq!(sent["outcome"], "sent");
+    assert_eq!(sent["recipients"], json!(["legal@pirate.example"]));
+    let (_, again) = site.api(Method::POST, &send, &a, Some(json!({}))).await;
+    assert_eq!(again["outcome"], "already_sent");
+    assert_eq!(again["message_id"], sent["message_id"]);
+    assert_eq!(site.mails().len(), 1);
+    let status_path = format!("/api/v1/notices/{}/status", ids.a_notice);
+    let moved = json!({"status": "acknowledged", "note": "the site answered"});
+    let (status, notice) = site.api(Method::POST, &status_path, &a, Some(moved)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(notice["status"], "acknowledged");
+    let history_path = format!("/api/v1/notices/{}/history", ids.a_notice);
+    let (status, history) = site.api(Method::GET, &history_path, &a, None).await;
+    assert_eq!(status, StatusCode::OK);
+    let steps = history["history"].as_array().unwrap();
+    let last = steps.last().unwrap();
+    assert_eq!(last["to"], "acknowledged");
+    assert_eq!(last["actor"], "api:a@example.com");
+    assert_eq!(last["note"], "the site answered");
+    assert!(
+        steps
+            .iter()
+            .any(|s| s["to"] == "sent" && s["actor"] == "api:a@example.com")
+    );
+    assert_eq!(
+        history["mails"][0]["recipients"],
+        json!(["legal@pirate.example"])
+    );
+    let (status, _) = site.api(Method::GET, &history_path, &b, None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, bulk) = site
+        .api(
+            Method::POST,
+            "/api/v1/notices/send-drafts",
+            &admin,
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{bulk}");
+    assert_eq!(bulk["sent"][0]["notice_id"], ids.b_notice);
+    assert_eq!(site.mails().len(), 2);
+
+    // Licensed hosts: one work by its external id; another holder's work is refused.
+    let licences = format!("/api/v1/holders/{}/licensed-hosts", ids.a_holder);
+    let body = json!({"host": "Partner.example", "work_external_id": "a-1"});
+    let (status, listed) = site.api(Method::POST, &licences, &a, Some(body)).await;
+    assert_eq!(status, StatusCode::CREATED, "{listed}");
+    assert_eq!(listed[0]["host"], "partner.example");
+    assert_eq!(listed[0]["work_external_id"], "a-1");
+    let body = json!({"host": "partner.example", "work_external_id": "b-1"});
+    let (status, _) = site.api(Method::POST, &licences, &a, Some(body)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (status, _) = site.api(Method::GET, &licences, &b, None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let one = format!("{licences}/partner.example?work_external_id=a-1");
+    let (status, _) = site.api(Method::DELETE, &one, &b, None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _) = site.api(Method::DELETE, &one, &a, None).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (status, _) = site.api(Method::DELETE, &one, &a, None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
+    // Alerts: a webhook's secret once; another holder cannot remove it.
+    let alerts = format!("/api/v1/holders/{}/alerts", ids.a_holder);
+    let body = json!({"kind": "webhook", "address": "https://hooks.a.example/ct", "daily": true});
+    let (status, added) = site.api(Method::POST, &alerts, &a, Some(body)).await;
+    assert_eq!(status, StatusCode::CREATED, "{added}");
+    let secret = added["secret"].as_str().unwrap().to_owned();
+    assert_eq!(secret.len(), 64);
+    assert_eq!(added["cadence"], "daily");
+    let (_, listed) = site.api(Method::GET, &alerts, &a, None).await;
+    assert!(!listed.to_string().contains(&secret), "never shown again");
+    let target = format!("{alerts}/{}", added["id"]);
+    let (status, _) = site.api(Method::DELETE, &target, &b, None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let other = format!("/api/v1/holders/{}/alerts/{}", ids.b_holder, added["id"]);
+    let (status, _) = site.api(Method::DELETE, &other, &b, None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "not B's target");
+    let (status, _) = site.api(Method::DELETE, &target, &a, None).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+
+    // Exports: a rights holder's own copies only, in the format asked for.
+    let download = |path: String, token: String| {
+        let request = site
+            .http
+            .get(format!("{}{path}", site.base))
+            .header(AUTHORIZATION, format!("Bearer {token}"));
+        async move { request.send().await.unwrap() }
+    };
+    let csv = download("/api/v1/exports/matches?format=csv".into(), a.clone()).await;
+    assert_eq!(csv.status(), StatusCode::OK);
+    assert!(
+        csv.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/csv")
+    );
+    let text = csv.text().await.unwrap();
+    assert!(text.contains("a-1") && !text.contains("b-1"), "{text}");
+    let (status, rows) = site
+        .api(
+            Method::GET,
+            "/api/v1/exports/matches?format=json",
+            &admin,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        rows.as_array().unwrap().len(),
+        2,
+        "staff export both holders'"
+    );
+    let wrong = format!("/api/v1/exports/matches?format=csv&work={}", ids.b_work);
+    assert_eq!(
+        download(wrong, a.clone()).await.status(),
+        StatusCode::NOT_FOUND
+    );
+    let (status, _) = site
+        .api(Method::GET, "/api/v1/exports/matches?format=pdf", &a, None)
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+
+    // The evidence package, a ZIP; another holder's match is 404.
+    let evidence = format!("{}/api/v1/matches/{}/evidence", site.base, ids.a_match);
+    let zip = site
+        .http
+        .post(&evidence)
+        .header(AUTHORIZATION, format!("Bearer {a}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(zip.status(), StatusCode::OK);
+    assert_eq!(zip.headers()["content-type"], "application/zip");
+    assert!(zip.bytes().await.unwrap().starts_with(b"PK\x03\x04"));
+    let refused = site
+        .http
+        .post(&evidence)
+        .header(AUTHORIZATION, format!("Bearer {b}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), StatusCode::NOT_FOUND);
+
+    // A work upload, imported in the background into A's catalog.
+    let form = reqwest::multipart::Form::new().part(
+        "files",
+        reqwest::multipart::Part::bytes(
+            "第一章 新作\n这是新上传的作品正文。"
+                .repeat(20)
+                .into_bytes(),
+        )
+        .file_name("a-uploaded.txt"),
+    );
+    let started = site
+        .http
+        .post(format!("{}/api/v1/works", site.base))
+        .header(AUTHORIZATION, format!("Bearer {a}"))
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(started.status(), StatusCode::ACCEPTED);
+    let location = location(&started);
+    let mut import = Value::Null;
+    for _ in 0..300 {
+        import = site.api(Method::GET, &location, &a, None).await.1;
+        if import["state"] != "running" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(import["state"], "done", "{import}");
+    assert_eq!(import["works"][0]["external_id"], "a-uploaded");
+    assert_eq!(import["works"][0]["outcome"], "created");
+    assert_eq!(import["holder"], "Holder A");
+    let (status, _) = site.api(Method::GET, &location, &b, None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "another tenant's import");
+
+    // Statistics per holder and time to piracy: a rights holder's own.
+    let (status, rows) = site
+        .api(Method::GET, "/api/v1/stats/holders", &a, None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let names: Vec<&str> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Holder A"]);
+    let (status, ttp) = site
+        .api(Method::GET, "/api/v1/stats/time-to-piracy", &a, None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let copies = ttp["copies"].as_array().unwrap();
+    assert_eq!(copies.len(), 1, "{ttp}");
+    assert_eq!(copies[0]["work_external_id"], "a-1");
+    assert_eq!(ttp["publication_unknown"], json!(["a-1"]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_on_sqlite() {
+    on_sqlite(the_api_mails_notices_and_keeps_contacts_licences_and_alerts).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_on_postgres() {
+    on_postgres(the_api_mails_notices_and_keeps_contacts_licences_and_alerts).await;
 }

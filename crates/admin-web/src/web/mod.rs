@@ -37,8 +37,8 @@ mod figures;
 pub(crate) mod filters;
 mod holders;
 pub mod i18n;
-mod imports;
-mod library;
+pub(crate) mod imports;
+pub(crate) mod library;
 mod lists;
 mod matches;
 mod notices;
@@ -155,7 +155,11 @@ fn page(template: impl Template) -> Response {
 
 /// A download of `file` (written in full first, so a failure never sends half of it), streamed
 /// from its start as the attachment `name` ([`attachment_name`]).
-fn download(mut file: std::fs::File, content_type: &str, name: &str) -> Result<Response, Response> {
+pub(crate) fn download(
+    mut file: std::fs::File,
+    content_type: &str,
+    name: &str,
+) -> Result<Response, Response> {
     std::io::Seek::rewind(&mut file).map_err(|e| failure(e.into()))?;
     let body = axum::body::Body::from_stream(tokio_util::io::ReaderStream::new(
         tokio::fs::File::from_std(file),
