@@ -185,6 +185,7 @@ async fn serve(store: Arc<dyn Store>) -> Site {
         dashboard: Default::default(),
         imports: Default::default(),
         trusted_proxies: Vec::new(),
+        mail: Default::default(),
     })
     .into_make_service_with_connect_info::<SocketAddr>();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
@@ -300,7 +301,8 @@ async fn every_route_answers_every_role_as_intended(site: Site) {
         ("/stats".into(), READERS),
         ("/stats?table=sites".into(), READERS),
         ("/stats?table=daily".into(), READERS),
-        ("/sites/pirate.example".into(), READERS),
+        ("/sites".into(), EVERYONE),
+        ("/sites/pirate.example".into(), EVERYONE),
         ("/exports/matches?format=csv".into(), READERS),
         ("/exports/works?format=xlsx".into(), READERS),
         ("/exports/sites?format=json".into(), READERS),
@@ -310,6 +312,10 @@ async fn every_route_answers_every_role_as_intended(site: Site) {
         ("/notices".into(), DECIDERS),
         (format!("/notices/{}", ids.a_notice), DECIDERS),
         (format!("/holders/{}/profile", ids.a_holder), DECIDERS),
+        (format!("/holders/{}/licences", ids.a_holder), DECIDERS),
+        (format!("/holders/{}/alerts", ids.a_holder), DECIDERS),
+        // A rights holder is sent to its own profile.
+        ("/holders".into(), [200, 403, 403, 303]),
         ("/schedules".into(), CRAWLERS),
         ("/schedules/nightly".into(), CRAWLERS),
         ("/runs".into(), CRAWLERS),
@@ -420,6 +426,37 @@ async fn every_route_answers_every_role_as_intended(site: Site) {
                 "/users/remove".into(),
                 vec![("email", format!("new-{column}@example.com"))],
                 ADMINS[column],
+            ),
+            (
+                format!("/holders/{}/licences", ids.a_holder),
+                vec![("host", format!("partner-{column}.example"))],
+                DECIDERS[column],
+            ),
+            (
+                format!("/holders/{}/licences/remove", ids.a_holder),
+                vec![("host", format!("partner-{column}.example"))],
+                DECIDERS[column],
+            ),
+            (
+                format!("/holders/{}/alerts", ids.a_holder),
+                vec![
+                    ("kind", "email".into()),
+                    ("address", format!("alerts-{column}@holder.example")),
+                ],
+                DECIDERS[column],
+            ),
+            (
+                "/sites/pirate.example/contacts".into(),
+                vec![
+                    ("email", format!("desk-{column}@pirate.example")),
+                    ("kind", "general".into()),
+                ],
+                CRAWLERS[column],
+            ),
+            (
+                "/sites/pirate.example/contacts/remove".into(),
+                vec![("email", format!("desk-{column}@pirate.example"))],
+                CRAWLERS[column],
             ),
         ];
         for (path, fields, allowed) in forms {

@@ -207,6 +207,7 @@ async fn serve(store: Arc<dyn Store>) -> Site {
         dashboard: Default::default(),
         imports: Default::default(),
         trusted_proxies: Vec::new(),
+        mail: Default::default(),
     })
     .into_make_service_with_connect_info::<SocketAddr>();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
@@ -354,7 +355,7 @@ impl Site {
 
 /// Every route the API serves, as the OpenAPI document writes them: the list this test holds
 /// the router and the document to.
-const ROUTES: [(&str, &str); 24] = [
+const ROUTES: [(&str, &str); 43] = [
     ("get", "/api/openapi.json"),
     ("get", "/api/v1/me"),
     ("get", "/api/v1/tokens"),
@@ -378,6 +379,25 @@ const ROUTES: [(&str, &str); 24] = [
     ("get", "/api/v1/runs"),
     ("get", "/api/v1/holders/{id}/profile"),
     ("post", "/api/v1/holders/{id}/profile"),
+    ("get", "/api/v1/holders/{id}/licensed-hosts"),
+    ("post", "/api/v1/holders/{id}/licensed-hosts"),
+    ("get", "/api/v1/holders/{id}/alerts"),
+    ("post", "/api/v1/holders/{id}/alerts"),
+    ("get", "/api/v1/sites"),
+    ("get", "/api/v1/sites/{host}/contacts"),
+    ("post", "/api/v1/sites/{host}/contacts"),
+    ("post", "/api/v1/notices/{id}/send"),
+    ("post", "/api/v1/notices/send-drafts"),
+    ("get", "/api/v1/notices/{id}/history"),
+    ("get", "/api/v1/exports/{table}"),
+    ("post", "/api/v1/matches/{id}/evidence"),
+    ("post", "/api/v1/works"),
+    ("get", "/api/v1/imports/{id}"),
+    ("get", "/api/v1/stats/holders"),
+    ("get", "/api/v1/stats/time-to-piracy"),
+    ("delete", "/api/v1/holders/{id}/licensed-hosts/{host}"),
+    ("delete", "/api/v1/holders/{id}/alerts/{alert_id}"),
+    ("delete", "/api/v1/sites/{host}/contacts/{email}"),
     // Last: the route check below deletes the schedule the others act on.
     ("delete", "/api/v1/schedules/{name}"),
 ];
@@ -402,6 +422,20 @@ fn readable(ids: &Objects) -> Vec<(String, [u16; 4])> {
             format!("/api/v1/holders/{}/profile", ids.a_holder),
             DECIDERS,
         ),
+        (
+            format!("/api/v1/holders/{}/licensed-hosts", ids.a_holder),
+            DECIDERS,
+        ),
+        (format!("/api/v1/holders/{}/alerts", ids.a_holder), DECIDERS),
+        ("/api/v1/sites".into(), EVERYONE),
+        ("/api/v1/sites/pirate.example/contacts".into(), EVERYONE),
+        (
+            format!("/api/v1/notices/{}/history", ids.a_notice),
+            DECIDERS,
+        ),
+        ("/api/v1/stats/holders".into(), READERS),
+        ("/api/v1/stats/time-to-piracy".into(), READERS),
+        ("/api/v1/exports/matches?format=json".into(), READERS),
     ]
 }
 
@@ -462,6 +496,24 @@ fn writable(ids: &Objects, column: usize) -> Vec<(String, Value, u16, [u16; 4])>
             json!({}),
             202,
             CRAWLERS,
+        ),
+        (
+            "/api/v1/sites/pirate.example/contacts".into(),
+            json!({"email": format!("desk-{column}@pirate.example"), "kind": "general"}),
+            201,
+            CRAWLERS,
+        ),
+        (
+            format!("/api/v1/holders/{}/licensed-hosts", ids.a_holder),
+            json!({"host": format!("partner-{column}.example")}),
+            201,
+            DECIDERS,
+        ),
+        (
+            format!("/api/v1/holders/{}/alerts", ids.a_holder),
+            json!({"kind": "email", "address": format!("alerts-{column}@holder.example")}),
+            201,
+            DECIDERS,
         ),
     ]
 }
@@ -995,6 +1047,46 @@ async fn the_document_describes_every_route(site: Site) {
     // of the router), with the path's id filled in.
     let token = site.token(ADMIN).await;
     let ids = &site.ids;
+    // Objects the routes with more than an id name.
+    let store = site.store.as_ref();
+    copytrace_service::contacts::add(
+        store,
+        "pirate.example",
+        "desk@pirate.example",
+        copytrace_store::ContactKind::General,
+        Utc::now(),
+    )
+    .await
+    .unwrap();
+    copytrace_service::holders::license(store, "Holder A", None, &["partner.example".into()])
+        .await
+        .unwrap();
+    let (alert, _) = copytrace_service::alerts::add_target(
+        store,
+        "Holder A",
+        copytrace_service::alerts::Destination::Email("alerts@holder.example".into()),
+        None,
+        copytrace_store::AlertCadence::Daily,
+        "zh",
+    )
+    .await
+    .unwrap();
+    let upload = reqwest::multipart::Form::new().part(
+        "files",
+        reqwest::multipart::Part::bytes("第一章\n正文。".repeat(20).into_bytes())
+            .file_name("route-check.txt"),
+    );
+    let started = site
+        .http
+        .post(format!("{}/api/v1/works", site.base))
+        .header("authorization", format!("Bearer {token}"))
+        .multipart(upload)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(started.status(), 202);
+    let import: Value = serde_json::from_str(&started.text().await.unwrap()).unwrap();
+    let import = import["id"].as_str().unwrap().to_owned();
     for (method, path) in ROUTES {
         let id = if path.starts_with("/api/v1/notices") {
             ids.a_notice
@@ -1005,9 +1097,23 @@ async fn the_document_describes_every_route(site: Site) {
         } else {
             ids.a_match
         };
-        let concrete = path
-            .replace("{id}", &id.to_string())
-            .replace("{name}", "nightly");
+        let concrete = if path == "/api/v1/imports/{id}" {
+            format!("/api/v1/imports/{import}")
+        } else {
+            path.replace("{id}", &id.to_string())
+        }
+        .replace("{name}", "nightly")
+        .replace("{table}", "matches")
+        .replace(
+            "{host}",
+            if path.contains("licensed") {
+                "partner.example"
+            } else {
+                "pirate.example"
+            },
+        )
+        .replace("{email}", "desk@pirate.example")
+        .replace("{alert_id}", &alert.to_string());
         let answer = site
             .call(method, &concrete, Auth::Token(&token), Some(&json!({})))
             .await;

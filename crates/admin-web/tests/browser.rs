@@ -588,3 +588,129 @@ async fn markup_from_crawled_pages_and_titles_runs_nothing_in_the_browser() {
         "the copied passage as text: {body}"
     );
 }
+
+#[path = "../../service/tests/support/mod.rs"]
+mod smtp;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_holder_edits_its_profile_licenses_a_host_and_mails_a_notice_to_a_contact_an_operator_added()
+ {
+    let (smtp, mailbox) = smtp::start_smtp();
+    let site = Site::start_with_mail(copytrace_service::alerts::AlertSettings {
+        smtp_url: Some(format!("smtp://{smtp}")),
+        mail_from: "Copytrace <notices@copytrace.test>".into(),
+        ..Default::default()
+    })
+    .await;
+    let browser = launch().await;
+    let tab = Tab::open(&browser, &site, Prefers::Chinese).await;
+
+    // An operator adds the address the site's notices go to.
+    tab.login(OPERATOR, PASSWORD).await;
+    tab.click_and_wait("header nav a[href='/sites']").await;
+    tab.click_and_wait("#site-list a[href='/sites/daoban.example']")
+        .await;
+    assert_eq!(tab.text("#site-contacts h2").await, "联系人");
+    tab.fill("#add-contact input[name=email]", "not-an-address")
+        .await;
+    tab.click_and_wait("#add-contact button[type=submit]").await;
+    assert!(
+        tab.text("#contact-problem")
+            .await
+            .contains("is not an e-mail address")
+    );
+    tab.set("#add-contact input[name=email]", "").await;
+    tab.fill("#add-contact input[name=email]", "dmca@daoban.example")
+        .await;
+    tab.set("#add-contact select", "copyright").await;
+    tab.click_and_wait("#add-contact button[type=submit]").await;
+    assert_eq!(tab.text("#contact-saved").await, "已保存。");
+    assert_eq!(
+        tab.texts("#site-contacts .contact-email").await,
+        ["dmca@daoban.example"]
+    );
+    assert!(tab.text("#site-contacts").await.contains("运维添加"));
+    tab.screenshot("site-contacts").await;
+    tab.logout().await;
+
+    // The rights holder fills its profile: a US notice needs a signature, a name, a contact.
+    tab.login(RIGHTS_HOLDER, PASSWORD).await;
+    tab.click_and_wait("header nav a[href='/holders']").await;
+    assert!(tab.path().await.ends_with("/profile"), "its own profile");
+    tab.set("input[name=legal_name]", "星河文学有限公司").await;
+    tab.set("textarea[name=address]", "北京市海淀区中关村大街1号")
+        .await;
+    tab.fill("input[name=email]", "legal@xinghe.example").await;
+    tab.fill("input[name=phone]", "+86 10 1234 5678").await;
+    tab.set("input[name=agent_name]", "王律师").await;
+    tab.set("input[name=signature]", "/s/ 王律师").await;
+    tab.set("select[name=language]", "en").await;
+    tab.click_and_wait("#holder-profile button[type=submit]")
+        .await;
+    assert_eq!(tab.text("#profile-saved").await, "已保存。");
+    assert_eq!(
+        tab.eval::<String>("document.querySelector('input[name=legal_name]').value")
+            .await,
+        "星河文学有限公司"
+    );
+    tab.screenshot("holder-profile").await;
+
+    // A licensed host, for every work.
+    tab.click_and_wait("#holder-tabs a[href$='/licences']")
+        .await;
+    tab.fill(
+        "#add-licence input[name=host]",
+        "https://Partner.example/books",
+    )
+    .await;
+    tab.click_and_wait("#add-licence button[type=submit]").await;
+    assert_eq!(tab.text("#licence-saved").await, "已保存。");
+    assert_eq!(tab.texts(".licensed-host").await, ["partner.example"]);
+    tab.screenshot("licensed-hosts").await;
+
+    // A notice to the site, mailed from its page; a second click sends nothing.
+    tab.click_and_wait("header nav a[href='/notices']").await;
+    tab.fill("#new-notice input[name=site]", "daoban.example")
+        .await;
+    tab.set("#new-notice select[name=lang]", "en").await;
+    tab.click_and_wait("#new-notice button[type=submit]").await;
+    assert_eq!(tab.text("#notice-status").await, "草稿");
+    tab.click_and_wait("#send-notice button[type=submit]").await;
+    assert_eq!(tab.text("#notice-status").await, "已发送");
+    assert_eq!(
+        tab.text("#send-outcome").await,
+        "通知已通过邮件发送，详见下方的处理记录。"
+    );
+    assert_eq!(
+        tab.texts("#notice-mails .recipients").await,
+        ["dmca@daoban.example"]
+    );
+    tab.screenshot("notice-sent").await;
+    let mails = mailbox.lock().unwrap().clone();
+    assert_eq!(mails.len(), 1, "mailed once");
+    assert_eq!(mails[0].to, ["dmca@daoban.example"]);
+    assert!(mails[0].data.contains("17 U.S.C."), "the US notice");
+    // The send button is gone once sent; posting the form again (a stale tab) sends nothing.
+    assert_eq!(tab.count("#send-notice").await, 0);
+    let path = tab.path().await;
+    let id = path
+        .trim_start_matches("/notices/")
+        .split('?')
+        .next()
+        .unwrap()
+        .to_owned();
+    tab.eval::<bool>(&format!(
+        "(() => {{ const f = document.createElement('form'); f.method = 'post'; \
+         f.action = '/notices/{id}/send'; const c = document.createElement('input'); \
+         c.name = 'csrf'; c.value = document.querySelector('input[name=csrf]').value; \
+         f.appendChild(c); document.body.appendChild(f); f.submit(); return true; }})()"
+    ))
+    .await;
+    tab.wait_for("#send-outcome").await;
+    tab.wait_until(
+        "document.querySelector('#send-outcome').textContent.includes('没有重复发送')",
+        "the second send's answer",
+    )
+    .await;
+    assert_eq!(mailbox.lock().unwrap().len(), 1, "nothing sent twice");
+}

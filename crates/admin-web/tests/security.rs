@@ -292,6 +292,7 @@ async fn serve(store: Arc<dyn Store>) -> Site {
         dashboard: Default::default(),
         imports: Default::default(),
         trusted_proxies: Vec::new(),
+        mail: Default::default(),
     })
     .into_make_service_with_connect_info::<SocketAddr>();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });

@@ -149,6 +149,7 @@ async fn start_behind(secure_cookies: bool, trusted_proxies: Vec<ipnet::IpNet>) 
         dashboard: Default::default(),
         imports: Default::default(),
         trusted_proxies,
+        mail: Default::default(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

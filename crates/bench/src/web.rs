@@ -265,6 +265,7 @@ async fn bench(args: &Args, url: &str, routes: &[Route]) -> Result<()> {
         dashboard: Default::default(),
         imports: Default::default(),
         trusted_proxies: Vec::new(),
+        mail: Default::default(),
     })
     .into_make_service_with_connect_info::<SocketAddr>();
     let server = tokio::spawn(async move { axum::serve(listener, app).await });

@@ -290,6 +290,7 @@ pub async fn serve(
         dashboard: Default::default(),
         imports: Default::default(),
         trusted_proxies: settings.trusted_proxies.clone(),
+        mail: settings.alerts.clone(),
     };
     let http = tokio::spawn(serve_web(
         bind(settings.listen).await?,

@@ -405,6 +405,12 @@ pub async fn targets(store: &dyn Store, holder: Option<&str>) -> Result<Vec<Targ
     Ok(statuses)
 }
 
+/// Removes alert target `id` with its delivery history: only one of `rights_holder_id` when
+/// given (another holder's is `NotFound`, as a missing one is), any for `None`.
+pub async fn remove_target(store: &dyn Store, id: Id, rights_holder_id: Option<Id>) -> Result<()> {
+    Ok(store.remove_alert_target(id, rights_holder_id).await?)
+}
+
 /// Whether a target is gathered at `now`.
 fn is_due(target: &AlertTarget, now: DateTime<Utc>) -> bool {
     match target.cadence {

@@ -24,9 +24,13 @@ use crate::error::{Result, ServiceError};
 use crate::recrawl::site_of;
 
 /// An e-mail address as a mail can be sent to: trimmed, lower-case, and accepted by
-/// `lettre`'s address parser; refused naming it otherwise.
+/// `lettre`'s address parser; refused naming it otherwise. A `mailto:` link (as copied from a
+/// site's contact page) is taken for its address.
 pub fn parse_email(input: &str) -> Result<String> {
-    let email = input.trim().to_lowercase();
+    let mut email = input.trim().to_lowercase();
+    if let Some(rest) = email.strip_prefix("mailto:") {
+        email = rest.split('?').next().unwrap_or_default().trim().to_owned();
+    }
     email
         .parse::<lettre::Address>()
         .map_err(|e| ServiceError::invalid(format!("{input:?} is not an e-mail address ({e})")))?;
@@ -163,4 +167,39 @@ pub async fn record_found(
         changed += u64::from(store.set_site_icp(&icp).await?);
     }
     Ok(changed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_are_normalized_and_mailto_links_taken_for_their_address() {
+        assert_eq!(
+            parse_email(" Legal@Pirate.Example ").unwrap(),
+            "legal@pirate.example"
+        );
+        assert_eq!(
+            parse_email("mailto:DMCA@pirate.example?subject=版权").unwrap(),
+            "dmca@pirate.example"
+        );
+        for bad in ["", "pirate.example", "mailto:", "a@", "two words@x.example"] {
+            let refused = parse_email(bad).unwrap_err();
+            assert!(
+                refused.to_string().contains("is not an e-mail address"),
+                "{bad:?}: {refused}"
+            );
+        }
+    }
+
+    #[test]
+    fn hosts_are_lower_case_with_their_port() {
+        assert_eq!(parse_host("Pirate.Example").unwrap(), "pirate.example");
+        assert_eq!(
+            parse_host("https://pirate.example:8443/contact").unwrap(),
+            "pirate.example:8443"
+        );
+        assert!(parse_host("pirate.example/contact").is_err());
+        assert!(parse_host("").is_err());
+    }
 }

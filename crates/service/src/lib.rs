@@ -49,6 +49,7 @@ pub mod runs;
 pub mod schedules;
 pub mod sending;
 pub mod settings;
+pub mod sites;
 pub mod stats;
 pub mod textfile;
 pub mod timestamp;

@@ -334,13 +334,17 @@ async fn sole_holder_on(store: &dyn Store, site: &str) -> Result<(RightsHolder, 
     }
 }
 
-/// Marks a notice sent (its copies become `notice_sent`), ignored, or back to draft, from the
-/// web or the API (recorded in its history as `web`).
+/// Moves a notice by the hand of a person of the web or the API (`actor`, e.g.
+/// `web:alice@example.com`), as [`move_notice`] does, now: sent (its copies become
+/// `notice_sent`), acknowledged, ignored, escalated, or back to draft. Only a notice of
+/// `rights_holder_id` when given (another holder's is `NotFound`).
 pub async fn set_status(
     store: &dyn Store,
     id: Id,
     status: NoticeStatus,
     rights_holder_id: Option<Id>,
+    actor: &str,
+    note: Option<String>,
 ) -> Result<Notice> {
     move_notice(
         store,
@@ -348,12 +352,25 @@ pub async fn set_status(
             id,
             status,
             rights_holder_id,
-            actor: "web".to_owned(),
-            note: None,
+            actor: actor.to_owned(),
+            note: note.filter(|n| !n.trim().is_empty()),
             at: Utc::now(),
         },
     )
     .await
+}
+
+/// The statuses a person may move a notice in `status` to, as the store allows them (removal
+/// states are the removal checks', `sending` is `notice send`'s; acknowledged, ignored and
+/// escalated need a sent notice; a notice stuck in `sending` is settled as sent or draft).
+pub fn manual_moves(status: NoticeStatus) -> Vec<NoticeStatus> {
+    use NoticeStatus::{Acknowledged, Draft, Escalated, Ignored, Sending, Sent};
+    let moves: &[NoticeStatus] = match status {
+        Draft => &[Sent],
+        Sending => &[Sent, Draft],
+        _ => &[Sent, Acknowledged, Ignored, Escalated, Draft],
+    };
+    moves.iter().copied().filter(|s| *s != status).collect()
 }
 
 /// Moves a notice to another status as a person or a process says (acknowledged, ignored,

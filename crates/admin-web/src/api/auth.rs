@@ -91,6 +91,11 @@ impl Caller {
         }
     }
 
+    /// Who acts, as histories record it: the API and the caller's e-mail.
+    pub fn actor(&self) -> String {
+        format!("api:{}", self.user.email)
+    }
+
     /// The rights holder whose data alone this caller may see; `None` for staff.
     pub fn tenant(&self) -> Option<Id> {
         self.user.rights_holder_id

@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use super::{holders, library, operations, reviews};
+use super::{files, holders, library, operations, reviews, sending, sites};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -45,6 +45,25 @@ use super::{holders, library, operations, reviews};
         operations::runs,
         holders::profile,
         holders::set_profile,
+        holders::licences,
+        holders::add_licence,
+        holders::remove_licence,
+        holders::alerts_list,
+        holders::add_alert,
+        holders::remove_alert,
+        sites::sites_list,
+        sites::contacts_list,
+        sites::add_contact,
+        sites::remove_contact,
+        sending::send,
+        sending::send_drafts,
+        sending::history,
+        files::export,
+        files::evidence,
+        files::upload,
+        files::import,
+        library::holder_stats,
+        library::time_to_piracy,
     ),
     modifiers(&Credentials),
     security(("bearer" = []), ("session" = [])),
@@ -53,7 +72,9 @@ use super::{holders, library, operations, reviews};
         (name = "works", description = "The library's works (a rights holder's own)"),
         (name = "matches", description = "Copies found, their evidence, and decisions on them"),
         (name = "statistics", description = "Copies per work, per site and per day"),
-        (name = "notices", description = "Takedown notices"),
+        (name = "notices", description = "Takedown notices: writing, mailing, moving, history"),
+        (name = "holders", description = "A rights holder's profile, licensed hosts and alerts (its own, or any for admins)"),
+        (name = "sites", description = "Sites with their copies and notices, and the contacts notices are mailed to"),
         (name = "crawls", description = "Crawl schedules and runs"),
         (name = "meta", description = "This document"),
     )

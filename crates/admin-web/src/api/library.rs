@@ -6,7 +6,8 @@ use copytrace_analytics::stats::SiteGrouping;
 use copytrace_store::{MatchFilter, StatsFilter};
 
 use super::schema::{
-    DailyItem, ErrorBody, FilterParams, SiteStatsItem, WorkDetail, WorkItem, WorkPage,
+    DailyItem, DelayItem, DistributionItem, ErrorBody, FilterParams, FirstCopyItem,
+    HolderStatsItem, SiteStatsItem, TimeToPiracyBody, WorkDetail, WorkItem, WorkPage,
     WorkStatsItem, WorksQuery,
 };
 use super::{ApiError, ApiResult, Caller, IdPath, Query, paging};
@@ -265,4 +266,105 @@ pub(super) async fn daily_stats(
             })
             .collect(),
     ))
+}
+
+/// Copies per rights holder, for the filter (a rights holder's: its own row only).
+#[utoipa::path(
+    get,
+    path = "/api/v1/stats/holders",
+    tag = "statistics",
+    params(FilterParams),
+    responses(
+        (status = 200, description = "One row per rights holder with copies", body = [HolderStatsItem]),
+        (status = 400, description = "A wrong filter field, named", body = ErrorBody),
+        (status = 401, description = "No live credentials", body = ErrorBody),
+        (status = 403, description = "Operators may not read statistics", body = ErrorBody),
+        (status = 404, description = "The filter's work is not the caller's", body = ErrorBody),
+    )
+)]
+pub(super) async fn holder_stats(
+    caller: Caller,
+    State(state): State<WebState>,
+    Query(params): Query<FilterParams>,
+) -> ApiResult<Json<Vec<HolderStatsItem>>> {
+    caller.enter(Area::Statistics)?;
+    let filter = stats_filter(&caller, &state, &params).await?;
+    let rows = copytrace_service::stats::holders(state.store.as_ref(), &filter)
+        .await
+        .map_err(ApiError::service)?;
+    Ok(Json(
+        rows.into_iter()
+            .map(|r| HolderStatsItem {
+                rights_holder_id: r.rights_holder_id,
+                name: r.name,
+                works_copied: r.works_copied,
+                pages: r.pages,
+                sites: r.sites,
+                copies: r.copies,
+                confirmed: r.confirmed,
+                pending: r.pending,
+                removed: r.removed,
+            })
+            .collect(),
+    ))
+}
+
+/// Time from publication (the catalog's `published_at`) to piracy, for the filter: each
+/// work's first copy on each site, the delay per work and per site, and their distribution.
+#[utoipa::path(
+    get,
+    path = "/api/v1/stats/time-to-piracy",
+    tag = "statistics",
+    params(FilterParams),
+    responses(
+        (status = 200, description = "First copies and their delays", body = TimeToPiracyBody),
+        (status = 400, description = "A wrong filter field, named", body = ErrorBody),
+        (status = 401, description = "No live credentials", body = ErrorBody),
+        (status = 403, description = "Operators may not read statistics", body = ErrorBody),
+        (status = 404, description = "The filter's work is not the caller's", body = ErrorBody),
+    )
+)]
+pub(super) async fn time_to_piracy(
+    caller: Caller,
+    State(state): State<WebState>,
+    Query(params): Query<FilterParams>,
+) -> ApiResult<Json<TimeToPiracyBody>> {
+    caller.enter(Area::Statistics)?;
+    let filter = stats_filter(&caller, &state, &params).await?;
+    let ttp = copytrace_service::stats::time_to_piracy(state.store.as_ref(), &filter)
+        .await
+        .map_err(ApiError::service)?;
+    let delays = |rows: Vec<copytrace_analytics::stats::DelayRow>| {
+        rows.into_iter()
+            .map(|d| DelayItem {
+                key: d.key,
+                hours: d.hours,
+                works: d.works,
+            })
+            .collect()
+    };
+    Ok(Json(TimeToPiracyBody {
+        copies: ttp
+            .copies
+            .into_iter()
+            .map(|c| FirstCopyItem {
+                work_id: c.work_id,
+                work_external_id: c.work_external_id,
+                site: c.site,
+                published_at: c.published_at,
+                first_copy_at: c.first_copy_at,
+                hours: c.hours,
+            })
+            .collect(),
+        works: delays(ttp.works),
+        sites: delays(ttp.sites),
+        overall: DistributionItem {
+            count: ttp.overall.count,
+            p10: ttp.overall.p10,
+            median: ttp.overall.median,
+            p90: ttp.overall.p90,
+            buckets: ttp.overall.buckets,
+        },
+        publication_unknown: ttp.publication_unknown,
+    }))
 }

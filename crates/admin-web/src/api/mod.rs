@@ -24,11 +24,14 @@
 
 mod auth;
 mod doc;
+mod files;
 mod holders;
 mod library;
 mod operations;
 mod reviews;
 mod schema;
+mod sending;
+mod sites;
 
 use axum::Json;
 use axum::Router;
@@ -50,7 +53,7 @@ pub const DEFAULT_PER_PAGE: u32 = 50;
 
 /// Every route of the API, as `(method, path)` in the OpenAPI document's notation: what
 /// [`routes`] serves, and what the document must describe (a test holds them to each other).
-pub const ROUTES: [(&str, &str); 24] = [
+pub const ROUTES: [(&str, &str); 43] = [
     ("get", "/api/openapi.json"),
     ("get", "/api/v1/me"),
     ("get", "/api/v1/works"),
@@ -75,6 +78,25 @@ pub const ROUTES: [(&str, &str); 24] = [
     ("get", "/api/v1/tokens"),
     ("get", "/api/v1/holders/{id}/profile"),
     ("post", "/api/v1/holders/{id}/profile"),
+    ("get", "/api/v1/holders/{id}/licensed-hosts"),
+    ("post", "/api/v1/holders/{id}/licensed-hosts"),
+    ("delete", "/api/v1/holders/{id}/licensed-hosts/{host}"),
+    ("get", "/api/v1/holders/{id}/alerts"),
+    ("post", "/api/v1/holders/{id}/alerts"),
+    ("delete", "/api/v1/holders/{id}/alerts/{alert_id}"),
+    ("get", "/api/v1/sites"),
+    ("get", "/api/v1/sites/{host}/contacts"),
+    ("post", "/api/v1/sites/{host}/contacts"),
+    ("delete", "/api/v1/sites/{host}/contacts/{email}"),
+    ("post", "/api/v1/notices/{id}/send"),
+    ("post", "/api/v1/notices/send-drafts"),
+    ("get", "/api/v1/notices/{id}/history"),
+    ("get", "/api/v1/exports/{table}"),
+    ("post", "/api/v1/matches/{id}/evidence"),
+    ("post", "/api/v1/works"),
+    ("get", "/api/v1/imports/{id}"),
+    ("get", "/api/v1/stats/holders"),
+    ("get", "/api/v1/stats/time-to-piracy"),
 ];
 
 /// The API's routes, merged into the web's router by [`crate::web::router`].
@@ -82,7 +104,40 @@ pub fn routes() -> Router<WebState> {
     Router::new()
         .route("/api/openapi.json", get(doc::document))
         .route("/api/v1/me", get(operations::me))
-        .route("/api/v1/works", get(library::works))
+        .route("/api/v1/works", get(library::works).post(files::upload))
+        .route("/api/v1/imports/{id}", get(files::import))
+        .route("/api/v1/exports/{table}", get(files::export))
+        .route("/api/v1/matches/{id}/evidence", post(files::evidence))
+        .route("/api/v1/stats/holders", get(library::holder_stats))
+        .route("/api/v1/stats/time-to-piracy", get(library::time_to_piracy))
+        .route("/api/v1/sites", get(sites::sites_list))
+        .route(
+            "/api/v1/sites/{host}/contacts",
+            get(sites::contacts_list).post(sites::add_contact),
+        )
+        .route(
+            "/api/v1/sites/{host}/contacts/{email}",
+            axum::routing::delete(sites::remove_contact),
+        )
+        .route("/api/v1/notices/send-drafts", post(sending::send_drafts))
+        .route("/api/v1/notices/{id}/send", post(sending::send))
+        .route("/api/v1/notices/{id}/history", get(sending::history))
+        .route(
+            "/api/v1/holders/{id}/licensed-hosts",
+            get(holders::licences).post(holders::add_licence),
+        )
+        .route(
+            "/api/v1/holders/{id}/licensed-hosts/{host}",
+            axum::routing::delete(holders::remove_licence),
+        )
+        .route(
+            "/api/v1/holders/{id}/alerts",
+            get(holders::alerts_list).post(holders::add_alert),
+        )
+        .route(
+            "/api/v1/holders/{id}/alerts/{alert_id}",
+            axum::routing::delete(holders::remove_alert),
+        )
         .route("/api/v1/works/{id}", get(library::work))
         .route("/api/v1/matches", get(reviews::matches))
         .route("/api/v1/matches/decide", post(reviews::decide))

@@ -283,8 +283,9 @@ pub(super) async fn create_notice(
     Ok((StatusCode::CREATED, Json(detail(&notice))))
 }
 
-/// Marks a notice sent (its copies become `notice_sent`), ignored, or back to draft. Another
-/// rights holder's notice is 404 and is not changed.
+/// Moves a notice by hand: sent (its copies become `notice_sent`), acknowledged, ignored,
+/// escalated, or back to draft, recorded in its history with the caller (`api:EMAIL`) and the
+/// note. Another rights holder's notice is 404 and is not changed.
 #[utoipa::path(
     post,
     path = "/api/v1/notices/{id}/status",
@@ -293,6 +294,7 @@ pub(super) async fn create_notice(
     request_body = NoticeStatusRequest,
     responses(
         (status = 200, description = "The notice as it is now", body = NoticeDetail),
+        (status = 400, description = "A move its status does not allow (e.g. acknowledged before it was sent)", body = ErrorBody),
         (status = 401, description = "No live credentials", body = ErrorBody),
         (status = 403, description = "Only admins and rights holders handle notices; or a cookie without X-CSRF-Token", body = ErrorBody),
         (status = 404, description = "No such notice, or not the caller's", body = ErrorBody),
@@ -308,11 +310,20 @@ pub(super) async fn notice_status(
     caller.enter(Area::Notices)?;
     let status = match request.status {
         NoticeStatusName::Sent => NoticeStatus::Sent,
+        NoticeStatusName::Acknowledged => NoticeStatus::Acknowledged,
         NoticeStatusName::Ignored => NoticeStatus::Ignored,
+        NoticeStatusName::Escalated => NoticeStatus::Escalated,
         NoticeStatusName::Draft => NoticeStatus::Draft,
     };
-    let notice = notices::set_status(state.store.as_ref(), id, status, caller.tenant())
-        .await
-        .map_err(ApiError::service)?;
+    let notice = notices::set_status(
+        state.store.as_ref(),
+        id,
+        status,
+        caller.tenant(),
+        &caller.actor(),
+        request.note,
+    )
+    .await
+    .map_err(ApiError::service)?;
     Ok(Json(detail(&notice)))
 }

@@ -358,7 +358,8 @@ pub struct NoticeItem {
     pub site: String,
     /// `zh` or `en`.
     pub lang: String,
-    /// `draft`, `sent` or `ignored`.
+    /// `draft`, `sending`, `sent`, `acknowledged`, `removal_verified`, `partially_removed`,
+    /// `ignored` or `escalated`.
     pub status: String,
     pub created_at: DateTime<Utc>,
     pub sent_at: Option<DateTime<Utc>>,
@@ -409,15 +410,21 @@ pub struct NewNoticeRequest {
     pub holder: Option<String>,
 }
 
-/// A notice's new status.
+/// A notice's new status, as a person may set it. The removal states (`removal_verified`,
+/// `partially_removed`) are set by removal checks and `sending` by sending, never by hand.
 #[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum NoticeStatusName {
-    /// Sent to the site: its copies become `notice_sent`.
+    /// Sent to the site (by mail outside Copytrace, or a stuck mail that arrived): its copies
+    /// become `notice_sent`.
     Sent,
-    /// Not to be sent.
+    /// The site answered that it received it (a sent notice only).
+    Acknowledged,
+    /// The site did not react (a sent notice only).
     Ignored,
-    /// Back to draft.
+    /// Reported by other means, e.g. to the host (a sent notice only).
+    Escalated,
+    /// Back to draft (a stuck mail that did not arrive, or to edit it again).
     Draft,
 }
 
@@ -425,6 +432,9 @@ pub enum NoticeStatusName {
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct NoticeStatusRequest {
     pub status: NoticeStatusName,
+    /// Why, kept in the notice's history.
+    #[serde(default)]
+    pub note: Option<String>,
 }
 
 /// A cron schedule.
@@ -564,4 +574,350 @@ pub struct HolderProfileRequest {
     pub signature: Option<String>,
     /// `zh` or `en`.
     pub language: Option<String>,
+}
+
+// ----- sites and their contacts (issue 40) -----
+
+/// A site (host) with its figures; a rights holder's view counts its own copies and notices.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SiteItem {
+    /// The host (lower-case, with a port when not the default).
+    pub host: String,
+    /// Reported copies (pending and confirmed).
+    pub copies: u64,
+    pub removed: u64,
+    /// Copies with a notice sent, not yet found removed.
+    pub notice_sent: u64,
+    /// `removed / copies` (0 without copies).
+    pub removal_rate: f64,
+    pub first_seen: Option<DateTime<Utc>>,
+    pub last_seen: Option<DateTime<Utc>>,
+    /// When a page of it was first stored (staff only).
+    pub crawled_since: Option<DateTime<Utc>>,
+    /// Notices addressed to it.
+    pub notices: u64,
+}
+
+/// An address notices to a site are mailed to.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ContactItem {
+    pub email: String,
+    /// `copyright`, `general` or `abuse` (abuse desks get escalations, and notices only when
+    /// the site has no other address).
+    pub kind: String,
+    /// `found` (on one of the site's pages) or `operator` (added by a person; comes first).
+    pub source: String,
+    /// The page it was found on.
+    pub found_on: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// The ICP filing (备案) number a site's pages show.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct IcpItem {
+    pub icp_number: String,
+    pub found_on: String,
+    pub found_at: DateTime<Utc>,
+}
+
+/// A site's contacts, in the order notices use them, and its ICP number.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SiteContactsBody {
+    pub host: String,
+    pub contacts: Vec<ContactItem>,
+    pub icp: Option<IcpItem>,
+}
+
+/// `POST /api/v1/sites/{host}/contacts`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewContactRequest {
+    /// The address (a `mailto:` link is taken for its address).
+    pub email: String,
+    /// `copyright` (default), `general` or `abuse`.
+    pub kind: Option<String>,
+}
+
+// ----- licensed hosts and alerts (issue 40) -----
+
+/// A host licensed to publish a rights holder's works (and its subdomains).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LicenceItem {
+    pub host: String,
+    /// The one work it covers; `null` for every work of the holder.
+    pub work_id: Option<Id>,
+    pub work_external_id: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// `POST /api/v1/holders/{id}/licensed-hosts`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewLicenceRequest {
+    /// A host name, URL or `*.host`: all license the host and its subdomains.
+    pub host: String,
+    /// One work's external id; left out: every work of the holder.
+    pub work_external_id: Option<String>,
+}
+
+/// `DELETE /api/v1/holders/{id}/licensed-hosts/{host}`: which licence.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct LicenceQuery {
+    /// The work's external id of a licence of one work; left out: the licence of every work.
+    pub work_external_id: Option<String>,
+}
+
+/// An alert target with how its deliveries stand (its secret is never shown again).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AlertItem {
+    pub id: Id,
+    /// `webhook` or `email`.
+    pub kind: String,
+    /// The webhook's URL or the e-mail address.
+    pub address: String,
+    /// `after_run` or `daily`.
+    pub cadence: String,
+    /// `zh` or `en`: the e-mail digest's language.
+    pub lang: String,
+    pub created_at: DateTime<Utc>,
+    pub delivered: u64,
+    pub waiting: u64,
+    pub failed: u64,
+    pub last_error: Option<String>,
+}
+
+/// `POST /api/v1/holders/{id}/alerts`: adding the same kind and address again updates it.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewAlertRequest {
+    /// `webhook` or `email`.
+    pub kind: String,
+    /// An http(s) URL, or an e-mail address.
+    pub address: String,
+    /// At most one digest a day (default: after every run).
+    #[serde(default)]
+    pub daily: bool,
+    /// `zh` (default) or `en`.
+    pub lang: Option<String>,
+    /// A webhook's signing key (at least 16 characters); left out: a random one.
+    pub secret: Option<String>,
+}
+
+/// The target added, with a webhook's signing secret, shown this once.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AlertAdded {
+    #[serde(flatten)]
+    pub target: AlertItem,
+    /// The webhook's HMAC-SHA256 key (`null` for e-mail): give it to the receiver.
+    pub secret: Option<String>,
+}
+
+// ----- sending notices (issue 40) -----
+
+/// `POST /api/v1/notices/{id}/send`.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SendRequestBody {
+    /// Send a notice stuck in `sending` again, accepting that the site may get it twice.
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// A mail about a notice.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MailItem {
+    /// `notice`, `reminder` or `escalation`.
+    pub purpose: String,
+    /// `sending`, `sent`, `refused`, `skipped` or `abandoned`.
+    pub state: String,
+    pub message_id: String,
+    pub recipients: Vec<String>,
+    pub started_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub error: Option<String>,
+}
+
+/// What a send did: `sent` now, or `already_sent` before (nothing was sent now).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SendResult {
+    pub notice_id: Id,
+    /// `sent` or `already_sent`.
+    pub outcome: String,
+    pub recipients: Vec<String>,
+    pub message_id: String,
+}
+
+/// A notice not sent by `send-drafts`, and why.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SendFailure {
+    pub notice_id: Id,
+    pub error: String,
+}
+
+/// What `send-drafts` did.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BulkSendResult {
+    pub sent: Vec<SendResult>,
+    pub failed: Vec<SendFailure>,
+}
+
+/// One step of a notice's history.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct StepItem {
+    pub from: String,
+    pub to: String,
+    pub at: DateTime<Utc>,
+    /// `web:EMAIL`, `api:EMAIL`, `cli:LOGIN`, `removal-check`, `scheduler`.
+    pub actor: String,
+    pub note: Option<String>,
+}
+
+/// A notice's history, oldest first, and its mails.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct NoticeHistory {
+    pub notice_id: Id,
+    pub history: Vec<StepItem>,
+    pub mails: Vec<MailItem>,
+}
+
+// ----- downloads, uploads and more statistics -----
+
+/// `GET /api/v1/exports/{table}`: the format and the filter.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ExportParams {
+    /// `csv` (default, with a BOM for Excel), `json`, `ndjson` or `xlsx`.
+    pub format: Option<String>,
+    /// A work id.
+    pub work: Option<String>,
+    /// A host; its subdomains are included.
+    pub site: Option<String>,
+    /// Lifecycle state: `open`, `notice_sent`, `removed`, `licensed` or `withdrawn`.
+    pub status: Option<String>,
+    /// Review state or `all`; not given: the reported ones (pending and confirmed).
+    pub review: Option<String>,
+    /// First day, `YYYY-MM-DD` (inclusive) or RFC 3339.
+    pub since: Option<String>,
+    /// Last day, `YYYY-MM-DD` (inclusive) or RFC 3339.
+    pub until: Option<String>,
+    /// Lowest score, 0 to 1.
+    pub min_score: Option<String>,
+}
+
+impl ExportParams {
+    /// Its filter fields.
+    pub fn filter(&self) -> FilterParams {
+        FilterParams {
+            work: self.work.clone(),
+            site: self.site.clone(),
+            status: self.status.clone(),
+            review: self.review.clone(),
+            since: self.since.clone(),
+            until: self.until.clone(),
+            min_score: self.min_score.clone(),
+        }
+    }
+}
+
+/// `POST /api/v1/works`: work files, as `multipart/form-data`.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+pub struct UploadForm {
+    /// One work per file (text, HTML, Markdown or EPUB, any common Chinese encoding); the file
+    /// name is its external id. Repeat the field for several.
+    #[schema(value_type = Vec<String>, format = Binary)]
+    pub files: Vec<u8>,
+    /// Staff: the rights holder the works go to (`default` if not given); a rights holder's
+    /// own is used whatever this says.
+    pub holder: Option<String>,
+}
+
+/// An upload being imported.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ImportStatus {
+    /// Its id, for `GET /api/v1/imports/{id}`.
+    pub id: String,
+    /// `running`, `done` or `refused`.
+    pub state: String,
+    pub holder: String,
+    pub files: u64,
+    pub started_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+    /// Steps done and in all while running (0 in all: not known yet).
+    pub done: u64,
+    pub total: u64,
+    /// One per work: what became of it.
+    pub works: Vec<ImportedWorkItem>,
+    /// Stored pages marked for matching against the new and changed works.
+    pub marked_for_matching: u64,
+    /// Why nothing was stored, when refused.
+    pub problem: Option<String>,
+}
+
+/// A work an upload created, updated or found unchanged.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ImportedWorkItem {
+    pub id: Id,
+    pub external_id: String,
+    pub title: String,
+    /// `created`, `updated` or `unchanged`.
+    pub outcome: String,
+}
+
+/// Copies per rights holder.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HolderStatsItem {
+    pub rights_holder_id: Id,
+    pub name: String,
+    pub works_copied: u64,
+    pub pages: u64,
+    pub sites: u64,
+    pub copies: u64,
+    pub confirmed: u64,
+    pub pending: u64,
+    pub removed: u64,
+}
+
+/// The first copy of a work on a site.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FirstCopyItem {
+    pub work_id: Id,
+    pub work_external_id: String,
+    pub site: String,
+    pub published_at: Option<DateTime<Utc>>,
+    pub first_copy_at: DateTime<Utc>,
+    /// Hours from publication to that copy; `null` when the publication time is unknown.
+    pub hours: Option<f64>,
+}
+
+/// A delay for one work (its external id) or one site (the median over its works).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DelayItem {
+    pub key: String,
+    pub hours: f64,
+    pub works: u64,
+}
+
+/// A distribution of delays in hours.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DistributionItem {
+    pub count: u64,
+    pub p10: Option<f64>,
+    pub median: Option<f64>,
+    pub p90: Option<f64>,
+    /// `[label, count]`: within an hour, a day, a week, a month, later.
+    pub buckets: Vec<(String, u64)>,
+}
+
+/// Time from publication to piracy.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TimeToPiracyBody {
+    pub copies: Vec<FirstCopyItem>,
+    pub works: Vec<DelayItem>,
+    pub sites: Vec<DelayItem>,
+    pub overall: DistributionItem,
+    /// External ids of copied works whose publication time is unknown (left out of the
+    /// delays).
+    pub publication_unknown: Vec<String>,
 }

@@ -14,8 +14,16 @@ pub enum Area {
     Review,
     /// Takedown notices: the owners of the works, and admins.
     Notices,
-    /// Statistics and sites: analysts, rights holders (their own), admins.
+    /// Statistics: analysts, rights holders (their own), admins.
     Statistics,
+    /// Sites with their copies, removal rates, notices and contacts: everyone (a rights
+    /// holder sees only the sites with its copies, counted for it alone).
+    Sites,
+    /// Adding and removing the contacts notices are mailed to: operators and admins.
+    SiteContacts,
+    /// A rights holder's own settings (profile, licensed hosts, alerts): the holder itself,
+    /// and admins.
+    Holders,
     /// Downloads of matches and statistics: analysts, rights holders (their own), admins.
     Exports,
     /// Crawl schedules, runs and jobs: operators and admins.
@@ -32,12 +40,12 @@ impl Area {
     pub fn allows(self, role: Role) -> bool {
         use Role::{Admin, Analyst, Operator, RightsHolder};
         match self {
-            Area::Dashboard => true,
+            Area::Dashboard | Area::Sites => true,
             Area::Reports | Area::Statistics | Area::Exports => {
                 matches!(role, Admin | Analyst | RightsHolder)
             }
-            Area::Review | Area::Notices => matches!(role, Admin | RightsHolder),
-            Area::Crawls => matches!(role, Admin | Operator),
+            Area::Review | Area::Notices | Area::Holders => matches!(role, Admin | RightsHolder),
+            Area::Crawls | Area::SiteContacts => matches!(role, Admin | Operator),
             Area::Library => matches!(role, Admin | Operator | RightsHolder),
             Area::Users => role == Admin,
         }

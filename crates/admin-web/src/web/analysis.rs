@@ -23,7 +23,6 @@ pub(super) fn routes() -> Router<WebState> {
     Router::new()
         .route("/stats", get(stats_page))
         .route("/exports/{table}", get(export))
-        .route("/sites/{site}", get(site_page))
 }
 
 /// Rows a statistics table shows (the export has them all).
@@ -318,110 +317,4 @@ async fn export(
         Utc::now().format("%Y%m%d-%H%M")
     );
     super::download(file, content_type, &name)
-}
-
-struct HostLine {
-    host: String,
-    copies: u64,
-    pages: u64,
-    works: u64,
-    removed: u64,
-    removal_percent: String,
-    median_removal: String,
-}
-
-#[derive(Template)]
-#[template(path = "web/site.html")]
-struct SitePage {
-    t: &'static Texts,
-    viewer: Viewer,
-    site: String,
-    site_query: String,
-    hosts: Vec<HostLine>,
-    matches: Vec<super::MatchRowView>,
-    /// Whether the site has more copies than the page shows.
-    more_matches: bool,
-    notices: Vec<(i64, &'static str, String, usize, u64)>,
-}
-
-/// Copies shown on a site's page (the match list has them all).
-const SITE_MATCHES: u32 = 20;
-
-/// One site (a host and its subdomains): its copies per host with the removal rate, its newest
-/// copies, and the notices sent to it; a rights holder's own only.
-async fn site_page(
-    State(state): State<WebState>,
-    visitor: Visitor,
-    Path(site): Path<String>,
-) -> Result<Response, Response> {
-    visitor.enter(Area::Statistics)?;
-    let t = visitor.t;
-    let store = state.store.as_ref();
-    let site = site.trim().to_ascii_lowercase();
-    let query = FilterQuery {
-        site: site.clone(),
-        ..FilterQuery::default()
-    };
-    let filter = query
-        .stats_filter(visitor.tenant(), t)
-        .map_err(|problem| visitor.bad_request(&problem))?;
-    let hosts: Vec<HostLine> =
-        copytrace_service::stats::sites(store, &filter, SiteGrouping::Host, None)
-            .await
-            .map_err(failure)?
-            .into_iter()
-            .map(|r| HostLine {
-                host: r.site,
-                copies: r.copies,
-                pages: r.pages,
-                works: r.works,
-                removed: r.removed,
-                removal_percent: format!("{:.0}", r.removal_rate * 100.0),
-                median_removal: r
-                    .median_hours_to_removal
-                    .map(|h| format!("{h:.0} h"))
-                    .unwrap_or_default(),
-            })
-            .collect();
-    let listing = copytrace_service::export::match_listing(
-        store,
-        &copytrace_store::MatchFilter::from(&filter),
-        copytrace_store::ListingOrder::Newest,
-        0,
-        SITE_MATCHES,
-    )
-    .await
-    .map_err(failure)?;
-    let notices = copytrace_service::notices::list(store, visitor.tenant())
-        .await
-        .map_err(failure)?
-        .into_iter()
-        .filter(|n| n.site == site || n.site.ends_with(&format!(".{site}")))
-        .map(|n| {
-            (
-                n.id,
-                t.code(n.status.as_str()),
-                n.created_at.format("%Y-%m-%d").to_string(),
-                n.match_ids.len(),
-                n.removed,
-            )
-        })
-        .collect();
-    if hosts.is_empty() && listing.matches.is_empty() {
-        return Err(visitor.not_found());
-    }
-    Ok(page(SitePage {
-        t,
-        viewer: visitor.viewer(),
-        site_query: query.query_string(),
-        site,
-        hosts,
-        more_matches: listing.more,
-        matches: listing
-            .matches
-            .iter()
-            .map(|m| super::MatchRowView::of(m, t))
-            .collect(),
-        notices,
-    }))
 }

@@ -27,7 +27,7 @@ pub const KEPT_IMPORTS: usize = 100;
 
 /// What an import did, once it has finished.
 #[derive(Default, Clone)]
-pub(super) struct ImportReport {
+pub(crate) struct ImportReport {
     /// One line per work: id, external id, title, and what became of it.
     pub outcomes: Vec<ImportedWork>,
     /// Catalog rows refused, each with its file, line and reason.
@@ -40,7 +40,7 @@ pub(super) struct ImportReport {
 
 /// One work an import created, updated or found unchanged.
 #[derive(Clone)]
-pub(super) struct ImportedWork {
+pub(crate) struct ImportedWork {
     pub id: Id,
     pub external_id: String,
     pub title: String,
@@ -48,7 +48,7 @@ pub(super) struct ImportedWork {
 }
 
 /// One import: who may see it, what it is doing, and its report once done.
-pub(super) struct Import {
+pub(crate) struct Import {
     pub id: String,
     /// The tenant that started it (`None`: staff).
     pub tenant: Option<Id>,
@@ -84,7 +84,7 @@ impl Import {
 
 /// Progress of one import, as [`copytrace_service`]'s functions report it.
 #[derive(Default)]
-pub(super) struct ImportProgress {
+pub(crate) struct ImportProgress {
     running: AtomicBool,
     total: AtomicU64,
     done: AtomicU64,
@@ -139,7 +139,7 @@ pub struct LibraryImports {
 
 impl LibraryImports {
     /// Registers a new running import of `files` files for `tenant`.
-    pub(super) fn start(&self, tenant: Option<Id>, holder: String, files: usize) -> Arc<Import> {
+    pub(crate) fn start(&self, tenant: Option<Id>, holder: String, files: usize) -> Arc<Import> {
         let import = Arc::new(Import {
             id: random_id(),
             tenant,
@@ -165,7 +165,7 @@ impl LibraryImports {
     }
 
     /// Import `id` when `tenant` may see it (its own), else `None`, as for an unknown id.
-    pub(super) fn get(&self, id: &str, tenant: Option<Id>) -> Option<Arc<Import>> {
+    pub(crate) fn get(&self, id: &str, tenant: Option<Id>) -> Option<Arc<Import>> {
         self.imports
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -175,7 +175,7 @@ impl LibraryImports {
     }
 
     /// `tenant`'s imports, newest first.
-    pub(super) fn of(&self, tenant: Option<Id>) -> Vec<Arc<Import>> {
+    pub(crate) fn of(&self, tenant: Option<Id>) -> Vec<Arc<Import>> {
         self.imports
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

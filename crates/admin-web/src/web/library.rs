@@ -145,12 +145,12 @@ fn step_name(label: &str, t: &Texts) -> &'static str {
 }
 
 /// The fields of an upload form, with its files saved in a temporary directory.
-struct Upload {
-    csrf: String,
-    holder: String,
+pub(crate) struct Upload {
+    pub csrf: String,
+    pub holder: String,
     /// The catalog file, when one was sent.
-    catalog: Option<PathBuf>,
-    files: Vec<PathBuf>,
+    pub catalog: Option<PathBuf>,
+    pub files: Vec<PathBuf>,
     /// Where the files are; removed when the upload is dropped.
     dir: tempfile::TempDir,
 }
@@ -166,7 +166,7 @@ fn safe_file_name(name: &str) -> Option<String> {
     (!cleaned.is_empty() && cleaned != "." && cleaned != "..").then_some(cleaned)
 }
 
-async fn read_upload(mut multipart: Multipart) -> Result<Upload, String> {
+pub(crate) async fn read_upload(mut multipart: Multipart) -> Result<Upload, String> {
     let mut upload = Upload {
         csrf: String::new(),
         holder: String::new(),
@@ -279,7 +279,7 @@ async fn upload(
 }
 
 /// Imports an upload's files (or catalog) into the library, reporting progress to `import`.
-async fn run_import(
+pub(crate) async fn run_import(
     state: &WebState,
     upload: &Upload,
     holder: &str,

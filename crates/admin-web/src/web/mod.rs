@@ -35,12 +35,15 @@ mod crawls;
 mod dashboard;
 mod figures;
 pub(crate) mod filters;
+mod holders;
 pub mod i18n;
-mod imports;
-mod library;
+pub(crate) mod imports;
+pub(crate) mod library;
 mod lists;
 mod matches;
+mod notices;
 mod profiles;
+mod sites;
 mod works;
 
 pub use access::Area;
@@ -85,6 +88,10 @@ pub struct WebState {
     /// Reverse proxies whose `X-Forwarded-For` names the client (see
     /// `auth::client_address`); empty: the connection's peer is the client.
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// The SMTP server and sender takedown notices are mailed through (the alert mailer's,
+    /// as `copytrace notice send` uses); without an SMTP URL, sending from the web is refused
+    /// saying so.
+    pub mail: copytrace_service::alerts::AlertSettings,
 }
 
 /// The Content Security Policy of every answer: nothing is loaded or run but the pages' inline
@@ -121,8 +128,11 @@ pub fn router(state: WebState) -> Router {
         .merge(crawls::routes())
         .merge(analysis::routes())
         .merge(actions::routes())
+        .merge(notices::routes())
+        .merge(sites::routes())
         .merge(library::routes())
         .merge(profiles::routes())
+        .merge(holders::routes())
         .merge(crate::api::routes())
         .layer(axum::middleware::map_response(security_headers))
         .with_state(state)
@@ -145,7 +155,11 @@ fn page(template: impl Template) -> Response {
 
 /// A download of `file` (written in full first, so a failure never sends half of it), streamed
 /// from its start as the attachment `name` ([`attachment_name`]).
-fn download(mut file: std::fs::File, content_type: &str, name: &str) -> Result<Response, Response> {
+pub(crate) fn download(
+    mut file: std::fs::File,
+    content_type: &str,
+    name: &str,
+) -> Result<Response, Response> {
     std::io::Seek::rewind(&mut file).map_err(|e| failure(e.into()))?;
     let body = axum::body::Body::from_stream(tokio_util::io::ReaderStream::new(
         tokio::fs::File::from_std(file),
@@ -248,9 +262,11 @@ impl Viewer {
             ("/review", t.review_queue, Area::Review),
             ("/notices", t.notices, Area::Notices),
             ("/stats", t.statistics, Area::Statistics),
+            ("/sites", t.sites_title, Area::Sites),
             ("/schedules", t.schedules, Area::Crawls),
             ("/runs", t.runs, Area::Crawls),
             ("/library", t.library, Area::Library),
+            ("/holders", t.rights_holders, Area::Holders),
             ("/users", t.users, Area::Users),
         ];
         Viewer {

@@ -14,7 +14,7 @@ use copytrace_store::Id;
 use serde::Deserialize;
 
 use super::i18n::Texts;
-use super::{Area, Viewer, Visitor, WebState, page};
+use super::{Viewer, Visitor, WebState, page};
 
 pub(super) fn routes() -> Router<WebState> {
     Router::new().route(
@@ -94,6 +94,7 @@ struct ProfilePage {
     viewer: Viewer,
     id: Id,
     name: String,
+    tab: &'static str,
     form: ProfileForm,
     saved: bool,
     problem: Option<String>,
@@ -107,15 +108,8 @@ struct SavedQuery {
 
 /// The holder `id` with its profile, if the visitor may see it.
 async fn visible(state: &WebState, visitor: &Visitor, id: Id) -> Result<HolderProfile, Response> {
-    visitor.enter(Area::Notices)?;
-    if visitor.tenant().is_some_and(|own| own != id) {
-        return Err(visitor.not_found());
-    }
-    let store = state.store.as_ref();
-    let holder = holders::get(store, id)
-        .await
-        .map_err(|error| visitor.not_found_or_failure(error))?;
-    holders::profile(store, &holder.name)
+    let holder = super::holders::managed(state, visitor, id).await?;
+    holders::profile(state.store.as_ref(), &holder.name)
         .await
         .map_err(|error| visitor.not_found_or_failure(error))
 }
@@ -132,6 +126,7 @@ async fn profile_page(
         t: visitor.t,
         viewer: visitor.viewer(),
         id,
+        tab: "profile",
         form: ProfileForm::of(&shown),
         name: shown.holder.name,
         saved: query.saved.is_some(),
@@ -158,6 +153,7 @@ async fn save_profile(
                 viewer: visitor.viewer(),
                 id,
                 name: shown.holder.name,
+                tab: "profile",
                 form,
                 saved: false,
                 problem: Some(copytrace_service::error::one_line(&error)),

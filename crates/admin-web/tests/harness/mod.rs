@@ -101,6 +101,11 @@ impl Site {
     /// matches spread over the last days so the dashboard's chart has bars) and a user of
     /// every role, and serves the real router the way `copytrace serve` does.
     pub async fn start() -> Site {
+        Site::start_with_mail(Default::default()).await
+    }
+
+    /// [`Site::start`], mailing notices through `mail` (an SMTP server of the test's).
+    pub async fn start_with_mail(mail: copytrace_service::alerts::AlertSettings) -> Site {
         let store = SqliteStore::connect("sqlite::memory:").await.unwrap();
         store.migrate().await.unwrap();
         let seeded = seed(&store).await;
@@ -112,6 +117,7 @@ impl Site {
             dashboard: Default::default(),
             imports: Default::default(),
             trusted_proxies: Vec::new(),
+            mail,
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -476,6 +482,20 @@ impl Tab {
             .type_str(text)
             .await
             .unwrap_or_else(|e| panic!("typing into {selector}: {e}"));
+    }
+
+    /// Sets the value of the field matching `selector` to `text` at once, as an input method
+    /// commits Chinese text (key events cannot type characters outside the keyboard's), or to
+    /// choose an option of a `<select>`.
+    pub async fn set(&self, selector: &str, text: &str) {
+        self.wait_for(selector).await;
+        let _: bool = self
+            .eval(&format!(
+                "(document.querySelector({}).value = {}, true)",
+                js_string(selector),
+                js_string(text)
+            ))
+            .await;
     }
 
     /// Logs in through the login form: opens `/login`, fills it, submits it with its button

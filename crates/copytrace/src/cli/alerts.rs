@@ -135,7 +135,7 @@ pub async fn run(globals: &Globals, command: AlertCommand) -> Result<ExitCode> {
             }
         }
         AlertCommand::Rm { id } => {
-            store.remove_alert_target(id, None).await?;
+            alerts::remove_target(store.as_ref(), id, None).await?;
             println!("removed alert target {id}");
         }
         AlertCommand::Send => {

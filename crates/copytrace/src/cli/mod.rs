@@ -89,8 +89,10 @@ pub struct Globals {
     #[arg(long, global = true, env = "COPYTRACE_CONFIG", value_name = "PATH")]
     pub config: Option<PathBuf>,
 
-    /// SMTP server of alert e-mails: `smtp://host:port` (plain), `smtp://host?tls=required`
-    /// (STARTTLS), `smtps://user:password@host` (TLS). E-mail alerts wait until it is set.
+    /// SMTP server of alert e-mails and takedown notices (`notice send`, and the admin web's
+    /// and API's send under `serve`): `smtp://host:port` (plain), `smtp://host?tls=required`
+    /// (STARTTLS), `smtps://user:password@host` (TLS). E-mail alerts wait, and sending notices
+    /// is refused saying so, until it is set.
     #[arg(
         long,
         global = true,
@@ -100,7 +102,7 @@ pub struct Globals {
     )]
     pub smtp_url: Option<String>,
 
-    /// Sender of alert e-mails.
+    /// Sender of alert e-mails and takedown notices.
     #[arg(
         long,
         global = true,
