@@ -202,10 +202,23 @@ impl<I: Index> Matcher<I> {
     /// [`Matcher::match_text`] gives: a hash's postings do not depend on what else is read
     /// with it.
     pub fn match_texts(&self, texts: &[&str]) -> Result<Vec<Vec<WorkMatch>>, IndexError> {
+        self.match_texts_reading(texts, |_, _| {})
+    }
+
+    /// [`Matcher::match_texts`], showing `read` each page's canonical characters (its index
+    /// in `texts`, and what [`normalize`] gives) as they are read: what else is made of a
+    /// page's text (its sketch) is made without normalizing it again.
+    pub fn match_texts_reading(
+        &self,
+        texts: &[&str],
+        mut read: impl FnMut(usize, &[char]),
+    ) -> Result<Vec<Vec<WorkMatch>>, IndexError> {
         let pages: Vec<Option<PageKeys>> = texts
             .iter()
-            .map(|text| {
+            .enumerate()
+            .map(|(i, text)| {
                 let normalized = normalize(text);
+                read(i, &normalized.chars);
                 (!normalized.is_empty()).then(|| PageKeys::select(&self.config, text, normalized))
             })
             .collect();

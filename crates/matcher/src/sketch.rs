@@ -58,23 +58,29 @@ impl Sketcher {
 
     /// The sketch of a page: band keys of its sampled windows, sorted, without repeats.
     pub fn page_sketch(&self, text: &str) -> Vec<u32> {
-        self.keys(text, true)
+        self.keys(&normalize(text).chars, true)
+    }
+
+    /// [`Sketcher::page_sketch`] of a page already normalized (its canonical characters, as
+    /// [`normalize`] gives them): what the matcher sketches with the text it has just read,
+    /// rather than reading the page a second time.
+    pub fn page_sketch_of(&self, normalized: &[char]) -> Vec<u32> {
+        self.keys(normalized, true)
     }
 
     /// The band keys of every window of a work, sorted, without repeats: what page sketches
     /// are checked against.
     pub fn work_keys(&self, text: &str) -> Vec<u32> {
-        self.keys(text, false)
+        self.keys(&normalize(text).chars, false)
     }
 
-    fn keys(&self, text: &str, sampled: bool) -> Vec<u32> {
-        let chars = normalize(text).chars;
+    fn keys(&self, chars: &[char], sampled: bool) -> Vec<u32> {
         let window = &self.config.fingerprint.window;
         let width = window.anchor_width.max(1);
         let k = self.config.candidates.minhash_shingle.max(1);
-        let hashes = ngram_hashes(&chars, k);
+        let hashes = ngram_hashes(chars, k);
         let every = window.spacing.max(1) as u64 * SAMPLING;
-        let mut keys: Vec<u32> = windows(&chars, window)
+        let mut keys: Vec<u32> = windows(chars, window)
             .into_iter()
             .filter(|w| {
                 !sampled

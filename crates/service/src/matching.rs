@@ -85,10 +85,14 @@ enum LoadedMatcher {
 }
 
 impl LoadedMatcher {
-    fn match_texts(&self, texts: &[&str]) -> Result<Vec<Vec<WorkMatch>>, IndexError> {
+    fn match_texts_reading(
+        &self,
+        texts: &[&str],
+        read: impl FnMut(usize, &[char]),
+    ) -> Result<Vec<Vec<WorkMatch>>, IndexError> {
         match self {
-            LoadedMatcher::Memory(m) => m.match_texts(texts),
-            LoadedMatcher::Redis(m) => m.match_texts(texts),
+            LoadedMatcher::Memory(m) => m.match_texts_reading(texts, read),
+            LoadedMatcher::Redis(m) => m.match_texts_reading(texts, read),
         }
     }
 
@@ -534,16 +538,17 @@ impl MatchEngine {
     /// match", when the shared index is not the library's (flushed, stale, being rebuilt).
     pub async fn match_text(&self, text: &str) -> Result<Vec<WorkMatch>> {
         let (_, mut found) = self.match_texts_at(vec![text.to_owned()]).await?;
-        Ok(found.pop().unwrap_or_default())
+        Ok(found.pop().map(|(matches, _)| matches).unwrap_or_default())
     }
 
     /// [`MatchEngine::match_text`] of each of `texts`, in one blocking task and one lookup of
     /// the shared index, with the library state the matcher reflected: its generation is never
-    /// later than the works the matcher held.
+    /// later than the works the matcher held. Each text's matches come with its sketch, made
+    /// from the text as the matcher read it.
     async fn match_texts_at(
         &self,
         texts: Vec<String>,
-    ) -> Result<(LibraryState, Vec<Vec<WorkMatch>>)> {
+    ) -> Result<(LibraryState, Vec<(Vec<WorkMatch>, Vec<u32>)>)> {
         let texts: Arc<[String]> = texts.into();
         let (mut state, mut matcher) = self.current().await?;
         for _ in 0..MATCH_ATTEMPTS {
@@ -571,11 +576,16 @@ impl MatchEngine {
         state: LibraryState,
         matcher: Arc<LoadedMatcher>,
         texts: Arc<[String]>,
-    ) -> Result<Option<Vec<Vec<WorkMatch>>>> {
+    ) -> Result<Option<Vec<(Vec<WorkMatch>, Vec<u32>)>>> {
         let loaded = matcher.clone();
+        let sketcher = self.sketcher.clone();
         let (found, ahead) = tokio::task::spawn_blocking(move || {
             let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-            let found = matcher.match_texts(&texts);
+            let mut sketches = vec![Vec::new(); texts.len()];
+            let found = matcher.match_texts_reading(&texts, |i, chars| {
+                sketches[i] = sketcher.page_sketch_of(chars);
+            });
+            let found = found.map(|found| found.into_iter().zip(sketches).collect());
             (found, matcher.check_index(&state))
         })
         .await
@@ -689,6 +699,7 @@ impl MatchEngine {
                 basis: None,
                 mirror_of: None,
                 matched: false,
+                sketch: None,
             };
             if verdict.alias_of.is_none() {
                 // The verdict of another page showing this text, verified by this matcher at
@@ -736,9 +747,10 @@ impl MatchEngine {
                 generation: state.generation,
                 matcher: self.identity.clone(),
             };
-            for (verdict, found) in verdicts.iter_mut().filter(|v| v.matched).zip(found) {
+            for (verdict, (found, sketch)) in verdicts.iter_mut().filter(|v| v.matched).zip(found) {
                 verdict.matches = found.iter().map(|m| to_new_match(m, &self.gate)).collect();
                 verdict.basis = Some(basis.clone());
+                verdict.sketch = Some(sketch);
             }
         }
         let matched = verdicts.iter().filter(|v| v.matched).count() as u64;
@@ -823,18 +835,23 @@ impl MatchEngine {
     /// no copy of a new work is missed.
     async fn save_sketches(&self, verdicts: &[PendingVerdict]) {
         let sketcher = self.sketcher.clone();
-        let pages: Vec<(Id, String, String)> = verdicts
+        // Pages the matcher read come with their sketch; the others (aliases, mirrors) are
+        // sketched here.
+        let pages: Vec<(Id, String, Result<Vec<u32>, String>)> = verdicts
             .iter()
-            .map(|v| (v.page.id, v.page.content_hash.clone(), v.page.text.clone()))
+            .map(|v| {
+                let sample = v.sketch.clone().ok_or_else(|| v.page.text.clone());
+                (v.page.id, v.page.content_hash.clone(), sample)
+            })
             .collect();
         let sketched = tokio::task::spawn_blocking(move || {
             pages
                 .into_iter()
-                .map(|(page_id, content_hash, text)| PageSketch {
+                .map(|(page_id, content_hash, sample)| PageSketch {
                     page_id,
                     content_hash,
                     version: SKETCH_VERSION,
-                    sample: sketcher.page_sketch(&text),
+                    sample: sample.unwrap_or_else(|text| sketcher.page_sketch(&text)),
                 })
                 .collect::<Vec<_>>()
         })
@@ -939,6 +956,8 @@ struct PendingVerdict {
     mirror_of: Option<Id>,
     /// Whether the matcher gives its verdict (neither an alias nor a mirror).
     matched: bool,
+    /// The page's sketch, when the matcher made it as it read the page.
+    sketch: Option<Vec<u32>>,
 }
 
 /// Most pages matched as one batch ([`MatchEngine::match_pages`]): enough that a batch's
