@@ -12,6 +12,7 @@ pub mod export;
 pub mod notice;
 pub mod report;
 pub mod stats;
+pub mod weekly;
 
 /// Records the tests of several modules share.
 #[cfg(test)]
