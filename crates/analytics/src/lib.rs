@@ -8,6 +8,7 @@
 //! Page titles and URLs come from pirate sites and are hostile input: every spreadsheet cell
 //! that a spreadsheet program would evaluate as a formula is neutralised (CWE-1236).
 
+pub mod delisting;
 pub mod export;
 pub mod notice;
 pub mod report;

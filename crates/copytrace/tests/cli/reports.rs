@@ -434,3 +434,105 @@ fn without_send_a_weekly_report_is_printed_and_written_not_mailed() {
     // The plain report is unchanged.
     workspace.ok(&["report", "--rights-holder", "Yuewen"]);
 }
+
+#[test]
+fn a_notice_exports_as_url_lists_per_engine_and_as_an_abuse_report() {
+    let workspace = Workspace::new();
+    let catalog = write_catalog(&workspace);
+    workspace.ok(&["library", "import", catalog.to_str().unwrap()]);
+    workspace.ok(&[
+        "rights-holder",
+        "set",
+        "Yuewen",
+        "--legal-name",
+        "上海阅文信息技术有限公司",
+        "--address",
+        "上海市浦东新区碧波路690号",
+        "--language",
+        "zh",
+    ]);
+    let site = TestSite::sample();
+    workspace.ok(&["crawl", &site.base_url(), "--allow-private-addresses"]);
+    workspace.ok(&["match"]);
+    // Without a contact in the profile the cn notice is refused; with a phone it is written.
+    workspace.ok(&[
+        "rights-holder",
+        "set",
+        "Yuewen",
+        "--phone",
+        "+86 21 0000 0000",
+    ]);
+    let evidence = workspace.path("evidence");
+    let host = site.addr().to_string();
+    workspace.ok(&[
+        "notice",
+        "create",
+        "--site",
+        &host,
+        "--rights-holder",
+        "Yuewen",
+        "--evidence-dir",
+        evidence.to_str().unwrap(),
+        "--no-screenshot",
+    ]);
+    let notices: Vec<serde_json::Value> =
+        serde_json::from_str(&workspace.ok(&["notice", "list", "--json"]).stdout).unwrap();
+    let id = notices[0]["id"].to_string();
+    let urls: BTreeSet<String> = [
+        site.url("/book/xingchen/1.html"),
+        site.url("/book/xingchen/2.html"),
+    ]
+    .into();
+
+    for engine in ["google", "bing", "baidu"] {
+        let list = workspace
+            .ok(&["notice", "export", &id, "--format", engine])
+            .stdout;
+        let listed: BTreeSet<String> = list.lines().map(str::to_owned).collect();
+        assert_eq!(listed, urls, "{engine}:\n{list}");
+    }
+
+    let abuse = workspace
+        .ok(&[
+            "notice",
+            "export",
+            &id,
+            "--format",
+            "abuse",
+            "--ip",
+            "203.0.113.7",
+        ])
+        .stdout;
+    assert!(
+        abuse.contains("滥用投诉") && abuse.contains("203.0.113.7"),
+        "{abuse}"
+    );
+    for url in &urls {
+        assert!(abuse.contains(url.as_str()), "{abuse}");
+    }
+    let english = workspace
+        .ok(&["notice", "export", &id, "--format", "abuse", "--lang", "en"])
+        .stdout;
+    assert!(
+        english.contains("Host IP addresses: not known"),
+        "{english}"
+    );
+    assert_eq!(
+        english
+            .matches("Evidence package manifest SHA-256: ")
+            .count(),
+        2,
+        "{english}"
+    );
+
+    // Without a contact (the phone cleared), the abuse report is refused naming it.
+    workspace.ok(&["rights-holder", "set", "Yuewen", "--phone", ""]);
+    let refused = workspace.run(&["notice", "export", &id, "--format", "abuse"]);
+    assert_eq!(refused.code, Some(1), "{refused:#?}");
+    assert!(
+        refused
+            .one_line_error()
+            .contains("complainant's contact (e-mail or phone)"),
+        "{refused:#?}"
+    );
+}
