@@ -8,10 +8,12 @@
 //! Page titles and URLs come from pirate sites and are hostile input: every spreadsheet cell
 //! that a spreadsheet program would evaluate as a formula is neutralised (CWE-1236).
 
+pub mod delisting;
 pub mod export;
 pub mod notice;
 pub mod report;
 pub mod stats;
+pub mod weekly;
 
 /// Records the tests of several modules share.
 #[cfg(test)]

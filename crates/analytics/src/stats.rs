@@ -274,6 +274,24 @@ pub struct NoticeRow {
     pub response_rate: f64,
     /// Median hours from sending to the check that verified the removal.
     pub median_hours_to_removal: Option<f64>,
+    /// Of those, still awaiting follow-up ([`awaiting_follow_up`]): not all their copies
+    /// removed, and neither verified removed nor escalated.
+    pub awaiting_follow_up: u64,
+}
+
+/// Whether `notice` awaits follow-up: it was sent, not every copy it lists is found removed,
+/// and it is sent, acknowledged, partially removed or ignored (not escalated, which is the
+/// last step of follow-up). The notices `copytrace notice follow-up` reminds and escalates,
+/// and what `stats notices` and the weekly report count as awaiting follow-up: one rule.
+pub fn awaiting_follow_up(notice: &Notice) -> bool {
+    matches!(
+        notice.status,
+        NoticeStatus::Sent
+            | NoticeStatus::Acknowledged
+            | NoticeStatus::PartiallyRemoved
+            | NoticeStatus::Ignored
+    ) && notice.removed < notice.match_ids.len() as u64
+        && notice.sent_at.is_some()
 }
 
 /// Per site: notices sent and how the site responded, most notices first.
@@ -293,11 +311,15 @@ pub fn notice_rows(notices: &[Notice]) -> Vec<NoticeRow> {
                     ignored: 0,
                     response_rate: 0.0,
                     median_hours_to_removal: None,
+                    awaiting_follow_up: 0,
                 },
                 Vec::new(),
             )
         });
         row.sent += 1;
+        if awaiting_follow_up(notice) {
+            row.awaiting_follow_up += 1;
+        }
         match notice.status {
             NoticeStatus::RemovalVerified => {
                 row.removal_verified += 1;
@@ -407,10 +429,39 @@ pub struct Distribution {
     pub buckets: Vec<(String, u64)>,
 }
 
+/// Which works' time to piracy is asked for, by when they were published: works published in
+/// `[since, until)`, and works whose publication time is unknown that entered the library in
+/// it (they are new works too, and are shown as "publication time unknown", never as a
+/// delay). `None` bounds are open.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PublishedWindow {
+    /// From (inclusive).
+    pub since: Option<DateTime<Utc>>,
+    /// To (exclusive).
+    pub until: Option<DateTime<Utc>>,
+}
+
+impl PublishedWindow {
+    /// Whether the work of `copy` falls in the window (see [`PublishedWindow`]).
+    pub fn contains(&self, copy: &FirstCopy) -> bool {
+        let at = copy.published_at.unwrap_or(copy.created_at);
+        self.since.is_none_or(|since| at >= since) && self.until.is_none_or(|until| at < until)
+    }
+}
+
 /// Time to piracy from the store's first copies per work and site.
 pub fn time_to_piracy(first_copies: Vec<FirstCopy>) -> TimeToPiracy {
+    time_to_piracy_of(first_copies, &PublishedWindow::default())
+}
+
+/// [`time_to_piracy`] of the works `published` names only.
+pub fn time_to_piracy_of(
+    first_copies: Vec<FirstCopy>,
+    published: &PublishedWindow,
+) -> TimeToPiracy {
     let copies: Vec<FirstCopyRow> = first_copies
         .into_iter()
+        .filter(|c| published.contains(c))
         .map(|c| FirstCopyRow {
             work_id: c.work_id,
             work_external_id: c.external_id,
@@ -672,6 +723,9 @@ mod tests {
             (a.site.as_str(), a.sent, a.removal_verified, a.ignored),
             ("a.example", 4, 2, 1)
         );
+        // The ignored and the sent one still wait; verified removals and drafts do not.
+        assert_eq!(a.awaiting_follow_up, 2);
+        assert_eq!(rows[1].awaiting_follow_up, 1);
         assert_eq!(a.response_rate, 0.5);
         assert_eq!(a.median_hours_to_removal, Some(20.0));
         assert_eq!(
@@ -718,6 +772,46 @@ mod tests {
         let unknown = &report.copies[2];
         assert_eq!((unknown.published_at, unknown.hours), (None, None));
         assert_eq!(report.copies[0].hours, Some(2.0));
+    }
+
+    #[test]
+    fn a_published_window_takes_works_published_in_it_or_added_in_it_without_a_date() {
+        let copy = |work: Id, published: Option<i64>, created: i64| FirstCopy {
+            work_id: work,
+            external_id: format!("w{work}"),
+            host: "a.example".to_owned(),
+            published_at: published.map(at),
+            created_at: at(created),
+            first_seen: at(200),
+        };
+        let window = PublishedWindow {
+            since: Some(at(100)),
+            until: Some(at(168)),
+        };
+        let report = time_to_piracy_of(
+            vec![
+                // Published in it (added to the library long before).
+                copy(1, Some(150), 0),
+                // Published before it, added in it: not a new work.
+                copy(2, Some(10), 120),
+                // Unknown publication, added in it: a new work, with no delay.
+                copy(3, None, 110),
+                // Unknown publication, added before it.
+                copy(4, None, 50),
+                // Published at its end (exclusive).
+                copy(5, Some(168), 0),
+            ],
+            &window,
+        );
+        let works: Vec<_> = report
+            .works
+            .iter()
+            .map(|d| (d.key.as_str(), d.hours))
+            .collect();
+        assert_eq!(works, [("w1", 50.0)]);
+        assert_eq!(report.publication_unknown, ["w3"]);
+        assert_eq!(report.overall.count, 1);
+        assert_eq!(report.copies.len(), 2);
     }
 
     #[test]

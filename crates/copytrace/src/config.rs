@@ -68,6 +68,8 @@ pub struct ScheduleSection {
     pub recheck_user_agent: Option<String>,
     /// `COPYTRACE_RECHECK_DELAY` (seconds)
     pub recheck_delay: Option<f64>,
+    /// `COPYTRACE_WEEKLY_REPORT_CRON` (e.g. `0 8 * * 1`, Mondays 08:00; `off`)
+    pub weekly_report_cron: Option<String>,
 }
 
 /// `[serve]` settings.
@@ -114,6 +116,10 @@ pub struct AlertsSection {
     pub notice_reminder_days: Option<u32>,
     /// `COPYTRACE_NOTICE_ESCALATE_DAYS`
     pub notice_escalate_days: Option<u32>,
+    /// `COPYTRACE_REPORT_STAFF_EMAILS`: recipients of the staff weekly report
+    pub report_staff_emails: Option<Vec<String>>,
+    /// `COPYTRACE_REPORT_STAFF_LANGUAGE` (`zh` or `en`)
+    pub report_staff_language: Option<String>,
 }
 
 /// `[match]` settings.
@@ -240,6 +246,21 @@ impl ConfigFile {
             "COPYTRACE_NOTICE_ESCALATE_DAYS",
             self.alerts.notice_escalate_days.map(|v| v.to_string()),
         );
+        put(
+            "COPYTRACE_REPORT_STAFF_EMAILS",
+            self.alerts
+                .report_staff_emails
+                .as_ref()
+                .map(|v| v.join(",")),
+        );
+        put(
+            "COPYTRACE_REPORT_STAFF_LANGUAGE",
+            self.alerts.report_staff_language.clone(),
+        );
+        put(
+            "COPYTRACE_WEEKLY_REPORT_CRON",
+            self.schedule.weekly_report_cron.clone(),
+        );
         put("COPYTRACE_TIMEZONE", self.schedule.timezone.clone());
         put("COPYTRACE_DEDUP_CRON", self.schedule.dedup_cron.clone());
         put(
@@ -331,6 +352,9 @@ pub fn print_effective(globals: &crate::cli::Globals) {
         "COPYTRACE_ALERTS_ALLOW_PRIVATE_ADDRESSES",
         "COPYTRACE_NOTICE_REMINDER_DAYS",
         "COPYTRACE_NOTICE_ESCALATE_DAYS",
+        "COPYTRACE_REPORT_STAFF_EMAILS",
+        "COPYTRACE_REPORT_STAFF_LANGUAGE",
+        "COPYTRACE_WEEKLY_REPORT_CRON",
     ]
     .map(str::to_owned)
     .into_iter()

@@ -24,6 +24,7 @@ use copytrace_service::alerts::{AlertJobs, AlertSettings, Alerter};
 use copytrace_service::dedup::DedupJob;
 use copytrace_service::index::IndexSource;
 use copytrace_service::jobs::{self, CrawlJobs, MatchJobs, ScheduleJobs};
+use copytrace_service::reports::{ReportJobs, WeeklySchedule, WeeklySettings};
 use copytrace_service::review::ReviewGate;
 use copytrace_service::schedules::ensure_dedup_schedule;
 use copytrace_service::{MatchEngine, ServiceError};
@@ -173,8 +174,8 @@ async fn run_loops(
 /// Which jobs a worker process runs.
 #[derive(Debug, Clone)]
 pub enum WorkerKind {
-    /// Crawl jobs, and the alert deliveries they lead to (crawl workers reach the outside
-    /// world), sent with these settings.
+    /// Crawl jobs, and the alert deliveries they lead to and the weekly reports (crawl
+    /// workers reach the outside world), sent with these settings.
     Crawl(AlertSettings),
     /// Match jobs, with this index, configuration and certainty gate.
     Match(IndexSource, Box<MatchConfig>, ReviewGate),
@@ -194,6 +195,7 @@ async fn handler_for(store: &Arc<dyn Store>, kind: &WorkerKind) -> Result<Arc<dy
         WorkerKind::Crawl(alerts) => Arc::new(Handlers(vec![
             Arc::new(CrawlJobs::new(store.clone())),
             Arc::new(AlertJobs::new(Alerter::new(store.clone(), alerts.clone())?)),
+            Arc::new(ReportJobs::new(store.clone(), alerts.clone())),
         ])),
         WorkerKind::Match(source, config, gate) => {
             let engine =
@@ -261,6 +263,8 @@ pub struct ServeSettings {
     pub dedup_schedule: (String, String, DedupJob),
     /// How the in-process crawl workers send alerts.
     pub alerts: AlertSettings,
+    /// When the weekly reports are sent, and the staff report's recipients; `None`: never.
+    pub weekly_reports: Option<(WeeklySchedule, WeeklySettings)>,
 }
 
 /// `copytrace serve`: the HTTP endpoints, the scheduler loop (in whichever `serve` process leads:
@@ -303,6 +307,10 @@ pub async fn serve(
         let store = store.clone();
         let sweep_store = store.clone();
         let leading = leading.clone();
+        let weekly = Arc::new(settings.weekly_reports.clone());
+        // The period whose reports this process enqueued last: each period's job is enqueued
+        // once per leading process (its effect is once in any case, see `reports`).
+        let enqueued = Arc::new(std::sync::Mutex::new(None));
         let config = LeaderConfig {
             check_every: settings.sweep_every,
             ..LeaderConfig::scheduler()
@@ -314,6 +322,7 @@ pub async fn serve(
             leading,
             move || {
                 let store = sweep_store.clone();
+                let (weekly, enqueued) = (weekly.clone(), enqueued.clone());
                 async move {
                     // Pages stored outside a crawl job, and every page after the library changed,
                     // get their match jobs here.
@@ -325,6 +334,24 @@ pub async fn serve(
                     }
                     // Crawls and the dedup run whose cron tick has come.
                     fire_due_schedules(store.as_ref(), &ScheduleJobs, SystemClock.now()).await?;
+                    // The weekly reports of the latest due period.
+                    if let Some((schedule, settings)) = weekly.as_ref() {
+                        let now = SystemClock.now();
+                        let due = schedule.due(now);
+                        let last = *enqueued.lock().unwrap_or_else(|e| e.into_inner());
+                        if let Some(period) = due.filter(|p| Some(p.from) != last) {
+                            copytrace_service::reports::enqueue(
+                                store.as_ref(),
+                                period,
+                                settings,
+                                now,
+                            )
+                            .await
+                            .map_err(|e| copytrace_service::error::one_line(&e))?;
+                            tracing::info!("weekly reports of {} enqueued", period.from);
+                            *enqueued.lock().unwrap_or_else(|e| e.into_inner()) = Some(period.from);
+                        }
+                    }
                     Ok(())
                 }
             },

@@ -110,7 +110,9 @@ pub async fn export_stats(
             write_rows(&daily_table(), &rows, format, options, out)
         }
         StatsTable::TimeToPiracy => {
-            let mut rows = stats::time_to_piracy(store, filter).await?.copies;
+            let mut rows = stats::time_to_piracy(store, filter, &Default::default())
+                .await?
+                .copies;
             rows.truncate(top.unwrap_or(usize::MAX));
             write_rows(&first_copy_table(), &rows, format, options, out)
         }

@@ -44,6 +44,7 @@ pub mod matching;
 pub mod notices;
 pub mod progress;
 pub mod recrawl;
+pub mod reports;
 pub mod review;
 pub mod runs;
 pub mod schedules;

@@ -16,6 +16,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use chrono::{DateTime, SecondsFormat, Utc};
+use copytrace_analytics::delisting::{
+    AbuseInput, Engine, abuse_missing_elements, notice_urls, render_abuse, url_list,
+};
 use copytrace_analytics::export::chapter_list;
 use copytrace_analytics::notice::{
     Claimant, NoticeInput, NoticeItem, NoticeLaw, excerpt, missing_elements, render_notice,
@@ -415,4 +418,119 @@ pub async fn list(store: &dyn Store, rights_holder_id: Option<Id>) -> Result<Vec
 /// One notice; another holder's is "not found" when `rights_holder_id` is given.
 pub async fn get(store: &dyn Store, id: Id, rights_holder_id: Option<Id>) -> Result<Notice> {
     Ok(store.get_notice(id, rights_holder_id).await?)
+}
+
+/// What [`export`] writes of a notice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportKind {
+    /// The notice's URLs (aliases included) as a search engine's removal form takes them.
+    Delisting(Engine),
+    /// An abuse report to the site's host or CDN.
+    Abuse,
+}
+
+/// How [`export`] writes an abuse report.
+#[derive(Debug, Clone, Default)]
+pub struct AbuseOptions {
+    /// `zh` or `en`; `None` for the notice's language.
+    pub lang: Option<String>,
+    /// The host's IP addresses, as the operator knows them.
+    pub ips: Vec<std::net::IpAddr>,
+    /// Also look the site's addresses up in the DNS now.
+    pub resolve: bool,
+}
+
+/// Writes notice `id` (of `rights_holder_id` when given: another holder's is "not found") for
+/// a search engine or a host: see `copytrace_analytics::delisting`. Every copy the notice lists
+/// is written with its aliases. An abuse report lacking an element it requires (the
+/// complainant's legal name and contact, an evidence package per URL) is refused naming each.
+pub async fn export(
+    store: &dyn Store,
+    id: Id,
+    rights_holder_id: Option<Id>,
+    kind: ExportKind,
+    abuse: &AbuseOptions,
+    now: DateTime<Utc>,
+) -> Result<String> {
+    let notice = store.get_notice(id, rights_holder_id).await?;
+    let listed: std::collections::HashSet<Id> = notice.match_ids.iter().copied().collect();
+    let mut records: Vec<MatchRecord> = store
+        .list_matches(&MatchFilter {
+            rights_holder_id: Some(notice.rights_holder_id),
+            include_licensed: true,
+            ..MatchFilter::default()
+        })
+        .await?
+        .into_iter()
+        .filter(|r| listed.contains(&r.id))
+        .collect();
+    // In the notice's order.
+    records.sort_by_key(|r| notice.match_ids.iter().position(|m| *m == r.id));
+    let mut items = Vec::with_capacity(records.len());
+    for record in &records {
+        items.push(notice_item(store, record, false).await?);
+    }
+    match kind {
+        ExportKind::Delisting(engine) => Ok(url_list(engine, &notice_urls(&items))),
+        ExportKind::Abuse => {
+            let holder = holders::get(store, notice.rights_holder_id).await?;
+            let profile = store.rights_holder_profile(holder.id).await?;
+            let mut ips: Vec<String> = abuse.ips.iter().map(ToString::to_string).collect();
+            if abuse.resolve {
+                for ip in resolve(&notice.site).await? {
+                    if !ips.contains(&ip) {
+                        ips.push(ip);
+                    }
+                }
+            }
+            let sent = notice
+                .sent_at
+                .map(|at| at.to_rfc3339_opts(SecondsFormat::Secs, true));
+            let date = now.format("%Y-%m-%d").to_string();
+            let input = AbuseInput {
+                lang: abuse.lang.as_deref().unwrap_or(&notice.lang),
+                claimant: Claimant {
+                    holder: &holder.name,
+                    profile: profile.as_ref(),
+                },
+                site: &notice.site,
+                notice_id: notice.id,
+                notice_sent: sent.as_deref(),
+                date: &date,
+                items: &items,
+                ips: &ips,
+            };
+            let missing = abuse_missing_elements(&input);
+            if !missing.is_empty() {
+                return Err(ServiceError::invalid(format!(
+                    "the abuse report of notice {id} lacks required element(s): {}; fill in the \
+                     rights holder's profile (`copytrace rights-holder set {:?} --legal-name … \
+                     --email …`) and write the evidence packages (`copytrace evidence MATCH_ID \
+                     --out DIR`) as needed",
+                    missing.join("; "),
+                    holder.name
+                )));
+            }
+            Ok(render_abuse(&input)?)
+        }
+    }
+}
+
+/// The IP addresses `site` (a host, with a port when not the default) resolves to now.
+async fn resolve(site: &str) -> Result<Vec<String>> {
+    let host = match site.rsplit_once(':') {
+        Some((host, port)) if port.chars().all(|c| c.is_ascii_digit()) => host,
+        _ => site,
+    };
+    let found = tokio::net::lookup_host((host, 80))
+        .await
+        .map_err(|e| ServiceError::unavailable(format!("cannot resolve {host}: {e}")))?;
+    let mut ips: Vec<String> = Vec::new();
+    for addr in found {
+        let ip = addr.ip().to_string();
+        if !ips.contains(&ip) {
+            ips.push(ip);
+        }
+    }
+    Ok(ips)
 }

@@ -99,24 +99,24 @@ pub struct SendRequest<'a> {
 }
 
 /// How an SMTP exchange failed.
-enum Failure {
+pub(crate) enum Failure {
     /// Nothing was delivered (no connection, or the server answered 4xx/5xx).
     Refused(String),
     /// The exchange broke off: it may or may not have been delivered.
     Unknown(String),
 }
 
-/// The SMTP side: the alert mailer's server and sender.
-struct Mailer<'a> {
+/// The SMTP side: the alert mailer's server and sender (notices and weekly reports).
+pub(crate) struct Mailer<'a> {
     settings: &'a AlertSettings,
-    from: Mailbox,
+    pub(crate) from: Mailbox,
 }
 
 impl<'a> Mailer<'a> {
-    fn new(settings: &'a AlertSettings) -> Result<Self> {
+    pub(crate) fn new(settings: &'a AlertSettings) -> Result<Self> {
         if settings.smtp_url.is_none() {
             return Err(ServiceError::invalid(
-                "no SMTP server is configured: notices are mailed through the alert mailer's \
+                "no SMTP server is configured: notices and reports are mailed through the alert mailer's \
                  (--smtp-url, COPYTRACE_SMTP_URL, or smtp_url in copytrace.toml)",
             ));
         }
@@ -126,7 +126,7 @@ impl<'a> Mailer<'a> {
         Ok(Self { settings, from })
     }
 
-    async fn send(&self, message: Message) -> std::result::Result<(), Failure> {
+    pub(crate) async fn send(&self, message: Message) -> std::result::Result<(), Failure> {
         let url = self.settings.smtp_url.as_deref().unwrap_or_default();
         let transport = AsyncSmtpTransport::<Tokio1Executor>::from_url(url)
             .map_err(|e| Failure::Refused(format!("bad SMTP URL: {e}")))?
@@ -153,7 +153,7 @@ impl<'a> Mailer<'a> {
     }
 }
 
-fn mailbox(address: &str) -> Result<Mailbox> {
+pub(crate) fn mailbox(address: &str) -> Result<Mailbox> {
     address
         .parse()
         .map_err(|e| ServiceError::invalid(format!("bad recipient {address:?}: {e}")))
@@ -552,16 +552,7 @@ pub async fn follow_up(
         .list_notices(None)
         .await?
         .into_iter()
-        .filter(|n| {
-            matches!(
-                n.status,
-                NoticeStatus::Sent
-                    | NoticeStatus::Acknowledged
-                    | NoticeStatus::PartiallyRemoved
-                    | NoticeStatus::Ignored
-            ) && n.removed < n.match_ids.len() as u64
-                && n.sent_at.is_some()
-        })
+        .filter(copytrace_analytics::stats::awaiting_follow_up)
         .collect();
     if waiting.is_empty() {
         return Ok(report);

@@ -3,7 +3,8 @@
 //! web's dashboard call these.
 
 use copytrace_analytics::stats::{
-    self as analytics, ChapterRow, NoticeRow, SiteGrouping, SiteRow, TimeToPiracy, WorkRow,
+    self as analytics, ChapterRow, NoticeRow, PublishedWindow, SiteGrouping, SiteRow, TimeToPiracy,
+    WorkRow,
 };
 use copytrace_store::{DailyStats, HolderStats, Id, MatchFilter, StatsFilter, Store};
 
@@ -68,12 +69,21 @@ pub async fn holders(store: &dyn Store, filter: &StatsFilter) -> Result<Vec<Hold
     Ok(store.holder_stats(filter).await?)
 }
 
-/// Time from publication to first copies, per work, per site and overall.
-pub async fn time_to_piracy(store: &dyn Store, filter: &StatsFilter) -> Result<TimeToPiracy> {
-    Ok(analytics::time_to_piracy(store.first_copies(filter).await?))
+/// Time from publication to first copies, per work, per site and overall, of the works
+/// `published` names (see [`PublishedWindow`]; every work for the default).
+pub async fn time_to_piracy(
+    store: &dyn Store,
+    filter: &StatsFilter,
+    published: &PublishedWindow,
+) -> Result<TimeToPiracy> {
+    Ok(analytics::time_to_piracy_of(
+        store.first_copies(filter).await?,
+        published,
+    ))
 }
 
-/// How sites answered takedown notices (of one rights holder, or all).
+/// How sites answered takedown notices (of one rights holder, or all), and how many of them
+/// await follow-up ([`analytics::awaiting_follow_up`]).
 pub async fn notices(store: &dyn Store, rights_holder_id: Option<Id>) -> Result<Vec<NoticeRow>> {
     Ok(analytics::notice_rows(
         &store.list_notices(rights_holder_id).await?,

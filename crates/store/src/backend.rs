@@ -5,7 +5,7 @@
 //! `pages`, `matches`, `jobs`, `schedules` and `users`), each function taking the store as its
 //! first argument. A method whose SQL is the same on both backends is not in either: it is one
 //! generic function of `crate::shared`, run on the backend's pool. [`impl_store_by_section!`]
-//! writes the `impl Store` that forwards every method to its function, so the list of the 117
+//! writes the `impl Store` that forwards every method to its function, so the list of the 120
 //! methods and where each lives is written once instead of once per backend, and a method
 //! missing from a section file is a compile error naming it.
 
@@ -128,6 +128,14 @@ macro_rules! impl_store_by_section {
             matches::begin_notice_mail(mail: &$crate::NewNoticeMail) -> $crate::MailClaim;
             matches::finish_notice_mail(end: &$crate::MailEnd) -> ();
             shared::notice_mails(notice_id: $crate::Id) -> Vec<$crate::NoticeMail>;
+            shared::begin_report_mail(mail: &$crate::NewReportMail) -> $crate::ReportClaim;
+            shared::finish_report_mail(
+                mail_id: $crate::Id,
+                error: Option<&str>,
+                at: ::chrono::DateTime<::chrono::Utc>
+            ) -> ();
+            shared::report_mails(period_from: Option<::chrono::NaiveDate>)
+                -> Vec<$crate::ReportMail>;
             shared::add_site_contacts(contacts: &[$crate::NewSiteContact]) -> u64;
             shared::site_contacts(host: &str) -> Vec<$crate::SiteContact>;
             shared::remove_site_contact(host: &str, email: &str) -> ();

@@ -617,6 +617,28 @@ pub trait Store: Send + Sync {
     /// The mails about a notice, oldest first.
     async fn notice_mails(&self, notice_id: Id) -> Result<Vec<NoticeMail>>;
 
+    // ----- scheduled reports -----
+
+    /// Records a report mail as `sending`, before it is sent: at most one report per audience
+    /// and period is sending or sent. When one is, nothing is written and it is returned
+    /// ([`ReportClaim::Exists`]); with `force`, one stuck in `sending` is given up
+    /// (`abandoned`) and the new one recorded. `Invalid` for an empty period, no recipient or
+    /// no `Message-ID`.
+    async fn begin_report_mail(&self, mail: &NewReportMail) -> Result<ReportClaim>;
+    /// Records how the SMTP exchange of a claimed report mail ended: sent (`error` `None`) or
+    /// refused with nothing delivered (the error; the report may be sent again). `NotFound`
+    /// for an unknown mail; `Invalid` for one already finished.
+    async fn finish_report_mail(
+        &self,
+        mail_id: Id,
+        error: Option<&str>,
+        at: DateTime<Utc>,
+    ) -> Result<()>;
+    /// The report mails of the period starting `period_from` (all when `None`), oldest
+    /// first.
+    async fn report_mails(&self, period_from: Option<chrono::NaiveDate>)
+    -> Result<Vec<ReportMail>>;
+
     // ----- site contacts -----
 
     /// Stores contacts of sites; returns how many rows were new or changed. A found contact

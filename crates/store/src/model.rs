@@ -4,7 +4,7 @@
 //! ingested, the page text as extracted), so evidence can be sliced out of the original without
 //! re-running normalization.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 
 /// Database identifier of any stored row.
@@ -1916,6 +1916,131 @@ pub struct MailEnd {
     pub note: Option<String>,
     /// When.
     pub at: DateTime<Utc>,
+}
+
+/// Whom a scheduled report is about and for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "rights_holder_id")]
+pub enum ReportAudience {
+    /// One rights holder: its works only, mailed to its profile's e-mail.
+    Holder(Id),
+    /// Staff: every holder's works, mailed to the configured staff recipients.
+    Staff,
+}
+
+impl ReportAudience {
+    /// The value stored in the database: `holder:ID` or `staff`.
+    pub fn key(self) -> String {
+        match self {
+            ReportAudience::Holder(id) => format!("holder:{id}"),
+            ReportAudience::Staff => "staff".to_owned(),
+        }
+    }
+
+    /// Parses the stored value.
+    pub fn parse(value: &str) -> Option<Self> {
+        match value {
+            "staff" => Some(ReportAudience::Staff),
+            _ => value
+                .strip_prefix("holder:")?
+                .parse()
+                .ok()
+                .map(ReportAudience::Holder),
+        }
+    }
+}
+
+/// Where a report mail stands ([`crate::Store::begin_report_mail`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReportMailState {
+    /// Recorded before the SMTP exchange, not finished: on its way, or interrupted with its
+    /// fate unknown (never sent again by itself).
+    Sending,
+    /// The SMTP server accepted it.
+    Sent,
+    /// Nothing was delivered (the error says why): it may be sent again.
+    Refused,
+    /// Was stuck in `sending` and a person gave it up to send again (`--force`).
+    Abandoned,
+}
+
+impl ReportMailState {
+    /// The value stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReportMailState::Sending => "sending",
+            ReportMailState::Sent => "sent",
+            ReportMailState::Refused => "refused",
+            ReportMailState::Abandoned => "abandoned",
+        }
+    }
+
+    /// Parses the stored value.
+    pub fn parse(value: &str) -> Option<Self> {
+        [
+            ReportMailState::Sending,
+            ReportMailState::Sent,
+            ReportMailState::Refused,
+            ReportMailState::Abandoned,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == value)
+    }
+}
+
+/// A report mail to record before it is sent ([`crate::Store::begin_report_mail`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewReportMail {
+    /// Whom it is about and for.
+    pub audience: ReportAudience,
+    /// First day of the period (UTC).
+    pub period_from: NaiveDate,
+    /// The day after its last (UTC): the period is `[period_from, period_to)`.
+    pub period_to: NaiveDate,
+    /// Its `Message-ID`.
+    pub message_id: String,
+    /// To whom, in order (at least one).
+    pub recipients: Vec<String>,
+    /// Give up a mail of the same audience and period stuck in `sending` and record this one.
+    pub force: bool,
+    /// When.
+    pub at: DateTime<Utc>,
+}
+
+/// A weekly report mail as recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReportMail {
+    /// Row id.
+    pub id: Id,
+    /// Whom it is about and for.
+    pub audience: ReportAudience,
+    /// First day of the period (UTC).
+    pub period_from: NaiveDate,
+    /// The day after its last.
+    pub period_to: NaiveDate,
+    /// Its `Message-ID`.
+    pub message_id: String,
+    /// To whom.
+    pub recipients: Vec<String>,
+    /// Where it stands.
+    pub state: ReportMailState,
+    /// When its SMTP exchange began.
+    pub started_at: DateTime<Utc>,
+    /// When it ended, if it did.
+    pub finished_at: Option<DateTime<Utc>>,
+    /// Why nothing was delivered, or why it was abandoned.
+    pub error: Option<String>,
+}
+
+/// What [`crate::Store::begin_report_mail`] answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReportClaim {
+    /// Recorded as `sending`: send it now, then [`crate::Store::finish_report_mail`].
+    Claimed(Id),
+    /// The report of this audience and period was sent, or is stuck in `sending`: send
+    /// nothing.
+    Exists(ReportMail),
 }
 
 /// What kind of desk an address of a site is.

@@ -98,7 +98,10 @@ use serde::Serialize;
 use crate::AnalyticsError;
 
 pub use matches::{CSV_HEADER, chapter_list, match_table};
-pub use statistics::{chapter_table, daily_table, first_copy_table, site_table, work_table};
+pub use statistics::{
+    chapter_table, daily_table, first_copy_table, holder_table, notice_table, site_table,
+    work_table,
+};
 pub use to_xlsx::XLSX_ROWS_PER_SHEET;
 
 /// The file formats an export can be written in.
@@ -369,6 +372,64 @@ impl<'t, W: Write + Send> TableWriter<'t, W> {
             Sink::Xlsx(sink) => sink.finish()?,
         }
         Ok(self.rows)
+    }
+}
+
+/// Several tables as the worksheets of one XLSX workbook, one worksheet (or more, past
+/// [`XLSX_ROWS_PER_SHEET`] rows) per table, in the order they are written: what a report
+/// with several tables attaches. Each worksheet is written as [`TableWriter`] writes an XLSX
+/// export (typed cells, frozen header, autofilter, formula-looking text kept as text).
+///
+/// ```
+/// use copytrace_analytics::export::{Workbook, ExportOptions, daily_table, site_table};
+///
+/// let mut out = Vec::new();
+/// let mut book = Workbook::new(&mut out, &ExportOptions::default());
+/// book.sheet(&daily_table(), &Vec::<copytrace_store::DailyStats>::new())?;
+/// book.sheet(&site_table(), &Vec::<copytrace_analytics::stats::SiteRow>::new())?;
+/// book.finish()?;
+/// assert!(out.starts_with(b"PK"));
+/// # Ok::<(), copytrace_analytics::AnalyticsError>(())
+/// ```
+pub struct Workbook<W: Write + Send> {
+    /// The output, until the first sheet starts the workbook.
+    out: Option<W>,
+    options: ExportOptions,
+    sink: Option<Box<to_xlsx::XlsxSink<W>>>,
+}
+
+impl<W: Write + Send> Workbook<W> {
+    /// A workbook that [`Workbook::finish`] writes to `out`.
+    pub fn new(out: W, options: &ExportOptions) -> Self {
+        Workbook {
+            out: Some(out),
+            options: options.clone(),
+            sink: None,
+        }
+    }
+
+    /// Adds `table` as the next worksheet, with `rows`; returns how many rows it holds.
+    pub fn sheet<R: TableRow>(&mut self, table: &Table, rows: &[R]) -> Result<u64, AnalyticsError> {
+        match (&mut self.sink, self.out.take()) {
+            (Some(sink), _) => sink.next_table(table)?,
+            (None, Some(out)) => {
+                self.sink = Some(Box::new(to_xlsx::XlsxSink::new(out, table, &self.options)?));
+            }
+            (None, None) => unreachable!("the output is kept until the first sheet"),
+        }
+        let sink = self.sink.as_mut().expect("started above");
+        for row in rows {
+            sink.write(&checked(table, row.cells())?)?;
+        }
+        Ok(rows.len() as u64)
+    }
+
+    /// Writes the workbook to its output; refused for a workbook without a sheet.
+    pub fn finish(self) -> Result<(), AnalyticsError> {
+        match self.sink {
+            Some(sink) => sink.finish(),
+            None => Err(AnalyticsError::Row("a workbook needs a sheet".into())),
+        }
     }
 }
 

@@ -4,10 +4,10 @@
 //! Their JSON form is the same as `copytrace stats … --json` prints, one object per row.
 
 use chrono::NaiveDate;
-use copytrace_store::DailyStats;
+use copytrace_store::{DailyStats, HolderStats};
 
 use super::{Cell, Column, Table, TableRow};
-use crate::stats::{ChapterRow, FirstCopyRow, SiteRow, WorkRow};
+use crate::stats::{ChapterRow, FirstCopyRow, NoticeRow, SiteRow, WorkRow};
 
 /// Scores, coverages and rates are shown with this many decimals in spreadsheets; the stored
 /// value is exact.
@@ -205,6 +205,74 @@ impl TableRow for FirstCopyRow {
             }),
             Cell::DateTime(self.first_copy_at),
             hours(self.hours),
+        ]
+    }
+}
+
+/// Copies per rights holder ([`HolderStats`], as `stats holders` counts them).
+pub fn holder_table() -> Table {
+    Table::new(
+        "holders",
+        vec![
+            Column::integer("rights_holder_id").width(9.0),
+            Column::text("name").width(24.0),
+            Column::integer("works_copied").width(12.0),
+            Column::integer("pages").width(9.0),
+            Column::integer("sites").width(9.0),
+            Column::integer("copies").width(9.0),
+            Column::integer("confirmed").width(10.0),
+            Column::integer("pending").width(9.0),
+            Column::integer("removed").width(9.0),
+        ],
+    )
+}
+
+impl TableRow for HolderStats {
+    fn cells(&self) -> Vec<Cell<'_>> {
+        vec![
+            Cell::Integer(self.rights_holder_id),
+            Cell::text(&self.name),
+            count(self.works_copied),
+            count(self.pages),
+            count(self.sites),
+            count(self.copies),
+            count(self.confirmed),
+            count(self.pending),
+            count(self.removed),
+        ]
+    }
+}
+
+/// How sites answered takedown notices ([`NoticeRow`], as `stats notices` counts them).
+pub fn notice_table() -> Table {
+    Table::new(
+        "notices",
+        vec![
+            Column::text("site").width(32.0),
+            Column::integer("sent").width(9.0),
+            Column::integer("removal_verified").width(12.0),
+            Column::integer("partially_removed").width(12.0),
+            Column::integer("ignored").width(9.0),
+            Column::float("response_rate").num_format(PERCENT),
+            Column::float("median_hours_to_removal")
+                .num_format(HOURS)
+                .width(14.0),
+            Column::integer("awaiting_follow_up").width(12.0),
+        ],
+    )
+}
+
+impl TableRow for NoticeRow {
+    fn cells(&self) -> Vec<Cell<'_>> {
+        vec![
+            Cell::text(&self.site),
+            count(self.sent),
+            count(self.removal_verified),
+            count(self.partially_removed),
+            count(self.ignored),
+            Cell::Float(self.response_rate),
+            hours(self.median_hours_to_removal),
+            count(self.awaiting_follow_up),
         ]
     }
 }

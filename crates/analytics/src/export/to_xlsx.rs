@@ -27,8 +27,10 @@ pub(super) struct XlsxSink<W: Write + Send> {
     /// For text that looks like a formula: a string cell with Excel's quote prefix.
     quoted: Format,
     bold: Format,
-    /// Index of the worksheet being written and its next row.
+    /// Index of the worksheet being written (in the workbook), which worksheet of its table it
+    /// is (from 0: a table longer than a sheet continues on the next), and its next row.
     sheet: usize,
+    part: usize,
     row: RowNum,
     /// Data rows per worksheet (only tests lower it).
     rows_per_sheet: u32,
@@ -55,27 +57,15 @@ impl<W: Write + Send> XlsxSink<W> {
         if let Some(dir) = &options.scratch_dir {
             workbook.set_tempdir(dir)?;
         }
-        let formats = table
-            .columns
-            .iter()
-            .map(|column| match column.kind {
-                ColumnKind::Date => Some(Format::new().set_num_format("yyyy-mm-dd")),
-                ColumnKind::DateTime => Some(Format::new().set_num_format("yyyy-mm-dd hh:mm:ss")),
-                ColumnKind::Integer | ColumnKind::Float => column
-                    .num_format
-                    .as_ref()
-                    .map(|format| Format::new().set_num_format(format)),
-                ColumnKind::Text => None,
-            })
-            .collect();
         let mut sink = XlsxSink {
             workbook,
             out,
             table: table.clone(),
-            formats,
+            formats: formats_of(table),
             quoted: Format::new().set_quote_prefix(),
             bold: Format::new().set_bold(),
             sheet: 0,
+            part: 0,
             row: 0,
             rows_per_sheet: rows_per_sheet.clamp(1, XLSX_ROWS_PER_SHEET),
         };
@@ -83,13 +73,24 @@ impl<W: Write + Send> XlsxSink<W> {
         Ok(sink)
     }
 
-    /// Starts worksheet number `self.sheet` (from 0): name, column widths, header, frozen
-    /// header row.
+    /// Ends the current table's last worksheet and starts `table`'s first, in the same
+    /// workbook: the worksheets of a [`super::Workbook`].
+    pub(super) fn next_table(&mut self, table: &Table) -> Result<(), AnalyticsError> {
+        self.set_autofilter()?;
+        self.table = table.clone();
+        self.formats = formats_of(table);
+        self.sheet += 1;
+        self.part = 0;
+        self.add_sheet()
+    }
+
+    /// Starts worksheet number `self.sheet` (from 0), part `self.part` of its table: name,
+    /// column widths, header, frozen header row.
     fn add_sheet(&mut self) -> Result<(), AnalyticsError> {
-        let name = if self.sheet == 0 {
+        let name = if self.part == 0 {
             self.table.sheet.clone()
         } else {
-            format!("{} ({})", self.table.sheet, self.sheet + 1)
+            format!("{} ({})", self.table.sheet, self.part + 1)
         };
         let sheet = self.workbook.add_worksheet_with_constant_memory()?;
         sheet.set_name(name)?;
@@ -107,6 +108,7 @@ impl<W: Write + Send> XlsxSink<W> {
         if self.row > self.rows_per_sheet {
             self.set_autofilter()?;
             self.sheet += 1;
+            self.part += 1;
             self.add_sheet()?;
         }
         let row = self.row;
@@ -166,6 +168,24 @@ impl<W: Write + Send> XlsxSink<W> {
         self.out.flush()?;
         Ok(())
     }
+}
+
+/// The formats of `table`'s columns: the column's number format for numbers, the date or
+/// date-time format for dates; `None` for text and general numbers.
+fn formats_of(table: &Table) -> Vec<Option<Format>> {
+    table
+        .columns
+        .iter()
+        .map(|column| match column.kind {
+            ColumnKind::Date => Some(Format::new().set_num_format("yyyy-mm-dd")),
+            ColumnKind::DateTime => Some(Format::new().set_num_format("yyyy-mm-dd hh:mm:ss")),
+            ColumnKind::Integer | ColumnKind::Float => column
+                .num_format
+                .as_ref()
+                .map(|format| Format::new().set_num_format(format)),
+            ColumnKind::Text => None,
+        })
+        .collect()
 }
 
 /// Writes a number, in the column's format if it has one. NaN and infinities have no Excel

@@ -15,6 +15,7 @@ pub mod output;
 pub mod processes;
 pub mod progress;
 pub mod queue;
+pub mod reports;
 pub mod review;
 pub mod schedules;
 pub mod sites;
@@ -148,6 +149,22 @@ pub struct Globals {
     #[arg(long, global = true, env = "COPYTRACE_TSA_CERT", value_name = "FILE")]
     pub tsa_cert: Option<PathBuf>,
 
+    /// Recipients of the staff weekly report, every rights holder's figures (repeatable, or
+    /// comma-separated in the variable); without one, no staff report is sent.
+    #[arg(
+        long = "report-staff-email",
+        global = true,
+        env = "COPYTRACE_REPORT_STAFF_EMAILS",
+        value_delimiter = ',',
+        value_name = "ADDRESS"
+    )]
+    pub report_staff_emails: Vec<String>,
+
+    /// Language of the staff weekly report (a holder's report is in its profile's language).
+    #[arg(long, global = true, env = "COPYTRACE_REPORT_STAFF_LANGUAGE", default_value = "en",
+          value_parser = ["zh", "en"])]
+    pub report_staff_language: String,
+
     /// Whether the command may create the database: not an option, [`run`] sets it from the
     /// command ([`Command::open`]).
     #[arg(skip)]
@@ -209,6 +226,14 @@ impl Globals {
             },
             timestamps: self.tsa_url.clone(),
             ..Default::default()
+        }
+    }
+
+    /// Who gets the staff weekly report, and in which language.
+    pub fn weekly_settings(&self) -> copytrace_service::reports::WeeklySettings {
+        copytrace_service::reports::WeeklySettings {
+            staff_recipients: self.report_staff_emails.clone(),
+            staff_language: self.report_staff_language.clone(),
         }
     }
 
@@ -281,8 +306,13 @@ pub enum Command {
     /// authority fails, the package is still written and recorded, a warning says why, the
     /// command exits 3, and `copytrace evidence timestamp DIR` stamps it later.
     Evidence(evidence::EvidenceArgs),
-    /// Print a readable infringement report, grouped by work.
+    /// Print a readable infringement report, grouped by work; `report weekly` writes (and
+    /// with --send mails) the weekly reports.
+    #[command(args_conflicts_with_subcommands = true)]
     Report {
+        /// The weekly reports instead.
+        #[command(subcommand)]
+        command: Option<reports::ReportCommand>,
         /// Which matches it reports.
         #[command(flatten)]
         scope: filters::ScopeArgs,
@@ -372,7 +402,14 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Alert(command) => alerts::run(globals, command).await,
         Command::User(command) => users::run(globals, command).await,
         Command::Evidence(args) => evidence::run(globals, args).await,
-        Command::Report { scope } => output::run_report(globals, scope).await,
+        Command::Report {
+            command: Some(command),
+            ..
+        } => reports::run(globals, command).await,
+        Command::Report {
+            command: None,
+            scope,
+        } => output::run_report(globals, scope).await,
         Command::Review(command) => review::run(globals, command).await,
         Command::Stats(command) => stats::run(globals, command).await,
         Command::Notice(command) => notices::run(globals, command).await,

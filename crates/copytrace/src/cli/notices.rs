@@ -64,6 +64,30 @@ pub enum NoticeCommand {
         /// The notice id.
         id: i64,
     },
+    /// Write a notice for a search engine or a host: its URLs, aliases included, as Google's,
+    /// Bing's or Baidu's removal form takes them (to delist them from search results), or an
+    /// abuse report to the site's host or CDN (the URLs, the host's IP addresses when known,
+    /// each URL's evidence SHA-256; refused naming a missing element). See docs/operations.md
+    /// for the forms and what is known of each.
+    Export {
+        /// The notice id.
+        id: i64,
+        /// google, bing or baidu (a URL list), or abuse (a report to the host).
+        #[arg(long, value_enum)]
+        format: ExportFormatArg,
+        /// The abuse report's language, zh or en (default: the notice's).
+        #[arg(long, value_parser = ["zh", "en"])]
+        lang: Option<String>,
+        /// An IP address of the site's host, for the abuse report (repeatable).
+        #[arg(long = "ip", value_name = "ADDRESS")]
+        ips: Vec<std::net::IpAddr>,
+        /// Also look the site's IP addresses up in the DNS now, for the abuse report.
+        #[arg(long)]
+        resolve: bool,
+        /// Write it to this file instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Record that a notice was sent: its copies become `notice_sent`, and the daily removal
     /// check moves it to removal_verified or partially_removed as they disappear.
     Sent {
@@ -171,6 +195,19 @@ impl From<StatusArg> for NoticeStatus {
     }
 }
 
+/// What `notice export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormatArg {
+    /// Google's copyright removal request: one URL per line.
+    Google,
+    /// Bing's content removal request: one URL per line.
+    Bing,
+    /// Baidu's complaint: one URL per line, in groups of at most 10.
+    Baidu,
+    /// An abuse report to the site's host or CDN.
+    Abuse,
+}
+
 /// The law a notice is written under, on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LawArg {
@@ -261,6 +298,32 @@ pub async fn run(globals: &Globals, command: NoticeCommand) -> Result<ExitCode> 
             let notice = store.get_notice(id, None).await?;
             eprintln!("{}", line(&notice));
             print!("{}", notice.body);
+        }
+        NoticeCommand::Export {
+            id,
+            format,
+            lang,
+            ips,
+            resolve,
+            out,
+        } => {
+            use copytrace_analytics::delisting::Engine;
+            let kind = match format {
+                ExportFormatArg::Google => notices::ExportKind::Delisting(Engine::Google),
+                ExportFormatArg::Bing => notices::ExportKind::Delisting(Engine::Bing),
+                ExportFormatArg::Baidu => notices::ExportKind::Delisting(Engine::Baidu),
+                ExportFormatArg::Abuse => notices::ExportKind::Abuse,
+            };
+            let options = notices::AbuseOptions { lang, ips, resolve };
+            let text = notices::export(store, id, None, kind, &options, Utc::now()).await?;
+            match out {
+                Some(path) => {
+                    std::fs::write(&path, &text)
+                        .with_context(|| format!("cannot write {}", path.display()))?;
+                    eprintln!("wrote {}", path.display());
+                }
+                None => print!("{text}"),
+            }
         }
         NoticeCommand::Sent { id } => {
             let notice = notices::move_notice(store, &change(id, NoticeStatus::Sent, None)).await?;

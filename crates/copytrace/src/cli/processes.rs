@@ -4,9 +4,10 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Subcommand;
 use copytrace_service::dedup::DedupJob;
+use copytrace_service::reports::{WeeklySchedule, WeeklySettings};
 use copytrace_service::schedules::DEFAULT_DEDUP_CRON;
 
 use super::Globals;
@@ -94,6 +95,12 @@ pub struct DedupScheduleArgs {
     timezone: String,
     #[command(flatten)]
     recheck: RecheckArgs,
+    /// When the weekly reports are mailed (cron, in --timezone; default Mondays 08:00), each
+    /// of the seven UTC days before that day; `off` sends none. Sent only when an SMTP server
+    /// is configured (--smtp-url). See `copytrace report weekly`.
+    #[arg(long, env = "COPYTRACE_WEEKLY_REPORT_CRON",
+          default_value = copytrace_service::reports::DEFAULT_WEEKLY_REPORT_CRON)]
+    weekly_report_cron: String,
 }
 
 /// `copytrace serve`
@@ -169,6 +176,24 @@ pub async fn run_worker(globals: &Globals, command: WorkerCommand) -> Result<Exi
     Ok(ExitCode::SUCCESS)
 }
 
+/// The weekly reports' schedule and recipients, unless they are off or no SMTP server is
+/// configured to send them.
+fn weekly_reports(
+    globals: &Globals,
+    args: &DedupScheduleArgs,
+) -> Result<Option<(WeeklySchedule, WeeklySettings)>> {
+    if args.weekly_report_cron.trim().eq_ignore_ascii_case("off") {
+        return Ok(None);
+    }
+    let schedule = WeeklySchedule::parse(&args.weekly_report_cron, &args.timezone)
+        .context("invalid weekly report schedule (--weekly-report-cron)")?;
+    if globals.smtp_url.is_none() {
+        tracing::info!("no SMTP server is configured (--smtp-url): no weekly reports are sent");
+        return Ok(None);
+    }
+    Ok(Some((schedule, globals.weekly_settings())))
+}
+
 /// Runs `copytrace serve` until SIGTERM.
 pub async fn run_serve(globals: &Globals, args: ServeArgs) -> Result<ExitCode> {
     let match_config = args.settings.config()?;
@@ -185,6 +210,7 @@ pub async fn run_serve(globals: &Globals, args: ServeArgs) -> Result<ExitCode> {
         match_config,
         review_gate,
         alerts: globals.alert_settings(),
+        weekly_reports: weekly_reports(globals, &args.dedup)?,
         dedup_schedule: (
             args.dedup.dedup_cron.clone(),
             args.dedup.timezone.clone(),

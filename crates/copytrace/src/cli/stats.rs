@@ -4,7 +4,8 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Subcommand;
-use copytrace_analytics::stats::SiteGrouping;
+use copytrace_analytics::stats::{PublishedWindow, SiteGrouping};
+use copytrace_service::catalog::parse_instant;
 use copytrace_service::{holders, stats};
 use serde::Serialize;
 
@@ -59,7 +60,8 @@ pub enum StatsCommand {
         json: bool,
     },
     /// Per site: takedown notices sent, removals verified, partial removals, ignored, response
-    /// rate and median hours from sending to verified removal.
+    /// rate, median hours from sending to verified removal, and notices awaiting follow-up
+    /// (sent, not all copies removed, not escalated: what `notice follow-up` acts on).
     Notices {
         /// Only this rights holder's notices.
         #[arg(long, value_name = "NAME")]
@@ -75,6 +77,13 @@ pub enum StatsCommand {
         /// Which copies are counted.
         #[command(flatten)]
         filter: FilterArgs,
+        /// Only works published on or after this date (2026-01-31) or time (RFC 3339); a work
+        /// without a publication time counts by when it entered the library.
+        #[arg(long, value_name = "DATE")]
+        published_since: Option<String>,
+        /// Only works published before this date or time (likewise).
+        #[arg(long, value_name = "DATE")]
+        published_until: Option<String>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -208,19 +217,37 @@ pub async fn run(globals: &Globals, command: StatsCommand) -> Result<ExitCode> {
             print(json, &rows, |r| {
                 format!(
                     "{:<32} {:>4} sent  {:>4} removed  {:>4} partially  {:>4} ignored  \
-                     response {:>3.0}%  median to removal {}",
+                     response {:>3.0}%  median to removal {}  {} awaiting follow-up",
                     r.site,
                     r.sent,
                     r.removal_verified,
                     r.partially_removed,
                     r.ignored,
                     r.response_rate * 100.0,
-                    hours(r.median_hours_to_removal)
+                    hours(r.median_hours_to_removal),
+                    r.awaiting_follow_up
                 )
             })
         }
-        StatsCommand::TimeToPiracy { filter, json } => {
-            let report = stats::time_to_piracy(store, &filter.stats_filter(store).await?).await?;
+        StatsCommand::TimeToPiracy {
+            filter,
+            published_since,
+            published_until,
+            json,
+        } => {
+            let published = PublishedWindow {
+                since: published_since
+                    .as_deref()
+                    .map(|v| parse_instant("--published-since", v))
+                    .transpose()?,
+                until: published_until
+                    .as_deref()
+                    .map(|v| parse_instant("--published-until", v))
+                    .transpose()?,
+            };
+            let report =
+                stats::time_to_piracy(store, &filter.stats_filter(store).await?, &published)
+                    .await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {

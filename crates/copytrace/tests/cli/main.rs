@@ -33,9 +33,13 @@ mod redis_index;
 mod removal_days;
 mod rendered_evidence;
 mod rendering;
+mod reports;
 mod review;
 mod schedules;
 mod sending;
+/// The SMTP server the service's tests share.
+#[path = "../../../service/tests/support/mod.rs"]
+mod smtp_support;
 mod stats;
 mod timestamps;
 #[path = "../../../service/tests/support/tsa.rs"]

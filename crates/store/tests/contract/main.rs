@@ -21,6 +21,7 @@ mod postgres;
 mod profiles;
 mod recrawl;
 mod removals;
+mod reports;
 mod review;
 mod runs;
 mod schedules;
