@@ -160,6 +160,7 @@ pub(super) async fn evidence(
             rights_holder_id: caller.tenant(),
             out: package_dir.clone(),
             screenshot,
+            timestamps: None,
         },
     )
     .await

@@ -331,9 +331,13 @@ pub(super) async fn time_to_piracy(
 ) -> ApiResult<Json<TimeToPiracyBody>> {
     caller.enter(Area::Statistics)?;
     let filter = stats_filter(&caller, &state, &params).await?;
-    let ttp = copytrace_service::stats::time_to_piracy(state.store.as_ref(), &filter)
-        .await
-        .map_err(ApiError::service)?;
+    let ttp = copytrace_service::stats::time_to_piracy(
+        state.store.as_ref(),
+        &filter,
+        &copytrace_analytics::stats::PublishedWindow::default(),
+    )
+    .await
+    .map_err(ApiError::service)?;
     let delays = |rows: Vec<copytrace_analytics::stats::DelayRow>| {
         rows.into_iter()
             .map(|d| DelayItem {
