@@ -206,7 +206,7 @@ impl<I: Index> Matcher<I> {
     }
 
     /// [`Matcher::match_texts`], showing `read` each page's canonical characters (its index
-    /// in `texts`, and what [`normalize`] gives) as they are read: what else is made of a
+    /// in `texts`, and what [`normalize()`] gives) as they are read: what else is made of a
     /// page's text (its sketch) is made without normalizing it again.
     pub fn match_texts_reading(
         &self,

@@ -62,7 +62,7 @@ impl Sketcher {
     }
 
     /// [`Sketcher::page_sketch`] of a page already normalized (its canonical characters, as
-    /// [`normalize`] gives them): what the matcher sketches with the text it has just read,
+    /// [`normalize()`] gives them): what the matcher sketches with the text it has just read,
     /// rather than reading the page a second time.
     pub fn page_sketch_of(&self, normalized: &[char]) -> Vec<u32> {
         self.keys(normalized, true)
