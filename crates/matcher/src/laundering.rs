@@ -512,6 +512,8 @@ impl SenseIndex {
         let mut blocks: HashMap<WorkId, usize> = HashMap::new();
         BLOCK_SCORES.with_borrow_mut(|scores| {
             scores.make_room(self.slot_works.len());
+            // A query that panicked on this thread may have left its scores behind.
+            scores.clear();
             let mut token_number = 0u32;
             let mut buffer = [0u32; 1];
             let mut total = 0.0;
