@@ -5,7 +5,8 @@
 //! |---|---|---|
 //! | `{prefix}:p:{p<bits>:<bucket hex>}` | string | packed postings ([`PACKED_POSTING`] bytes each: hash check, work id, position) of every hash whose top `bits` bits are `bucket` |
 //! | `{prefix}:p:count` | string | number of postings filed, for [`PostingIndex::len`] |
-//! | `{prefix}:p:filter` | string | a [`HashFilter`] of every hash filed: bits in `SETBIT` order |
+//! | `{prefix}:p:filter:b3` | string | a [`HashFilter`] of every hash filed: bits in `SETBIT` order |
+//! | `{prefix}:p:filter` | string | the filter's first layout (two probes anywhere): no longer read; a writer that finds it builds the new one at the next library change and deletes it |
 //!
 //! **Why buckets of packed strings.** A Redis key costs about 50–70 bytes of its own (dictionary
 //! entry, key and value headers) whatever it holds, and a set member 45–75 bytes; a posting is
@@ -184,7 +185,16 @@ impl RedisPostings {
         })
     }
 
+    /// The filter's key. The name tells its layout (`b3`: three probes in a block of 512
+    /// bits), so that a reader never probes a filter set in another layout, which would say
+    /// "filed nowhere" of hashes that are filed.
     fn filter_key(&self) -> String {
+        format!("{}:p:filter:b3", self.prefix)
+    }
+
+    /// The key of the filter's first layout (two probes anywhere in the filter), which readers
+    /// no longer read: see [`RedisPostings::filter_has_room`].
+    fn first_filter_key(&self) -> String {
         format!("{}:p:filter", self.prefix)
     }
 
@@ -295,9 +305,20 @@ impl RedisPostings {
     /// Whether the filter in Redis still has room for the postings filed
     /// ([`HashFilter::has_room_for`]); `true` for an index without a filter, which has nothing
     /// to grow.
+    ///
+    /// An index whose filter is still in the first layout (built before the filter's key named
+    /// its layout) is read whole by readers of this one; it has no room either, so the writer
+    /// builds the filter in this layout at its next library change.
     pub fn filter_has_room(&self) -> Result<bool, IndexError> {
         let bits = self.shared_filter_bits()?;
-        Ok(bits == 0 || HashFilter::bits_have_room_for(bits, self.len()? as u64))
+        if bits == 0 {
+            let first: bool = self.link.query(
+                "look for a postings filter of the first layout",
+                redis::cmd("EXISTS").arg(self.first_filter_key()),
+            )?;
+            return Ok(!first);
+        }
+        Ok(HashFilter::bits_have_room_for(bits, self.len()? as u64))
     }
 
     /// Replaces the filter in Redis with `filter`, which holds every hash the index files
@@ -310,6 +331,16 @@ impl RedisPostings {
             redis::cmd("SET")
                 .arg(self.filter_key())
                 .arg(filter.as_bytes()),
+        )?;
+        self.drop_first_filter()
+    }
+
+    /// Deletes a filter of the first layout, which no reader reads once one in this layout
+    /// is written.
+    fn drop_first_filter(&self) -> Result<(), IndexError> {
+        self.link.query::<Value>(
+            "delete the postings filter of the first layout",
+            redis::cmd("DEL").arg(self.first_filter_key()),
         )?;
         Ok(())
     }
@@ -613,6 +644,7 @@ impl PostingLoader<'_> {
         postings
             .link
             .query::<Value>("write the postings filter", &filter_cmd)?;
+        postings.drop_first_filter()?;
         let mut written = 0u64;
         let mut cmds = Vec::with_capacity(BUCKETS_PER_BATCH);
         let mut buckets: Vec<(u64, Vec<u8>)> = self.buckets.into_iter().collect();

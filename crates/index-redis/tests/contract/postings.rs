@@ -8,7 +8,7 @@ use copytrace_matcher::postings::{
 };
 use copytrace_matcher::{PostingConfig, WorkId};
 
-use crate::helpers::{TestRedisIndex, splitmix};
+use crate::helpers::{TestRedisIndex, redis_url, splitmix};
 
 /// Sorted postings of each hash, for order-free comparison.
 fn answers(index: &dyn PostingIndex, hashes: &[u64], limit: usize) -> Vec<Vec<(WorkId, u32)>> {
@@ -304,6 +304,68 @@ fn a_reader_skips_hashes_its_filter_lacks_and_finds_appended_works_once_refreshe
 #[test]
 fn a_reader_on_a_cluster_skips_hashes_its_filter_lacks_until_refreshed() {
     filtered_like_memory(TestRedisIndex::on_cluster(3));
+}
+
+/// An index whose filter is still in the first layout (two probes anywhere, under
+/// `{prefix}:p:filter`) is read whole, says it has no room so that the writer builds one in
+/// the layout readers read, and loses the old one once that is written.
+#[test]
+fn a_filter_of_the_first_layout_is_read_whole_and_replaced() {
+    let test = TestRedisIndex::new(3);
+    let config = PostingConfig::default();
+    let works: Vec<(WorkId, Vec<Key>)> = texts(4)
+        .iter()
+        .enumerate()
+        .map(|(id, t)| (id as WorkId, work_keys(&normalize(t).chars, &config)))
+        .collect();
+    let all: Vec<Key> = works.iter().flat_map(|(_, k)| k.iter().copied()).collect();
+    let hashes = distinct_hashes(&all);
+    let mut memory = MemoryPostings::new();
+    for (id, keys) in &works {
+        memory.insert_work(*id, keys).unwrap();
+    }
+    let mut writer = test.index.postings_sized(&config, 0).unwrap();
+    writer.load(works.iter().cloned()).unwrap();
+    // What an index of the first layout holds: its filter under the old name, none under the
+    // new one.
+    let prefix = test.index.prefix().to_string();
+    let mut redis = redis::Client::open(redis_url())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let _: () = redis::cmd("RENAME")
+        .arg(format!("{prefix}:p:filter:b3"))
+        .arg(format!("{prefix}:p:filter"))
+        .query(&mut redis)
+        .unwrap();
+    let reader = test.index.postings(&config).unwrap();
+    assert_eq!(
+        reader.load_filter().unwrap(),
+        0,
+        "the old layout is not read"
+    );
+    assert_eq!(
+        answers(&reader, &hashes, config.common),
+        answers(&memory, &hashes, config.common)
+    );
+    assert!(!writer.filter_has_room().unwrap());
+
+    let mut filter = HashFilter::sized_for(writer.len().unwrap() as u64);
+    for key in &all {
+        filter.insert(key.hash);
+    }
+    writer.write_filter(&filter).unwrap();
+    assert!(writer.filter_has_room().unwrap());
+    let old: bool = redis::cmd("EXISTS")
+        .arg(format!("{prefix}:p:filter"))
+        .query(&mut redis)
+        .unwrap();
+    assert!(!old, "the old layout's filter is deleted");
+    assert_eq!(reader.load_filter().unwrap(), filter.bits());
+    assert_eq!(
+        answers(&reader, &hashes, config.common),
+        answers(&memory, &hashes, config.common)
+    );
 }
 
 /// Postings filed again under more bucket bits beside the ones in use: readers keep reading
