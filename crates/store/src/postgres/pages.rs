@@ -272,14 +272,7 @@ pub(super) async fn save_page_sketches(
         return Ok(0);
     }
     let mut tx = store.begin().await?;
-    let mut saved = 0;
-    for sketch in sketches {
-        match shared::save_page_sketch::<Postgres, _>(&mut *tx, sketch).await {
-            Ok(()) => saved += 1,
-            Err(StoreError::NotFound(_)) => {}
-            Err(error) => return Err(error),
-        }
-    }
+    let saved = shared::save_page_sketches_in::<Postgres>(&mut *tx, sketches).await?;
     tx.commit().await?;
     Ok(saved)
 }

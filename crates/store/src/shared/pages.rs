@@ -164,6 +164,55 @@ where
     Ok(())
 }
 
+/// Sketches written by one statement: a page's verdicts are recorded a batch at a time, and a
+/// statement per sketch was a large part of what the store's thread did for them.
+const SKETCH_ROWS_PER_UPSERT: usize = 256;
+
+/// [`crate::Store::save_page_sketches`] in the caller's transaction: a few statements for the
+/// whole batch, each upserting many rows, skipping pages that do not exist (any more). A page
+/// named twice keeps its last sketch. Returns the sketches saved.
+pub(crate) async fn save_page_sketches_in<DB>(
+    conn: &mut DB::Connection,
+    sketches: &[PageSketch],
+) -> Result<u64>
+where
+    DB: Db,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    String: for<'q> Encode<'q, DB> + Type<DB>,
+    Vec<u8>: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> DB::Arguments: sqlx::IntoArguments<DB>,
+{
+    // One row a page (the last sketch given for it): an upsert may not touch a row twice.
+    let mut last: std::collections::BTreeMap<Id, &PageSketch> = std::collections::BTreeMap::new();
+    for sketch in sketches {
+        last.insert(sketch.page_id, sketch);
+    }
+    let rows: Vec<&PageSketch> = last.into_values().collect();
+    let mut saved = 0;
+    for chunk in rows.chunks(SKETCH_ROWS_PER_UPSERT) {
+        let mut upsert = sqlx::QueryBuilder::<DB>::new(
+            "INSERT INTO page_sketches (page_id, content_hash, version, sample) \
+             SELECT v.column1, v.column2, v.column3, v.column4 FROM (",
+        );
+        upsert.push_values(chunk, |mut row, sketch| {
+            let sample: Vec<u8> = sketch.sample.iter().flat_map(|h| h.to_le_bytes()).collect();
+            row.push_bind(sketch.page_id)
+                .push_bind(sketch.content_hash.clone())
+                .push_bind(i64::from(sketch.version))
+                .push_bind(sample);
+        });
+        upsert.push(
+            ") v WHERE EXISTS (SELECT 1 FROM pages WHERE id = v.column1) \
+             ON CONFLICT (page_id) DO UPDATE SET content_hash = excluded.content_hash, \
+             version = excluded.version, sample = excluded.sample",
+        );
+        let done = upsert.build().execute(&mut *conn).await?;
+        saved += DB::rows_affected(&done);
+    }
+    Ok(saved)
+}
+
 /// [`crate::Store::page_sketches`].
 pub(crate) async fn page_sketches<'e, DB, E>(
     executor: E,

@@ -244,14 +244,7 @@ pub(super) async fn save_page_sketches(
         return Ok(0);
     }
     let mut tx = store.write().await?;
-    let mut saved = 0;
-    for sketch in sketches {
-        match shared::save_page_sketch::<Sqlite, _>(&mut *tx, sketch).await {
-            Ok(()) => saved += 1,
-            Err(crate::StoreError::NotFound(_)) => {}
-            Err(error) => return Err(error),
-        }
-    }
+    let saved = shared::save_page_sketches_in::<Sqlite>(&mut *tx, sketches).await?;
     tx.commit().await?;
     Ok(saved)
 }

@@ -191,6 +191,29 @@ async fn pages_are_read_and_sketches_stored_by_the_batch_skipping_deleted_pages(
         .map(|s| s.page_id)
         .collect();
     assert_eq!(stored, [first, second]);
+
+    // Saved again: each page keeps the last sketch given for it, however often it is named.
+    let resketched = |page_id, text: &str, mark: u32| PageSketch {
+        sample: vec![mark],
+        ..sketch(page_id, text)
+    };
+    let saved = store
+        .save_page_sketches(&[
+            resketched(first, "one", 1),
+            resketched(second, "two", 2),
+            resketched(first, "one", 3),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(saved, 2);
+    let samples: Vec<(i64, Vec<u32>)> = store
+        .page_sketches(0, 10, 1)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| (s.page_id, s.sample))
+        .collect();
+    assert_eq!(samples, [(first, vec![3]), (second, vec![2])]);
 }
 
 async fn texts_that_several_pages_show_are_named_once_each(store: Arc<dyn Store>) {
