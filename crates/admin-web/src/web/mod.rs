@@ -90,7 +90,8 @@ pub struct WebState {
     pub trusted_proxies: Vec<ipnet::IpNet>,
     /// The SMTP server and sender takedown notices are mailed through (the alert mailer's,
     /// as `copytrace notice send` uses); without an SMTP URL, sending from the web is refused
-    /// saying so.
+    /// saying so. Its time-stamping authority (`timestamps`) also stamps the evidence packages
+    /// the web and the API hand out, as `copytrace evidence` does.
     pub mail: copytrace_service::alerts::AlertSettings,
 }
 

@@ -1,0 +1,190 @@
+//! What the admin web and the API hand out as files and figures (issue 40): evidence packages
+//! with the trusted timestamp `copytrace evidence` gives them (against a real RFC 3161 TSA,
+//! OpenSSL's, started here), the weekly report's page and workbook, and the search-engine and
+//! abuse exports of a notice, each the caller's own only (another holder's is a 404).
+
+mod harness;
+#[path = "../../service/tests/support/tsa.rs"]
+mod tsa;
+
+use std::io::Read;
+
+use copytrace_service::alerts::AlertSettings;
+use copytrace_service::evidence;
+use copytrace_service::timestamp::{Trust, TsaSettings, read_trusted};
+use harness::{OTHER_RIGHTS_HOLDER, PASSWORD, RIGHTS_HOLDER, Site};
+use reqwest::StatusCode;
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, COOKIE, SET_COOKIE};
+
+/// A logged-in browser session: its cookie and CSRF token.
+struct Session {
+    cookie: String,
+    csrf: String,
+}
+
+fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+fn cookie_pair(response: &reqwest::Response, name: &str) -> Option<String> {
+    response
+        .headers()
+        .get_all(SET_COOKIE)
+        .iter()
+        .map(|v| v.to_str().unwrap().to_owned())
+        .find(|v| v.starts_with(&format!("{name}=")))
+        .map(|v| v.split(';').next().unwrap().to_owned())
+}
+
+fn csrf_of(html: &str) -> String {
+    let start = html.find("name=\"csrf\" value=\"").expect("a CSRF field") + 19;
+    html[start..start + html[start..].find('"').unwrap()].to_owned()
+}
+
+/// Logs `email` in, with the interface in `lang`.
+async fn login(site: &Site, email: &str, lang: &str) -> Session {
+    let http = http();
+    let form = http.get(site.url("/login")).send().await.unwrap();
+    let login_cookie = cookie_pair(&form, "copytrace_csrf").unwrap();
+    let csrf = csrf_of(&form.text().await.unwrap());
+    let response = http
+        .post(site.url("/login"))
+        .header(COOKIE, &login_cookie)
+        .form(&[
+            ("csrf", csrf.as_str()),
+            ("email", email),
+            ("password", PASSWORD),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::SEE_OTHER, "{email} logs in");
+    let cookie = format!(
+        "{}; copytrace_lang={lang}",
+        cookie_pair(&response, "copytrace_session").unwrap()
+    );
+    let home = get(site, "/", &cookie).await.text().await.unwrap();
+    Session {
+        csrf: csrf_of(&home),
+        cookie,
+    }
+}
+
+async fn get(site: &Site, path: &str, cookie: &str) -> reqwest::Response {
+    http()
+        .get(site.url(path))
+        .header(COOKIE, cookie)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Posts a form with the session's CSRF token.
+async fn post(site: &Site, path: &str, session: &Session) -> reqwest::Response {
+    http()
+        .post(site.url(path))
+        .header(COOKIE, &session.cookie)
+        .form(&[("csrf", session.csrf.as_str())])
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Unpacks a ZIP archive into a new temporary directory; returns it and the names inside.
+fn unzip(bytes: &[u8]) -> (tempfile::TempDir, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+    let mut names = Vec::new();
+    for i in 0..archive.len() {
+        let mut file = archive.by_index(i).unwrap();
+        let name = file.name().unwrap().into_owned();
+        let path = dir.path().join(&name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut content = Vec::new();
+        file.read_to_end(&mut content).unwrap();
+        std::fs::write(&path, content).unwrap();
+        names.push(name);
+    }
+    (dir, names)
+}
+
+/// Checks an evidence ZIP of match `id`: it holds `manifest.tsr`, and the unpacked package
+/// verifies, token included, against the TSA's CA and the store (as `copytrace evidence
+/// verify --tsa-cert CA DIR` does).
+async fn assert_stamped_package(site: &Site, bytes: &[u8], id: i64, ca: &std::path::Path) {
+    let (dir, names) = unzip(bytes);
+    assert!(
+        names.contains(&format!("evidence-{id}/manifest.tsr")),
+        "the archive has the timestamp token: {names:?}"
+    );
+    let package = dir.path().join(format!("evidence-{id}"));
+    let trusted = read_trusted(ca).unwrap();
+    let check = evidence::verify_package(&package, Some(site.store.as_ref()), Some(&trusted))
+        .await
+        .unwrap();
+    assert!(check.ok(), "the package verifies: {:?}", check.problems);
+    let stamp = check.timestamp.expect("the token was checked");
+    assert!(
+        matches!(&stamp.trust, Trust::Chained(anchor) if anchor.contains("Web Test Root CA")),
+        "{:?}",
+        stamp.trust
+    );
+    // A changed file is caught, the token still naming the manifest it stamped.
+    std::fs::write(package.join("page.txt"), "altered").unwrap();
+    let check = evidence::verify_package(&package, Some(site.store.as_ref()), Some(&trusted))
+        .await
+        .unwrap();
+    assert!(!check.ok(), "an altered file fails verification");
+}
+
+#[tokio::test]
+async fn evidence_zips_from_the_web_and_the_api_carry_the_trusted_timestamp() {
+    let authority = tsa::TestTsa::start("Web");
+    let site = Site::start_with_mail(AlertSettings {
+        timestamps: Some(TsaSettings::parse(&authority.url).unwrap()),
+        ..AlertSettings::default()
+    })
+    .await;
+    let id = site.seeded.night_rain_match;
+
+    // The web: the holder's own match.
+    let session = login(&site, RIGHTS_HOLDER, "en").await;
+    let response = post(&site, &format!("/matches/{id}/package"), &session).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()[CONTENT_TYPE], "application/zip");
+    let bytes = response.bytes().await.unwrap();
+    assert_stamped_package(&site, &bytes, id, &authority.ca_cert).await;
+    assert_eq!(authority.answered(), 1);
+
+    // The API.
+    let (token, _) =
+        copytrace_service::accounts::create_api_token(site.store.as_ref(), RIGHTS_HOLDER, "zip")
+            .await
+            .unwrap();
+    let response = http()
+        .post(site.url(&format!("/api/v1/matches/{id}/evidence")))
+        .header(AUTHORIZATION, format!("Bearer {token}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let bytes = response.bytes().await.unwrap();
+    assert_stamped_package(&site, &bytes, id, &authority.ca_cert).await;
+    assert_eq!(authority.answered(), 2);
+    // Both packages and their tokens are recorded with the match.
+    let recorded = site.store.evidence_packages(id).await.unwrap();
+    assert_eq!(recorded.len(), 2);
+    assert!(
+        recorded.iter().all(|p| p.timestamp.is_some()),
+        "{recorded:?}"
+    );
+
+    // Another holder's match is a 404, and nothing is stamped for it.
+    let other = login(&site, OTHER_RIGHTS_HOLDER, "en").await;
+    let response = post(&site, &format!("/matches/{id}/package"), &other).await;
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    assert_eq!(authority.answered(), 2);
+}
