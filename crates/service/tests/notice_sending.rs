@@ -425,8 +425,12 @@ async fn notices_are_mailed_once_under_each_law_followed_up_once_and_kept_in_his
     let _ = us_second;
 
     // Follow-up, run again and again: one reminder after 7 days, one escalation after 14, for
-    // the notice whose copies are not all gone; nothing for the removed one.
-    let follow = FollowUpSettings::default();
+    // the notice whose copies are not all gone; nothing for the removed one. (The delisting
+    // step, later, is `a_notice_left_online_climbs_every_step_once`'s.)
+    let follow = FollowUpSettings {
+        delist_days: 90,
+        ..FollowUpSettings::default()
+    };
     let mut reminded = Vec::new();
     let mut escalated = Vec::new();
     for day in [2, 6, 8, 8, 9, 13, 15, 15, 16, 30] {
@@ -512,6 +516,255 @@ async fn notices_are_mailed_once_under_each_law_followed_up_once_and_kept_in_his
     assert_eq!(
         cn_steps.last().map(|s| (s.to, s.actor.as_str())),
         Some((NoticeStatus::RemovalVerified, "removal-check"))
+    );
+}
+
+/// Follow-up over simulated days: reminder, escalation to the host's abuse desk and to the
+/// CDN's, then the delisting lists mailed to the rights holder, each once however often it
+/// runs, each a step of the history with its time and actor.
+#[tokio::test]
+async fn a_notice_left_online_climbs_every_step_once() {
+    let (store, _holder, work) = library().await;
+    let store = store.as_ref();
+    let evidence = tempfile::tempdir().unwrap();
+    let site = "cdn.pirate.example";
+    let page = copied(store, "https://cdn.pirate.example/read/1", work, 0).await;
+    alias(store, "https://m.cdn.pirate.example/read/1", page).await;
+    let us = notice(store, site, NoticeLaw::Us, evidence.path()).await;
+    for (email, kind) in [
+        ("dmca@cdn.pirate.example", ContactKind::Copyright),
+        ("abuse@host.example", ContactKind::Abuse),
+        ("abuse@cdn-provider.example", ContactKind::Cdn),
+    ] {
+        contacts::add(store, site, email, kind, at(0))
+            .await
+            .unwrap();
+    }
+    let (smtp, received) = start_smtp();
+    let mail = settings(smtp);
+    sending::send(store, us.id, &request(&mail, "cli:tester", 0))
+        .await
+        .unwrap();
+
+    let follow = FollowUpSettings::default();
+    assert_eq!(
+        (
+            follow.reminder_days,
+            follow.escalate_days,
+            follow.delist_days
+        ),
+        (7, 14, 21)
+    );
+    let mut steps_taken = Vec::new();
+    for day in [1, 7, 7, 10, 14, 14, 15, 20, 21, 21, 22, 40] {
+        let report = sending::follow_up(store, &mail, &follow, "scheduler", at(day))
+            .await
+            .unwrap();
+        assert!(report.failures.is_empty(), "{report:?}");
+        assert!(report.escalated_without_contact.is_empty(), "{report:?}");
+        for (step, ids) in [
+            ("reminder", &report.reminded),
+            ("host", &report.escalated),
+            ("cdn", &report.cdn_escalated),
+            ("delisting", &report.delisted),
+        ] {
+            steps_taken.extend(ids.iter().map(|id| (day, step, *id)));
+        }
+    }
+    assert_eq!(
+        steps_taken,
+        [
+            (7, "reminder", us.id),
+            (14, "host", us.id),
+            (14, "cdn", us.id),
+            (21, "delisting", us.id)
+        ]
+    );
+    assert_eq!(received.lock().unwrap().len(), 5, "notice and four steps");
+    let cdn = mail_about(&received, "CDN abuse report");
+    assert_eq!(cdn.to, ["abuse@cdn-provider.example"]);
+    let cdn_text = parse(&cdn).body_text(0).unwrap().into_owned();
+    assert!(
+        cdn_text.contains("served through your CDN") && cdn_text.contains("read/1"),
+        "{cdn_text}"
+    );
+    assert_eq!(
+        mail_about(&received, "Abuse report").to,
+        ["abuse@host.example"]
+    );
+
+    // The delisting lists go to the rights holder, one attachment per engine, each with every
+    // URL of the notice, aliases included, as `notice export --format ENGINE` writes them.
+    let delisting = mail_about(&received, "Search-engine delisting lists");
+    assert_eq!(delisting.to, ["legal@yuewen.example"]);
+    let message = parse(&delisting);
+    let text = message.body_text(0).unwrap().into_owned();
+    assert!(
+        text.contains("reportcontent.google.com") && text.contains("2 URL(s)"),
+        "{text}"
+    );
+    let attachments: Vec<(String, String)> = message
+        .attachments()
+        .map(|a| {
+            (
+                a.attachment_name().unwrap().to_owned(),
+                String::from_utf8_lossy(a.contents()).into_owned(),
+            )
+        })
+        .collect();
+    let names: Vec<&str> = attachments.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            format!("delisting-{}-google.txt", us.id),
+            format!("delisting-{}-bing.txt", us.id),
+            format!("delisting-{}-baidu.txt", us.id)
+        ]
+    );
+    for ((_, list), engine) in attachments.iter().zip([
+        copytrace_analytics::delisting::Engine::Google,
+        copytrace_analytics::delisting::Engine::Bing,
+        copytrace_analytics::delisting::Engine::Baidu,
+    ]) {
+        let exported = notices::export(
+            store,
+            us.id,
+            None,
+            notices::ExportKind::Delisting(engine),
+            &notices::AbuseOptions::default(),
+            at(21),
+        )
+        .await
+        .unwrap();
+        assert_eq!(list.replace("\r\n", "\n"), exported);
+        assert!(
+            list.contains("https://m.cdn.pirate.example/read/1"),
+            "{list}"
+        );
+    }
+    assert_eq!(
+        store.get_notice(us.id, None).await.unwrap().status,
+        NoticeStatus::Delisting
+    );
+
+    // Each step in the history, with its time and actor.
+    let (steps, mails) = notices::history(store, us.id).await.unwrap();
+    let summary: Vec<(NoticeStatus, NoticeStatus, DateTime<Utc>, &str)> = steps
+        .iter()
+        .map(|s| (s.from, s.to, s.at, s.actor.as_str()))
+        .collect();
+    assert_eq!(
+        summary[2..],
+        [
+            (NoticeStatus::Sent, NoticeStatus::Sent, at(7), "scheduler"),
+            (
+                NoticeStatus::Sent,
+                NoticeStatus::Escalated,
+                at(14),
+                "scheduler"
+            ),
+            (
+                NoticeStatus::Escalated,
+                NoticeStatus::Escalated,
+                at(14),
+                "scheduler"
+            ),
+            (
+                NoticeStatus::Escalated,
+                NoticeStatus::Delisting,
+                at(21),
+                "scheduler"
+            ),
+        ]
+    );
+    assert!(
+        steps[4].note.as_deref().unwrap().contains("CDN"),
+        "{steps:?}"
+    );
+    assert!(
+        steps[5]
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("legal@yuewen.example"),
+        "{steps:?}"
+    );
+    assert_eq!(mails.len(), 5);
+
+    // A removal check still moves a notice at the last step: the copy is gone.
+    gone(store, page, work, 41).await;
+    assert_eq!(notices::follow_removals(store, at(41)).await.unwrap(), 1);
+    assert_eq!(
+        store.get_notice(us.id, None).await.unwrap().status,
+        NoticeStatus::RemovalVerified
+    );
+}
+
+/// Without a profile e-mail, the delisting lists are recorded as made, mailed to nobody, and
+/// the notice still reaches `delisting`; a site without a CDN contact has no CDN step.
+#[tokio::test]
+async fn delisting_without_a_holder_address_is_recorded_once() {
+    let (store, holder, work) = library().await;
+    let store = store.as_ref();
+    let mut profile = store.rights_holder_profile(holder).await.unwrap().unwrap();
+    let evidence = tempfile::tempdir().unwrap();
+    copied(store, "https://plain.pirate.example/read/1", work, 0).await;
+    let cn = notice(
+        store,
+        "plain.pirate.example",
+        NoticeLaw::Cn,
+        evidence.path(),
+    )
+    .await;
+    profile.email = None;
+    store.set_rights_holder_profile(&profile).await.unwrap();
+    contacts::add(
+        store,
+        "plain.pirate.example",
+        "webmaster@plain.pirate.example",
+        ContactKind::General,
+        at(0),
+    )
+    .await
+    .unwrap();
+    let (smtp, received) = start_smtp();
+    let mail = settings(smtp);
+    sending::send(store, cn.id, &request(&mail, "cli:tester", 0))
+        .await
+        .unwrap();
+    let follow = FollowUpSettings::default();
+    let mut delisted = Vec::new();
+    for day in [14, 21, 21, 30] {
+        let report = sending::follow_up(store, &mail, &follow, "scheduler", at(day))
+            .await
+            .unwrap();
+        assert!(report.failures.is_empty(), "{report:?}");
+        assert!(
+            report.cdn_escalated.is_empty(),
+            "no CDN contact: {report:?}"
+        );
+        delisted.extend(report.delisted.iter().map(|id| (day, *id)));
+    }
+    assert_eq!(delisted, [(21, cn.id)]);
+    // The notice and the reminder only: the host has no abuse contact, the holder no address.
+    assert_eq!(received.lock().unwrap().len(), 2);
+    let (steps, mails) = notices::history(store, cn.id).await.unwrap();
+    let last = steps.last().unwrap();
+    assert_eq!(
+        (last.from, last.to),
+        (NoticeStatus::Escalated, NoticeStatus::Delisting)
+    );
+    let note = last.note.as_deref().unwrap();
+    assert!(
+        note.contains("mailed to nobody") && note.contains("notice export"),
+        "{note}"
+    );
+    assert!(
+        mails
+            .iter()
+            .any(|m| m.purpose == copytrace_store::MailPurpose::Delisting
+                && m.state == MailState::Skipped),
+        "{mails:?}"
     );
 }
 
@@ -729,6 +982,7 @@ async fn the_scheduled_alerts_job_follows_notices_up_as_the_scheduler() {
         follow_up: FollowUpSettings {
             reminder_days: 0,
             escalate_days: 0,
+            delist_days: 0,
         },
         ..settings(smtp)
     };
@@ -764,7 +1018,10 @@ async fn the_scheduled_alerts_job_follows_notices_up_as_the_scheduler() {
     };
     let first = run_job().await;
     assert!(
-        first.contains("notices: 1 reminded, 1 escalated (1 without an abuse contact)"),
+        first.contains(
+            "notices: 1 reminded, 1 escalated (1 without an abuse contact), 0 to a CDN, \
+             1 delisting"
+        ),
         "{first}"
     );
     let second = run_job().await;
@@ -774,16 +1031,23 @@ async fn the_scheduled_alerts_job_follows_notices_up_as_the_scheduler() {
     );
     assert_eq!(
         received.lock().unwrap().len(),
-        2,
-        "the notice and one reminder"
+        3,
+        "the notice, one reminder and the delisting lists to the holder"
     );
     let (steps, _) = notices::history(&*store, us.id).await.unwrap();
     let actors: Vec<&str> = steps.iter().map(|s| s.actor.as_str()).collect();
     assert_eq!(
         actors,
-        ["cli:tester", "cli:tester", "scheduler", "scheduler"]
+        [
+            "cli:tester",
+            "cli:tester",
+            "scheduler",
+            "scheduler",
+            "scheduler"
+        ]
     );
     assert_eq!(steps[3].to, NoticeStatus::Escalated);
+    assert_eq!(steps[4].to, NoticeStatus::Delisting);
 }
 
 #[tokio::test]

@@ -602,8 +602,9 @@ pub struct SiteItem {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ContactItem {
     pub email: String,
-    /// `copyright`, `general` or `abuse` (abuse desks get escalations, and notices only when
-    /// the site has no other address).
+    /// `copyright`, `general`, `abuse` or `cdn` (abuse desks get escalations, and notices only
+    /// when the site has no other address; `cdn` ones, the CDN's abuse desk, a further
+    /// escalation).
     pub kind: String,
     /// `found` (on one of the site's pages) or `operator` (added by a person; comes first).
     pub source: String,
@@ -634,7 +635,7 @@ pub struct SiteContactsBody {
 pub struct NewContactRequest {
     /// The address (a `mailto:` link is taken for its address).
     pub email: String,
-    /// `copyright` (default), `general` or `abuse`.
+    /// `copyright` (default), `general`, `abuse` or `cdn`.
     pub kind: Option<String>,
 }
 
