@@ -188,3 +188,168 @@ async fn evidence_zips_from_the_web_and_the_api_carry_the_trusted_timestamp() {
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
     assert_eq!(authority.answered(), 2);
 }
+
+/// A tiny valid PNG (1×1, grey).
+const PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x00, 0x00, 0x00, 0x00, 0x3a, 0x7e, 0x9b,
+    0x55, 0x00, 0x00, 0x00, 0x0a, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x68, 0x00, 0x00, 0x00,
+    0x82, 0x00, 0x81, 0x77, 0xcd, 0x72, 0xb6, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae,
+    0x42, 0x60, 0x82,
+];
+
+/// Uploads `bytes` as the signature image of holder `id` from the profile page's form.
+async fn upload_signature(
+    site: &Site,
+    session: &Session,
+    id: i64,
+    csrf: &str,
+    bytes: &[u8],
+) -> reqwest::Response {
+    let form = reqwest::multipart::Form::new()
+        .text("csrf", csrf.to_owned())
+        .part(
+            "image",
+            reqwest::multipart::Part::bytes(bytes.to_vec()).file_name("signature.png"),
+        );
+    http()
+        .post(site.url(&format!("/holders/{id}/signature-image")))
+        .header(COOKIE, &session.cookie)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_signature_image_is_uploaded_checked_and_shown_to_its_holder_only() {
+    let site = Site::start().await;
+    let store = site.store.as_ref();
+    let a = copytrace_service::holders::find(store, harness::HOLDER_A)
+        .await
+        .unwrap()
+        .id;
+    let b = copytrace_service::holders::find(store, harness::HOLDER_B)
+        .await
+        .unwrap()
+        .id;
+    let session = login(&site, RIGHTS_HOLDER, "zh").await;
+
+    // Without the form's CSRF token: refused, nothing stored.
+    let response = upload_signature(&site, &session, a, "forged", PNG).await;
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+    // Not a PNG or JPEG, whatever its name: refused with why, in the form.
+    let response = upload_signature(&site, &session, a, &session.csrf, b"GIF89a not a png").await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    assert!(
+        response
+            .text()
+            .await
+            .unwrap()
+            .contains("neither a PNG nor a JPEG"),
+        "the reason is shown"
+    );
+    assert_eq!(store.signature_image(a).await.unwrap(), None);
+
+    let response = upload_signature(&site, &session, a, &session.csrf, PNG).await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let image = get(
+        &site,
+        &format!("/holders/{a}/signature-image"),
+        &session.cookie,
+    )
+    .await;
+    assert_eq!(image.status(), StatusCode::OK);
+    assert_eq!(image.headers()[CONTENT_TYPE], "image/png");
+    assert_eq!(image.bytes().await.unwrap().as_ref(), PNG);
+    let profile = get(&site, &format!("/holders/{a}/profile"), &session.cookie)
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        profile.contains(&format!("src=\"/holders/{a}/signature-image\"")),
+        "the profile page shows it"
+    );
+
+    // A notice of the holder shows it under its text.
+    copytrace_service::holders::set_profile(
+        store,
+        harness::HOLDER_A,
+        &copytrace_service::holders::ProfileUpdate {
+            legal_name: Some("星河文学有限公司".into()),
+            address: Some("北京市海淀区".into()),
+            email: Some("legal@xinghe.example".into()),
+            ..Default::default()
+        },
+        chrono::Utc::now(),
+    )
+    .await
+    .unwrap();
+    let evidence = tempfile::tempdir().unwrap();
+    let notice = copytrace_service::notices::create(
+        store,
+        &copytrace_service::notices::NoticeRequest {
+            holder: Some(harness::HOLDER_A),
+            site: "daoban.example",
+            law: None,
+            evidence: Some(&copytrace_service::notices::EvidenceOutput {
+                dir: evidence.path().to_owned(),
+                screenshot: evidence::ScreenshotSettings::Skip("not in this test".into()),
+                timestamps: None,
+            }),
+            at: chrono::Utc::now(),
+        },
+    )
+    .await
+    .unwrap();
+    let page = get(&site, &format!("/notices/{}", notice.id), &session.cookie)
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains(&format!("<img src=\"/holders/{a}/signature-image\"")),
+        "{page}"
+    );
+
+    // Another holder's image, and uploading to another holder: 404.
+    let other = login(&site, OTHER_RIGHTS_HOLDER, "en").await;
+    let response = get(
+        &site,
+        &format!("/holders/{a}/signature-image"),
+        &other.cookie,
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    let response = upload_signature(&site, &other, a, &other.csrf, PNG).await;
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    assert_eq!(store.signature_image(b).await.unwrap(), None);
+
+    // The API: the same check, the same tenancy.
+    let (token, _) = copytrace_service::accounts::create_api_token(store, RIGHTS_HOLDER, "sig")
+        .await
+        .unwrap();
+    let put = |id: i64, bytes: &'static [u8]| {
+        http()
+            .put(site.url(&format!("/api/v1/holders/{id}/signature-image")))
+            .header(AUTHORIZATION, format!("Bearer {token}"))
+            .body(bytes)
+            .send()
+    };
+    let refused = put(a, b"not an image").await.unwrap();
+    assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+    let stored = put(a, PNG).await.unwrap();
+    assert_eq!(stored.status(), StatusCode::OK);
+    let body: serde_json::Value = serde_json::from_str(&stored.text().await.unwrap()).unwrap();
+    assert_eq!(body["signature_image"], "image/png");
+    assert_eq!(put(b, PNG).await.unwrap().status(), StatusCode::NOT_FOUND);
+    let removed = http()
+        .delete(site.url(&format!("/api/v1/holders/{a}/signature-image")))
+        .header(AUTHORIZATION, format!("Bearer {token}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(removed.status(), StatusCode::OK);
+    assert_eq!(store.signature_image(a).await.unwrap(), None);
+}

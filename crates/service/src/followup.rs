@@ -42,8 +42,8 @@ use crate::error::{Result, ServiceError};
 use crate::holders;
 use crate::notices::{self, AbuseOptions, ExportKind};
 use crate::sending::{
-    DEFAULT_ESCALATE_DAYS, DEFAULT_REMINDER_DAYS, Mailer, SendRequest, claim, compose, escape_html,
-    finish, mailbox, manifest_lines, message_id, notice_recipients,
+    DEFAULT_ESCALATE_DAYS, DEFAULT_REMINDER_DAYS, Letter, Mailer, SendRequest, claim, compose,
+    escape_html, finish, mailbox, manifest_lines, message_id, notice_recipients,
 };
 
 /// Default days after sending before the delisting step.
@@ -267,14 +267,18 @@ async fn remind(
         manifest_lines(store, notice).await?
     );
     let mid = message_id(notice.id, MailPurpose::Reminder);
+    let signature = store.signature_image(notice.rights_holder_id).await?;
     let message = compose(
         &mailer.from,
         &recipients,
-        &subject,
-        &mid,
-        first.map(|m| m.message_id.as_str()),
-        notice.id,
-        &text,
+        &Letter {
+            subject: &subject,
+            message_id: &mid,
+            in_reply_to: first.map(|m| m.message_id.as_str()),
+            notice_id: notice.id,
+            text: &text,
+            signature: signature.as_ref(),
+        },
     )?;
     let claimed = claim(
         store,
@@ -439,14 +443,18 @@ async fn escalate(
         notice.body.trim_end(),
         manifest_lines(store, notice).await?
     );
+    let signature = store.signature_image(notice.rights_holder_id).await?;
     let message = compose(
         &mailer.from,
         &to,
-        &subject,
-        &mid,
-        first.map(|m| m.message_id.as_str()),
-        notice.id,
-        &text,
+        &Letter {
+            subject: &subject,
+            message_id: &mid,
+            in_reply_to: first.map(|m| m.message_id.as_str()),
+            notice_id: notice.id,
+            text: &text,
+            signature: signature.as_ref(),
+        },
     )?;
     let claimed = claim(
         store,

@@ -44,10 +44,10 @@
 use chrono::{DateTime, SecondsFormat, Utc};
 use copytrace_store::{
     ContactKind, Id, MailClaim, MailEnd, MailOutcome, MailPurpose, MailState, NewNoticeMail,
-    Notice, NoticeMail, NoticeStatus, SiteContact, Store, sha256_hex,
+    Notice, NoticeMail, NoticeStatus, SignatureImage, SiteContact, Store, sha256_hex,
 };
 use lettre::message::header::ContentType;
-use lettre::message::{Attachment, Mailbox, MultiPart};
+use lettre::message::{Attachment, Mailbox, MultiPart, SinglePart};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -207,43 +207,70 @@ pub(crate) async fn manifest_lines(store: &dyn Store, notice: &Notice) -> Result
     Ok(lines)
 }
 
-/// A mail of `text` (as plain text, as escaped HTML, and attached as `notice-ID.txt`).
-pub(crate) fn compose(
-    from: &Mailbox,
-    to: &[String],
-    subject: &str,
-    message_id: &str,
-    in_reply_to: Option<&str>,
-    notice_id: Id,
-    text: &str,
-) -> Result<Message> {
+/// The Content-ID of the signature image inline in a notice's HTML.
+const SIGNATURE_CID: &str = "signature@copytrace";
+
+/// What a mail about a notice says and who signs it.
+pub(crate) struct Letter<'a> {
+    pub(crate) subject: &'a str,
+    pub(crate) message_id: &'a str,
+    pub(crate) in_reply_to: Option<&'a str>,
+    pub(crate) notice_id: Id,
+    pub(crate) text: &'a str,
+    /// The rights holder's signature image, shown under the HTML text.
+    pub(crate) signature: Option<&'a SignatureImage>,
+}
+
+/// A mail of `letter.text` (as plain text, as escaped HTML with the holder's signature image
+/// inline, and attached as `notice-ID.txt`).
+pub(crate) fn compose(from: &Mailbox, to: &[String], letter: &Letter<'_>) -> Result<Message> {
     let mut builder = Message::builder()
         .from(from.clone())
-        .subject(subject)
-        .message_id(Some(message_id.to_owned()));
+        .subject(letter.subject)
+        .message_id(Some(letter.message_id.to_owned()));
     for address in to {
         builder = builder.to(mailbox(address)?);
     }
-    if let Some(original) = in_reply_to {
+    if let Some(original) = letter.in_reply_to {
         builder = builder
             .in_reply_to(original.to_owned())
             .references(original.to_owned());
     }
+    let text = letter.text;
+    let image = letter.signature.map_or_else(String::new, |_| {
+        format!(
+            "<p><img src=\"cid:{SIGNATURE_CID}\" alt=\"signature\" \
+             style=\"max-height: 120px; max-width: 360px\"></p>"
+        )
+    });
     let html = format!(
         "<!DOCTYPE html><html><head><meta charset=\"utf-8\"></head><body>\
-         <pre style=\"white-space: pre-wrap; font-family: sans-serif\">{}</pre></body></html>",
+         <pre style=\"white-space: pre-wrap; font-family: sans-serif\">{}</pre>{image}</body></html>",
         escape_html(text)
     );
-    let attachment = Attachment::new(format!("notice-{notice_id}.txt")).body(
+    let attachment = Attachment::new(format!("notice-{}.txt", letter.notice_id)).body(
         text.to_owned(),
         ContentType::parse("text/plain; charset=utf-8").expect("a valid content type"),
     );
+    let body = match letter.signature {
+        None => MultiPart::alternative_plain_html(text.to_owned(), html),
+        Some(signature) => {
+            let content_type = ContentType::parse(&signature.content_type)
+                .map_err(|e| ServiceError::invalid(format!("bad signature image type: {e}")))?;
+            MultiPart::alternative()
+                .singlepart(SinglePart::plain(text.to_owned()))
+                .multipart(
+                    MultiPart::related()
+                        .singlepart(SinglePart::html(html))
+                        .singlepart(
+                            Attachment::new_inline(SIGNATURE_CID.to_owned())
+                                .body(signature.bytes.clone(), content_type),
+                        ),
+                )
+        }
+    };
     builder
-        .multipart(
-            MultiPart::mixed()
-                .multipart(MultiPart::alternative_plain_html(text.to_owned(), html))
-                .singlepart(attachment),
-        )
+        .multipart(MultiPart::mixed().multipart(body).singlepart(attachment))
         .map_err(|e| ServiceError::invalid(format!("cannot build the mail: {e}")))
 }
 
@@ -316,7 +343,19 @@ pub async fn send(store: &dyn Store, id: Id, request: &SendRequest<'_>) -> Resul
             notice.site
         )
     };
-    let message = compose(&mailer.from, &recipients, &subject, &mid, None, id, &text)?;
+    let signature = store.signature_image(notice.rights_holder_id).await?;
+    let message = compose(
+        &mailer.from,
+        &recipients,
+        &Letter {
+            subject: &subject,
+            message_id: &mid,
+            in_reply_to: None,
+            notice_id: id,
+            text: &text,
+            signature: signature.as_ref(),
+        },
+    )?;
     let claimed = claim(
         store,
         id,

@@ -2432,3 +2432,16 @@ pub struct RightsHolderProfile {
     /// When it was last set.
     pub updated_at: DateTime<Utc>,
 }
+
+/// A rights holder's signature as an image, shown under the signature line of its notices
+/// (HTML mail, web). Kept apart from [`RightsHolderProfile`] so that the profile, read by every
+/// notice, does not carry the bytes, and so that saving the profile's texts keeps the image
+/// ([`crate::Store::set_signature_image`]). The service checks the bytes (magic bytes, size);
+/// the store accepts only the two types it names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignatureImage {
+    /// `image/png` or `image/jpeg`.
+    pub content_type: String,
+    /// The image file as uploaded.
+    pub bytes: Vec<u8>,
+}

@@ -544,6 +544,9 @@ pub struct HolderProfileBody {
     pub agent_contact: Option<String>,
     /// The signature line, as text.
     pub signature: Option<String>,
+    /// The type of the signature image (`image/png` or `image/jpeg`), `null` without one; the
+    /// image itself is `GET /api/v1/holders/{id}/signature-image`.
+    pub signature_image: Option<String>,
     /// Default notice language, `zh` (China's 条例第十四条) or `en` (US §512(c)(3)); `null`
     /// until a profile is set.
     pub language: Option<String>,
