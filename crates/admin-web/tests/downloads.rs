@@ -273,36 +273,7 @@ async fn a_signature_image_is_uploaded_checked_and_shown_to_its_holder_only() {
     );
 
     // A notice of the holder shows it under its text.
-    copytrace_service::holders::set_profile(
-        store,
-        harness::HOLDER_A,
-        &copytrace_service::holders::ProfileUpdate {
-            legal_name: Some("星河文学有限公司".into()),
-            address: Some("北京市海淀区".into()),
-            email: Some("legal@xinghe.example".into()),
-            ..Default::default()
-        },
-        chrono::Utc::now(),
-    )
-    .await
-    .unwrap();
-    let evidence = tempfile::tempdir().unwrap();
-    let notice = copytrace_service::notices::create(
-        store,
-        &copytrace_service::notices::NoticeRequest {
-            holder: Some(harness::HOLDER_A),
-            site: "daoban.example",
-            law: None,
-            evidence: Some(&copytrace_service::notices::EvidenceOutput {
-                dir: evidence.path().to_owned(),
-                screenshot: evidence::ScreenshotSettings::Skip("not in this test".into()),
-                timestamps: None,
-            }),
-            at: chrono::Utc::now(),
-        },
-    )
-    .await
-    .unwrap();
+    let notice = notice_of_a(&site).await;
     let page = get(&site, &format!("/notices/{}", notice.id), &session.cookie)
         .await
         .text()
@@ -352,4 +323,273 @@ async fn a_signature_image_is_uploaded_checked_and_shown_to_its_holder_only() {
         .unwrap();
     assert_eq!(removed.status(), StatusCode::OK);
     assert_eq!(store.signature_image(a).await.unwrap(), None);
+}
+
+/// Gives holder A a profile and writes its notice to daoban.example (with evidence packages).
+async fn notice_of_a(site: &Site) -> copytrace_store::Notice {
+    let store = site.store.as_ref();
+    copytrace_service::holders::set_profile(
+        store,
+        harness::HOLDER_A,
+        &copytrace_service::holders::ProfileUpdate {
+            legal_name: Some("星河文学有限公司".into()),
+            address: Some("北京市海淀区".into()),
+            email: Some("legal@xinghe.example".into()),
+            ..Default::default()
+        },
+        chrono::Utc::now(),
+    )
+    .await
+    .unwrap();
+    let evidence = tempfile::tempdir().unwrap();
+    copytrace_service::notices::create(
+        store,
+        &copytrace_service::notices::NoticeRequest {
+            holder: Some(harness::HOLDER_A),
+            site: "daoban.example",
+            law: None,
+            evidence: Some(&copytrace_service::notices::EvidenceOutput {
+                dir: evidence.path().to_owned(),
+                screenshot: evidence::ScreenshotSettings::Skip("not in this test".into()),
+                timestamps: None,
+            }),
+            at: chrono::Utc::now(),
+        },
+    )
+    .await
+    .unwrap()
+}
+
+/// The text of `response`, asserting its status.
+async fn text_of(response: reqwest::Response, status: StatusCode) -> String {
+    assert_eq!(response.status(), status, "{}", response.url());
+    response.text().await.unwrap()
+}
+
+#[tokio::test]
+async fn the_weekly_report_page_shows_the_reports_figures_to_their_holder_only() {
+    use copytrace_service::reports::{self, Period};
+    use copytrace_store::ReportAudience;
+    let site = Site::start().await;
+    let store = site.store.as_ref();
+    let holder = |name: &'static str| async move {
+        copytrace_service::holders::find(store, name)
+            .await
+            .unwrap()
+            .id
+    };
+    let (a, b) = (
+        holder(harness::HOLDER_A).await,
+        holder(harness::HOLDER_B).await,
+    );
+    // The week of the seeded copies of the last days; any day of it names it.
+    let today = chrono::Utc::now().date_naive();
+    let period = Period::previous_week(today + chrono::Duration::days(7));
+    let week = today.to_string();
+
+    for (lang, title) in [("en", "Weekly report"), ("zh", "周报")] {
+        let session = login(&site, RIGHTS_HOLDER, lang).await;
+        let html = text_of(
+            get(
+                &site,
+                &format!("/reports/weekly?week={week}"),
+                &session.cookie,
+            )
+            .await,
+            StatusCode::OK,
+        )
+        .await;
+        assert!(html.contains(title), "{lang}: {html}");
+        let report = reports::weekly(
+            store,
+            ReportAudience::Holder(a),
+            period,
+            lang,
+            chrono::Utc::now(),
+        )
+        .await
+        .unwrap();
+        assert!(report.new_copies > 0, "the seeded copies are in the week");
+        for (label, value) in report.headline() {
+            let row = format!(
+                "<th style=\"text-align: left\">{label}</th><td class=\"num\">{value}</td>"
+            );
+            assert!(html.contains(&row), "{lang}: lacks {row}");
+        }
+        assert!(html.contains(harness::HOLDER_A) && !html.contains(harness::HOLDER_B));
+    }
+
+    // Its own report only: naming another holder is 404, as a holder that does not exist.
+    let session = login(&site, RIGHTS_HOLDER, "en").await;
+    for path in [
+        format!("/reports/weekly?holder={b}"),
+        format!("/reports/weekly.xlsx?week={week}&holder={b}"),
+        "/reports/weekly?holder=999999".to_owned(),
+    ] {
+        let response = get(&site, &path, &session.cookie).await;
+        assert_eq!(response.status(), StatusCode::NOT_FOUND, "{path}");
+    }
+
+    // The workbook is the mail's: its summary sheet has the headline figures.
+    let xlsx = get(
+        &site,
+        &format!("/reports/weekly.xlsx?week={week}"),
+        &session.cookie,
+    )
+    .await;
+    assert_eq!(xlsx.status(), StatusCode::OK);
+    assert_eq!(
+        xlsx.headers()[CONTENT_TYPE],
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+    );
+    let bytes = xlsx.bytes().await.unwrap();
+    let (dir, names) = unzip(&bytes);
+    assert!(
+        names.iter().any(|n| n == "xl/worksheets/sheet1.xml"),
+        "{names:?}"
+    );
+    let text: String = names
+        .iter()
+        .filter(|n| n.ends_with(".xml"))
+        .map(|n| std::fs::read_to_string(dir.path().join(n)).unwrap())
+        .collect();
+    assert!(text.contains("new_copies"), "the summary sheet");
+
+    // Staff: the staff report, or any one holder's.
+    let admin = login(&site, harness::ADMIN, "en").await;
+    let staff = text_of(
+        get(
+            &site,
+            &format!("/reports/weekly?week={week}"),
+            &admin.cookie,
+        )
+        .await,
+        StatusCode::OK,
+    )
+    .await;
+    assert!(
+        staff.contains("<h2>all rights holders (staff) · "),
+        "the staff report: {staff}"
+    );
+    let of_b = text_of(
+        get(
+            &site,
+            &format!("/reports/weekly?week={week}&holder={b}"),
+            &admin.cookie,
+        )
+        .await,
+        StatusCode::OK,
+    )
+    .await;
+    let report = reports::weekly(
+        store,
+        ReportAudience::Holder(b),
+        period,
+        "en",
+        chrono::Utc::now(),
+    )
+    .await
+    .unwrap();
+    assert!(
+        of_b.contains(&format!("<h2>{} · ", harness::HOLDER_B)),
+        "{of_b}"
+    );
+    let (label, value) = &report.headline()[0];
+    assert!(
+        of_b.contains(&format!("{label}</th><td class=\"num\">{value}<")),
+        "{of_b}"
+    );
+    // An operator has no statistics.
+    let operator = login(&site, harness::OPERATOR, "en").await;
+    assert_eq!(
+        get(&site, "/reports/weekly", &operator.cookie)
+            .await
+            .status(),
+        StatusCode::FORBIDDEN
+    );
+}
+
+#[tokio::test]
+async fn a_notices_search_engine_and_abuse_exports_download_for_its_holder_only() {
+    use copytrace_analytics::delisting::Engine;
+    use copytrace_service::notices::{self, AbuseOptions, ExportKind};
+    let site = Site::start().await;
+    let notice = notice_of_a(&site).await;
+    let session = login(&site, RIGHTS_HOLDER, "zh").await;
+    let page = text_of(
+        get(&site, &format!("/notices/{}", notice.id), &session.cookie).await,
+        StatusCode::OK,
+    )
+    .await;
+    for format in ["google", "bing", "baidu", "abuse"] {
+        let link = format!("href=\"/notices/{}/export/{format}\"", notice.id);
+        assert!(page.contains(&link), "the notice page links {format}");
+    }
+    for (format, engine) in [
+        ("google", Engine::Google),
+        ("bing", Engine::Bing),
+        ("baidu", Engine::Baidu),
+    ] {
+        let response = get(
+            &site,
+            &format!("/notices/{}/export/{format}", notice.id),
+            &session.cookie,
+        )
+        .await;
+        assert_eq!(response.status(), StatusCode::OK);
+        assert!(
+            response.headers()["content-disposition"]
+                .to_str()
+                .unwrap()
+                .contains(&format!("notice-{}-{format}.txt", notice.id))
+        );
+        let expected = notices::export(
+            site.store.as_ref(),
+            notice.id,
+            None,
+            ExportKind::Delisting(engine),
+            &AbuseOptions::default(),
+            chrono::Utc::now(),
+        )
+        .await
+        .unwrap();
+        let text = response.text().await.unwrap();
+        assert_eq!(text, expected, "{format}");
+        assert!(
+            text.contains("https://daoban.example/night-rain/1.html"),
+            "{text}"
+        );
+    }
+    let abuse = text_of(
+        get(
+            &site,
+            &format!("/notices/{}/export/abuse", notice.id),
+            &session.cookie,
+        )
+        .await,
+        StatusCode::OK,
+    )
+    .await;
+    assert!(abuse.contains("daoban.example"), "{abuse}");
+    assert_eq!(
+        get(
+            &site,
+            &format!("/notices/{}/export/pdf", notice.id),
+            &session.cookie
+        )
+        .await
+        .status(),
+        StatusCode::NOT_FOUND
+    );
+    // Another holder's notice: 404, nothing written.
+    let other = login(&site, OTHER_RIGHTS_HOLDER, "en").await;
+    for format in ["google", "abuse"] {
+        let response = get(
+            &site,
+            &format!("/notices/{}/export/{format}", notice.id),
+            &other.cookie,
+        )
+        .await;
+        assert_eq!(response.status(), StatusCode::NOT_FOUND, "{format}");
+    }
 }

@@ -43,6 +43,7 @@ mod lists;
 mod matches;
 mod notices;
 mod profiles;
+mod reports;
 mod sites;
 mod works;
 
@@ -133,6 +134,7 @@ pub fn router(state: WebState) -> Router {
         .merge(sites::routes())
         .merge(library::routes())
         .merge(profiles::routes())
+        .merge(reports::routes())
         .merge(holders::routes())
         .merge(crate::api::routes())
         .layer(axum::middleware::map_response(security_headers))
@@ -263,6 +265,7 @@ impl Viewer {
             ("/review", t.review_queue, Area::Review),
             ("/notices", t.notices, Area::Notices),
             ("/stats", t.statistics, Area::Statistics),
+            ("/reports/weekly", t.weekly_report, Area::Statistics),
             ("/sites", t.sites_title, Area::Sites),
             ("/schedules", t.schedules, Area::Crawls),
             ("/runs", t.runs, Area::Crawls),
