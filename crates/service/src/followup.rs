@@ -500,12 +500,12 @@ const ENGINES: [(Engine, &str, &str); 3] = [
     (
         Engine::Bing,
         "bing",
-        "Bing: https://www.bing.com/webmaster/tools/contentremovalform",
+        "Bing: https://www.bing.com/webmaster/contentremovalform/showcontentremovalform",
     ),
     (
         Engine::Baidu,
         "baidu",
-        "Baidu 百度: https://ziyuan.baidu.com/ (搜索资源平台) / https://help.baidu.com/ (投诉中心)",
+        "Baidu 百度: 搜索资源平台 https://ziyuan.baidu.com/ (用户反馈, 侵权投诉)",
     ),
 ];
 
