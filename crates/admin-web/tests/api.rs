@@ -314,6 +314,7 @@ impl Site {
             "get" => self.http.get(url),
             "post" => self.http.post(url),
             "delete" => self.http.delete(url),
+            "put" => self.http.put(url),
             other => panic!("method {other}"),
         };
         match auth {
@@ -355,7 +356,7 @@ impl Site {
 
 /// Every route the API serves, as the OpenAPI document writes them: the list this test holds
 /// the router and the document to.
-const ROUTES: [(&str, &str); 43] = [
+const ROUTES: [(&str, &str); 46] = [
     ("get", "/api/openapi.json"),
     ("get", "/api/v1/me"),
     ("get", "/api/v1/tokens"),
@@ -398,6 +399,9 @@ const ROUTES: [(&str, &str); 43] = [
     ("delete", "/api/v1/holders/{id}/licensed-hosts/{host}"),
     ("delete", "/api/v1/holders/{id}/alerts/{alert_id}"),
     ("delete", "/api/v1/sites/{host}/contacts/{email}"),
+    ("put", "/api/v1/holders/{id}/signature-image"),
+    ("get", "/api/v1/holders/{id}/signature-image"),
+    ("delete", "/api/v1/holders/{id}/signature-image"),
     // Last: the route check below deletes the schedule the others act on.
     ("delete", "/api/v1/schedules/{name}"),
 ];
@@ -1117,8 +1121,13 @@ async fn the_document_describes_every_route(site: Site) {
         let answer = site
             .call(method, &concrete, Auth::Token(&token), Some(&json!({})))
             .await;
+        // A holder without a signature image has none to show: a 404 that says so.
+        let no_image = answer.status == 404
+            && answer.body["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("no signature image"));
         assert!(
-            ![404, 405].contains(&answer.status),
+            no_image || ![404, 405].contains(&answer.status),
             "{method} {concrete}: {}",
             answer.status
         );

@@ -714,3 +714,60 @@ async fn a_holder_edits_its_profile_licenses_a_host_and_mails_a_notice_to_a_cont
     .await;
     assert_eq!(mailbox.lock().unwrap().len(), 1, "nothing sent twice");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_weekly_report_page_shows_a_weeks_figures_in_both_languages() {
+    let site = Site::start().await;
+    let browser = launch().await;
+    let week = chrono::Utc::now().date_naive().to_string();
+
+    // A rights holder, in Chinese: its own report, reached from the header.
+    let tab = Tab::open(&browser, &site, Prefers::Chinese).await;
+    tab.login(RIGHTS_HOLDER, PASSWORD).await;
+    tab.click_and_wait("header nav a[href='/reports/weekly']")
+        .await;
+    assert_eq!(tab.text("h1").await, "周报");
+    tab.goto(&format!("/reports/weekly?week={week}")).await;
+    let figures = tab.texts("#weekly-summary th").await;
+    assert!(figures.len() >= 4, "{figures:?}");
+    assert!(tab.text("#weekly-summary h2").await.contains(HOLDER_A));
+    assert_eq!(
+        tab.count("#weekly-form select").await,
+        0,
+        "no holder to pick"
+    );
+    assert!(
+        !tab.texts("#weekly-sites td:first-child").await.is_empty(),
+        "the sites of its copies"
+    );
+    tab.screenshot("weekly-report-zh").await;
+
+    // An admin, in English (a browser of its own: the first one holds the holder's session):
+    // the staff report, then one holder's picked from the form.
+    let browser = launch().await;
+    let tab = Tab::open(&browser, &site, Prefers::English).await;
+    tab.login(ADMIN, PASSWORD).await;
+    tab.goto(&format!("/reports/weekly?week={week}")).await;
+    assert_eq!(tab.text("h1").await, "Weekly report");
+    assert!(
+        tab.text("#weekly-summary h2")
+            .await
+            .contains("all rights holders (staff)")
+    );
+    tab.screenshot("weekly-report-en").await;
+    let b = copytrace_service::holders::find(site.store.as_ref(), HOLDER_B)
+        .await
+        .unwrap()
+        .id;
+    tab.eval::<serde_json::Value>(&format!(
+        "document.querySelector('#weekly-form select').value = '{b}'"
+    ))
+    .await;
+    tab.click_and_wait("#weekly-form button").await;
+    assert!(tab.text("#weekly-summary h2").await.contains(HOLDER_B));
+    assert!(
+        tab.eval::<String>("document.querySelector('#weekly-xlsx').getAttribute('href')")
+            .await
+            .ends_with(&format!("holder={b}"))
+    );
+}

@@ -7,14 +7,16 @@
 //!
 //! * [`Engine::Google`]: Google's copyright removal form takes the infringing URLs in one
 //!   field, one URL per line.
-//! * [`Engine::Bing`]: Bing's content removal form takes a list of infringing URLs; one URL
-//!   per line is what is written, and what its field accepts could not be confirmed from the
-//!   sources at hand.
+//! * [`Engine::Bing`]: Bing's copyright content removal form (sign-in required; Bing also
+//!   takes notices by e-mail and, for high-volume submitters, an API) takes a list of
+//!   infringing URLs; one URL per line is what is written. How its field separates URLs could
+//!   not be confirmed from any authoritative source.
 //! * [`Engine::Baidu`]: Baidu's complaint forms take the infringing links of a complaint; a
 //!   description of Baidu's original-content report says at most 10 per report, so the URLs
-//!   are written one per line in groups of at most [`BAIDU_GROUP`], separated by an empty
-//!   line. Neither the separator nor the limit of the general complaint form could be
-//!   confirmed.
+//!   are written in groups of at most [`BAIDU_GROUP`], separated by an empty line. Each line
+//!   is one complete URL with its scheme and nothing else, as Baidu's own rules for URL list
+//!   files (sitemap and link submission `.txt`) require. Neither the separator nor the limit
+//!   of the general complaint form could be confirmed.
 //!
 //! Every URL of every listed copy is written, its aliases (other URLs of the same page)
 //! included, each once, in the notice's order: a search engine delists URLs, not pages.

@@ -280,9 +280,10 @@ pub struct NoticeRow {
 }
 
 /// Whether `notice` awaits follow-up: it was sent, not every copy it lists is found removed,
-/// and it is sent, acknowledged, partially removed or ignored (not escalated, which is the
-/// last step of follow-up). The notices `copytrace notice follow-up` reminds and escalates,
-/// and what `stats notices` and the weekly report count as awaiting follow-up: one rule.
+/// and it is sent, acknowledged, partially removed or ignored (not escalated or delisting:
+/// past the site, at the host, CDN and search engines). The notices `copytrace notice
+/// follow-up` reminds and escalates, and what `stats notices` and the weekly report count as
+/// awaiting follow-up: one rule.
 pub fn awaiting_follow_up(notice: &Notice) -> bool {
     matches!(
         notice.status,
@@ -334,7 +335,8 @@ pub fn notice_rows(notices: &[Notice]) -> Vec<NoticeRow> {
             | NoticeStatus::Sending
             | NoticeStatus::Sent
             | NoticeStatus::Acknowledged
-            | NoticeStatus::Escalated => {}
+            | NoticeStatus::Escalated
+            | NoticeStatus::Delisting => {}
         }
     }
     let mut rows: Vec<NoticeRow> = rows

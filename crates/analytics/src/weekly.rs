@@ -251,7 +251,7 @@ impl WeeklyReport {
 
     /// The delays of the works published in the period, in words: hours (or days), or
     /// "publication time unknown".
-    fn delays(&self) -> Vec<(String, String)> {
+    pub fn delays(&self) -> Vec<(String, String)> {
         let l = self.labels();
         let ttp = &self.time_to_piracy;
         ttp.works
@@ -386,7 +386,7 @@ impl WeeklyReport {
     }
 
     /// Whom it is about, in words.
-    fn audience(&self) -> String {
+    pub fn audience(&self) -> String {
         match &self.holder {
             Some(holder) => holder.clone(),
             None => self.labels().staff.to_owned(),
@@ -394,7 +394,7 @@ impl WeeklyReport {
     }
 
     /// The headline figures in words, in order.
-    fn headline(&self) -> Vec<(&'static str, String)> {
+    pub fn headline(&self) -> Vec<(&'static str, String)> {
         let l = self.labels();
         let ttp = &self.time_to_piracy;
         vec![

@@ -116,6 +116,8 @@ pub struct AlertsSection {
     pub notice_reminder_days: Option<u32>,
     /// `COPYTRACE_NOTICE_ESCALATE_DAYS`
     pub notice_escalate_days: Option<u32>,
+    /// `COPYTRACE_NOTICE_DELIST_DAYS`
+    pub notice_delist_days: Option<u32>,
     /// `COPYTRACE_REPORT_STAFF_EMAILS`: recipients of the staff weekly report
     pub report_staff_emails: Option<Vec<String>>,
     /// `COPYTRACE_REPORT_STAFF_LANGUAGE` (`zh` or `en`)
@@ -247,6 +249,10 @@ impl ConfigFile {
             self.alerts.notice_escalate_days.map(|v| v.to_string()),
         );
         put(
+            "COPYTRACE_NOTICE_DELIST_DAYS",
+            self.alerts.notice_delist_days.map(|v| v.to_string()),
+        );
+        put(
             "COPYTRACE_REPORT_STAFF_EMAILS",
             self.alerts
                 .report_staff_emails
@@ -352,6 +358,7 @@ pub fn print_effective(globals: &crate::cli::Globals) {
         "COPYTRACE_ALERTS_ALLOW_PRIVATE_ADDRESSES",
         "COPYTRACE_NOTICE_REMINDER_DAYS",
         "COPYTRACE_NOTICE_ESCALATE_DAYS",
+        "COPYTRACE_NOTICE_DELIST_DAYS",
         "COPYTRACE_REPORT_STAFF_EMAILS",
         "COPYTRACE_REPORT_STAFF_LANGUAGE",
         "COPYTRACE_WEEKLY_REPORT_CRON",
@@ -414,6 +421,7 @@ mod tests {
             [alerts]
             notice_reminder_days = 5
             notice_escalate_days = 10
+            notice_delist_days = 30
             "#,
         )
         .unwrap();
@@ -432,9 +440,10 @@ mod tests {
         assert_eq!(env["COPYTRACE_DEDUP_CRON"], "30 2 * * *");
         assert_eq!(env["COPYTRACE_NOTICE_REMINDER_DAYS"], "5");
         assert_eq!(env["COPYTRACE_NOTICE_ESCALATE_DAYS"], "10");
+        assert_eq!(env["COPYTRACE_NOTICE_DELIST_DAYS"], "30");
         assert_eq!(env["COPYTRACE_TSA_URL"], "https://freetsa.org/tsr");
         assert_eq!(env["COPYTRACE_TSA_CERT"], "/etc/copytrace/tsa-ca.pem");
-        assert_eq!(env.len(), 15);
+        assert_eq!(env.len(), 16);
     }
 
     #[test]

@@ -563,7 +563,7 @@ impl JobHandler for AlertJobs {
             .await
             .map_err(|e| JobError::from(crate::error::one_line(&e)))?;
         // The daily step of notice follow-up: the job runs after every crawl and dedup run,
-        // and each reminder and escalation happens once however often it runs. A failure is
+        // and each step (reminder, escalations, delisting) happens once however often it runs. A failure is
         // logged and said in the summary; the alerts already delivered stand.
         let settings = &self.alerter.settings;
         let follow_up = crate::sending::follow_up(
@@ -581,10 +581,12 @@ impl JobHandler for AlertJobs {
                 }
                 format!(
                     "; notices: {} reminded, {} escalated ({} without an abuse contact), {} \
-                     failed",
+                     to a CDN, {} delisting, {} failed",
                     done.reminded.len(),
                     done.escalated.len() + done.escalated_without_contact.len(),
                     done.escalated_without_contact.len(),
+                    done.cdn_escalated.len(),
+                    done.delisted.len(),
                     done.failures.len()
                 )
             }

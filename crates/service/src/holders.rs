@@ -6,7 +6,9 @@
 //! so removing an owner never removes evidence as a side effect.
 
 use chrono::{DateTime, Utc};
-use copytrace_store::{Id, LicensedHost, RightsHolder, RightsHolderProfile, Store, StoreError};
+use copytrace_store::{
+    Id, LicensedHost, RightsHolder, RightsHolderProfile, SignatureImage, Store, StoreError,
+};
 use serde::Serialize;
 
 use crate::error::{Result, ServiceError};
@@ -209,6 +211,91 @@ pub struct HolderProfile {
     pub holder: RightsHolder,
     /// Its profile.
     pub profile: Option<RightsHolderProfile>,
+    /// Its signature image, when it has one (what it is, not its bytes).
+    pub signature_image: Option<ImageInfo>,
+}
+
+/// What a stored signature image is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ImageInfo {
+    /// `image/png` or `image/jpeg`.
+    pub content_type: String,
+    /// Its size in bytes.
+    pub bytes: usize,
+}
+
+/// Largest accepted signature image, in bytes: a scanned signature is a few kilobytes, and the
+/// image travels inline in every notice mail.
+pub const MAX_SIGNATURE_IMAGE_BYTES: usize = 200 * 1024;
+
+/// A signature image as a profile keeps it: PNG or JPEG, told by its magic bytes (what the
+/// file is, whatever its name or the browser says), at most [`MAX_SIGNATURE_IMAGE_BYTES`].
+/// Anything else is refused, saying what was found.
+pub fn parse_signature_image(bytes: Vec<u8>) -> Result<SignatureImage> {
+    const PNG: &[u8] = b"\x89PNG\r\n\x1a\n";
+    const JPEG: &[u8] = &[0xff, 0xd8, 0xff];
+    if bytes.len() > MAX_SIGNATURE_IMAGE_BYTES {
+        return Err(ServiceError::invalid(format!(
+            "the signature image has {} bytes, more than the {} KB a signature may have",
+            bytes.len(),
+            MAX_SIGNATURE_IMAGE_BYTES / 1024
+        )));
+    }
+    let content_type = if bytes.starts_with(PNG) {
+        "image/png"
+    } else if bytes.starts_with(JPEG) {
+        "image/jpeg"
+    } else if bytes.is_empty() {
+        return Err(ServiceError::invalid("the signature image is empty"));
+    } else {
+        return Err(ServiceError::invalid(
+            "the signature image is neither a PNG nor a JPEG file (checked by its first bytes)",
+        ));
+    };
+    Ok(SignatureImage {
+        content_type: content_type.to_owned(),
+        bytes,
+    })
+}
+
+/// Sets the signature image of holder `id` from a file's bytes ([`parse_signature_image`]), or
+/// clears it with `None`; a holder without a profile gets one first (as [`set_profile_of`]
+/// with no change). Returns what is stored.
+pub async fn set_signature_image_of(
+    store: &dyn Store,
+    id: Id,
+    bytes: Option<Vec<u8>>,
+    at: DateTime<Utc>,
+) -> Result<Option<ImageInfo>> {
+    let image = bytes.map(parse_signature_image).transpose()?;
+    if store.rights_holder_profile(id).await?.is_none() {
+        set_profile_of(store, id, &ProfileUpdate::default(), at).await?;
+    }
+    store.set_signature_image(id, image.as_ref()).await?;
+    Ok(image.as_ref().map(info))
+}
+
+/// [`set_signature_image_of`] for the holder called `name`.
+pub async fn set_signature_image(
+    store: &dyn Store,
+    name: &str,
+    bytes: Option<Vec<u8>>,
+    at: DateTime<Utc>,
+) -> Result<Option<ImageInfo>> {
+    let holder = find(store, name).await?;
+    set_signature_image_of(store, holder.id, bytes, at).await
+}
+
+/// The signature image of holder `id`, if it has one.
+pub async fn signature_image_of(store: &dyn Store, id: Id) -> Result<Option<SignatureImage>> {
+    Ok(store.signature_image(id).await?)
+}
+
+fn info(image: &SignatureImage) -> ImageInfo {
+    ImageInfo {
+        content_type: image.content_type.clone(),
+        bytes: image.bytes.len(),
+    }
 }
 
 /// An e-mail address as a profile keeps it, trimmed; refused (naming the value) unless it has
@@ -403,7 +490,12 @@ pub async fn set_profile_of(
 pub async fn profile(store: &dyn Store, name: &str) -> Result<HolderProfile> {
     let holder = find(store, name).await?;
     let profile = store.rights_holder_profile(holder.id).await?;
-    Ok(HolderProfile { holder, profile })
+    let signature_image = store.signature_image(holder.id).await?.as_ref().map(info);
+    Ok(HolderProfile {
+        holder,
+        profile,
+        signature_image,
+    })
 }
 
 #[cfg(test)]
@@ -600,5 +692,46 @@ mod tests {
             let host = licensed_host(input).unwrap();
             assert_eq!(licensed_host(&host).unwrap(), host, "{input}");
         }
+    }
+
+    #[test]
+    fn a_signature_image_is_a_png_or_jpeg_by_its_magic_bytes_and_small() {
+        let png = b"\x89PNG\r\n\x1a\n rest of the file".to_vec();
+        assert_eq!(
+            parse_signature_image(png).unwrap().content_type,
+            "image/png"
+        );
+        let jpeg = vec![0xff, 0xd8, 0xff, 0xe0, 0, 16];
+        assert_eq!(
+            parse_signature_image(jpeg).unwrap().content_type,
+            "image/jpeg"
+        );
+        for (bytes, why) in [
+            (b"GIF89a".to_vec(), "neither a PNG nor a JPEG"),
+            (
+                b"<svg xmlns='http://www.w3.org/2000/svg'/>".to_vec(),
+                "neither",
+            ),
+            // A PNG's name, not its bytes.
+            (b"PNG\r\n".to_vec(), "neither"),
+            (Vec::new(), "empty"),
+        ] {
+            let error = parse_signature_image(bytes).unwrap_err();
+            assert_eq!(error.kind(), ErrorKind::Invalid);
+            assert!(error.to_string().contains(why), "{error}");
+        }
+        let mut big = b"\x89PNG\r\n\x1a\n".to_vec();
+        big.resize(MAX_SIGNATURE_IMAGE_BYTES, 0);
+        assert!(
+            parse_signature_image(big.clone()).is_ok(),
+            "exactly the cap"
+        );
+        big.push(0);
+        assert!(
+            parse_signature_image(big)
+                .unwrap_err()
+                .to_string()
+                .contains("200 KB")
+        );
     }
 }

@@ -34,6 +34,7 @@ pub mod dedup;
 pub mod error;
 pub mod evidence;
 pub mod export;
+pub mod followup;
 pub mod holders;
 pub mod index;
 pub mod inspect;

@@ -36,20 +36,18 @@
 //! that fails stops the mail before anything is recorded: a notice does not go out without the
 //! proof of time that was asked for, and stays sendable.
 //!
-//! **Follow-up** ([`follow_up`]): a sent notice whose copies are not all removed gets one
-//! reminder, to the same recipients, `reminder_after` days after it was sent, and one
-//! escalation, to the host's abuse contact (kind `abuse`), `escalate_after` days after. A
-//! site with no abuse contact is escalated on record only, with a note saying so. Both use the
-//! same at-most-once records, so running follow-up every hour, or in several processes, sends
-//! each once. Each is a step of the notice's history with its time and actor.
+//! **Follow-up** ([`follow_up`], in [`crate::followup`]): a sent notice whose copies are not all
+//! removed gets one reminder, one escalation to its host's abuse contact and, alongside, one to
+//! its CDN's, then the search-engine delisting step, each at most once through the same
+//! at-most-once records, each a step of the notice's history with its time and actor.
 
-use chrono::{DateTime, Duration, SecondsFormat, Utc};
+use chrono::{DateTime, SecondsFormat, Utc};
 use copytrace_store::{
     ContactKind, Id, MailClaim, MailEnd, MailOutcome, MailPurpose, MailState, NewNoticeMail,
-    Notice, NoticeMail, NoticeStatus, SiteContact, Store, sha256_hex,
+    Notice, NoticeMail, NoticeStatus, SignatureImage, SiteContact, Store, sha256_hex,
 };
 use lettre::message::header::ContentType;
-use lettre::message::{Attachment, Mailbox, MultiPart};
+use lettre::message::{Attachment, Mailbox, MultiPart, SinglePart};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -57,6 +55,8 @@ use sha2::{Digest, Sha256};
 use crate::alerts::AlertSettings;
 use crate::error::{Context, Result, ServiceError};
 use crate::{holders, timestamp};
+
+pub use crate::followup::{FollowUpReport, FollowUpSettings, follow_up};
 
 /// Default days after sending before the one reminder.
 pub const DEFAULT_REMINDER_DAYS: u32 = 7;
@@ -160,7 +160,7 @@ pub(crate) fn mailbox(address: &str) -> Result<Mailbox> {
 }
 
 /// HTML-escapes `text`.
-fn escape_html(text: &str) -> String {
+pub(crate) fn escape_html(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + text.len() / 8);
     for c in text.chars() {
         match c {
@@ -176,7 +176,7 @@ fn escape_html(text: &str) -> String {
 }
 
 /// A `Message-ID` for a mail about notice `id`.
-fn message_id(id: Id, purpose: MailPurpose) -> String {
+pub(crate) fn message_id(id: Id, purpose: MailPurpose) -> String {
     format!(
         "<notice-{id}-{}-{}@copytrace>",
         purpose.as_str(),
@@ -186,7 +186,7 @@ fn message_id(id: Id, purpose: MailPurpose) -> String {
 
 /// The proof section: each listed copy's URL with the SHA-256 of its newest evidence
 /// package's manifest.
-async fn manifest_lines(store: &dyn Store, notice: &Notice) -> Result<String> {
+pub(crate) async fn manifest_lines(store: &dyn Store, notice: &Notice) -> Result<String> {
     let zh = notice.lang == "zh";
     let mut lines = String::from(if zh {
         "证据包清单 SHA-256（每个侵权页面）：\n"
@@ -207,50 +207,77 @@ async fn manifest_lines(store: &dyn Store, notice: &Notice) -> Result<String> {
     Ok(lines)
 }
 
-/// A mail of `text` (as plain text, as escaped HTML, and attached as `notice-ID.txt`).
-fn compose(
-    from: &Mailbox,
-    to: &[String],
-    subject: &str,
-    message_id: &str,
-    in_reply_to: Option<&str>,
-    notice_id: Id,
-    text: &str,
-) -> Result<Message> {
+/// The Content-ID of the signature image inline in a notice's HTML.
+const SIGNATURE_CID: &str = "signature@copytrace";
+
+/// What a mail about a notice says and who signs it.
+pub(crate) struct Letter<'a> {
+    pub(crate) subject: &'a str,
+    pub(crate) message_id: &'a str,
+    pub(crate) in_reply_to: Option<&'a str>,
+    pub(crate) notice_id: Id,
+    pub(crate) text: &'a str,
+    /// The rights holder's signature image, shown under the HTML text.
+    pub(crate) signature: Option<&'a SignatureImage>,
+}
+
+/// A mail of `letter.text` (as plain text, as escaped HTML with the holder's signature image
+/// inline, and attached as `notice-ID.txt`).
+pub(crate) fn compose(from: &Mailbox, to: &[String], letter: &Letter<'_>) -> Result<Message> {
     let mut builder = Message::builder()
         .from(from.clone())
-        .subject(subject)
-        .message_id(Some(message_id.to_owned()));
+        .subject(letter.subject)
+        .message_id(Some(letter.message_id.to_owned()));
     for address in to {
         builder = builder.to(mailbox(address)?);
     }
-    if let Some(original) = in_reply_to {
+    if let Some(original) = letter.in_reply_to {
         builder = builder
             .in_reply_to(original.to_owned())
             .references(original.to_owned());
     }
+    let text = letter.text;
+    let image = letter.signature.map_or_else(String::new, |_| {
+        format!(
+            "<p><img src=\"cid:{SIGNATURE_CID}\" alt=\"signature\" \
+             style=\"max-height: 120px; max-width: 360px\"></p>"
+        )
+    });
     let html = format!(
         "<!DOCTYPE html><html><head><meta charset=\"utf-8\"></head><body>\
-         <pre style=\"white-space: pre-wrap; font-family: sans-serif\">{}</pre></body></html>",
+         <pre style=\"white-space: pre-wrap; font-family: sans-serif\">{}</pre>{image}</body></html>",
         escape_html(text)
     );
-    let attachment = Attachment::new(format!("notice-{notice_id}.txt")).body(
+    let attachment = Attachment::new(format!("notice-{}.txt", letter.notice_id)).body(
         text.to_owned(),
         ContentType::parse("text/plain; charset=utf-8").expect("a valid content type"),
     );
+    let body = match letter.signature {
+        None => MultiPart::alternative_plain_html(text.to_owned(), html),
+        Some(signature) => {
+            let content_type = ContentType::parse(&signature.content_type)
+                .map_err(|e| ServiceError::invalid(format!("bad signature image type: {e}")))?;
+            MultiPart::alternative()
+                .singlepart(SinglePart::plain(text.to_owned()))
+                .multipart(
+                    MultiPart::related()
+                        .singlepart(SinglePart::html(html))
+                        .singlepart(
+                            Attachment::new_inline(SIGNATURE_CID.to_owned())
+                                .body(signature.bytes.clone(), content_type),
+                        ),
+                )
+        }
+    };
     builder
-        .multipart(
-            MultiPart::mixed()
-                .multipart(MultiPart::alternative_plain_html(text.to_owned(), html))
-                .singlepart(attachment),
-        )
+        .multipart(MultiPart::mixed().multipart(body).singlepart(attachment))
         .map_err(|e| ServiceError::invalid(format!("cannot build the mail: {e}")))
 }
 
 /// The addresses a notice to `site` goes to: the site's non-abuse contacts (operator's first),
 /// or its abuse desks when it has no other. Also tries `www.` + site, where a site's pages
 /// often are.
-async fn notice_recipients(store: &dyn Store, site: &str) -> Result<Vec<String>> {
+pub(crate) async fn notice_recipients(store: &dyn Store, site: &str) -> Result<Vec<String>> {
     let mut contacts: Vec<SiteContact> = store.site_contacts(site).await?;
     if contacts.is_empty() && !site.starts_with("www.") {
         contacts = store.site_contacts(&format!("www.{site}")).await?;
@@ -316,7 +343,19 @@ pub async fn send(store: &dyn Store, id: Id, request: &SendRequest<'_>) -> Resul
             notice.site
         )
     };
-    let message = compose(&mailer.from, &recipients, &subject, &mid, None, id, &text)?;
+    let signature = store.signature_image(notice.rights_holder_id).await?;
+    let message = compose(
+        &mailer.from,
+        &recipients,
+        &Letter {
+            subject: &subject,
+            message_id: &mid,
+            in_reply_to: None,
+            notice_id: id,
+            text: &text,
+            signature: signature.as_ref(),
+        },
+    )?;
     let claimed = claim(
         store,
         id,
@@ -363,7 +402,7 @@ pub async fn send(store: &dyn Store, id: Id, request: &SendRequest<'_>) -> Resul
 /// timestamped first and kept with the mail; when the authority fails, nothing is claimed or
 /// sent and the error says so (the notice stays as it was, to send again).
 #[allow(clippy::too_many_arguments)]
-async fn claim(
+pub(crate) async fn claim(
     store: &dyn Store,
     notice_id: Id,
     purpose: MailPurpose,
@@ -419,7 +458,7 @@ pub fn stuck_message(mail: &NoticeMail) -> String {
 
 /// Records how a claimed mail's exchange ended; an exchange of unknown fate is left
 /// `sending` and reported as `Unavailable`.
-async fn finish(
+pub(crate) async fn finish(
     store: &dyn Store,
     (notice_id, mail_id): (Id, Id),
     sent: std::result::Result<(), Failure>,
@@ -505,346 +544,6 @@ pub async fn send_drafts(
         }
     }
     Ok(report)
-}
-
-/// When follow-up acts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FollowUpSettings {
-    /// Days after sending without full removal before the one reminder.
-    pub reminder_days: u32,
-    /// Days after sending without full removal before the one escalation.
-    pub escalate_days: u32,
-}
-
-impl Default for FollowUpSettings {
-    fn default() -> Self {
-        Self {
-            reminder_days: DEFAULT_REMINDER_DAYS,
-            escalate_days: DEFAULT_ESCALATE_DAYS,
-        }
-    }
-}
-
-/// What one [`follow_up`] did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct FollowUpReport {
-    /// Notices reminded now.
-    pub reminded: Vec<Id>,
-    /// Notices escalated now, to an abuse contact.
-    pub escalated: Vec<Id>,
-    /// Notices escalated on record only: their host has no abuse contact.
-    pub escalated_without_contact: Vec<Id>,
-    /// What could not be done, and why (tried again next time).
-    pub failures: Vec<String>,
-}
-
-/// Follows up every sent notice not fully removed: one reminder after `reminder_days`, one
-/// escalation after `escalate_days` (see the module documentation), as of `now`.
-pub async fn follow_up(
-    store: &dyn Store,
-    mail: &AlertSettings,
-    settings: &FollowUpSettings,
-    actor: &str,
-    now: DateTime<Utc>,
-) -> Result<FollowUpReport> {
-    let mut report = FollowUpReport::default();
-    let waiting: Vec<Notice> = store
-        .list_notices(None)
-        .await?
-        .into_iter()
-        .filter(copytrace_analytics::stats::awaiting_follow_up)
-        .collect();
-    if waiting.is_empty() {
-        return Ok(report);
-    }
-    let request = SendRequest {
-        mail,
-        actor,
-        force: false,
-        now,
-    };
-    for notice in waiting.iter().rev() {
-        let sent_at = notice.sent_at.unwrap_or(now);
-        let mails = store.notice_mails(notice.id).await?;
-        let done = |purpose: MailPurpose| {
-            mails.iter().any(|m| {
-                m.purpose == purpose
-                    && matches!(
-                        m.state,
-                        MailState::Sent | MailState::Skipped | MailState::Sending
-                    )
-            })
-        };
-        if now - sent_at >= Duration::days(settings.reminder_days.into())
-            && !done(MailPurpose::Reminder)
-        {
-            match remind(store, notice, &mails, &request).await {
-                Ok(true) => report.reminded.push(notice.id),
-                Ok(false) => {}
-                Err(error) => report.failures.push(format!(
-                    "notice {} reminder: {}",
-                    notice.id,
-                    crate::error::one_line(&error)
-                )),
-            }
-        }
-        if now - sent_at >= Duration::days(settings.escalate_days.into())
-            && !done(MailPurpose::Escalation)
-        {
-            match escalate(store, notice, &mails, &request).await {
-                Ok(Some(true)) => report.escalated.push(notice.id),
-                Ok(Some(false)) => report.escalated_without_contact.push(notice.id),
-                Ok(None) => {}
-                Err(error) => report.failures.push(format!(
-                    "notice {} escalation: {}",
-                    notice.id,
-                    crate::error::one_line(&error)
-                )),
-            }
-        }
-    }
-    Ok(report)
-}
-
-/// The original notice mail, if it was mailed.
-fn original(mails: &[NoticeMail]) -> Option<&NoticeMail> {
-    mails
-        .iter()
-        .find(|m| m.purpose == MailPurpose::Notice && m.state == MailState::Sent)
-}
-
-/// The copies of `notice` still online, as words.
-fn still_online(notice: &Notice) -> u64 {
-    notice.match_ids.len() as u64 - notice.removed
-}
-
-/// Sends the reminder of a notice; `false` when another process did first.
-async fn remind(
-    store: &dyn Store,
-    notice: &Notice,
-    mails: &[NoticeMail],
-    request: &SendRequest<'_>,
-) -> Result<bool> {
-    let mailer = Mailer::new(request.mail)?;
-    let first = original(mails);
-    let recipients = match first {
-        Some(mail) => mail.recipients.clone(),
-        None => notice_recipients(store, &notice.site).await?,
-    };
-    if recipients.is_empty() {
-        return Err(ServiceError::invalid(format!(
-            "{} has no contact to remind: add one with `copytrace site contact add {} EMAIL`",
-            notice.site, notice.site
-        )));
-    }
-    let holder = holders::get(store, notice.rights_holder_id).await?;
-    let sent = notice
-        .sent_at
-        .unwrap_or(request.now)
-        .to_rfc3339_opts(SecondsFormat::Secs, true);
-    let total = notice.match_ids.len();
-    let online = still_online(notice);
-    let (subject, intro) = if notice.lang == "zh" {
-        (
-            format!("提醒：侵权通知（通知编号 {}）所列页面尚未删除", notice.id),
-            format!(
-                "提醒：{} 于 {sent} 向贵方发送的侵权通知（通知编号 {}）所列 {total} 个侵权\
-                 页面中，截至 {} 仍有 {online} 个可以访问。请尽快删除或断开链接。原通知如下。",
-                holder.name,
-                notice.id,
-                request.now.to_rfc3339_opts(SecondsFormat::Secs, true)
-            ),
-        )
-    } else {
-        (
-            format!(
-                "Reminder: infringing material still online [notice {}]",
-                notice.id
-            ),
-            format!(
-                "Reminder: of the {total} URL(s) in the notice of copyright infringement {} sent \
-                 you on {sent} (notice {}), {online} are still online as of {}. Please remove \
-                 or disable access to them expeditiously. The notice follows.",
-                holder.name,
-                notice.id,
-                request.now.to_rfc3339_opts(SecondsFormat::Secs, true)
-            ),
-        )
-    };
-    let text = format!(
-        "{intro}\n\n{}\n\n{}",
-        notice.body.trim_end(),
-        manifest_lines(store, notice).await?
-    );
-    let mid = message_id(notice.id, MailPurpose::Reminder);
-    let message = compose(
-        &mailer.from,
-        &recipients,
-        &subject,
-        &mid,
-        first.map(|m| m.message_id.as_str()),
-        notice.id,
-        &text,
-    )?;
-    let claimed = claim(
-        store,
-        notice.id,
-        MailPurpose::Reminder,
-        mid.clone(),
-        recipients.clone(),
-        false,
-        request,
-        Some(&text),
-    )
-    .await?;
-    let MailClaim::Claimed(mail_id) = claimed else {
-        return Ok(false);
-    };
-    let note = format!(
-        "reminder mailed to {} (Message-ID {mid}): {online} of {total} cop(ies) still online",
-        recipients.join(", ")
-    );
-    finish(
-        store,
-        (notice.id, mail_id),
-        mailer.send(message).await,
-        request,
-        &note,
-    )
-    .await?;
-    Ok(true)
-}
-
-/// Escalates a notice to its host's abuse desk: `Some(true)` mailed, `Some(false)` recorded
-/// without a mail (no abuse contact), `None` when another process did first.
-async fn escalate(
-    store: &dyn Store,
-    notice: &Notice,
-    mails: &[NoticeMail],
-    request: &SendRequest<'_>,
-) -> Result<Option<bool>> {
-    let abuse: Vec<String> = store
-        .site_contacts(&notice.site)
-        .await?
-        .into_iter()
-        .filter(|c| c.kind == ContactKind::Abuse)
-        .map(|c| c.email)
-        .collect();
-    let mid = message_id(notice.id, MailPurpose::Escalation);
-    if abuse.is_empty() {
-        let claimed = claim(
-            store,
-            notice.id,
-            MailPurpose::Escalation,
-            mid,
-            Vec::new(),
-            false,
-            request,
-            None,
-        )
-        .await?;
-        let MailClaim::Claimed(mail_id) = claimed else {
-            return Ok(None);
-        };
-        store
-            .finish_notice_mail(&MailEnd {
-                mail_id,
-                outcome: MailOutcome::Skipped,
-                actor: request.actor.to_owned(),
-                note: Some(format!(
-                    "escalated on record only: no abuse contact is known for {}; add one with \
-                     `copytrace site contact add {} EMAIL --kind abuse` and report it there",
-                    notice.site, notice.site
-                )),
-                at: request.now,
-            })
-            .await?;
-        return Ok(Some(false));
-    }
-    let mailer = Mailer::new(request.mail)?;
-    let holder = holders::get(store, notice.rights_holder_id).await?;
-    let first = original(mails);
-    let sent = notice
-        .sent_at
-        .unwrap_or(request.now)
-        .to_rfc3339_opts(SecondsFormat::Secs, true);
-    let total = notice.match_ids.len();
-    let online = still_online(notice);
-    let told = first.map_or_else(String::new, |m| m.recipients.join(", "));
-    let (subject, intro) = if notice.lang == "zh" {
-        (
-            format!(
-                "投诉升级：{} 上的侵权内容经通知后仍未删除（通知编号 {}）",
-                notice.site, notice.id
-            ),
-            format!(
-                "{} 于 {sent} 向 {} 的运营者（{told}）发送了侵权通知（通知编号 {}），并已发送\
-                 提醒；截至 {}，所列 {total} 个侵权页面中仍有 {online} 个可以访问。请贵方作为\
-                 其网络服务提供者依法处理。原通知如下。",
-                holder.name,
-                notice.site,
-                notice.id,
-                request.now.to_rfc3339_opts(SecondsFormat::Secs, true)
-            ),
-        )
-    } else {
-        (
-            format!(
-                "Abuse report: copyright infringement on {} not removed after notice [notice {}]",
-                notice.site, notice.id
-            ),
-            format!(
-                "{} sent the operator of {} ({told}) a notice of copyright infringement on {sent} \
-                 (notice {}) and a reminder; as of {}, {online} of its {total} URL(s) are still \
-                 online. As the site's service provider, please act on it. The notice follows.",
-                holder.name,
-                notice.site,
-                notice.id,
-                request.now.to_rfc3339_opts(SecondsFormat::Secs, true)
-            ),
-        )
-    };
-    let text = format!(
-        "{intro}\n\n{}\n\n{}",
-        notice.body.trim_end(),
-        manifest_lines(store, notice).await?
-    );
-    let message = compose(
-        &mailer.from,
-        &abuse,
-        &subject,
-        &mid,
-        first.map(|m| m.message_id.as_str()),
-        notice.id,
-        &text,
-    )?;
-    let claimed = claim(
-        store,
-        notice.id,
-        MailPurpose::Escalation,
-        mid.clone(),
-        abuse.clone(),
-        false,
-        request,
-        Some(&text),
-    )
-    .await?;
-    let MailClaim::Claimed(mail_id) = claimed else {
-        return Ok(None);
-    };
-    let note = format!(
-        "escalated to the abuse contact {} (Message-ID {mid})",
-        abuse.join(", ")
-    );
-    finish(
-        store,
-        (notice.id, mail_id),
-        mailer.send(message).await,
-        request,
-        &note,
-    )
-    .await?;
-    Ok(Some(true))
 }
 
 #[cfg(test)]

@@ -251,6 +251,12 @@ macro_rules! impl_store_by_section {
             shared::set_rights_holder_profile(profile: &$crate::RightsHolderProfile) -> ();
             shared::rights_holder_profile(rights_holder_id: $crate::Id)
                 -> Option<$crate::RightsHolderProfile>;
+            shared::set_signature_image(
+                rights_holder_id: $crate::Id,
+                image: Option<&$crate::SignatureImage>
+            ) -> ();
+            shared::signature_image(rights_holder_id: $crate::Id)
+                -> Option<$crate::SignatureImage>;
         );
     };
     (@impl $store:ty; $(

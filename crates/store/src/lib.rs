@@ -934,6 +934,16 @@ pub trait Store: Send + Sync {
         &self,
         rights_holder_id: Id,
     ) -> Result<Option<RightsHolderProfile>>;
+    /// Sets (or, with `None`, clears) the signature image of a holder's profile; saving the
+    /// profile's texts later keeps it. `NotFound` for an unknown holder; `Invalid` for a holder
+    /// without a profile yet, or a type other than `image/png` and `image/jpeg`.
+    async fn set_signature_image(
+        &self,
+        rights_holder_id: Id,
+        image: Option<&SignatureImage>,
+    ) -> Result<()>;
+    /// A holder's signature image, `None` when it has none. `NotFound` for an unknown holder.
+    async fn signature_image(&self, rights_holder_id: Id) -> Result<Option<SignatureImage>>;
 }
 
 #[cfg(test)]

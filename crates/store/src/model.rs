@@ -1674,11 +1674,15 @@ pub enum NoticeStatus {
     Ignored,
     /// The host's abuse desk was told (or would have been: see the history's note).
     Escalated,
+    /// The last step of follow-up: the copies are still online after the escalation, so the
+    /// search engines' delisting lists of the notice were made and handed to the rights holder
+    /// to submit (Google's, Bing's and Baidu's forms take no mail).
+    Delisting,
 }
 
 impl NoticeStatus {
     /// Every status.
-    pub const ALL: [NoticeStatus; 8] = [
+    pub const ALL: [NoticeStatus; 9] = [
         NoticeStatus::Draft,
         NoticeStatus::Sending,
         NoticeStatus::Sent,
@@ -1687,6 +1691,7 @@ impl NoticeStatus {
         NoticeStatus::PartiallyRemoved,
         NoticeStatus::Ignored,
         NoticeStatus::Escalated,
+        NoticeStatus::Delisting,
     ];
 
     /// The value stored in the database.
@@ -1700,6 +1705,7 @@ impl NoticeStatus {
             NoticeStatus::PartiallyRemoved => "partially_removed",
             NoticeStatus::Ignored => "ignored",
             NoticeStatus::Escalated => "escalated",
+            NoticeStatus::Delisting => "delisting",
         }
     }
 
@@ -1765,6 +1771,11 @@ pub enum MailPurpose {
     Reminder,
     /// The one escalation to the host's abuse contact.
     Escalation,
+    /// The one escalation to the site's CDN (its contacts of kind `cdn`), alongside the host's.
+    CdnEscalation,
+    /// The search-engine delisting step: the notice's URL lists for Google, Bing and Baidu,
+    /// mailed to the rights holder (or recorded as made, `skipped`, when it has no e-mail).
+    Delisting,
 }
 
 impl MailPurpose {
@@ -1774,6 +1785,8 @@ impl MailPurpose {
             MailPurpose::Notice => "notice",
             MailPurpose::Reminder => "reminder",
             MailPurpose::Escalation => "escalation",
+            MailPurpose::CdnEscalation => "cdn_escalation",
+            MailPurpose::Delisting => "delisting",
         }
     }
 
@@ -1783,6 +1796,8 @@ impl MailPurpose {
             MailPurpose::Notice,
             MailPurpose::Reminder,
             MailPurpose::Escalation,
+            MailPurpose::CdnEscalation,
+            MailPurpose::Delisting,
         ]
         .into_iter()
         .find(|p| p.as_str() == value)
@@ -2053,6 +2068,9 @@ pub enum ContactKind {
     Copyright,
     /// Any other contact (webmaster, 联系我们).
     General,
+    /// The abuse desk of the CDN in front of the site (Cloudflare's and the like): a further
+    /// escalation goes there too, since a CDN hides the host that serves the copies.
+    Cdn,
 }
 
 impl ContactKind {
@@ -2062,6 +2080,7 @@ impl ContactKind {
             ContactKind::Abuse => "abuse",
             ContactKind::Copyright => "copyright",
             ContactKind::General => "general",
+            ContactKind::Cdn => "cdn",
         }
     }
 
@@ -2071,6 +2090,7 @@ impl ContactKind {
             ContactKind::Abuse,
             ContactKind::Copyright,
             ContactKind::General,
+            ContactKind::Cdn,
         ]
         .into_iter()
         .find(|k| k.as_str() == value)
@@ -2411,4 +2431,17 @@ pub struct RightsHolderProfile {
     pub language: String,
     /// When it was last set.
     pub updated_at: DateTime<Utc>,
+}
+
+/// A rights holder's signature as an image, shown under the signature line of its notices
+/// (HTML mail, web). Kept apart from [`RightsHolderProfile`] so that the profile, read by every
+/// notice, does not carry the bytes, and so that saving the profile's texts keeps the image
+/// ([`crate::Store::set_signature_image`]). The service checks the bytes (magic bytes, size);
+/// the store accepts only the two types it names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignatureImage {
+    /// `image/png` or `image/jpeg`.
+    pub content_type: String,
+    /// The image file as uploaded.
+    pub bytes: Vec<u8>,
 }

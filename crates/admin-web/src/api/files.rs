@@ -127,14 +127,15 @@ pub(super) async fn export(
 /// A match's evidence package, written now and sent as a ZIP archive: the raw page and its
 /// SHA-256, the text, the passages side by side, a screenshot (headless Chromium, offline,
 /// when installed) and the manifest with every file's hash, recorded so `copytrace evidence
-/// verify` can check it later. Another rights holder's match is 404.
+/// verify` can check it later; with a time-stamping authority configured, also the manifest's
+/// RFC 3161 token `manifest.tsr`, as the CLI writes it. Another rights holder's match is 404.
 #[utoipa::path(
     post,
     path = "/api/v1/matches/{id}/evidence",
     tag = "matches",
     params(("id" = i64, Path, description = "The match's id")),
     responses(
-        (status = 200, description = "The package as a ZIP archive", content_type = "application/zip"),
+        (status = 200, description = "The package as a ZIP archive; with `manifest.tsr`, an RFC 3161 token of the manifest, when a time-stamping authority is configured", content_type = "application/zip"),
         (status = 401, description = "No live credentials", body = ErrorBody),
         (status = 403, description = "Operators may not read matches; or a cookie without X-CSRF-Token", body = ErrorBody),
         (status = 404, description = "No such match, or not the caller's", body = ErrorBody),
@@ -153,18 +154,21 @@ pub(super) async fn evidence(
     let screenshot =
         evidence::screenshot_settings(chromium.as_deref(), std::time::Duration::from_secs(30));
     let package_dir = scratch.path().join("package");
-    evidence::write_package(
+    let summary = evidence::write_package(
         state.store.as_ref(),
         &PackageRequest {
             match_id: id,
             rights_holder_id: caller.tenant(),
             out: package_dir.clone(),
             screenshot,
-            timestamps: None,
+            timestamps: state.mail.timestamps.clone(),
         },
     )
     .await
     .map_err(ApiError::service)?;
+    if let evidence::PackageStamp::Failed(why) = &summary.stamp {
+        tracing::warn!(match_id = id, %why, "evidence package downloaded without a timestamp");
+    }
     let mut archive = tempfile::tempfile().map_err(internal)?;
     evidence::zip_package(&package_dir, id, &mut archive).map_err(ApiError::service)?;
     attachment(

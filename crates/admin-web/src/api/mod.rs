@@ -53,7 +53,7 @@ pub const DEFAULT_PER_PAGE: u32 = 50;
 
 /// Every route of the API, as `(method, path)` in the OpenAPI document's notation: what
 /// [`routes`] serves, and what the document must describe (a test holds them to each other).
-pub const ROUTES: [(&str, &str); 43] = [
+pub const ROUTES: [(&str, &str); 46] = [
     ("get", "/api/openapi.json"),
     ("get", "/api/v1/me"),
     ("get", "/api/v1/works"),
@@ -97,6 +97,9 @@ pub const ROUTES: [(&str, &str); 43] = [
     ("get", "/api/v1/imports/{id}"),
     ("get", "/api/v1/stats/holders"),
     ("get", "/api/v1/stats/time-to-piracy"),
+    ("get", "/api/v1/holders/{id}/signature-image"),
+    ("put", "/api/v1/holders/{id}/signature-image"),
+    ("delete", "/api/v1/holders/{id}/signature-image"),
 ];
 
 /// The API's routes, merged into the web's router by [`crate::web::router`].
@@ -176,6 +179,12 @@ pub fn routes() -> Router<WebState> {
         .route(
             "/api/v1/holders/{id}/profile",
             get(holders::profile).post(holders::set_profile),
+        )
+        .route(
+            "/api/v1/holders/{id}/signature-image",
+            get(holders::signature_image)
+                .put(holders::set_signature_image)
+                .delete(holders::remove_signature_image),
         )
         // Anything else under the API is a JSON 404, not the web's empty one.
         .route("/api/{*rest}", axum::routing::any(no_such_endpoint))

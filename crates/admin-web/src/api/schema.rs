@@ -544,6 +544,9 @@ pub struct HolderProfileBody {
     pub agent_contact: Option<String>,
     /// The signature line, as text.
     pub signature: Option<String>,
+    /// The type of the signature image (`image/png` or `image/jpeg`), `null` without one; the
+    /// image itself is `GET /api/v1/holders/{id}/signature-image`.
+    pub signature_image: Option<String>,
     /// Default notice language, `zh` (China's 条例第十四条) or `en` (US §512(c)(3)); `null`
     /// until a profile is set.
     pub language: Option<String>,
@@ -602,8 +605,9 @@ pub struct SiteItem {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ContactItem {
     pub email: String,
-    /// `copyright`, `general` or `abuse` (abuse desks get escalations, and notices only when
-    /// the site has no other address).
+    /// `copyright`, `general`, `abuse` or `cdn` (abuse desks get escalations, and notices only
+    /// when the site has no other address; `cdn` ones, the CDN's abuse desk, a further
+    /// escalation).
     pub kind: String,
     /// `found` (on one of the site's pages) or `operator` (added by a person; comes first).
     pub source: String,
@@ -634,7 +638,7 @@ pub struct SiteContactsBody {
 pub struct NewContactRequest {
     /// The address (a `mailto:` link is taken for its address).
     pub email: String,
-    /// `copyright` (default), `general` or `abuse`.
+    /// `copyright` (default), `general`, `abuse` or `cdn`.
     pub kind: Option<String>,
 }
 

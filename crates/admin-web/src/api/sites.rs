@@ -144,7 +144,9 @@ pub(super) async fn add_contact(
     let kind = match request.kind.as_deref().map(str::trim) {
         None | Some("") => ContactKind::Copyright,
         Some(kind) => ContactKind::parse(kind).ok_or_else(|| {
-            ApiError::bad_request(format!("kind {kind:?}: `copyright`, `general` or `abuse`"))
+            ApiError::bad_request(format!(
+                "kind {kind:?}: `copyright`, `general`, `abuse` or `cdn`"
+            ))
         })?,
     };
     let known = contacts::add(

@@ -322,8 +322,11 @@ async fn match_page(
 /// The evidence package of one match, written now and downloaded as a ZIP archive: the raw
 /// page, its text, the passages side by side, a screenshot of the stored page (by headless
 /// Chromium, offline, when it is installed) and the manifest with every file's SHA-256, recorded
-/// in the store so `copytrace evidence verify` can check it later. Another holder's match is a
-/// 404.
+/// in the store so `copytrace evidence verify` can check it later. With a time-stamping
+/// authority configured (`--tsa-url`, the one notice mails are stamped by) the manifest gets its
+/// RFC 3161 token, `manifest.tsr`, exactly as `copytrace evidence ID --out DIR` writes it; an
+/// authority that fails leaves the package without one (logged), to stamp later with `copytrace
+/// evidence timestamp`. Another holder's match is a 404.
 async fn evidence_package(
     State(state): State<WebState>,
     visitor: Visitor,
@@ -339,18 +342,21 @@ async fn evidence_package(
     let screenshot =
         evidence::screenshot_settings(chromium.as_deref(), std::time::Duration::from_secs(30));
     let package_dir = scratch.path().join("package");
-    evidence::write_package(
+    let summary = evidence::write_package(
         state.store.as_ref(),
         &PackageRequest {
             match_id: id,
             rights_holder_id: visitor.tenant(),
             out: package_dir.clone(),
             screenshot,
-            timestamps: None,
+            timestamps: state.mail.timestamps.clone(),
         },
     )
     .await
     .map_err(|error| visitor.not_found_or_failure(error))?;
+    if let evidence::PackageStamp::Failed(why) = &summary.stamp {
+        tracing::warn!(match_id = id, %why, "evidence package downloaded without a timestamp");
+    }
     let mut archive = tempfile::tempfile().map_err(|e| failure(e.into()))?;
     evidence::zip_package(&package_dir, id, &mut archive).map_err(failure)?;
     super::download(

@@ -43,6 +43,7 @@ mod lists;
 mod matches;
 mod notices;
 mod profiles;
+mod reports;
 mod sites;
 mod works;
 
@@ -90,7 +91,8 @@ pub struct WebState {
     pub trusted_proxies: Vec<ipnet::IpNet>,
     /// The SMTP server and sender takedown notices are mailed through (the alert mailer's,
     /// as `copytrace notice send` uses); without an SMTP URL, sending from the web is refused
-    /// saying so.
+    /// saying so. Its time-stamping authority (`timestamps`) also stamps the evidence packages
+    /// the web and the API hand out, as `copytrace evidence` does.
     pub mail: copytrace_service::alerts::AlertSettings,
 }
 
@@ -132,6 +134,7 @@ pub fn router(state: WebState) -> Router {
         .merge(sites::routes())
         .merge(library::routes())
         .merge(profiles::routes())
+        .merge(reports::routes())
         .merge(holders::routes())
         .merge(crate::api::routes())
         .layer(axum::middleware::map_response(security_headers))
@@ -262,6 +265,7 @@ impl Viewer {
             ("/review", t.review_queue, Area::Review),
             ("/notices", t.notices, Area::Notices),
             ("/stats", t.statistics, Area::Statistics),
+            ("/reports/weekly", t.weekly_report, Area::Statistics),
             ("/sites", t.sites_title, Area::Sites),
             ("/schedules", t.schedules, Area::Crawls),
             ("/runs", t.runs, Area::Crawls),

@@ -384,6 +384,8 @@ struct NoticePage {
     /// What the last send did, said in words.
     outcome: Option<String>,
     problem: Option<String>,
+    /// The holder whose signature image the notice shows under its text, when it has one.
+    signature_of: Option<Id>,
 }
 
 #[derive(Deserialize, Default)]
@@ -428,6 +430,11 @@ async fn notice_view(
         .map_err(|error| visitor.not_found_or_failure(error))?;
     let stuck = notice.status == NoticeStatus::Sending
         && mails.iter().any(|m| m.state == MailState::Sending);
+    let signature_of =
+        copytrace_service::holders::signature_image_of(store, notice.rights_holder_id)
+            .await
+            .map_err(|error| visitor.not_found_or_failure(error))?
+            .map(|_| notice.rights_holder_id);
     Ok((
         status,
         page(NoticePage {
@@ -445,6 +452,7 @@ async fn notice_view(
             notice: NoticeRowView::of(&notice, t),
             outcome,
             problem,
+            signature_of,
         }),
     )
         .into_response())

@@ -323,6 +323,7 @@ async fn site_view(
         ContactKind::Copyright,
         ContactKind::General,
         ContactKind::Abuse,
+        ContactKind::Cdn,
     ]
     .into_iter()
     .map(|k| (k.as_str(), t.code(k.as_str())))
@@ -366,7 +367,7 @@ struct ContactForm {
     csrf: String,
     #[serde(default)]
     email: String,
-    /// `copyright`, `general` or `abuse`.
+    /// `copyright`, `general`, `abuse` or `cdn`.
     #[serde(default)]
     kind: String,
 }

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use chrono::Utc;
 use clap::Subcommand;
 use copytrace_service::holders;
@@ -67,6 +67,13 @@ pub enum HolderCommand {
         /// §512(c)(3)). A new profile starts with zh.
         #[arg(long, value_name = "zh|en")]
         language: Option<String>,
+        /// The signature as an image (PNG or JPEG, at most 200 KB), shown under the signature
+        /// line of the notices' HTML mails and in the web.
+        #[arg(long, value_name = "FILE", conflicts_with = "no_signature_image")]
+        signature_image: Option<std::path::PathBuf>,
+        /// Remove the signature image.
+        #[arg(long)]
+        no_signature_image: bool,
         /// Print the stored profile as JSON.
         #[arg(long)]
         json: bool,
@@ -161,8 +168,19 @@ pub async fn run(globals: &Globals, command: HolderCommand) -> Result<ExitCode> 
             agent_contact,
             signature,
             language,
+            signature_image,
+            no_signature_image,
             json,
         } => {
+            // Read and checked before anything is written: a bad file changes nothing.
+            let image = match &signature_image {
+                Some(path) => {
+                    let bytes = std::fs::read(path)
+                        .with_context(|| format!("cannot read {}", path.display()))?;
+                    Some(holders::parse_signature_image(bytes)?.bytes)
+                }
+                None => None,
+            };
             let update = holders::ProfileUpdate {
                 legal_name,
                 address,
@@ -175,6 +193,9 @@ pub async fn run(globals: &Globals, command: HolderCommand) -> Result<ExitCode> 
                 language,
             };
             holders::set_profile(store.as_ref(), &name, &update, Utc::now()).await?;
+            if image.is_some() || no_signature_image {
+                holders::set_signature_image(store.as_ref(), &name, image, Utc::now()).await?;
+            }
             let shown = holders::profile(store.as_ref(), &name).await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&shown)?);
@@ -259,6 +280,13 @@ fn print_profile(shown: &holders::HolderProfile) {
                 .unwrap_or("(not given)")
                 .replace('\n', "\n               ")
         );
+    }
+    match &shown.signature_image {
+        Some(image) => println!(
+            "{:<14} {}, {} bytes",
+            "signature img", image.content_type, image.bytes
+        ),
+        None => println!("{:<14} (none)", "signature img"),
     }
     println!("{:<14} {}", "language", profile.language);
     println!(

@@ -130,6 +130,13 @@ pub struct Globals {
           default_value_t = copytrace_service::sending::DEFAULT_ESCALATE_DAYS)]
     pub notice_escalate_days: u32,
 
+    /// Days after a notice was sent, without all its copies removed, before its search-engine
+    /// delisting step (once escalated): the Google, Bing and Baidu lists mailed to the rights
+    /// holder's profile e-mail.
+    #[arg(long, global = true, env = "COPYTRACE_NOTICE_DELIST_DAYS", value_name = "D",
+          default_value_t = copytrace_service::followup::DEFAULT_DELIST_DAYS)]
+    pub notice_delist_days: u32,
+
     /// RFC 3161 time-stamping authority (`http(s)://…`, e.g. `https://freetsa.org/tsr`): when
     /// set, every evidence package's manifest and the text of every notice mail get a signed
     /// timestamp from it (see `copytrace evidence --help`).
@@ -223,6 +230,7 @@ impl Globals {
             follow_up: copytrace_service::sending::FollowUpSettings {
                 reminder_days: self.notice_reminder_days,
                 escalate_days: self.notice_escalate_days,
+                delist_days: self.notice_delist_days,
             },
             timestamps: self.tsa_url.clone(),
             ..Default::default()

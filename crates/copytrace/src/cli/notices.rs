@@ -150,8 +150,11 @@ pub enum NoticeCommand {
     },
     /// Follow up sent notices whose copies are not all removed: one reminder mail after
     /// --reminder-days, one escalation to the site's abuse contact after --escalate-days (on
-    /// record only, with a note, when it has none). Each happens once however often this runs;
-    /// the scheduled alerts job runs it too.
+    /// record only, with a note, when it has none) and one to its CDN's (contacts of kind
+    /// `cdn`, when it has any), then after --delist-days the search-engine delisting lists
+    /// (Google, Bing, Baidu) mailed to the rights holder's profile e-mail (the notice becomes
+    /// `delisting`). Each happens once however often this runs; the scheduled alerts job runs
+    /// it too.
     FollowUp {
         /// Days after sending before the reminder (default: --notice-reminder-days, 7).
         #[arg(long, value_name = "N")]
@@ -159,6 +162,10 @@ pub enum NoticeCommand {
         /// Days after sending before the escalation (default: --notice-escalate-days, 14).
         #[arg(long, value_name = "M")]
         escalate_days: Option<u32>,
+        /// Days after sending before the delisting step, once escalated (default:
+        /// --notice-delist-days, 21).
+        #[arg(long, value_name = "D")]
+        delist_days: Option<u32>,
         /// Act as if it were this time (RFC 3339), e.g. to catch up or to test.
         #[arg(long, value_name = "TIME")]
         now: Option<DateTime<Utc>>,
@@ -437,16 +444,24 @@ pub async fn run(globals: &Globals, command: NoticeCommand) -> Result<ExitCode> 
         NoticeCommand::FollowUp {
             reminder_days,
             escalate_days,
+            delist_days,
             now,
             json,
         } => {
             let mail = globals.alert_settings();
             let reminder_days = reminder_days.unwrap_or(mail.follow_up.reminder_days);
             let escalate_days = escalate_days.unwrap_or(mail.follow_up.escalate_days);
+            let delist_days = delist_days.unwrap_or(mail.follow_up.delist_days);
             if escalate_days < reminder_days {
                 anyhow::bail!(
                     "--escalate-days {escalate_days} comes before --reminder-days \
                      {reminder_days}: the reminder goes first"
+                );
+            }
+            if delist_days < escalate_days {
+                anyhow::bail!(
+                    "--delist-days {delist_days} comes before --escalate-days \
+                     {escalate_days}: the escalation goes first"
                 );
             }
             let report = sending::follow_up(
@@ -455,6 +470,7 @@ pub async fn run(globals: &Globals, command: NoticeCommand) -> Result<ExitCode> 
                 &FollowUpSettings {
                     reminder_days,
                     escalate_days,
+                    delist_days,
                 },
                 &actor(),
                 now.unwrap_or_else(Utc::now),
@@ -471,13 +487,17 @@ pub async fn run(globals: &Globals, command: NoticeCommand) -> Result<ExitCode> 
                 };
                 println!(
                     "{} reminded ({}), {} escalated ({}), {} escalated on record only, no \
-                     abuse contact ({})",
+                     abuse contact ({}), {} escalated to a CDN ({}), {} delisting ({})",
                     report.reminded.len(),
                     ids(&report.reminded),
                     report.escalated.len(),
                     ids(&report.escalated),
                     report.escalated_without_contact.len(),
-                    ids(&report.escalated_without_contact)
+                    ids(&report.escalated_without_contact),
+                    report.cdn_escalated.len(),
+                    ids(&report.cdn_escalated),
+                    report.delisted.len(),
+                    ids(&report.delisted)
                 );
                 for failure in &report.failures {
                     eprintln!("{failure}");

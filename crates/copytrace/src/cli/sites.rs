@@ -59,6 +59,8 @@ pub enum KindArg {
     Abuse,
     /// Any other address (webmaster, 联系我们).
     General,
+    /// The abuse desk of the CDN in front of the site: escalations go there too.
+    Cdn,
 }
 
 impl From<KindArg> for ContactKind {
@@ -67,6 +69,7 @@ impl From<KindArg> for ContactKind {
             KindArg::Copyright => ContactKind::Copyright,
             KindArg::Abuse => ContactKind::Abuse,
             KindArg::General => ContactKind::General,
+            KindArg::Cdn => ContactKind::Cdn,
         }
     }
 }

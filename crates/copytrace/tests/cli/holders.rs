@@ -323,3 +323,50 @@ fn a_notice_without_a_rights_holder_is_for_the_one_whose_copies_are_on_the_site(
         "{other:#?}"
     );
 }
+
+/// `rights-holder set --signature-image FILE`: a PNG or JPEG (by its first bytes) is kept and
+/// shown; anything else is refused, naming why, and changes nothing; `--no-signature-image`
+/// removes it.
+#[test]
+fn a_signature_image_is_set_checked_and_removed_from_the_command_line() {
+    let workspace = Workspace::new();
+    workspace.ok(&["rights-holder", "add", "Yuewen"]);
+    let png = workspace.write("sig.png", b"\x89PNG\r\n\x1a\n a signature");
+    let fake = workspace.write("fake.png", b"GIF89a not a png");
+    let refused = workspace.run(&[
+        "rights-holder",
+        "set",
+        "Yuewen",
+        "--signature-image",
+        fake.to_str().unwrap(),
+    ]);
+    assert_eq!(refused.code, Some(1), "{refused:#?}");
+    assert!(
+        refused
+            .one_line_error()
+            .contains("neither a PNG nor a JPEG"),
+        "{refused:#?}"
+    );
+    let shown = workspace.ok(&["rights-holder", "show", "Yuewen", "--json"]);
+    assert!(
+        shown.stdout.contains("\"signature_image\": null"),
+        "{shown:#?}"
+    );
+
+    let set = workspace.ok(&[
+        "rights-holder",
+        "set",
+        "Yuewen",
+        "--signature-image",
+        png.to_str().unwrap(),
+    ]);
+    assert!(set.stdout.contains("image/png, 20 bytes"), "{set:#?}");
+    let cleared = workspace.ok(&["rights-holder", "set", "Yuewen", "--no-signature-image"]);
+    assert!(
+        cleared
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("signature img") && l.ends_with("(none)")),
+        "{cleared:#?}"
+    );
+}

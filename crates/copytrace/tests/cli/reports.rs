@@ -565,3 +565,255 @@ fn a_notice_exports_as_url_lists_per_engine_and_as_an_abuse_report() {
         "{refused:#?}"
     );
 }
+
+/// The summary figures `copytrace stats … --json` gives for `holder` (`None`: every holder)
+/// over `[from, to)`, by the rule the workbook's summary sheet names for each.
+fn summary_by_stats(
+    workspace: &Workspace,
+    holder: Option<&str>,
+    from: &str,
+    to: &str,
+) -> BTreeMap<String, Option<f64>> {
+    let stats = |args: &[&str]| -> serde_json::Value {
+        let mut all = vec!["stats"];
+        all.extend_from_slice(args);
+        if let Some(holder) = holder {
+            all.extend_from_slice(&["--rights-holder", holder]);
+        }
+        all.push("--json");
+        serde_json::from_str(&workspace.ok(&all).stdout).expect("stats --json")
+    };
+    let sum = |rows: &serde_json::Value, field: &str| -> f64 {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r[field].as_f64().unwrap())
+            .sum()
+    };
+    let ttp = stats(&[
+        "time-to-piracy",
+        "--until",
+        to,
+        "--published-since",
+        from,
+        "--published-until",
+        to,
+    ]);
+    [
+        (
+            "new_copies",
+            Some(sum(
+                &stats(&["holders", "--since", from, "--until", to]),
+                "copies",
+            )),
+        ),
+        (
+            "removals",
+            Some(sum(
+                &stats(&["daily", "--since", from, "--until", to]),
+                "removals",
+            )),
+        ),
+        (
+            "pending_reviews",
+            Some(sum(&stats(&["holders", "--until", to]), "pending")),
+        ),
+        (
+            "notices_awaiting_follow_up",
+            Some(sum(&stats(&["notices"]), "awaiting_follow_up")),
+        ),
+        (
+            "sites",
+            Some(
+                stats(&["sites", "--by-domain", "--until", to])
+                    .as_array()
+                    .unwrap()
+                    .len() as f64,
+            ),
+        ),
+        (
+            "works_published_copied",
+            Some(ttp["works"].as_array().unwrap().len() as f64),
+        ),
+        (
+            "publication_time_unknown",
+            Some(ttp["publication_unknown"].as_array().unwrap().len() as f64),
+        ),
+        (
+            "median_hours_to_first_copy",
+            ttp["overall"]["median"].as_f64(),
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
+}
+
+/// A `copytrace serve` process of the test's, killed (by its own pid) when dropped.
+struct Serving(std::process::Child);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// How many weekly-reports jobs are done, read from the workspace's database.
+fn reports_jobs_done(workspace: &Workspace) -> i64 {
+    use sqlx::Connection;
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let mut db = sqlx::SqliteConnection::connect(&workspace.db)
+            .await
+            .unwrap();
+        let (done,): (i64,) = sqlx::query_as(
+            "SELECT COUNT(*) FROM jobs WHERE kind = 'weekly-reports' AND state = 'done'",
+        )
+        .fetch_one(&mut db)
+        .await
+        .unwrap();
+        done
+    })
+}
+
+/// `copytrace serve` with a weekly-report schedule that fires every two seconds (six fields:
+/// seconds first) mails the last seven days' reports through a real SMTP server, with the
+/// figures of `stats … --json` for that period; a restart in the same week runs the job again
+/// and sends nothing twice.
+#[test]
+fn serve_mails_the_weekly_reports_on_schedule_once_even_across_a_restart() {
+    let workspace = Workspace::new();
+    let catalog = write_catalog(&workspace);
+    workspace.ok(&["library", "import", catalog.to_str().unwrap()]);
+    for (holder, email) in [
+        ("Yuewen", "legal@yuewen.example"),
+        ("Zongheng", "reports@zongheng.example"),
+    ] {
+        workspace.ok(&[
+            "rights-holder",
+            "set",
+            holder,
+            "--email",
+            email,
+            "--language",
+            "en",
+        ]);
+    }
+    let site = TestSite::sample();
+    workspace.ok(&["crawl", &site.base_url(), "--allow-private-addresses"]);
+    workspace.ok(&["match"]);
+    // The period a report sent today covers ends before today: the copies found now are moved
+    // two days back (pages and matches alike), as if found then, so that it counts them.
+    {
+        use sqlx::Connection;
+        tokio::runtime::Runtime::new().unwrap().block_on(async {
+            let mut db = sqlx::SqliteConnection::connect(&workspace.db)
+                .await
+                .unwrap();
+            let two_days = Duration::days(2).num_microseconds().unwrap();
+            for table in ["pages", "matches"] {
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "UPDATE {table} SET first_seen = first_seen - $1, last_seen = last_seen - $1"
+                )))
+                .bind(two_days)
+                .execute(&mut db)
+                .await
+                .unwrap();
+            }
+        });
+    }
+    let today = Utc::now().date_naive();
+    let (from, to) = ((today - Duration::days(7)).to_string(), today.to_string());
+
+    let (smtp, mailbox) = start_smtp();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let serve = || {
+        Serving(
+            crate::helpers::copytrace_std()
+                .current_dir(workspace.root())
+                .args([
+                    "--db",
+                    &workspace.db,
+                    "--smtp-url",
+                    &format!("smtp://{smtp}"),
+                    "--report-staff-email",
+                    "staff@copytrace.example",
+                    "serve",
+                    "--listen",
+                    &format!("127.0.0.1:{port}"),
+                    "--sweep-secs",
+                    "1",
+                    "--weekly-report-cron",
+                    "*/2 * * * * *",
+                ])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .expect("copytrace serve starts"),
+        )
+    };
+    let wait_for = |what: &str, done: &dyn Fn() -> bool| {
+        let start = std::time::Instant::now();
+        while !done() {
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(90),
+                "waited 90 s for {what}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        }
+    };
+
+    let first = serve();
+    wait_for("the three reports", &|| mailbox.lock().unwrap().len() >= 3);
+    wait_for("the job to finish", &|| reports_jobs_done(&workspace) == 1);
+    drop(first);
+    let received: Vec<Received> = mailbox.lock().unwrap().iter().map(parse).collect();
+    assert_eq!(received.len(), 3);
+    for (holder, address) in [
+        (Some("Yuewen"), "legal@yuewen.example"),
+        (Some("Zongheng"), "reports@zongheng.example"),
+        (None, "staff@copytrace.example"),
+    ] {
+        let report = received
+            .iter()
+            .find(|r| r.to == [address])
+            .unwrap_or_else(|| panic!("no report to {address}"));
+        let last = (today - Duration::days(1)).to_string();
+        assert!(
+            report.subject.contains(&format!("({from} to {last})")),
+            "the last seven days: {}",
+            report.subject
+        );
+        let expected = summary_by_stats(&workspace, holder, &from, &to);
+        let figures = &report.workbook.summary;
+        assert_eq!(
+            figures.keys().collect::<Vec<_>>(),
+            expected.keys().collect::<Vec<_>>()
+        );
+        for (figure, value) in figures {
+            assert!(
+                same(*value, expected[figure]),
+                "{address}: {figure} is {value:?} in the report, {:?} by stats",
+                expected[figure]
+            );
+        }
+        assert!(
+            figures["new_copies"].unwrap() > 0.0,
+            "{address}: the copies of the period are counted"
+        );
+    }
+
+    // A restart in the same week: the schedule fires again, a new job runs, nothing is sent.
+    let second = serve();
+    wait_for("the restarted process's job", &|| {
+        reports_jobs_done(&workspace) == 2
+    });
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    drop(second);
+    assert_eq!(mailbox.lock().unwrap().len(), 3, "no report is sent twice");
+    drop(site);
+}

@@ -189,7 +189,7 @@ mod tests {
         assert_eq!(postgres, steps(&crate::sqlite::MIGRATOR));
         assert_eq!(
             postgres.iter().map(|(v, _)| *v).collect::<Vec<_>>(),
-            (1..=29).collect::<Vec<i64>>()
+            (1..=30).collect::<Vec<i64>>()
         );
     }
 

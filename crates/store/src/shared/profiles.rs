@@ -5,7 +5,10 @@ use sqlx::{Encode, Executor, FromRow, Type};
 use super::{Db, exists};
 use crate::rows::RightsHolderProfileRow;
 use crate::rules::Referenced;
-use crate::{Id, Result, RightsHolderProfile, StoreError};
+use crate::{Id, Result, RightsHolderProfile, SignatureImage, StoreError};
+
+/// The types a signature image may have (the table's CHECK says the same).
+const SIGNATURE_TYPES: [&str; 2] = ["image/png", "image/jpeg"];
 
 /// A profile text as stored: trimmed, `None` when nothing is left, so that "not given" has one
 /// form whoever wrote it.
@@ -83,4 +86,77 @@ where
     .await?
     .map(RightsHolderProfileRow::into_model)
     .transpose()
+}
+
+/// [`crate::Store::set_signature_image`].
+pub(crate) async fn set_signature_image<'e, DB, E>(
+    executor: E,
+    rights_holder_id: Id,
+    image: Option<&SignatureImage>,
+) -> Result<()>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB> + Copy,
+    (i64,): for<'r> FromRow<'r, DB::Row>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    for<'q> Option<&'q str>: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<&'q [u8]>: Encode<'q, DB> + Type<DB>,
+{
+    if let Some(image) = image {
+        if !SIGNATURE_TYPES.contains(&image.content_type.as_str()) {
+            return Err(StoreError::Invalid(format!(
+                "a signature image is image/png or image/jpeg, not {:?}",
+                image.content_type
+            )));
+        }
+        if image.bytes.is_empty() {
+            return Err(StoreError::Invalid("an empty signature image".into()));
+        }
+    }
+    exists(executor, Referenced::RightsHolder, rights_holder_id).await?;
+    let updated = sqlx::query(
+        "UPDATE rights_holder_profiles SET signature_image = $2, signature_image_type = $3 \
+         WHERE rights_holder_id = $1",
+    )
+    .bind(rights_holder_id)
+    .bind(image.map(|i| i.bytes.as_slice()))
+    .bind(image.map(|i| i.content_type.as_str()))
+    .execute(executor)
+    .await?;
+    if DB::rows_affected(&updated) == 0 {
+        return Err(StoreError::Invalid(format!(
+            "rights holder {rights_holder_id} has no profile yet: set its profile before its \
+             signature image"
+        )));
+    }
+    Ok(())
+}
+
+/// [`crate::Store::signature_image`].
+pub(crate) async fn signature_image<'e, DB, E>(
+    executor: E,
+    rights_holder_id: Id,
+) -> Result<Option<SignatureImage>>
+where
+    DB: Db,
+    E: Executor<'e, Database = DB> + Copy,
+    (i64,): for<'r> FromRow<'r, DB::Row>,
+    i64: for<'q> Encode<'q, DB> + Type<DB>,
+    (Option<Vec<u8>>, Option<String>): for<'r> FromRow<'r, DB::Row>,
+{
+    exists(executor, Referenced::RightsHolder, rights_holder_id).await?;
+    let row: Option<(Option<Vec<u8>>, Option<String>)> = sqlx::query_as(
+        "SELECT signature_image, signature_image_type FROM rights_holder_profiles \
+         WHERE rights_holder_id = $1",
+    )
+    .bind(rights_holder_id)
+    .fetch_optional(executor)
+    .await?;
+    Ok(match row {
+        Some((Some(bytes), Some(content_type))) => Some(SignatureImage {
+            content_type,
+            bytes,
+        }),
+        _ => None,
+    })
 }

@@ -411,7 +411,10 @@ where
     }
     let needs_sent = matches!(
         to,
-        NoticeStatus::Acknowledged | NoticeStatus::Ignored | NoticeStatus::Escalated
+        NoticeStatus::Acknowledged
+            | NoticeStatus::Ignored
+            | NoticeStatus::Escalated
+            | NoticeStatus::Delisting
     );
     if needs_sent && !from.was_sent() {
         return Err(StoreError::Invalid(format!(
@@ -478,8 +481,8 @@ where
                      ELSE notices.status END AS next, \
                 t.total, t.removed \
          FROM notices JOIN tally t ON t.notice_id = notices.id \
-         WHERE notices.status IN ('sent', 'acknowledged', 'escalated', 'removal_verified', \
-                                  'partially_removed') \
+         WHERE notices.status IN ('sent', 'acknowledged', 'escalated', 'delisting', \
+                                  'removal_verified', 'partially_removed') \
          ORDER BY notices.id",
     )
     .fetch_all(&mut *conn)
@@ -605,7 +608,13 @@ where
     if mail.message_id.trim().is_empty() {
         return Err(StoreError::Invalid("a mail needs a Message-ID".into()));
     }
-    if mail.purpose != MailPurpose::Escalation && mail.recipients.is_empty() {
+    // An escalation with no abuse contact, and a delisting step whose holder has no e-mail,
+    // are recorded as done with nobody written to.
+    if !matches!(
+        mail.purpose,
+        MailPurpose::Escalation | MailPurpose::Delisting
+    ) && mail.recipients.is_empty()
+    {
         return Err(StoreError::Invalid(format!(
             "a {} mail needs at least one recipient",
             mail.purpose.as_str()
@@ -651,7 +660,13 @@ where
                 from.as_str()
             )));
         }
-        (MailPurpose::Reminder | MailPurpose::Escalation, None) if !from.was_sent() => {
+        (
+            MailPurpose::Reminder
+            | MailPurpose::Escalation
+            | MailPurpose::CdnEscalation
+            | MailPurpose::Delisting,
+            None,
+        ) if !from.was_sent() => {
             return Err(StoreError::Invalid(format!(
                 "notice {} is {}: a {} follows a sent notice only",
                 mail.notice_id,
@@ -779,6 +794,10 @@ where
         // A reminder changes no status, but is a step of the history.
         (MailPurpose::Reminder, MailState::Sent) => from,
         (MailPurpose::Escalation, MailState::Sent | MailState::Skipped) => NoticeStatus::Escalated,
+        // The CDN is told alongside the host: escalated (a step of its own in the history).
+        (MailPurpose::CdnEscalation, MailState::Sent) => NoticeStatus::Escalated,
+        // The delisting lists were made (and mailed to the holder, when it has an address).
+        (MailPurpose::Delisting, MailState::Sent | MailState::Skipped) => NoticeStatus::Delisting,
         // A refused reminder or escalation is tried again by the next follow-up.
         _ => return Ok(()),
     };

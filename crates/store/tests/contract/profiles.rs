@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use copytrace_store::{RightsHolderProfile, Store};
+use copytrace_store::{RightsHolderProfile, SignatureImage, Store};
 
 use crate::helpers::{at, contract_tests, invalid, not_found};
 
@@ -11,6 +11,7 @@ contract_tests!(
     a_profile_reads_back_as_set_and_is_replaced_whole,
     a_profile_is_refused_for_an_unknown_holder_or_language,
     a_holders_profile_goes_with_the_holder,
+    a_signature_image_is_kept_apart_from_the_profiles_texts,
 );
 
 fn profile(holder: i64) -> RightsHolderProfile {
@@ -89,4 +90,64 @@ async fn a_holders_profile_goes_with_the_holder(store: Arc<dyn Store>) {
     // starts without the old profile.
     let again = store.ensure_rights_holder("Yuewen").await.unwrap();
     assert_eq!(store.rights_holder_profile(again).await.unwrap(), None);
+}
+
+async fn a_signature_image_is_kept_apart_from_the_profiles_texts(store: Arc<dyn Store>) {
+    let holder = store.ensure_rights_holder("Yuewen").await.unwrap();
+    let other = store.ensure_rights_holder("Zongheng").await.unwrap();
+    let png = SignatureImage {
+        content_type: "image/png".to_owned(),
+        bytes: b"\x89PNG\r\n\x1a\nsignature".to_vec(),
+    };
+    // No profile yet: refused, saying so.
+    invalid(store.set_signature_image(holder, Some(&png)).await);
+    store
+        .set_rights_holder_profile(&profile(holder))
+        .await
+        .unwrap();
+    assert_eq!(store.signature_image(holder).await.unwrap(), None);
+    store.set_signature_image(holder, Some(&png)).await.unwrap();
+    assert_eq!(
+        store.signature_image(holder).await.unwrap(),
+        Some(png.clone())
+    );
+    // Saving the texts keeps it; another holder has none.
+    store
+        .set_rights_holder_profile(&RightsHolderProfile {
+            signature: Some("/s/ 李四".to_owned()),
+            ..profile(holder)
+        })
+        .await
+        .unwrap();
+    assert_eq!(store.signature_image(holder).await.unwrap(), Some(png));
+    store
+        .set_rights_holder_profile(&profile(other))
+        .await
+        .unwrap();
+    assert_eq!(store.signature_image(other).await.unwrap(), None);
+    // Replaced, then cleared.
+    let jpeg = SignatureImage {
+        content_type: "image/jpeg".to_owned(),
+        bytes: vec![0xff, 0xd8, 0xff, 0xe0, 1, 2, 3],
+    };
+    store
+        .set_signature_image(holder, Some(&jpeg))
+        .await
+        .unwrap();
+    assert_eq!(store.signature_image(holder).await.unwrap(), Some(jpeg));
+    store.set_signature_image(holder, None).await.unwrap();
+    assert_eq!(store.signature_image(holder).await.unwrap(), None);
+    // Another type, and an unknown holder, are refused.
+    invalid(
+        store
+            .set_signature_image(
+                holder,
+                Some(&SignatureImage {
+                    content_type: "image/gif".to_owned(),
+                    bytes: b"GIF89a".to_vec(),
+                }),
+            )
+            .await,
+    );
+    not_found(store.signature_image(9999).await);
 }

@@ -22,6 +22,7 @@ contract_tests!(
     a_reminder_and_an_escalation_happen_once_each_and_are_steps_of_the_history,
     removal_checks_and_people_are_steps_of_the_history,
     a_mails_trusted_timestamp_is_kept_with_it,
+    the_cdn_escalation_and_the_delisting_step_happen_once_each,
 );
 
 fn contact(host: &str, email: &str, kind: ContactKind, found_on: Option<&str>) -> NewSiteContact {
@@ -722,4 +723,120 @@ async fn a_mails_trusted_timestamp_is_kept_with_it(store: Arc<dyn Store>) {
     let mails = store.notice_mails(id).await.unwrap();
     let plain = mails.iter().find(|m| m.id == reminder).unwrap();
     assert_eq!((&plain.body_sha256, &plain.timestamp), (&None, &None));
+}
+
+async fn the_cdn_escalation_and_the_delisting_step_happen_once_each(store: Arc<dyn Store>) {
+    let id = draft(&*store).await;
+    store
+        .add_site_contacts(&[contact(
+            "pirate.example",
+            "abuse@cdn.example",
+            ContactKind::Cdn,
+            None,
+        )])
+        .await
+        .unwrap();
+    assert_eq!(
+        store.site_contacts("pirate.example").await.unwrap()[0].kind,
+        ContactKind::Cdn
+    );
+    // Neither step comes before the notice went out.
+    let error = store
+        .begin_notice_mail(&mail(id, MailPurpose::CdnEscalation, "<c0@test>", 10))
+        .await
+        .unwrap_err();
+    assert!(matches!(error, StoreError::Invalid(_)), "{error}");
+    let sent = claimed(
+        store
+            .begin_notice_mail(&mail(id, MailPurpose::Notice, "<n@test>", 20))
+            .await
+            .unwrap(),
+    );
+    store
+        .finish_notice_mail(&end(sent, MailOutcome::Sent, 21))
+        .await
+        .unwrap();
+    let cdn = claimed(
+        store
+            .begin_notice_mail(&mail(id, MailPurpose::CdnEscalation, "<c1@test>", 100))
+            .await
+            .unwrap(),
+    );
+    store
+        .finish_notice_mail(&end(cdn, MailOutcome::Sent, 101))
+        .await
+        .unwrap();
+    assert!(matches!(
+        store
+            .begin_notice_mail(&mail(id, MailPurpose::CdnEscalation, "<c2@test>", 102))
+            .await
+            .unwrap(),
+        MailClaim::Exists(_)
+    ));
+    assert_eq!(
+        store.get_notice(id, None).await.unwrap().status,
+        NoticeStatus::Escalated
+    );
+    // The delisting step, with nobody to mail the lists to, is recorded as done, once.
+    let delisting = claimed(
+        store
+            .begin_notice_mail(&NewNoticeMail {
+                recipients: Vec::new(),
+                ..mail(id, MailPurpose::Delisting, "<d1@test>", 200)
+            })
+            .await
+            .unwrap(),
+    );
+    store
+        .finish_notice_mail(&MailEnd {
+            actor: "scheduler".into(),
+            ..end(delisting, MailOutcome::Skipped, 201)
+        })
+        .await
+        .unwrap();
+    assert!(matches!(
+        store
+            .begin_notice_mail(&mail(id, MailPurpose::Delisting, "<d2@test>", 300))
+            .await
+            .unwrap(),
+        MailClaim::Exists(_)
+    ));
+    assert_eq!(
+        store.get_notice(id, None).await.unwrap().status,
+        NoticeStatus::Delisting
+    );
+    let mails = store.notice_mails(id).await.unwrap();
+    let purposes: Vec<(MailPurpose, MailState)> =
+        mails.iter().map(|m| (m.purpose, m.state)).collect();
+    assert_eq!(
+        purposes,
+        [
+            (MailPurpose::Notice, MailState::Sent),
+            (MailPurpose::CdnEscalation, MailState::Sent),
+            (MailPurpose::Delisting, MailState::Skipped)
+        ]
+    );
+    let history = store.notice_history(id).await.unwrap();
+    let steps: Vec<(NoticeStatus, NoticeStatus, &str)> = history
+        .iter()
+        .map(|s| (s.from, s.to, s.actor.as_str()))
+        .collect();
+    assert_eq!(
+        steps[2..],
+        [
+            (NoticeStatus::Sent, NoticeStatus::Escalated, "cli:tester"),
+            (
+                NoticeStatus::Escalated,
+                NoticeStatus::Delisting,
+                "scheduler"
+            )
+        ]
+    );
+    // A person may set it by hand, but on a sent notice only.
+    let other = draft(&*store).await;
+    let error = store
+        .set_notice_status(&change(other, NoticeStatus::Delisting, None, at(400)))
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("only a sent notice"), "{error}");
 }

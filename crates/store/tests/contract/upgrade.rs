@@ -401,3 +401,119 @@ async fn postgres_notices_take_the_new_states_after_the_upgrade() {
     store.close().await;
     drop_postgres_database(&name).await;
 }
+
+/// The version before the further follow-up steps (its SQLite tables are rebuilt).
+const BEFORE_FOLLOW_UP_STEPS: i64 = 29;
+
+/// [`notice_rows`] plus what sending and follow-up wrote by version 29: a contact, the notice's
+/// mail, a step of its history, a profile.
+fn sending_rows(created: &str) -> String {
+    format!(
+        "{} \
+         INSERT INTO site_contacts (host, email, kind, source, found_on, created_at) \
+           VALUES ('pirate.example', 'abuse@host.example', 'abuse', 'operator', NULL, {created}); \
+         INSERT INTO notice_mails (notice_id, purpose, message_id, recipients, state, \
+           started_at, finished_at) VALUES (1, 'notice', '<n@test>', 'dmca@pirate.example', \
+           'sent', {created}, {created}); \
+         INSERT INTO notice_history (notice_id, from_status, to_status, at, actor, note) \
+           VALUES (1, 'sending', 'sent', {created}, 'cli:tester', 'mailed'); \
+         INSERT INTO rights_holder_profiles (rights_holder_id, email, language, updated_at) \
+           VALUES (1, 'legal@yuewen.example', 'zh', {created});",
+        notice_rows(created)
+    )
+}
+
+/// Notices, their mails and history, contacts and profiles written before migration 0030 read
+/// back, and take the new contact kind, mail purposes and state.
+async fn sending_from_before_steps_read_back(store: &dyn Store) {
+    use copytrace_store::{
+        ContactKind, MailClaim, MailEnd, MailOutcome, MailPurpose, MailState, NewNoticeMail,
+        NewSiteContact, NoticeStatus,
+    };
+    let notice = store.get_notice(1, None).await.unwrap();
+    assert_eq!(
+        (notice.status, notice.match_ids.clone()),
+        (NoticeStatus::Sent, vec![1])
+    );
+    let mails = store.notice_mails(1).await.unwrap();
+    assert_eq!(
+        mails
+            .iter()
+            .map(|m| (m.purpose, m.state, m.message_id.as_str()))
+            .collect::<Vec<_>>(),
+        [(MailPurpose::Notice, MailState::Sent, "<n@test>")]
+    );
+    let history = store.notice_history(1).await.unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!(history[0].note.as_deref(), Some("mailed"));
+    let profile = store.rights_holder_profile(1).await.unwrap().unwrap();
+    assert_eq!(profile.email.as_deref(), Some("legal@yuewen.example"));
+    store
+        .add_site_contacts(&[NewSiteContact {
+            host: "pirate.example".into(),
+            email: "abuse@cdn.example".into(),
+            kind: ContactKind::Cdn,
+            found_on: None,
+            at: at(5),
+        }])
+        .await
+        .unwrap();
+    let kinds: Vec<ContactKind> = store
+        .site_contacts("pirate.example")
+        .await
+        .unwrap()
+        .iter()
+        .map(|c| c.kind)
+        .collect();
+    assert!(
+        kinds.contains(&ContactKind::Abuse) && kinds.contains(&ContactKind::Cdn),
+        "{kinds:?}"
+    );
+    let MailClaim::Claimed(mail_id) = store
+        .begin_notice_mail(&NewNoticeMail {
+            notice_id: 1,
+            purpose: MailPurpose::Delisting,
+            message_id: "<d@test>".into(),
+            recipients: Vec::new(),
+            force: false,
+            actor: "scheduler".into(),
+            at: at(10),
+            body_sha256: None,
+            timestamp: None,
+        })
+        .await
+        .unwrap()
+    else {
+        panic!("the delisting step was taken before");
+    };
+    store
+        .finish_notice_mail(&MailEnd {
+            mail_id,
+            outcome: MailOutcome::Skipped,
+            actor: "scheduler".into(),
+            note: Some("lists made".into()),
+            at: at(11),
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        store.get_notice(1, None).await.unwrap().status,
+        NoticeStatus::Delisting
+    );
+    assert_eq!(store.notice_history(1).await.unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn sqlite_notices_mails_and_contacts_survive_the_second_rebuild() {
+    let (_dir, store) = sqlite_upgraded(BEFORE_FOLLOW_UP_STEPS, sending_rows).await;
+    sending_from_before_steps_read_back(&store).await;
+    store.close().await;
+}
+
+#[tokio::test]
+async fn postgres_notices_take_the_further_steps_after_the_upgrade() {
+    let (name, store) = postgres_upgraded(BEFORE_FOLLOW_UP_STEPS, sending_rows).await;
+    sending_from_before_steps_read_back(&store).await;
+    store.close().await;
+    drop_postgres_database(&name).await;
+}
