@@ -206,10 +206,10 @@ pub fn distinct_hashes(keys: &[Key]) -> Vec<u64> {
 /// and every hash that passes costs Redis a bucket read), growing fuller as works are
 /// appended until [`HashFilter::has_room_for`] says to build it again. A hash's three probes
 /// fall in one block of 512 bits (a cache line), so a probe of a filter of tens of megabytes
-/// costs one cache miss, not three. The hashes are already uniform 64-bit values, so the
-/// block is a multiply-shift reduction of the hash and the probes are bits of a second mix of
-/// it: nothing a Bloom filter crate adds (hashing of arbitrary items, its own serialization)
-/// is needed here, and the bit layout is Redis's `SETBIT` order (bit `i` is bit `7 − i mod 8`
+/// costs one cache miss, not three. The hashes are already 64-bit values, though not uniform
+/// ones (winnowing keeps each window's smallest), so the block is a multiply-shift reduction
+/// of one mix of the hash and the probes are bits of another: nothing a Bloom filter crate
+/// adds (hashing of arbitrary items, its own serialization) is needed here, and the bit layout is Redis's `SETBIT` order (bit `i` is bit `7 − i mod 8`
 /// of byte `i / 8`) so that a shared filter is set in place.
 #[derive(Clone, PartialEq, Eq)]
 pub struct HashFilter {
