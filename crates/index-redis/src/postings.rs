@@ -21,8 +21,8 @@
 //! further postings would only cost memory and transfer.
 //!
 //! **A filter in each reader.** A reader keeps the filter in memory ([`RedisPostings::load_filter`],
-//! about 0.4 bytes a posting) and reads only the buckets of hashes it may hold: a page that
-//! copies nothing reads a quarter of the buckets it would otherwise, and Redis spends as
+//! about 0.6 bytes a posting) and reads only the buckets of hashes it may hold: a page that
+//! copies nothing reads about a tenth of the buckets it would otherwise, and Redis spends as
 //! much less. Writers set a hash's bits before filing its postings and before the library
 //! generation moves, so a reader that loads the filter after reading a generation has the bits
 //! of every work of that generation; one that learns works added since loads it again
